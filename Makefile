@@ -1,0 +1,43 @@
+# Two commands set up a fresh machine: `make run` and `make test`.
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PORT   ?= 8501
+
+.PHONY: run test lint bench load system-deps clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# Stamps: reinstall only when a requirements file changes.
+$(VENV)/.runtime: requirements.txt | $(PY)
+	$(PY) -m pip install --quiet -r requirements.txt
+	touch $@
+
+$(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet -r requirements-dev.txt
+	touch $@
+
+# Debian's chromium (browser tests) and nginx (the replica test), when missing.
+system-deps:
+	@bash scripts/system-deps.sh
+
+run: $(VENV)/.runtime
+	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+lint: $(VENV)/.dev
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+
+test: $(VENV)/.dev system-deps lint
+	$(PY) -m pytest -n 2 --dist loadfile -q
+
+bench: $(VENV)/.dev system-deps
+	$(PY) -m benchmarks.run
+
+load: $(VENV)/.dev system-deps
+	$(PY) -m benchmarks.load
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts

@@ -1,0 +1,1 @@
+"""Streamlit glue shared by the pages: widgets from the state table, common panels."""
