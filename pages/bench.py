@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("bench")
+st.write("Being built.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("coupling")
+st.write("Being built.")

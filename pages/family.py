@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("family")
+st.write("Being built.")

@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("sequences")
+st.write("Being built.")

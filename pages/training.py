@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("training")
+st.write("Being built.")
