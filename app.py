@@ -2,22 +2,28 @@
 
 import streamlit as st
 
-st.set_page_config(page_title="lnviz: LayerNorm vs BatchNorm", page_icon="📐", layout="wide")
+st.set_page_config(page_title="lnviz: LayerNorm vs BatchNorm", page_icon=":material/grid_on:", layout="wide")
 
 PAGES = {
     "Explore": [
-        st.Page("pages/explorer.py", title="LayerNorm vs BatchNorm", icon="📐", url_path="explorer", default=True),
+        st.Page(
+            "pages/explorer.py",
+            title="LayerNorm vs BatchNorm",
+            icon=":material/grid_on:",
+            url_path="explorer",
+            default=True,
+        ),
     ],
     "Labs": [
-        st.Page("pages/coupling.py", title="Batch coupling", icon="🔗", url_path="coupling"),
-        st.Page("pages/train_eval.py", title="Train vs eval", icon="🔁", url_path="train-eval"),
-        st.Page("pages/invariance.py", title="Invariance table", icon="⚖️", url_path="invariance"),
-        st.Page("pages/sequences.py", title="Sequences", icon="🧵", url_path="sequences"),
-        st.Page("pages/family.py", title="The norm family", icon="🧊", url_path="family"),
+        st.Page("pages/coupling.py", title="Batch coupling", icon=":material/link:", url_path="coupling"),
+        st.Page("pages/train_eval.py", title="Train vs eval", icon=":material/sync_alt:", url_path="train-eval"),
+        st.Page("pages/invariance.py", title="Invariance table", icon=":material/balance:", url_path="invariance"),
+        st.Page("pages/sequences.py", title="Sequences", icon=":material/timeline:", url_path="sequences"),
+        st.Page("pages/family.py", title="The norm family", icon=":material/view_in_ar:", url_path="family"),
     ],
     "Experiments": [
-        st.Page("pages/training.py", title="Training race", icon="🏁", url_path="training"),
-        st.Page("pages/bench.py", title="Kernel benchmark", icon="⏱️", url_path="bench"),
+        st.Page("pages/training.py", title="Training race", icon=":material/sports_score:", url_path="training"),
+        st.Page("pages/bench.py", title="Kernel benchmark", icon=":material/speed:", url_path="bench"),
     ],
 }
 

@@ -41,7 +41,7 @@ def pick(preference: str = "auto") -> torch.device:
             if have[name]:
                 return torch.device(name)
         return torch.device("cpu")
-    if preference in have and have[preference]:
+    if have.get(preference):
         return torch.device(preference)
     return torch.device("cpu")
 

@@ -73,9 +73,7 @@ def _check_input(x: Tensor, min_ndim: int, name: str) -> None:
     if not x.is_floating_point():
         raise ValueError(f"{name}: x must be a floating-point tensor, got {x.dtype}")
     if x.dim() < min_ndim:
-        raise ValueError(
-            f"{name}: x must have at least {min_ndim} dimensions, got shape {tuple(x.shape)}"
-        )
+        raise ValueError(f"{name}: x must have at least {min_ndim} dimensions, got shape {tuple(x.shape)}")
     if x.numel() == 0:
         raise ValueError(f"{name}: x is empty (shape {tuple(x.shape)})")
 
@@ -87,7 +85,9 @@ def _check_eps(eps: float, name: str) -> float:
     return eps
 
 
-def _affine(value: Affine, fill: float, shape: tuple[int, ...], view: tuple[int, ...], like: Tensor, what: str, name: str) -> Tensor:
+def _affine(
+    value: Affine, fill: float, shape: tuple[int, ...], view: tuple[int, ...], like: Tensor, what: str, name: str
+) -> Tensor:
     """γ or β as a tensor of ``shape``, reshaped to ``view`` to broadcast against x."""
     if value is None:
         value = fill
@@ -95,13 +95,14 @@ def _affine(value: Affine, fill: float, shape: tuple[int, ...], view: tuple[int,
         return torch.full(shape, float(value), dtype=like.dtype, device=like.device).view(view)
     if tuple(value.shape) != shape:
         raise ValueError(
-            f"{name}: {what} must have shape {shape} (one per normalized element), "
-            f"got {tuple(value.shape)}"
+            f"{name}: {what} must have shape {shape} (one per normalized element), got {tuple(value.shape)}"
         )
     return value.to(dtype=like.dtype, device=like.device).view(view)
 
 
-def _normalize(x: Tensor, dims: tuple[int, ...], weight: Tensor, bias: Tensor, eps: float, center: bool = True) -> NormResult:
+def _normalize(
+    x: Tensor, dims: tuple[int, ...], weight: Tensor, bias: Tensor, eps: float, center: bool = True
+) -> NormResult:
     if center:
         mean = x.mean(dim=dims, keepdim=True)  # one μ per group
         var = x.var(dim=dims, keepdim=True, unbiased=False)  # biased, as PyTorch
@@ -113,10 +114,14 @@ def _normalize(x: Tensor, dims: tuple[int, ...], weight: Tensor, bias: Tensor, e
     count = 1
     for d in dims:
         count *= x.shape[d]
-    return NormResult(x=x, mean=mean, var=var, x_hat=x_hat, y=y, weight=weight, bias=bias, eps=eps, dims=dims, count=count)
+    return NormResult(
+        x=x, mean=mean, var=var, x_hat=x_hat, y=y, weight=weight, bias=bias, eps=eps, dims=dims, count=count
+    )
 
 
-def layer_norm(x: Tensor, weight: Affine = None, bias: Affine = None, eps: float = 1e-5, normalized_ndim: int = 1) -> NormResult:
+def layer_norm(
+    x: Tensor, weight: Affine = None, bias: Affine = None, eps: float = 1e-5, normalized_ndim: int = 1
+) -> NormResult:
     """Layer normalization (Ba, Kiros, Hinton 2016): one μ, σ² per sample.
 
     Reduces over the last ``normalized_ndim`` dimensions: for x of shape (B, H)
@@ -185,7 +190,7 @@ def batch_norm(
     _check_input(x, 2, name)
     eps = _check_eps(eps, name)
     channels = x.shape[1]
-    dims = (0,) + tuple(range(2, x.dim()))
+    dims = (0, *range(2, x.dim()))
     view = (1, channels) + (1,) * (x.dim() - 2)
     w = _affine(weight, 1.0, (channels,), view, x, "weight", name)
     b = _affine(bias, 0.0, (channels,), view, x, "bias", name)
@@ -193,8 +198,7 @@ def batch_norm(
         per_channel = x.numel() // channels
         if per_channel < 2:
             raise ValueError(
-                f"{name}: Expected more than 1 value per channel when training, "
-                f"got input of shape {tuple(x.shape)}"
+                f"{name}: Expected more than 1 value per channel when training, got input of shape {tuple(x.shape)}"
             )
         return _normalize(x, dims, w, b, eps)
     if running_mean is None or running_var is None:
@@ -255,8 +259,16 @@ def group_norm(x: Tensor, groups: int, weight: Affine = None, bias: Affine = Non
     mean = mean_g.repeat_interleave(per_group, dim=1).reshape(stat_shape)  # (N, C, 1, ...)
     var = var_g.repeat_interleave(per_group, dim=1).reshape(stat_shape)  # (N, C, 1, ...)
     x_hat = (x - mean) * torch.rsqrt(var + eps)
-    dims = (1,) + tuple(range(2, x.dim()))  # the group's channels and the spatial dims
+    dims = (1, *range(2, x.dim()))  # the group's channels and the spatial dims
     return NormResult(
-        x=x, mean=mean, var=var, x_hat=x_hat, y=x_hat * w + b, weight=w, bias=b, eps=eps, dims=dims,
+        x=x,
+        mean=mean,
+        var=var,
+        x_hat=x_hat,
+        y=x_hat * w + b,
+        weight=w,
+        bias=b,
+        eps=eps,
+        dims=dims,
         count=grouped.shape[2],
     )

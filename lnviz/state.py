@@ -32,8 +32,9 @@ def eps_options() -> tuple[float, ...]:
 
 
 def format_number(value: float) -> str:
-    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0."""
-    return f"{value:g}"
+    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
 
 
 @dataclass(frozen=True)
@@ -127,13 +128,12 @@ class Param:
             return default, "is not a number"
         if self.kind == "choice":
             return self._snap(number)
-        if number != number or math.isinf(number):
+        if math.isinf(number):
             return self.clamp(number), "is infinite"
         if self.kind == "int":
-            rounded = int(round(number))
+            rounded = round(number)
             if rounded != number:
-                clamped = self.clamp(rounded)
-                return clamped, "is not a whole number"
+                return self.clamp(rounded), "is not a whole number"
             number = rounded
         value = self.clamp(type(default)(number))
         if value != number:
@@ -173,7 +173,12 @@ BATCH = Param("batch", "Batch size B", "int", 16, lo=1, hi=1024, help="Rows: sam
 FEATURES = Param("features", "Features H", "int", 32, lo=2, hi=1024, help="Columns: features of each sample.")
 SEED = Param("seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.")
 DIST = Param(
-    "dist", "Input", "choice", "heterogeneous features", options=tuple(PRESETS), help="What kind of activations x holds."
+    "dist",
+    "Input",
+    "choice",
+    "heterogeneous features",
+    options=tuple(PRESETS),
+    help="What kind of activations x holds.",
 )
 GAIN = Param("gain", "Gain γ", "float", 1.0, lo=-5.0, hi=5.0, step=0.05, help="Scales every normalized value.")
 BIAS = Param("bias", "Bias β", "float", 0.0, lo=-5.0, hi=5.0, step=0.05, help="Shifts every normalized value.")
@@ -185,9 +190,24 @@ EPS = Param(
 )
 ROW = Param("row", "Sample i", "int", 0, lo=0, hi=1023, help="The chosen cell's row: the sample LN normalizes.")
 COL = Param("col", "Feature j", "int", 0, lo=0, hi=1023, help="The chosen cell's column: the feature BN normalizes.")
+STAGE = Param(
+    "stage",
+    "Outputs shown",
+    "choice",
+    "y",
+    options=("y", "x_hat"),
+    help="y: after γ and β. x_hat: the normalized values before them (mean 0, variance 1).",
+)
+VIEW = Param(
+    "view", "View", "choice", "charts", options=("charts", "numbers"), help="numbers: the same grid as tables."
+)
 DEVICE = Param(
-    "device", "Device", "choice", "auto", options=("auto", "cuda", "mps", "cpu"),
+    "device",
+    "Device",
+    "choice",
+    "auto",
+    options=("auto", "cuda", "mps", "cpu"),
     help="Where torch computes. auto: CUDA, then MPS, else CPU.",
 )
 
-EXPLORER = (BATCH, FEATURES, SEED, DIST, GAIN, BIAS, AFFINE, EPS, ROW, COL, DEVICE)
+EXPLORER = (BATCH, FEATURES, SEED, DIST, GAIN, BIAS, AFFINE, EPS, ROW, COL, STAGE, VIEW, DEVICE)

@@ -1,8 +1,156 @@
-import streamlit as st
+"""The main explorer: one grid x (B, H), LayerNorm by rows against BatchNorm by columns."""
 
-from lnviz import state
+import streamlit as st
+import torch
+
+from lnviz import data, device, explain, explorer, figures, state
 from ui.controls import control, show_notes
 
-batch = control(state.BATCH)
-st.write(batch)
+st.title("LayerNorm vs BatchNorm")
+st.markdown(
+    "Each row of the grid **x** is one sample, each column one feature.\n\n"
+    ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: "
+    "each sample is normalized over its own H features.\n\n"
+    ":orange[**BatchNorm**] takes one μ and σ per **column**: each feature is normalized "
+    "over the B samples of the batch, so every output depends on the whole batch.\n\n"
+    "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does."
+)
+
+with st.sidebar:
+    st.header("Input")
+    dist = control(state.DIST, "select")
+    st.caption(data.PRESETS[dist])
+    batch = control(state.BATCH)
+    features = control(state.FEATURES)
+    seed = control(state.SEED, "number")
+    st.header("Normalization")
+    gain = control(state.GAIN)
+    bias = control(state.BIAS)
+    affine = control(state.AFFINE, "toggle")
+    eps = control(state.EPS, "select_slider")
+    st.header("Compute")
+    pref = control(state.DEVICE, "select")
 show_notes()
+
+dev = device.pick(pref)
+dtype = device.compute_dtype(dev)
+x = data.make_activations(dist, batch, features, seed, device=dev, dtype=dtype)  # (B, H)
+if affine:
+    g, b = data.random_affine(features, seed)  # (H,), (H,)
+    gamma, beta = (gain * g).to(dev, dtype), (bias + b).to(dev, dtype)
+else:
+    gamma, beta = gain, bias
+result = explorer.explore(x, gamma, beta, eps)
+
+st.markdown(
+    f":violet-badge[:material/memory: {device.label(dev)}] "
+    f":gray-badge[torch {result.seconds * 1e3:.2f} ms for both norms] "
+    f":gray-badge[x: {batch} × {features}, {str(dtype).removeprefix('torch.')}]"
+)
+if pref not in ("auto", dev.type):
+    st.caption(f"{pref.upper()} is not available here, so torch runs on the CPU.")
+
+# The chosen cell: clamp to the grid before the pickers are drawn, so a smaller
+# B or H (or a link) never leaves it outside.
+for key, limit in (("row", batch - 1), ("col", features - 1)):
+    if st.session_state.get(key, 0) > limit:
+        st.session_state[key] = limit
+
+
+def _pick_from_click() -> None:
+    points = st.session_state["grid_chart"].selection.points
+    heat = [p for p in points if "z" in p or p.get("curve_number", 1) == 0]
+    if heat:
+        st.session_state["row"] = int(min(max(heat[0]["y"], 0), batch - 1))
+        st.session_state["col"] = int(min(max(heat[0]["x"], 0), features - 1))
+
+
+pick_i, pick_j, pick_stage, pick_view = st.columns(4)
+i = control(state.ROW, "number", where=pick_i)
+j = control(state.COL, "number", where=pick_j)
+stage = control(state.STAGE, "radio", where=pick_stage, horizontal=True)
+view = control(state.VIEW, "radio", where=pick_view, horizontal=True)
+rows, cols = explorer.window(batch, features, i, j)
+if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
+    st.info(
+        f"The grid is {batch} × {features}; the heatmaps show the {rows.stop - rows.start} × "
+        f"{cols.stop - cols.start} window of exact values around the chosen cell "
+        f"(samples {rows.start}–{rows.stop - 1}, features {cols.start}–{cols.stop - 1}). "
+        "Every statistic and histogram is over the full grid. Pick another cell to move the window.",
+        icon="🔍",
+    )
+
+bad = explorer.degenerate(result)
+if bad:
+    where = []
+    if bad.ln_rows:
+        where.append(f"sample(s) {', '.join(map(str, bad.ln_rows[:8]))} (LN)")
+    if bad.bn_cols:
+        where.append(f"feature(s) {', '.join(map(str, bad.bn_cols[:8]))} (BN)")
+    st.warning(
+        f"ε = 0 and σ = 0 for {' and '.join(where)}: every value there equals its mean, so "
+        "x̂ = (x − μ)/√(σ² + ε) = 0/0, which is undefined (NaN). Those cells are left blank. "
+        "This is what ε is for: any ε > 0 makes the output 0 instead.",
+        icon="⚠️",
+    )
+
+if view == "charts":
+    st.subheader("The input x, with each norm's statistics")
+    st.caption(
+        "Right: LN's μ and σ, one per sample (row). Below: BN's μ and σ, one per feature (column). "
+        "Click a cell to choose it: the solid outline is the row LN uses, the dotted one the column BN uses."
+    )
+    st.plotly_chart(
+        figures.fig_grid(result, rows, cols, (i, j)),
+        key="grid_chart",
+        on_select=_pick_from_click,
+        selection_mode="points",
+        width="stretch",
+    )
+    st.subheader("The outputs, on one colour scale")
+    st.plotly_chart(figures.fig_outputs(result, rows, cols, (i, j), stage), key="outputs_chart", width="stretch")
+else:
+    st.subheader("The numbers")
+    tables = {
+        "x": result.x,
+        "BN " + stage: None if result.bn is None else getattr(result.bn, stage),
+        "LN " + stage: getattr(result.ln, stage),
+    }
+    for name, tab in zip(tables, st.tabs(list(tables)), strict=True):
+        with tab:
+            if tables[name] is None:
+                st.info(explorer.BN_SINGLE_SAMPLE)
+            else:
+                st.dataframe(explorer.table(tables[name], rows, cols), width="stretch")
+
+if result.bn is None:
+    st.info(explorer.BN_SINGLE_SAMPLE, icon="ℹ️")
+
+st.subheader("Distributions before and after")
+values = [result.x] + [n.y for n in (result.ln, result.bn) if n is not None]
+finite = torch.cat([v[torch.isfinite(v)].flatten() for v in values])
+lo, hi = (float(finite.min()), float(finite.max())) if finite.numel() else (-1.0, 1.0)
+hists = {"input": explorer.histogram(result.x, lo, hi)}
+if result.bn is not None:
+    hists["BN"] = explorer.histogram(result.bn.y, lo, hi)
+hists["LN"] = explorer.histogram(result.ln.y, lo, hi)
+st.plotly_chart(figures.fig_distributions(hists), key="hist_chart", width="stretch")
+
+st.subheader(f"Cell (sample {i}, feature {j}), step by step")
+ln_col, bn_col = st.columns(2)
+with ln_col:
+    st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
+    st.latex(explain.latex(result.ln, i, j, "LN"))
+    st.code(explain.pytorch_line("LN", i, j, features), language="python")
+with bn_col:
+    st.markdown(f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} samples")
+    if result.bn is None:
+        st.info(explorer.BN_SINGLE_SAMPLE)
+    else:
+        st.latex(explain.latex(result.bn, i, j, "BN"))
+        st.code(explain.pytorch_line("BN", i, j, features), language="python")
+        if eps == 0:
+            st.caption(
+                'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '
+                "The numbers above are the formula itself: the value `F.batch_norm` approaches as ε → 0."
+            )

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -31,12 +33,24 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     return at
 
 
+def decode_typed_arrays(node):
+    """Plotly's compact binary arrays ({"dtype", "bdata", "shape"}) back to numpy, everywhere in ``node``."""
+    if isinstance(node, dict):
+        if "bdata" in node and "dtype" in node:
+            arr = np.frombuffer(base64.b64decode(node["bdata"]), dtype=np.dtype(node["dtype"]))
+            shape = node.get("shape")
+            if shape:
+                arr = arr.reshape([int(n) for n in str(shape).split(",")])
+            return arr
+        return {k: decode_typed_arrays(v) for k, v in node.items()}
+    if isinstance(node, list):
+        return [decode_typed_arrays(v) for v in node]
+    return node
+
+
 def figures(at: AppTest) -> list[go.Figure]:
     """Every plotly chart on the page, decoded from its element spec."""
-    out = []
-    for el in at.get("plotly_chart"):
-        out.append(go.Figure(json.loads(el.proto.spec)))
-    return out
+    return [go.Figure(decode_typed_arrays(json.loads(el.proto.spec))) for el in at.get("plotly_chart")]
 
 
 def assert_no_exception(at: AppTest) -> None:

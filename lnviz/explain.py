@@ -1,0 +1,85 @@
+"""The formulas with the live numbers filled in, for one chosen cell (i, j).
+
+Pure text building: LaTeX for ``st.latex`` and the one line of PyTorch that
+reproduces the number. LN's statistics for cell (i, j) come from row i (the
+sample, over its H features); BN's from column j (the feature, over the B
+samples of the batch).
+"""
+
+from __future__ import annotations
+
+import math
+
+from lnviz.norms import NormResult
+
+
+def num(value: float) -> str:
+    """A number for LaTeX: four significant digits, NaN and ∞ spelled out."""
+    value = float(value)
+    if math.isnan(value):
+        return r"\text{NaN}"
+    if math.isinf(value):
+        return r"\infty" if value > 0 else r"-\infty"
+    text = f"{value:.4g}"
+    if "e" in text:
+        mantissa, exponent = text.split("e")
+        return rf"{mantissa} \times 10^{{{int(exponent)}}}"
+    return text
+
+
+def cell_values(norm: NormResult, i: int, j: int) -> dict[str, float]:
+    """The numbers of one cell's normalization: x, μ, σ², ε, x̂, γ, β, y."""
+    mean = norm.mean.expand_as(norm.x)[i, j]
+    var = norm.var.expand_as(norm.x)[i, j]
+    weight = norm.weight.expand_as(norm.x)[i, j]
+    bias = norm.bias.expand_as(norm.x)[i, j]
+    return {
+        "x": float(norm.x[i, j]),
+        "mean": float(mean),
+        "var": float(var),
+        "eps": norm.eps,
+        "x_hat": float(norm.x_hat[i, j]),
+        "gain": float(weight),
+        "bias": float(bias),
+        "y": float(norm.y[i, j]),
+    }
+
+
+def latex(norm: NormResult, i: int, j: int, kind: str) -> str:
+    """LN's (``kind="LN"``) or BN's (``kind="BN"``) formulas for cell (i, j), numbers filled in.
+
+    LN sums over k, the H features of sample i; BN over k, the B samples in
+    feature j's column. The variance is biased (divide by H or B), as PyTorch.
+    """
+    v = cell_values(norm, i, j)
+    if kind == "LN":
+        n, idx, sub = norm.x.shape[1], "H", f"{i}"
+        term = rf"x_{{{i},k}}"
+    elif kind == "BN":
+        n, idx, sub = norm.x.shape[0], "B", f"{j}"
+        term = rf"x_{{k,{j}}}"
+    else:
+        raise ValueError(f"kind must be 'LN' or 'BN', got {kind!r}")
+    mu, var = rf"\mu_{{{sub}}}", rf"\sigma^2_{{{sub}}}"
+    return "\n".join(
+        [
+            r"\begin{aligned}",
+            rf"{mu} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} {term} = {num(v['mean'])} \\",
+            rf"{var} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} ({term} - {mu})^2 = {num(v['var'])} \\",
+            rf"\hat x_{{{i},{j}}} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
+            rf" = \frac{{{num(v['x'])} - {num(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
+            rf" = {num(v['x_hat'])} \\",
+            rf"y_{{{i},{j}}} &= \gamma_{{{j}}}\,\hat x_{{{i},{j}}} + \beta_{{{j}}}"
+            rf" = {num(v['gain'])} \cdot {num(v['x_hat'])} + {num(v['bias'])} = {num(v['y'])}",
+            r"\end{aligned}",
+        ]
+    )
+
+
+def pytorch_line(kind: str, i: int, j: int, features: int) -> str:
+    """The one line of PyTorch that gives y[i, j] for x, weight (γ), bias (β) and eps."""
+    if kind == "LN":
+        return f"F.layer_norm(x, ({features},), weight, bias, eps)[{i}, {j}]"
+    if kind == "BN":
+        return f"F.batch_norm(x, None, None, weight, bias, training=True, eps=eps)[{i}, {j}]"
+    raise ValueError(f"kind must be 'LN' or 'BN', got {kind!r}")

@@ -1,0 +1,53 @@
+"""Seeded activation presets: reproducible, and shaped like the story they tell."""
+
+import pytest
+import torch
+
+from lnviz import data
+
+
+@pytest.mark.parametrize("preset", list(data.PRESETS))
+def test_same_seed_same_grid_different_seed_different_grid(preset):
+    a = data.make_activations(preset, 9, 13, seed=5)
+    b = data.make_activations(preset, 9, 13, seed=5)
+    c = data.make_activations(preset, 9, 13, seed=6)
+    assert a.shape == (9, 13) and a.dtype == torch.float64
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+
+
+def test_generation_does_not_touch_the_global_rng():
+    before = torch.get_rng_state()
+    data.make_activations("heterogeneous features", 4, 4, seed=1)
+    data.random_affine(4, seed=1)
+    assert torch.equal(before, torch.get_rng_state())
+
+
+def test_heterogeneous_features_vary_by_column_and_samples_by_row():
+    f = data.make_activations("heterogeneous features", 512, 8, seed=0)
+    s = data.make_activations("heterogeneous samples", 8, 512, seed=0)
+    # The spread of the column means dwarfs the spread within a column's mean estimate.
+    assert f.mean(0).std() > 5 * (f.std(0) / 512**0.5).max()
+    assert s.mean(1).std() > 5 * (s.std(1) / 512**0.5).max()
+
+
+def test_outlier_and_constant_rows():
+    o = data.make_activations("outlier feature", 32, 12, seed=0)
+    j = data.outlier_feature(12)
+    assert o[:, j].abs().min() > o[:, [k for k in range(12) if k != j]].abs().max()
+    assert data.make_activations("constant row", 4, 6, seed=0)[0].var(unbiased=False) == 0
+    near = data.make_activations("near-constant row", 4, 64, seed=0)[0].var(unbiased=False)
+    assert 0 < near < 1e-5
+
+
+def test_random_affine_is_seeded_and_independent_of_x():
+    g1, b1 = data.random_affine(10, seed=3)
+    g2, b2 = data.random_affine(10, seed=3)
+    assert torch.equal(g1, g2) and torch.equal(b1, b2) and g1.shape == (10,)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError):
+        data.make_activations("uniform", 2, 2, seed=0)
+    with pytest.raises(ValueError):
+        data.make_activations("standard normal", 0, 2, seed=0)

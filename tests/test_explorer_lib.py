@@ -1,0 +1,89 @@
+"""The explorer's computation, windowing, histograms and formula text."""
+
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lnviz import data, explain, explorer
+
+
+def test_explore_matches_torch_and_times_itself():
+    x = data.make_activations("heterogeneous samples", 12, 20, seed=4)
+    g, b = data.random_affine(20, seed=4)
+    r = explorer.explore(x, g, b, 1e-3)
+    torch.testing.assert_close(r.ln.y, F.layer_norm(x, (20,), g, b, 1e-3), rtol=0, atol=1e-10)
+    torch.testing.assert_close(r.bn.y, F.batch_norm(x, None, None, g, b, training=True, eps=1e-3), rtol=0, atol=1e-10)
+    assert r.seconds > 0 and r.device.type == "cpu" and r.bn_error is None
+
+
+def test_explore_single_sample_explains_instead_of_raising():
+    r = explorer.explore(data.make_activations("standard normal", 1, 8, seed=0))
+    assert r.bn is None and "at least two samples" in r.bn_error
+    torch.testing.assert_close(r.ln.y, F.layer_norm(r.x, (8,)), rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("n, at", [(10, 3), (64, 63), (100, 0), (100, 99), (1024, 500)])
+def test_window_contains_cell_and_fits(n, at):
+    rows, cols = explorer.window(n, n, at, at)
+    for s in (rows, cols):
+        assert s.start <= at < s.stop
+        assert s.stop - s.start == min(n, explorer.WINDOW)
+        assert 0 <= s.start and s.stop <= n
+
+
+def test_degenerate_finds_zero_variance_with_zero_eps_only():
+    x = data.make_activations("constant row", 4, 6, seed=0)
+    assert explorer.degenerate(explorer.explore(x, eps=0.0)).ln_rows == (0,)
+    assert not explorer.degenerate(explorer.explore(x, eps=1e-5))
+
+
+def test_histogram_counts_every_finite_value():
+    v = torch.tensor([0.0, 0.5, 1.0, float("nan"), 2.0], dtype=torch.float64)
+    counts, centres = explorer.histogram(v, 0.0, 2.0, bins=4)
+    assert counts.sum() == 4 and len(centres) == 4
+    torch.testing.assert_close(centres, torch.tensor([0.25, 0.75, 1.25, 1.75], dtype=torch.float64))
+
+
+def test_table_is_the_window():
+    x = data.make_activations("standard normal", 5, 7, seed=1)
+    t = explorer.table(x, slice(1, 3), slice(2, 6))
+    assert t.shape == (2, 4) and list(t.index) == [1, 2]
+    assert t.iloc[1, 3] == float(x[2, 5])
+
+
+def _numbers(latex: str) -> list[float]:
+    return [float(m) for m in re.findall(r"(?<![_{\w])-?\d+\.?\d*(?:e-?\d+)?", latex.replace(r" \times 10^", "e"))]
+
+
+@pytest.mark.parametrize("kind", ["LN", "BN"])
+def test_latex_shows_the_numbers_torch_computes(kind):
+    x = data.make_activations("heterogeneous features", 6, 5, seed=2)
+    r = explorer.explore(x, 1.5, -0.25, 1e-5)
+    i, j = 4, 3
+    norm = r.ln if kind == "LN" else r.bn
+    text = explain.latex(norm, i, j, kind)
+    y = (
+        F.layer_norm(x, (5,), None, None, 1e-5)
+        if kind == "LN"
+        else F.batch_norm(x, None, None, training=True, eps=1e-5)
+    )
+    want_y = 1.5 * float(y[i, j]) - 0.25
+    mu = float(x[i].mean()) if kind == "LN" else float(x[:, j].mean())
+    assert f"{want_y:.4g}" in text and f"{mu:.4g}" in text
+    assert text.count(r"\\") == 3
+
+
+def test_pytorch_line_reproduces_the_value():
+    x = data.make_activations("standard normal", 4, 6, seed=3)
+    weight, bias, eps = torch.full((6,), 2.0, dtype=x.dtype), torch.zeros(6, dtype=x.dtype), 1e-5
+    r = explorer.explore(x, 2.0, 0.0, eps)
+    for kind, norm in (("LN", r.ln), ("BN", r.bn)):
+        value = eval(explain.pytorch_line(kind, 2, 5, 6), {"F": F, "x": x, "weight": weight, "bias": bias, "eps": eps})
+        assert abs(float(value) - float(norm.y[2, 5])) < 1e-10
+
+
+def test_num_formats_nan_and_exponents():
+    assert explain.num(float("nan")) == r"\text{NaN}"
+    assert explain.num(1.5e-7) == r"1.5 \times 10^{-7}"

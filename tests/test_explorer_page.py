@@ -1,0 +1,170 @@
+"""The main page through the router: every control changes what it should."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, figures, run_page
+
+from lnviz import data
+
+PAGE = "pages/explorer.py"
+
+
+def outputs(at):
+    """(BN heatmap z, LN heatmap z) of the outputs chart, as float64 arrays."""
+    fig = figures(at)[1]
+    heats = [np.asarray(t.z, dtype=np.float64) for t in fig.data if t.type == "heatmap"]
+    return heats if len(heats) == 2 else (None, heats[0])
+
+
+def grid_x(at):
+    return np.asarray([t for t in figures(at)[0].data if t.type == "heatmap"][0].z, dtype=np.float64)
+
+
+def x_for(dist="heterogeneous features", batch=16, features=32, seed=0):
+    return data.make_activations(dist, batch, features, seed)
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return run_page(PAGE)
+
+
+def test_default_view_matches_torch(default_page):
+    at = default_page
+    assert_no_exception(at)
+    x = x_for()
+    np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
+    bn, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x, (32,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
+    assert "CPU" in at.markdown[1].value
+    assert len(at.get("plotly_chart")) == 3 and len(at.latex) == 2
+
+
+@pytest.mark.parametrize(
+    "key, value, kwargs",
+    [
+        ("batch", 8, dict(batch=8)),
+        ("features", 12, dict(features=12)),
+        ("seed", 123, dict(seed=123)),
+        ("dist", "heterogeneous samples", dict(dist="heterogeneous samples")),
+    ],
+)
+def test_input_controls_regenerate_x(key, value, kwargs):
+    at = run_page(PAGE)
+    widget = (
+        at.selectbox(key=key) if key == "dist" else at.number_input(key=key) if key == "seed" else at.slider(key=key)
+    )
+    widget.set_value(value).run()
+    assert_no_exception(at)
+    x = x_for(**kwargs)
+    np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
+    _, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x, (x.shape[1],), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_gain_bias_and_eps_move_every_output():
+    at = run_page(PAGE)
+    at.slider(key="gain").set_value(2.0).run()
+    at.slider(key="bias").set_value(-0.5).run()
+    at.select_slider(key="eps").set_value(0.1).run()
+    assert_no_exception(at)
+    x = x_for()
+    w, b = torch.full((32,), 2.0, dtype=x.dtype), torch.full((32,), -0.5, dtype=x.dtype)
+    bn, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x, (32,), w, b, 0.1).numpy(), rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(bn, F.batch_norm(x, None, None, w, b, True, 0.1, 0.1).numpy(), rtol=1e-5, atol=1e-5)
+    assert "0.1" in at.latex[0].value
+
+
+def test_affine_uses_per_feature_vectors():
+    at = run_page(PAGE, {"gain": "1.5", "bias": "0.25"})
+    at.toggle(key="affine").set_value(True).run()
+    assert_no_exception(at)
+    x = x_for()
+    g, b = data.random_affine(32, seed=0)
+    _, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x, (32,), 1.5 * g, 0.25 + b, 1e-5).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_stage_x_hat_ignores_gain():
+    at = run_page(PAGE, {"gain": "3"})
+    at.radio(key="stage").set_value("x_hat").run()
+    _, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x_for(), (32,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
+
+
+def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
+    at = run_page(PAGE)
+    at.number_input(key="row").set_value(5).run()
+    at.number_input(key="col").set_value(7).run()
+    assert_no_exception(at)
+    shapes = figures(at)[0].layout.shapes
+    row_box = [s for s in shapes if s.name == "LN row"][0]
+    col_box = [s for s in shapes if s.name == "BN column"][0]
+    assert row_box.y0 < 5 < row_box.y1 and col_box.x0 < 7 < col_box.x1
+    x = x_for()
+    assert f"{float(x[5].mean()):.4g}" in at.latex[0].value
+    assert f"{float(x[:, 7].mean()):.4g}" in at.latex[1].value
+    assert "sample 5, feature 7" in " ".join(h.value for h in at.subheader)
+
+
+def test_cell_is_clamped_when_the_grid_shrinks():
+    at = run_page(PAGE, {"row": "15", "col": "31"})
+    at.slider(key="batch").set_value(4).run()
+    at.slider(key="features").set_value(3).run()
+    assert_no_exception(at)
+    assert at.number_input(key="row").value == 3 and at.number_input(key="col").value == 2
+
+
+def test_numbers_view_shows_tables():
+    at = run_page(PAGE)
+    at.radio(key="view").set_value("numbers").run()
+    assert_no_exception(at)
+    frames = at.dataframe
+    assert len(frames) == 3 and len(at.get("plotly_chart")) == 1  # the histogram stays
+    np.testing.assert_allclose(frames[0].value.to_numpy(), x_for().numpy())
+
+
+def test_single_sample_explains_bn_in_words():
+    at = run_page(PAGE, {"batch": "1"})
+    assert_no_exception(at)
+    assert any("at least two samples" in i.value for i in at.info)
+    bn, ln = outputs(at)
+    assert bn is None and ln.shape == (1, 32)
+
+
+def test_zero_eps_and_constant_row_is_explained_not_nan():
+    at = run_page(PAGE, {"dist": "constant row", "eps": "0"})
+    assert_no_exception(at)
+    assert any("0/0" in w.value for w in at.warning)
+    assert r"\text{NaN}" in at.latex[0].value
+
+
+def test_device_override_and_badge():
+    at = run_page(PAGE)
+    at.selectbox(key="device").set_value("cpu").run()
+    assert "CPU" in at.markdown[1].value
+    at.selectbox(key="device").set_value("cuda").run()
+    assert_no_exception(at)
+    if not torch.cuda.is_available():
+        assert any("not available" in c.value for c in at.caption)
+
+
+def test_large_grid_is_windowed():
+    at = run_page(PAGE, {"batch": "1024", "features": "1024", "row": "700", "col": "10"})
+    assert_no_exception(at)
+    assert grid_x(at).shape == (64, 64)
+    assert any("window" in i.value for i in at.info)
+    x = x_for(batch=1024, features=1024)
+    np.testing.assert_allclose(grid_x(at)[0], x[668, :64].numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_junk_link_values_are_noted():
+    at = run_page(PAGE, {"batch": "lots", "eps": "-1", "dist": "uniform"})
+    assert_no_exception(at)
+    note = " ".join(i.value for i in at.info)
+    assert "Batch size" in note and "Epsilon" in note and "Input" in note
+    assert at.slider(key="batch").value == 16 and at.select_slider(key="eps").value == 0.0

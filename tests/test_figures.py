@@ -1,0 +1,71 @@
+"""The explorer's figures, checked on their data, not by eye."""
+
+import numpy as np
+import torch
+
+from lnviz import data, explorer, figures
+
+
+def _result(b=6, h=9, preset="heterogeneous features"):
+    return explorer.explore(data.make_activations(preset, b, h, seed=1), 1.0, 0.0, 1e-5)
+
+
+def test_grid_shows_x_and_both_norms_statistics():
+    r = _result()
+    rows, cols = explorer.window(6, 9, 2, 4)
+    fig = figures.fig_grid(r, rows, cols, (2, 4))
+    heat = [t for t in fig.data if t.type == "heatmap"][0]
+    np.testing.assert_allclose(np.asarray(heat.z), r.x.float().numpy(), rtol=1e-6)
+    by_name = {t.name: t for t in fig.data}
+    np.testing.assert_allclose(by_name["LN μ (per sample)"].x, r.x.mean(1).float().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(by_name["BN σ (per feature)"].y, r.x.std(0, unbiased=False).float().numpy(), rtol=1e-5)
+    assert len(by_name["LN σ (per sample)"].y) == 6 and len(by_name["BN μ (per feature)"].x) == 9
+
+
+def test_grid_outlines_the_chosen_row_and_column():
+    r = _result()
+    rows, cols = explorer.window(6, 9, 2, 4)
+    shapes = figures.fig_grid(r, rows, cols, (2, 4)).layout.shapes
+    row_box = [s for s in shapes if s.name == "LN row"][0]
+    col_box = [s for s in shapes if s.name == "BN column"][0]
+    assert row_box.y0 < 2 < row_box.y1 and row_box.x0 < 0 and row_box.x1 > 8
+    assert col_box.x0 < 4 < col_box.x1 and col_box.y0 < 0 and col_box.y1 > 5
+
+
+def test_outputs_share_one_colour_scale_and_show_each_norm():
+    r = _result()
+    rows, cols = explorer.window(6, 9, 0, 0)
+    fig = figures.fig_outputs(r, rows, cols, (0, 0), "x_hat")
+    heats = [t for t in fig.data if t.type == "heatmap"]
+    assert [t.coloraxis for t in heats] == ["coloraxis", "coloraxis"]
+    np.testing.assert_allclose(np.asarray(heats[0].z), r.bn.x_hat.float().numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(np.asarray(heats[1].z), r.ln.x_hat.float().numpy(), rtol=1e-5, atol=1e-6)
+    assert fig.layout.coloraxis.cmid == 0
+    lim = max(abs(np.asarray(h.z)).max() for h in heats)
+    assert abs(fig.layout.coloraxis.cmax - lim) < 1e-5
+
+
+def test_outputs_without_bn_say_why():
+    r = _result(b=1, preset="standard normal")
+    fig = figures.fig_outputs(r, slice(0, 1), slice(0, 9), (0, 0))
+    assert len([t for t in fig.data if t.type == "heatmap"]) == 1
+    assert any("B = 1" in a.text for a in fig.layout.annotations)
+
+
+def test_windowed_grid_stays_small():
+    r = explorer.explore(data.make_activations("standard normal", 1024, 1024, seed=0))
+    rows, cols = explorer.window(1024, 1024, 500, 700)
+    for fig in (figures.fig_grid(r, rows, cols, (500, 700)), figures.fig_outputs(r, rows, cols, (500, 700))):
+        assert len(fig.to_json()) < 120_000
+        for t in fig.data:
+            if t.type == "heatmap":
+                assert np.asarray(t.z).shape == (explorer.WINDOW, explorer.WINDOW)
+
+
+def test_distributions_are_counts():
+    r = _result()
+    hists = {"input": explorer.histogram(r.x, -10, 10), "LN": explorer.histogram(r.ln.y, -10, 10)}
+    fig = figures.fig_distributions(hists)
+    assert [t.name for t in fig.data] == ["input", "LN"]
+    assert sum(fig.data[1].y) == r.ln.y.numel()
+    assert torch.isfinite(torch.tensor(np.asarray(fig.data[0].x))).all()
