@@ -1,8 +1,21 @@
-"""lnviz: the router. Each page is one file in pages/, with an explicit url_path."""
+"""lnviz: the router. Each page is one file in pages/, with an explicit url_path.
+
+App-wide things live here: the page config (lecture mode collapses the
+sidebar), the device control shared by every page, and the lecture style.
+"""
 
 import streamlit as st
 
-st.set_page_config(page_title="lnviz: LayerNorm vs BatchNorm", page_icon=":material/grid_on:", layout="wide")
+from lnviz import state
+from ui import mode
+from ui.controls import control
+
+st.set_page_config(
+    page_title="lnviz: LayerNorm vs BatchNorm",
+    page_icon=":material/grid_on:",
+    layout="wide",
+    initial_sidebar_state="collapsed" if mode.presenting() else "auto",
+)
 
 PAGES = {
     "Explore": [
@@ -27,4 +40,10 @@ PAGES = {
     ],
 }
 
-st.navigation(PAGES).run()
+page = st.navigation(PAGES)
+mode.apply_lecture_style()
+with st.sidebar:
+    control(state.DEVICE, "select")
+    if mode.presenting():
+        st.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
+page.run()

@@ -3,9 +3,9 @@
 A view is the page plus the values of its controls. Each control is a
 :class:`Param`; its ``key`` is the widget key, the URL query parameter and the
 lnviz argument name all at once. A value from a link goes through
-:meth:`Param.parse`, which is as strict as the widget: text, NaN, ±inf and
-out-of-range numbers never get through; each is clamped or dropped, and a short
-note says what was changed.
+:meth:`Param.parse`, which follows the widget's own rules exactly: text, NaN,
+±inf and out-of-range numbers never get through; each is dropped for the
+default (or cut to a whole number), and a short note says what was changed.
 """
 
 from __future__ import annotations
@@ -73,88 +73,62 @@ class Param:
             return format_number(value)
         return str(value)
 
-    def clamp(self, value: Any) -> Any:
-        """A valid value nearest to ``value`` (which must already have the right type)."""
-        if self.kind in ("int", "float"):
-            return type(self.default)(min(max(value, self.lo), self.hi))
-        return value
-
     def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
         """The value a link asks for, made valid, and a note if anything changed.
 
-        ``raw`` is the query string's value (a list when the key is repeated,
-        in which case the last one wins, as in the browser). Returns
-        ``(value, None)`` for a valid value, ``(fixed, note)`` otherwise.
+        The rules are the widget's own (Streamlit's, for a control bound to
+        the URL), so a link gets exactly what the widget would show: a number
+        outside the range, NaN, ±inf or text is dropped for the default; a
+        fraction given to a whole-number control is cut to its integer part;
+        a choice must be spelled as the option is. ``raw`` is the query
+        string's value, a list when the key is repeated: the last one counts.
+        Returns ``(value, None)`` when the link's value was taken as it is.
         """
         if raw is None:
             return self.default, None
-        note_repeat = ""
+        repeated = ""
         if isinstance(raw, list | tuple):
             if not raw:
                 return self.default, None
             if len(raw) > 1:
-                note_repeat = f" ({self.key} was given {len(raw)} times; the last one counts)"
+                repeated = f" ({self.key} was given {len(raw)} times; the last one counts)"
             raw = raw[-1]
-        text = str(raw).strip()
+        text = str(raw)
         value, why = self._parse_text(text)
-        if why is None and not note_repeat:
+        if why is None and not repeated:
             return value, None
         shown = text if len(text) <= 24 else text[:21] + "..."
         if why is None:
-            return value, f"{self.label}: using {self.format(value)}{note_repeat}."
-        return value, f"{self.label}: {shown!r} {why}; using {self.format(value)}{note_repeat}."
+            return value, f"{self.label}: using {self.format(value)}{repeated}."
+        return value, f"{self.label}: {shown!r} {why}; using {self.format(value)}{repeated}."
 
     def _parse_text(self, text: str) -> tuple[Any, str | None]:
         default = self.default
         if self.kind == "bool":
-            low = text.lower()
-            if low in ("true", "1", "yes", "on"):
-                return True, None
-            if low in ("false", "0", "no", "off"):
-                return False, None
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true", None
             return default, "is not true or false"
-        if self.kind == "choice" and isinstance(default, str):
-            if text in self.options:
-                return text, None
+        if self.kind == "choice":
             for option in self.options:
-                if option.lower() == text.lower():
+                if text == self.format(option):
                     return option, None
-            return default, "is not one of the options"
+            listed = ", ".join(self.format(o) for o in self.options[:6])
+            more = ", ..." if len(self.options) > 6 else ""
+            return default, f"is not one of the options ({listed}{more})"
         try:
             number = float(text)
         except ValueError:
             return default, "is not a number"
-        if math.isnan(number):
-            return default, "is not a number"
-        if self.kind == "choice":
-            return self._snap(number)
-        if math.isinf(number):
-            return self.clamp(number), "is infinite"
+        if not math.isfinite(number):
+            return default, "is not a finite number"
+        if not self.lo <= number <= self.hi:
+            return default, f"is outside {format_number(self.lo)} to {format_number(self.hi)}"
         if self.kind == "int":
-            rounded = round(number)
-            if rounded != number:
-                return self.clamp(rounded), "is not a whole number"
-            number = rounded
-        value = self.clamp(type(default)(number))
-        if value != number:
-            return value, f"is outside {format_number(self.lo)} to {format_number(self.hi)}"
-        return value, None
-
-    def _snap(self, number: float) -> tuple[float, str | None]:
-        """A numeric choice: the option nearest in log space (0 only for 0)."""
-        if number in self.options:
-            return number, None
-        if math.isinf(number) or number < 0:
-            options = [o for o in self.options if o > 0]
-            best = max(options) if number > 0 else min(self.options)
-            return best, "is outside the offered range"
-        positive = [o for o in self.options if o > 0]
-        if number == 0:
-            return min(self.options), None
-        best = min(positive, key=lambda o: abs(math.log10(o) - math.log10(number)))
-        if number < min(positive) / 10 or number > max(positive) * 10:
-            return best, "is outside the offered range"
-        return best, "is not one of the offered steps"
+            whole = int(number)
+            if whole != number:
+                return whole, "is not a whole number"
+            return whole, None
+        return number, None
 
 
 def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tuple[dict[str, Any], list[str]]:
@@ -166,6 +140,11 @@ def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tu
         if note:
             notes.append(note)
     return values, notes
+
+
+def to_query(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, str]:
+    """The query parameters that reproduce ``values``: every value that is not its default."""
+    return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}
 
 
 # The main explorer's controls. Keys are the URL parameters: keep them stable.

@@ -4,10 +4,13 @@ import streamlit as st
 import torch
 
 from lnviz import data, device, explain, explorer, figures, state
-from ui.controls import control, show_notes
+from ui import mode
+from ui.controls import control, share_box, show_notes
 
+mode.apply_lesson()
 st.title("LayerNorm vs BatchNorm")
-st.markdown(
+mode.show_lesson()
+mode.say(
     "Each row of the grid **x** is one sample, each column one feature.\n\n"
     ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: "
     "each sample is normalized over its own H features.\n\n"
@@ -28,9 +31,8 @@ with st.sidebar:
     bias = control(state.BIAS)
     affine = control(state.AFFINE, "toggle")
     eps = control(state.EPS, "select_slider")
-    st.header("Compute")
-    pref = control(state.DEVICE, "select")
 show_notes()
+pref = st.session_state.get(state.DEVICE.key, state.DEVICE.default)
 
 dev = device.pick(pref)
 dtype = device.compute_dtype(dev)
@@ -49,6 +51,7 @@ st.markdown(
 )
 if pref not in ("auto", dev.type):
     st.caption(f"{pref.upper()} is not available here, so torch runs on the CPU.")
+share_box(state.EXPLORER)
 
 # The chosen cell: clamp to the grid before the pickers are drawn, so a smaller
 # B or H (or a link) never leaves it outside.
@@ -77,7 +80,7 @@ if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         f"{cols.stop - cols.start} window of exact values around the chosen cell "
         f"(samples {rows.start}–{rows.stop - 1}, features {cols.start}–{cols.stop - 1}). "
         "Every statistic and histogram is over the full grid. Pick another cell to move the window.",
-        icon="🔍",
+        icon=":material/zoom_in:",
     )
 
 bad = explorer.degenerate(result)
@@ -91,12 +94,12 @@ if bad:
         f"ε = 0 and σ = 0 for {' and '.join(where)}: every value there equals its mean, so "
         "x̂ = (x − μ)/√(σ² + ε) = 0/0, which is undefined (NaN). Those cells are left blank. "
         "This is what ε is for: any ε > 0 makes the output 0 instead.",
-        icon="⚠️",
+        icon=":material/warning:",
     )
 
 if view == "charts":
     st.subheader("The input x, with each norm's statistics")
-    st.caption(
+    mode.say(
         "Right: LN's μ and σ, one per sample (row). Below: BN's μ and σ, one per feature (column). "
         "Click a cell to choose it: the solid outline is the row LN uses, the dotted one the column BN uses."
     )
@@ -124,7 +127,7 @@ else:
                 st.dataframe(explorer.table(tables[name], rows, cols), width="stretch")
 
 if result.bn is None:
-    st.info(explorer.BN_SINGLE_SAMPLE, icon="ℹ️")
+    st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
 
 st.subheader("Distributions before and after")
 values = [result.x] + [n.y for n in (result.ln, result.bn) if n is not None]

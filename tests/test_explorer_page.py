@@ -143,14 +143,17 @@ def test_zero_eps_and_constant_row_is_explained_not_nan():
     assert r"\text{NaN}" in at.latex[0].value
 
 
-def test_device_override_and_badge():
-    at = run_page(PAGE)
-    at.selectbox(key="device").set_value("cpu").run()
+def test_device_from_the_link_and_badge():
+    # The device control lives in the router's sidebar (shared by every page); AppTest
+    # does not list router widgets, so it is driven through the link here.
+    at = run_page(PAGE, {"device": "cpu"})
+    assert_no_exception(at)
     assert "CPU" in at.markdown[1].value
-    at.selectbox(key="device").set_value("cuda").run()
+    at = run_page(PAGE, {"device": "cuda"})
     assert_no_exception(at)
     if not torch.cuda.is_available():
         assert any("not available" in c.value for c in at.caption)
+        assert "CPU" in at.markdown[1].value
 
 
 def test_large_grid_is_windowed():
@@ -167,4 +170,47 @@ def test_junk_link_values_are_noted():
     assert_no_exception(at)
     note = " ".join(i.value for i in at.info)
     assert "Batch size" in note and "Epsilon" in note and "Input" in note
-    assert at.slider(key="batch").value == 16 and at.select_slider(key="eps").value == 0.0
+    assert at.slider(key="batch").value == 16 and at.select_slider(key="eps").value == 1e-5
+
+
+def test_lesson_preset_sets_controls_and_tells_its_story():
+    at = run_page(PAGE, {"preset": "small-batch"})
+    assert_no_exception(at)
+    assert at.slider(key="batch").value == 4
+    assert any("Small batch" in i.value for i in at.info)
+    # A value the link sets itself wins over the lesson's.
+    at = run_page(PAGE, {"preset": "small-batch", "batch": "6"})
+    assert at.slider(key="batch").value == 6
+
+
+def test_unknown_preset_is_noted():
+    at = run_page(PAGE, {"preset": "nonsense"})
+    assert_no_exception(at)
+    assert any("not a lesson" in i.value for i in at.info)
+
+
+def test_hidden_controls_are_not_drawn_but_keep_the_links_value():
+    at = run_page(PAGE, {"hide": "eps,seed", "eps": "0.1", "seed": "9"})
+    assert_no_exception(at)
+    keys = {w.key for w in [*at.slider, *at.number_input, *at.select_slider]}
+    assert "eps" not in keys and "seed" not in keys and "batch" in keys
+    x = x_for(seed=9)
+    np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
+    assert "0.1" in at.latex[0].value
+
+
+def test_share_link_reproduces_the_view():
+    at = run_page(PAGE, {"batch": "8"})
+    at.slider(key="gain").set_value(2.0).run()
+    link = at.code[0].value
+    assert "batch=8" in link and "gain=2" in link and "seed" not in link
+    query = dict(part.split("=") for part in link.split("?")[1].split("&"))
+    again = run_page(PAGE, query)
+    np.testing.assert_array_equal(outputs(again)[1], outputs(at)[1])
+
+
+def test_lecture_mode_drops_prose():
+    normal, present = run_page(PAGE), run_page(PAGE, {"present": "1"})
+    assert_no_exception(present)
+    words = lambda at: sum(len(m.value.split()) for m in at.markdown)  # noqa: E731
+    assert words(present) < words(normal) - 50

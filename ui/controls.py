@@ -2,38 +2,44 @@
 
 Every control is a :class:`lnviz.state.Param` rendered with its key as both the
 widget key and the query parameter (``bind="query-params"``), so a link
-reproduces the view. A value arriving from a link is parsed by the Param
-first, as strictly as the widget itself: what was clamped or dropped is noted
-and shown by :func:`show_notes`.
+reproduces the view. Streamlit validates a value arriving from a link (it
+drops what the widget cannot take); the Param's parser applies the same rules
+and says why, and :func:`show_notes` shows it.
 """
 
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 import streamlit as st
 
+from lnviz import state
 from lnviz.state import Param
+from ui import mode
 
 _NOTES = "_lnviz_url_notes"
+_SEEN = "_lnviz_keys_seen"
 
 
-def _seed_from_url(param: Param) -> None:
-    """On a page's first run, put the link's validated value into session state.
+def add_note(note: str) -> None:
+    """Queue a note about the link for :func:`show_notes`."""
+    st.session_state.setdefault(_NOTES, []).append(note)
 
-    Streamlit seeds a bound widget from the URL itself, but drops a value it
-    cannot read and says nothing. Parsing it here first means a junk value is
-    clamped or replaced by the default the same way on every path, and noted.
+
+def _note_link_value(param: Param) -> None:
+    """On a page's first run, note what the widget did with the link's value.
+
+    Streamlit seeds a bound widget from the URL and drops a value it cannot
+    take, without a word; :meth:`Param.parse` applies the same rules and says
+    why. The widget's value and the URL stay Streamlit's, so the address bar
+    always reproduces the view.
     """
-    if param.key in st.session_state:
-        return
     raw = st.query_params.get_all(param.key)
-    if not raw:
-        return
-    value, note = param.parse(raw)
-    st.session_state[param.key] = value
-    if note:
-        st.session_state.setdefault(_NOTES, []).append(note)
+    if raw:
+        _, note = param.parse(raw)
+        if note:
+            add_note(note)
 
 
 def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: Any) -> Any:
@@ -43,7 +49,11 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
     "select_slider". Extra keyword arguments go to the Streamlit call.
     """
     where = st.sidebar if where is None else where
-    _seed_from_url(param)
+    st.session_state.setdefault(_SEEN, set()).add(param.key)
+    if param.key in mode.hidden():
+        return _hidden_value(param)
+    if param.key not in st.session_state:
+        _note_link_value(param)
     common = dict(key=param.key, help=param.help or None, bind="query-params", **kwargs)
     if param.key not in st.session_state:
         common["value" if widget not in ("select", "radio") else "index"] = (
@@ -63,9 +73,63 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
     raise ValueError(f"unknown widget {widget!r} for {param.key}")
 
 
+def _hidden_value(param: Param) -> Any:
+    """A hidden control's value: the link's (validated), else a lesson's, else the default.
+
+    No widget is drawn, so the value is not bound to the URL: whatever the link
+    says stays in it, and the view stays reproducible.
+    """
+    raw = st.query_params.get_all(param.key)
+    if raw:
+        value, note = param.parse(raw)
+        if note and st.session_state.get(f"_lnviz_noted_{param.key}") != raw:
+            st.session_state[f"_lnviz_noted_{param.key}"] = raw
+            add_note(note)
+        return value
+    return st.session_state.get(param.key, param.default)
+
+
 def show_notes(where: Any = None) -> None:
-    """Show, once, what was changed in values that came from the link."""
+    """Show, once, what was changed in values that came from the link. Call it after the controls."""
+    seen = st.session_state.pop(_SEEN, set())
+    unknown = sorted(mode.hidden() - seen)
+    if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
+        st.session_state["_lnviz_noted_hide"] = unknown
+        add_note(f"hide: {', '.join(map(repr, unknown))} is not a control on this page; ignored.")
     notes = st.session_state.pop(_NOTES, None)
     if notes:
         where = st if where is None else where
-        where.info("Some values in the link were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon="🔗")
+        where.info(
+            "Some values in the link were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes), icon=":material/link:"
+        )
+
+
+# Link parameters that are not controls but belong to the view.
+_LINK_EXTRAS = ("preset", "hide", "present", "embed")
+
+
+def share_box(params: tuple[Param, ...], where: Any = None) -> str:
+    """A "Share this view" box with the link that reproduces the current view, ready to copy.
+
+    The link is built from the controls' current values (only those that
+    differ from the defaults) plus the lesson, hidden-controls and lecture
+    parameters of the current link. Returns the link.
+    """
+    where = st if where is None else where
+    values = {p.key: _current(p) for p in params}
+    query = state.to_query(params, values)
+    for extra in _LINK_EXTRAS:
+        if extra in st.query_params:
+            query[extra] = st.query_params[extra]
+    base = st.context.url or ""
+    link = base + ("?" + urlencode(query) if query else "")
+    with where.expander("Share this view", icon=":material/share:"):
+        st.caption("This link opens exactly this view, with the same numbers, on any machine.")
+        st.code(link, language=None, wrap_lines=True)
+    return link
+
+
+def _current(param: Param) -> Any:
+    if param.key in mode.hidden():
+        return _hidden_value(param)
+    return st.session_state.get(param.key, param.default)

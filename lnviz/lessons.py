@@ -1,0 +1,61 @@
+"""Lesson links: named scenarios that set several controls at once and tell a story.
+
+A teacher shares ``?preset=small-batch``; the page applies the lesson's values
+to every control the link does not set itself, and shows the story.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True)
+class Lesson:
+    """A named view of the explorer: its control values and the point it makes."""
+
+    title: str
+    story: str
+    values: dict[str, Any] = field(default_factory=dict)
+
+
+LESSONS: dict[str, Lesson] = {
+    "small-batch": Lesson(
+        "Small batch: BN's statistics are noise",
+        "With 4 samples, each feature's BN mean and σ are estimated from 4 numbers. Change the seed: "
+        "BN's output for the same kind of data jumps around, because its statistics are noise. "
+        "LN's statistics come from each sample's own 32 features, whatever the batch.",
+        {"batch": 4, "features": 32, "dist": "heterogeneous features", "seed": 0},
+    ),
+    "outlier-feature": Lesson(
+        "One outlier feature",
+        "Feature 5 is 25× larger than the others. LN's μ and σ for every sample are dominated by it, "
+        "so the other features of each sample are squashed towards the same value. BN gives that "
+        "feature a column of its own and leaves the others alone.",
+        {"dist": "outlier feature", "batch": 16, "features": 16, "col": 5},
+    ),
+    "heterogeneous-samples": Lesson(
+        "Samples on different scales",
+        "Each sample has its own offset and scale. BN normalizes each column across samples, so the "
+        "samples' differences survive. LN removes each sample's own scale and offset: every row comes "
+        "out with mean 0 and variance 1.",
+        {"dist": "heterogeneous samples", "batch": 16, "features": 32},
+    ),
+    "eps-matters": Lesson(
+        "When ε matters",
+        "Sample 0 is almost constant: σ² ≈ 1e-6, smaller than ε = 1e-5. Inside √(σ² + ε), ε wins and "
+        "LN's x̂ for that row stays small. Move ε to 0: the tiny noise is blown up to unit variance. "
+        "With an exactly constant row and ε = 0 it is 0/0.",
+        {"dist": "near-constant row", "batch": 8, "features": 16, "eps": 1e-5, "row": 0},
+    ),
+}
+
+
+def slug(name: str) -> str:
+    """The URL form of a lesson's name: "ε matters" and "eps matters" become "eps-matters"."""
+    return "-".join(name.strip().lower().replace("ε", "eps").replace("_", " ").split())
+
+
+def find(name: str | None) -> Lesson | None:
+    """The lesson a link names, or None."""
+    return None if not name else LESSONS.get(slug(name))

@@ -1,0 +1,298 @@
+"""The norm family (lnviz.norms' BN, LN, InstanceNorm, GroupNorm, RMSNorm and lnviz.family) against torch."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, figures, run_page
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnviz import family as fam
+from lnviz.data import generator
+from lnviz.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+
+PAGE = "pages/family.py"
+EPS = 1e-5
+TOL = dict(atol=1e-10, rtol=1e-10)
+HYP = settings(max_examples=20, deadline=None, derandomize=True)
+
+
+def draw(g: torch.Generator, lo: int, hi: int) -> int:
+    return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+
+def random_input(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x of a random seeded shape (N, C, *) with one or two spatial dims, and random per-channel γ, β."""
+    g = generator(seed)
+    spatial = [draw(g, 2, 5) for _ in range(draw(g, 1, 2))]
+    shape = (draw(g, 1, 4), draw(g, 1, 8), *spatial)
+    x = 2.0 * torch.randn(*shape, generator=g, dtype=torch.float64) + torch.randn(1, generator=g, dtype=torch.float64)
+    gamma = 1.0 + 0.5 * torch.randn(shape[1], generator=g, dtype=torch.float64)
+    beta = 0.5 * torch.randn(shape[1], generator=g, dtype=torch.float64)
+    return x, gamma, beta
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_batch_norm_matches_torch(seed):
+    x, gamma, beta = random_input(seed)
+    out = batch_norm(x, gamma, beta, eps=EPS)
+    running_mean = torch.zeros(x.shape[1], dtype=x.dtype)
+    running_var = torch.zeros(x.shape[1], dtype=x.dtype)
+    y = F.batch_norm(x, running_mean, running_var, gamma, beta, training=True, momentum=1.0, eps=EPS)
+    torch.testing.assert_close(out.y, y, **TOL)
+    m = out.count
+    assert m == x.numel() // x.shape[1]
+    torch.testing.assert_close(out.mean.flatten(), running_mean, **TOL)
+    torch.testing.assert_close(out.var.flatten(), running_var * (m - 1) / m, **TOL)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_layer_norm_over_channels_and_positions_matches_torch(seed):
+    x, _, _ = random_input(seed)
+    ndim = x.dim() - 1  # everything but the sample: (C, *)
+    g = generator(seed + 1)
+    gamma = torch.randn(*x.shape[1:], generator=g, dtype=torch.float64)
+    beta = torch.randn(*x.shape[1:], generator=g, dtype=torch.float64)
+    out = layer_norm(x, gamma, beta, eps=EPS, normalized_ndim=ndim)
+    torch.testing.assert_close(out.y, F.layer_norm(x, x.shape[1:], gamma, beta, eps=EPS), **TOL)
+    assert out.count == x[0].numel()
+    var, mean = torch.var_mean(x.flatten(1), dim=1, unbiased=False)
+    torch.testing.assert_close(out.mean.flatten(), mean, **TOL)
+    torch.testing.assert_close(out.var.flatten(), var, **TOL)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_instance_norm_matches_torch(seed):
+    x, gamma, beta = random_input(seed)
+    out = instance_norm(x, gamma, beta, eps=EPS)
+    torch.testing.assert_close(out.y, F.instance_norm(x, weight=gamma, bias=beta, eps=EPS), **TOL)
+    assert out.count == x[0, 0].numel()
+    var, mean = torch.var_mean(x.flatten(2), dim=2, unbiased=False)  # (N, C)
+    torch.testing.assert_close(out.mean.flatten(2).squeeze(2), mean, **TOL)
+    torch.testing.assert_close(out.var.flatten(2).squeeze(2), var, **TOL)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_group_norm_matches_torch_for_every_valid_group_count(seed):
+    x, gamma, beta = random_input(seed)
+    n, c = x.shape[:2]
+    for groups in [g for g in range(1, c + 1) if c % g == 0]:
+        out = group_norm(x, groups, gamma, beta, eps=EPS)
+        torch.testing.assert_close(out.y, F.group_norm(x, groups, gamma, beta, eps=EPS), **TOL)
+        assert out.count == x[0].numel() // groups
+        var, mean = torch.var_mean(x.reshape(n, groups, -1), dim=2, unbiased=False)  # (N, G)
+        per_channel = c // groups
+        torch.testing.assert_close(out.mean.flatten(1)[:, ::per_channel], mean, **TOL)
+        torch.testing.assert_close(out.var.flatten(1)[:, ::per_channel], var, **TOL)
+    if c > 1:
+        with pytest.raises(ValueError):
+            group_norm(x, c + 1)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_rms_norm_matches_torch(seed):
+    x, _, _ = random_input(seed)
+    g = generator(seed + 2)
+    for ndim in range(1, x.dim()):
+        shape = x.shape[-ndim:]
+        gamma = torch.randn(*shape, generator=g, dtype=torch.float64)
+        out = rms_norm(x, gamma, eps=EPS, normalized_ndim=ndim)
+        torch.testing.assert_close(out.y, F.rms_norm(x, shape, gamma, eps=EPS), **TOL)
+        assert (out.mean == 0).all()
+        dims = tuple(range(x.dim() - ndim, x.dim()))
+        torch.testing.assert_close(out.var, x.square().mean(dim=dims, keepdim=True), **TOL)
+
+
+TORCH = {
+    "BN": lambda x, groups: F.batch_norm(x, None, None, training=True, eps=EPS),
+    "LN": lambda x, groups: F.layer_norm(x, x.shape[1:], eps=EPS),
+    "InstanceNorm": lambda x, groups: F.instance_norm(x, eps=EPS),
+    "GroupNorm": lambda x, groups: F.group_norm(x, groups, eps=EPS),
+    "RMSNorm": lambda x, groups: F.rms_norm(x, x.shape[1:], eps=EPS),
+}
+
+
+def random_case(seed: int) -> tuple[torch.Tensor, int, fam.Pick]:
+    g = generator(seed)
+    n, c, p = draw(g, 1, 5), draw(g, 1, 9), draw(g, 2, 7)
+    divisors = [d for d in range(1, c + 1) if c % d == 0]
+    groups = divisors[draw(g, 0, len(divisors) - 1)]
+    pick = (draw(g, 0, n - 1), draw(g, 0, c - 1), draw(g, 0, p - 1))
+    return fam.make_tensor(n, c, p, seed), groups, pick
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_normalize_is_torch_for_every_norm(seed):
+    x, groups, _ = random_case(seed)
+    for norm in fam.NORMS:
+        torch.testing.assert_close(fam.normalize(x, norm, groups, eps=EPS).y, TORCH[norm](x, groups), **TOL)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_pooled_mask_is_exactly_what_torch_reads(seed):
+    """The highlight: the elements whose change moves the picked output, found by torch's autograd."""
+    x, groups, pick = random_case(seed)
+    for norm in fam.NORMS:
+        mask = fam.pooled_mask(tuple(x.shape), norm, pick, groups)
+        assert mask.shape == x.shape and mask.dtype == torch.bool
+        assert mask[pick]
+        assert int(mask.sum()) == fam.normalize(x, norm, groups).count
+        leaf = x.clone().requires_grad_(True)
+        TORCH[norm](leaf, groups)[pick].backward()
+        assert torch.equal(mask, leaf.grad != 0), norm
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_cell_stats_are_the_pooled_sets_statistics(seed):
+    x, groups, pick = random_case(seed)
+    for norm in fam.NORMS:
+        pooled = x[fam.pooled_mask(tuple(x.shape), norm, pick, groups)]
+        stats = fam.cell_stats(norm, fam.normalize(x, norm, groups, eps=EPS), pick)
+        mean = 0.0 if norm == "RMSNorm" else pooled.mean().item()
+        var = pooled.square().mean().item() if norm == "RMSNorm" else pooled.var(unbiased=False).item()
+        assert stats.norm == norm and stats.count == pooled.numel()
+        assert stats.x == x[pick].item()
+        assert stats.mean == pytest.approx(mean, rel=1e-10, abs=1e-12)
+        assert stats.var == pytest.approx(var, rel=1e-10, abs=1e-12)
+        assert stats.x_hat == pytest.approx(TORCH[norm](x, groups)[pick].item(), rel=1e-10, abs=1e-12)
+
+
+def test_groups_that_do_not_divide_c_are_refused_in_words():
+    assert fam.divisors(12) == (1, 2, 3, 4, 6, 12)
+    assert fam.divisors(7) == (1, 7)
+    x = fam.make_tensor(2, 6, 4, 0)
+    for groups in (0, 4, 5, 7):
+        with pytest.raises(ValueError, match="choose one of 1, 2, 3, 6"):
+            fam.check_groups(6, groups)
+        with pytest.raises(ValueError, match="must divide 6"):
+            fam.normalize(x, "GroupNorm", groups)
+        with pytest.raises(ValueError, match="must divide 6"):
+            fam.pooled_mask((2, 6, 4), "GroupNorm", (0, 0, 0), groups)
+    for groups in (1, 2, 3, 6):
+        fam.check_groups(6, groups)
+
+
+def test_picks_outside_the_tensor_are_refused_or_clamped():
+    with pytest.raises(ValueError, match="c = 6"):
+        fam.pooled_mask((2, 6, 4), "BN", (0, 6, 0))
+    with pytest.raises(ValueError, match="unknown norm"):
+        fam.pooled_mask((2, 6, 4), "WN", (0, 0, 0))
+    with pytest.raises(ValueError, match="unknown norm"):
+        fam.normalize(fam.make_tensor(2, 6, 4, 0), "WN")
+    assert fam.clamp_pick((2, 6, 4), (1, 5, 3)) == ((1, 5, 3), [])
+    fixed, notes = fam.clamp_pick((2, 6, 4), (7, 2, 9))
+    assert fixed == (1, 2, 3)
+    assert len(notes) == 2 and notes[0].startswith("n = 7") and notes[1].startswith("pos = 9")
+
+
+def test_make_tensor_is_seeded():
+    a = fam.make_tensor(3, 4, 5, 9)
+    assert a.shape == (3, 4, 5) and a.dtype == torch.float64
+    assert torch.equal(a, fam.make_tensor(3, 4, 5, 9))
+    assert not torch.equal(a, fam.make_tensor(3, 4, 5, 10))
+    with pytest.raises(ValueError):
+        fam.make_tensor(3, 4, 1, 0)
+
+
+def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
+    x = fam.make_tensor(3, 4, 5, 1)
+    pick = (2, 1, 4)
+    for norm in fam.NORMS:
+        mask = fam.pooled_mask(tuple(x.shape), norm, pick, groups=2)
+        other, pooled, picked = fam.fig_cube(x, mask, pick, norm).data
+        assert len(other.x) + len(pooled.x) + len(picked.x) == x.numel()
+        # the traces hold (c, n, pos) as (x, y, z)
+        shown = {(n, c, p) for c, n, p in zip(pooled.x, pooled.y, pooled.z, strict=True)}
+        expected = {tuple(i) for i in mask.nonzero().tolist()} - {pick}
+        assert shown == expected
+        assert (picked.y[0], picked.x[0], picked.z[0]) == pick
+        assert pooled.marker.color == fam.NORM_COLORS[norm]
+        assert picked.customdata[0] == pytest.approx(x[pick].item(), rel=1e-6)
+
+
+def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
+    shape, pick = (3, 4, 5), (1, 3, 0)
+    masks = {norm: fam.pooled_mask(shape, norm, pick, groups=2) for norm in fam.NORMS}
+    fig = fam.fig_family(masks, pick, "LN")
+    heatmaps = [tr for tr in fig.data if tr.type == "heatmap"]
+    assert [h.name for h in heatmaps] == list(fam.NORMS)
+    for h in heatmaps:
+        assert [list(row) for row in h.z] == masks[h.name].float().mean(dim=2).tolist()
+    assert fig.layout.annotations[1].text == "<b>LN</b>"
+    masks["GroupNorm"] = None
+    fig = fam.fig_family(masks, pick, "GroupNorm", note="G = 3 does not divide C = 4")
+    assert [tr.name for tr in fig.data if tr.type == "heatmap"] == ["BN", "LN", "InstanceNorm", "RMSNorm"]
+    assert "G = 3 does not divide C = 4" in [a.text for a in fig.layout.annotations]
+
+
+def _pooled(at):
+    return figures(at)[0].data[1]
+
+
+def _picked(at):
+    cube = figures(at)[0].data[2]
+    return cube.y[0], cube.x[0], cube.z[0]
+
+
+def test_page_runs_and_every_control_acts():
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    assert len(figures(at)) == 2
+    assert len(at.dataframe[0].value) == 5
+    assert len(_pooled(at).x) == 6 // 2 * 8 - 1  # GroupNorm, G = 2: 3 channels × 8 positions, less the pick
+
+    for norm, size in (("BN", 4 * 8), ("LN", 6 * 8), ("InstanceNorm", 8), ("RMSNorm", 6 * 8)):
+        at.radio(key="norm").set_value(norm).run()
+        assert_no_exception(at)
+        assert len(_pooled(at).x) == size - 1, norm
+        assert figures(at)[0].data[1].marker.color == fam.NORM_COLORS[norm]
+
+    at.radio(key="norm").set_value("GroupNorm").run()
+    at.slider(key="groups").set_value(3).run()
+    assert len(_pooled(at).x) == 2 * 8 - 1
+
+    at.number_input(key="n").set_value(3).run()
+    at.number_input(key="c").set_value(5).run()
+    at.number_input(key="pos").set_value(7).run()
+    assert _picked(at) == (3, 5, 7)
+    table = at.dataframe[0].value
+    x_before = table["x"].tolist()
+
+    at.number_input(key="seed").set_value(5).run()
+    assert at.dataframe[0].value["x"].tolist() != x_before
+
+    at.slider(key="channels").set_value(12).run()
+    at.slider(key="positions").set_value(4).run()
+    at.slider(key="batch").set_value(2).run()
+    assert_no_exception(at)
+    cube = figures(at)[0]
+    assert sum(len(tr.x) for tr in cube.data) == 2 * 12 * 4
+    assert _picked(at) == (1, 5, 3)  # n and pos moved inside the smaller tensor
+    assert any("n = 3 is outside 0 to 1" in i.value for i in at.info)
+    assert len(_pooled(at).x) == 12 // 3 * 4 - 1
+
+    at.slider(key="groups").set_value(5).run()
+    assert_no_exception(at)
+    assert any("G = 5 does not" in w.value for w in at.warning)
+    assert len(figures(at)) == 1  # no cube for GroupNorm; the panels remain
+    assert "GroupNorm" not in at.dataframe[0].value["norm"].tolist()
+    at.radio(key="norm").set_value("BN").run()
+    assert len(figures(at)) == 2 and len(_pooled(at).x) == 2 * 4 - 1
+
+
+def test_page_reads_the_link():
+    at = run_page(PAGE, {"norm": "InstanceNorm", "n": "2", "c": "4", "pos": "6", "groups": "abc"})
+    assert_no_exception(at)
+    assert _picked(at) == (2, 4, 6)
+    assert len(_pooled(at).x) == 8 - 1
+    assert any("Groups G" in i.value for i in at.info)
