@@ -1,0 +1,4 @@
+import streamlit as st
+
+st.title("Walkthrough")
+st.write("Being built.")
