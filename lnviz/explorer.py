@@ -7,13 +7,15 @@ reason in words instead of a BN result, so the page can explain it.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import math
+from dataclasses import dataclass, replace
 
 import pandas as pd
 import torch
 from torch import Tensor
 
 from lnviz import device as devices
+from lnviz import norms
 from lnviz.norms import NormResult, batch_norm, layer_norm
 
 # The largest window of cells a heatmap shows; larger grids are shown as a
@@ -40,24 +42,44 @@ class Exploration:
     device: torch.device
 
 
-def explore(x: Tensor, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0, eps: float = 1e-5) -> Exploration:
-    """LayerNorm (one μ, σ² per row of x) and BatchNorm (one per column), timed.
+def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
+    """LayerNorm (one μ, σ² per row of x) and BatchNorm (one per column), with γ = 1, β = 0, timed.
 
-    ``x`` has shape (B, H); ``gain`` and ``bias`` are scalars or tensors of
-    shape (H,), applied by both norms. Runs on ``x.device``.
+    ``x`` has shape (B, H). This is the heavy part: the statistics and x̂.
+    Runs on ``x.device``; the wall time is synchronised on a GPU.
     """
     if x.dim() != 2:
         raise ValueError(f"explore: x must have shape (B, H), got {tuple(x.shape)}")
     dev = x.device
 
     def both() -> tuple[NormResult, NormResult | None, str | None]:
-        ln = layer_norm(x, gain, bias, eps)
+        ln = layer_norm(x, eps=eps)
         if x.shape[0] < 2:
             return ln, None, BN_SINGLE_SAMPLE
-        return ln, batch_norm(x, gain, bias, eps, training=True), None
+        return ln, batch_norm(x, eps=eps, training=True), None
 
     (ln, bn, bn_error), seconds = devices.timed(both, dev)
     return Exploration(x=x, ln=ln, bn=bn, bn_error=bn_error, seconds=seconds, device=dev)
+
+
+def with_affine(result: Exploration, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0) -> Exploration:
+    """Both norms' y = γ x̂ + β for new γ, β, reusing the statistics; the time includes this step."""
+
+    def both() -> tuple[NormResult, NormResult | None]:
+        bn = None if result.bn is None else norms.with_affine(result.bn, gain, bias)
+        return norms.with_affine(result.ln, gain, bias), bn
+
+    (ln, bn), seconds = devices.timed(both, result.device)
+    return replace(result, ln=ln, bn=bn, seconds=result.seconds + seconds)
+
+
+def explore(x: Tensor, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0, eps: float = 1e-5) -> Exploration:
+    """LN and BN of x (B, H) with γ = ``gain`` and β = ``bias`` (scalars or (H,) tensors), timed.
+
+    The same as :func:`normalize` followed by :func:`with_affine`; a page that
+    caches the first redoes only the cheap affine step when γ or β move.
+    """
+    return with_affine(normalize(x, eps), gain, bias)
 
 
 def window(batch: int, features: int, row: int, col: int, size: int = WINDOW) -> tuple[slice, slice]:
@@ -98,13 +120,46 @@ def degenerate(result: Exploration) -> Degenerate:
     return Degenerate(ln_rows=zero(result.ln), bn_cols=zero(result.bn))
 
 
+# Above this many values, histograms and ranges use an evenly spread sample.
+SAMPLE = 65_536
+
+
+def sample(values: Tensor, limit: int = SAMPLE) -> Tensor:
+    """At most ``limit`` of ``values`` (B, H), spread evenly over every row and column.
+
+    Takes every k-th element of the flattened grid, with k chosen coprime to H
+    so that the sample visits every feature, not the same few columns. A grid
+    of ``limit`` values or fewer is returned whole (flattened).
+    """
+    flat = values.reshape(-1)
+    if flat.numel() <= limit:
+        return flat
+    step = -(-flat.numel() // limit)
+    while math.gcd(step, values.shape[-1]) != 1:
+        step += 1
+    return flat[::step]
+
+
+def _finite(values: Tensor) -> Tensor:
+    """``values`` without NaN and ±inf, copying only when there are any."""
+    return values if bool(torch.isfinite(values).all()) else values[torch.isfinite(values)]
+
+
+def finite_range(*tensors: Tensor) -> tuple[float, float]:
+    """The smallest and largest finite value over all ``tensors`` ((-1, 1) if there is none)."""
+    ends = [torch.aminmax(f) for f in map(_finite, tensors) if f.numel()]
+    if not ends:
+        return -1.0, 1.0
+    return min(float(e.min) for e in ends), max(float(e.max) for e in ends)
+
+
 def histogram(values: Tensor, lo: float, hi: float, bins: int = 60) -> tuple[Tensor, Tensor]:
     """Counts of the finite ``values`` in ``bins`` equal bins over [lo, hi], and the bin centres.
 
     Computed in torch on the values' device, so a 1024 × 1024 grid sends 60
     numbers to the browser, not a million.
     """
-    finite = values[torch.isfinite(values)].to(torch.float64)
+    finite = _finite(values)
     if hi <= lo:
         hi = lo + 1.0
     counts = torch.histc(finite, bins=bins, min=lo, max=hi)  # (bins,)

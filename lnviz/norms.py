@@ -28,7 +28,7 @@ float64.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
@@ -272,3 +272,26 @@ def group_norm(x: Tensor, groups: int, weight: Affine = None, bias: Affine = Non
         dims=dims,
         count=grouped.shape[2],
     )
+
+
+def with_affine(result: NormResult, weight: Affine = None, bias: Affine = None) -> NormResult:
+    """The same normalization with another γ and β: y = γ x̂ + β, reusing x̂.
+
+    The affine step is elementwise and cheap; the statistics are not
+    recomputed. ``weight`` and ``bias`` are scalars, ``None`` (γ = 1, β = 0),
+    or tensors with as many elements as the result's γ (one per normalized
+    feature or channel), reshaped to broadcast like it.
+    """
+
+    def like(value: Affine, fill: float, current: Tensor, what: str) -> Tensor:
+        if value is None:
+            value = fill
+        if not isinstance(value, Tensor):
+            return torch.full_like(current, float(value))
+        if value.numel() != current.numel():
+            raise ValueError(f"with_affine: {what} must have {current.numel()} elements, got {value.numel()}")
+        return value.to(dtype=current.dtype, device=current.device).reshape(current.shape)
+
+    w = like(weight, 1.0, result.weight, "weight")
+    b = like(bias, 0.0, result.bias, "bias")
+    return replace(result, weight=w, bias=b, y=torch.addcmul(b, result.x_hat, w))  # one pass: β + x̂·γ

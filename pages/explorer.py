@@ -34,15 +34,28 @@ with st.sidebar:
 show_notes()
 pref = st.session_state.get(state.DEVICE.key, state.DEVICE.default)
 
+
+@st.cache_resource(max_entries=8, show_spinner=False)
+def normalized(dist: str, batch: int, features: int, seed: int, device_type: str, eps: float) -> explorer.Exploration:
+    """x and both norms before γ and β, recomputed only when the data or ε change.
+
+    Shared between sessions and never mutated: moving γ or β redoes only the
+    elementwise affine step on top of it.
+    """
+    dev = torch.device(device_type)
+    x = data.make_activations(dist, batch, features, seed, device=dev, dtype=device.compute_dtype(dev))  # (B, H)
+    return explorer.normalize(x, eps)
+
+
 dev = device.pick(pref)
 dtype = device.compute_dtype(dev)
-x = data.make_activations(dist, batch, features, seed, device=dev, dtype=dtype)  # (B, H)
+base = normalized(dist, batch, features, seed, dev.type, eps)
 if affine:
     g, b = data.random_affine(features, seed)  # (H,), (H,)
-    gamma, beta = (gain * g).to(dev, dtype), (bias + b).to(dev, dtype)
+    gamma, beta = gain * g, bias + b
 else:
     gamma, beta = gain, bias
-result = explorer.explore(x, gamma, beta, eps)
+result = explorer.with_affine(base, gamma, beta)
 
 st.markdown(
     f":violet-badge[:material/memory: {device.label(dev)}] "
@@ -130,13 +143,15 @@ if result.bn is None:
     st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
 
 st.subheader("Distributions before and after")
-values = [result.x] + [n.y for n in (result.ln, result.bn) if n is not None]
-finite = torch.cat([v[torch.isfinite(v)].flatten() for v in values])
-lo, hi = (float(finite.min()), float(finite.max())) if finite.numel() else (-1.0, 1.0)
-hists = {"input": explorer.histogram(result.x, lo, hi)}
-if result.bn is not None:
-    hists["BN"] = explorer.histogram(result.bn.y, lo, hi)
-hists["LN"] = explorer.histogram(result.ln.y, lo, hi)
+named = {"input": result.x, "BN": None if result.bn is None else result.bn.y, "LN": result.ln.y}
+samples = {name: explorer.sample(values) for name, values in named.items() if values is not None}
+lo, hi = explorer.finite_range(*samples.values())
+hists = {name: explorer.histogram(values, lo, hi) for name, values in samples.items()}
+if result.x.numel() > explorer.SAMPLE:
+    st.caption(
+        f"Counted over an evenly spread sample of {len(samples['input']):,} of the {result.x.numel():,} values "
+        "(every feature and every sample is represented)."
+    )
 st.plotly_chart(figures.fig_distributions(hists), key="hist_chart", width="stretch")
 
 st.subheader(f"Cell (sample {i}, feature {j}), step by step")

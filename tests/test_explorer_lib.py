@@ -87,3 +87,30 @@ def test_pytorch_line_reproduces_the_value():
 def test_num_formats_nan_and_exponents():
     assert explain.num(float("nan")) == r"\text{NaN}"
     assert explain.num(1.5e-7) == r"1.5 \times 10^{-7}"
+
+
+def test_sample_spreads_over_every_feature_and_sample():
+    x = torch.arange(1024 * 1024, dtype=torch.float64).reshape(1024, 1024)
+    s = explorer.sample(x, limit=65_536)
+    assert 60_000 <= s.numel() <= 65_536
+    rows, cols = (s // 1024).long(), (s % 1024).long()
+    assert rows.unique().numel() == 1024 and cols.unique().numel() == 1024
+    small = torch.ones(3, 4, dtype=torch.float64)
+    assert explorer.sample(small).numel() == 12
+
+
+def test_finite_range_ignores_nan_and_inf():
+    a = torch.tensor([1.0, float("nan"), -2.0], dtype=torch.float64)
+    b = torch.tensor([float("inf"), 5.0], dtype=torch.float64)
+    assert explorer.finite_range(a, b) == (-2.0, 5.0)
+    assert explorer.finite_range(torch.tensor([float("nan")])) == (-1.0, 1.0)
+
+
+def test_with_affine_reuses_the_statistics():
+    x = data.make_activations("heterogeneous features", 7, 11, seed=5)
+    g, b = data.random_affine(11, seed=5)
+    base = explorer.normalize(x, 1e-4)
+    again = explorer.with_affine(base, g, b)
+    assert again.ln.mean is base.ln.mean and again.bn.var is base.bn.var
+    torch.testing.assert_close(again.ln.y, F.layer_norm(x, (11,), g, b, 1e-4), rtol=0, atol=1e-10)
+    torch.testing.assert_close(again.bn.y, F.batch_norm(x, None, None, g, b, True, 0.0, 1e-4), rtol=0, atol=1e-10)
