@@ -6,7 +6,7 @@ sidebar), the device control shared by every page, and the lecture style.
 
 import streamlit as st
 
-from lnviz import state
+from lnviz import device, state
 from ui import mode
 from ui.controls import control
 
@@ -16,6 +16,8 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="collapsed" if mode.presenting() else "auto",
 )
+
+device.configure_threads()
 
 PAGES = {
     "Explore": [

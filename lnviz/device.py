@@ -7,6 +7,7 @@ since kernel launches return before the work is done.
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable
 from typing import TypeVar
@@ -75,3 +76,51 @@ def timed(fn: Callable[[], T], device: torch.device) -> tuple[T, float]:
     out = fn()
     synchronize(device)
     return out, time.perf_counter() - start
+
+
+def server_threads(cpus: int | None = None) -> int:
+    """Threads for torch's CPU kernels when many sessions share one server process.
+
+    Each session's rerun runs in a thread of its own, and each torch kernel
+    fans out over a pool of intra-op threads shared by the whole process; with
+    many users, more threads than cores only add contention. On a small
+    machine (2 cores or fewer) one rerun may use every core; above that, half
+    the cores (at most 4) leave room for concurrent reruns, and small kernels
+    gain little from more. ``LNVIZ_TORCH_THREADS`` overrides it.
+    """
+    override = os.environ.get("LNVIZ_TORCH_THREADS", "").strip()
+    if override.isdigit() and int(override) > 0:
+        return int(override)
+    cpus = cpus or os.cpu_count() or 1
+    return cpus if cpus <= 2 else max(2, min(4, cpus // 2))
+
+
+_threads_set = False
+
+
+def configure_threads() -> int:
+    """Set torch's intra-op thread count for a shared server, once per process."""
+    global _threads_set
+    if not _threads_set:
+        torch.set_num_threads(server_threads())
+        _threads_set = True
+    return torch.get_num_threads()
+
+
+def with_fallback(fn: Callable[[torch.device], T], device: torch.device) -> tuple[T, torch.device, str | None]:
+    """Run ``fn(device)``; if the GPU runs out of memory, run ``fn`` on the CPU instead.
+
+    Returns (result, the device it ran on, a message for the user or None).
+    """
+    try:
+        return fn(device), device, None
+    except torch.OutOfMemoryError:
+        if device.type == "cpu":
+            raise
+        if device.type == "cuda":
+            torch.cuda.empty_cache()
+        cpu = torch.device("cpu")
+        message = (
+            f"The {device.type.upper()} device ran out of memory for this size, so this view was computed on the CPU."
+        )
+        return fn(cpu), cpu, message

@@ -47,9 +47,12 @@ def normalized(dist: str, batch: int, features: int, seed: int, device_type: str
     return explorer.normalize(x, eps)
 
 
-dev = device.pick(pref)
+base, dev, fallback = device.with_fallback(
+    lambda d: normalized(dist, batch, features, seed, d.type, eps), device.pick(pref)
+)
+if fallback:
+    st.warning(fallback, icon=":material/memory:")
 dtype = device.compute_dtype(dev)
-base = normalized(dist, batch, features, seed, dev.type, eps)
 if affine:
     g, b = data.random_affine(features, seed)  # (H,), (H,)
     gamma, beta = gain * g, bias + b
