@@ -1,14 +1,16 @@
 """lnviz: the router. Each page is one file in pages/, with an explicit url_path.
 
 App-wide things live here: the page config (lecture mode collapses the
-sidebar), the device control shared by every page, and the lecture style.
+sidebar), torch's thread count for a shared server, and the lecture style.
 """
 
+# Imported before any page runs: plotly looks pandas up in sys.modules, and on a
+# fresh server two first sessions could otherwise meet it half-imported.
+import pandas  # noqa: F401
 import streamlit as st
 
-from lnviz import device, state
+from lnviz import device
 from ui import mode
-from ui.controls import control
 
 st.set_page_config(
     page_title="lnviz: LayerNorm vs BatchNorm",
@@ -31,7 +33,7 @@ PAGES = {
     ],
     "Labs": [
         st.Page("pages/coupling.py", title="Batch coupling", icon=":material/link:", url_path="coupling"),
-        st.Page("pages/train_eval.py", title="Train vs eval", icon=":material/sync_alt:", url_path="train-eval"),
+        st.Page("pages/train_eval.py", title="Train vs eval", icon=":material/sync_alt:", url_path="train_eval"),
         st.Page("pages/invariance.py", title="Invariance table", icon=":material/balance:", url_path="invariance"),
         st.Page("pages/sequences.py", title="Sequences", icon=":material/timeline:", url_path="sequences"),
         st.Page("pages/family.py", title="The norm family", icon=":material/view_in_ar:", url_path="family"),
@@ -44,8 +46,6 @@ PAGES = {
 
 page = st.navigation(PAGES)
 mode.apply_lecture_style()
-with st.sidebar:
-    control(state.DEVICE, "select")
-    if mode.presenting():
-        st.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
+if mode.presenting():
+    st.sidebar.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
 page.run()

@@ -73,34 +73,58 @@ class Param:
             return format_number(value)
         return str(value)
 
+    def coerce(self, value: Any) -> Any:
+        """The valid value nearest to ``value``: clamped into range, or the default if unusable.
+
+        For a value already held in session state that this control cannot
+        take, such as a batch size left by a page whose range is wider.
+        """
+        if self.kind in ("int", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return self.default
+            if not math.isfinite(number):
+                return self.default
+            return type(self.default)(min(max(number, self.lo), self.hi))
+        if self.kind == "bool":
+            return value if isinstance(value, bool) else self.default
+        return value if value in self.options else self.default
+
     def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
         """The value a link asks for, made valid, and a note if anything changed.
 
         The rules are the widget's own (Streamlit's, for a control bound to
-        the URL), so a link gets exactly what the widget would show: a number
-        outside the range, NaN, ±inf or text is dropped for the default; a
-        fraction given to a whole-number control is cut to its integer part;
-        a choice must be spelled as the option is. ``raw`` is the query
-        string's value, a list when the key is repeated: the last one counts.
-        Returns ``(value, None)`` when the link's value was taken as it is.
+        the URL): a number outside the range, NaN, ±inf or text is dropped for
+        the default; a fraction given to a whole-number control is cut to its
+        integer part; a choice must be spelled as the option is. ``raw`` is
+        the query string's value, a list when the key is repeated: the last
+        one counts. Returns ``(value, None)`` when the link's value was taken
+        as it is. Used for a control that has no widget (hidden by the link).
         """
-        if raw is None:
+        if raw is None or (isinstance(raw, list | tuple) and not raw):
             return self.default, None
-        repeated = ""
-        if isinstance(raw, list | tuple):
-            if not raw:
-                return self.default, None
-            if len(raw) > 1:
-                repeated = f" ({self.key} was given {len(raw)} times; the last one counts)"
-            raw = raw[-1]
-        text = str(raw)
+        value, _ = self._parse_text(_last(raw))
+        return value, self.note(raw, value)
+
+    def note(self, raw: str | list[str], used: Any) -> str | None:
+        """What to tell the user when a link said ``raw`` and the control got ``used``.
+
+        None when the link's value was taken as it is; otherwise one line
+        naming the control, what the link said, why it was not taken (by this
+        control's rules, or the widget's own), and the value used instead.
+        """
+        text = _last(raw)
         value, why = self._parse_text(text)
+        repeated = f" ({self.key} was given {len(raw)} times; the last one counts)" if _count(raw) > 1 else ""
+        if used != value and why is None:
+            why = "was not accepted"
         if why is None and not repeated:
-            return value, None
-        shown = text if len(text) <= 24 else text[:21] + "..."
+            return None
         if why is None:
-            return value, f"{self.label}: using {self.format(value)}{repeated}."
-        return value, f"{self.label}: {shown!r} {why}; using {self.format(value)}{repeated}."
+            return f"{self.label}: using {self.format(used)}{repeated}."
+        shown = text if len(text) <= 24 else text[:21] + "..."
+        return f"{self.label}: {shown!r} {why}; using {self.format(used)}{repeated}."
 
     def _parse_text(self, text: str) -> tuple[Any, str | None]:
         default = self.default
@@ -140,6 +164,15 @@ def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tu
         if note:
             notes.append(note)
     return values, notes
+
+
+def _last(raw: str | list[str]) -> str:
+    """The value that counts when a key is repeated in a query string: the last."""
+    return str(raw[-1]) if isinstance(raw, list | tuple) else str(raw)
+
+
+def _count(raw: str | list[str]) -> int:
+    return len(raw) if isinstance(raw, list | tuple) else 1
 
 
 def to_query(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, str]:

@@ -5,7 +5,7 @@ import torch
 
 from lnviz import data, device, explain, explorer, figures, state
 from ui import mode
-from ui.controls import control, share_box, show_notes
+from ui.controls import control, device_picker, share_box, show_notes
 
 mode.apply_lesson()
 st.title("LayerNorm vs BatchNorm")
@@ -31,6 +31,8 @@ with st.sidebar:
     bias = control(state.BIAS)
     affine = control(state.AFFINE, "toggle")
     eps = control(state.EPS, "select_slider")
+    st.header("Compute")
+    picked = device_picker()
 show_notes()
 pref = st.session_state.get(state.DEVICE.key, state.DEVICE.default)
 
@@ -47,9 +49,7 @@ def normalized(dist: str, batch: int, features: int, seed: int, device_type: str
     return explorer.normalize(x, eps)
 
 
-base, dev, fallback = device.with_fallback(
-    lambda d: normalized(dist, batch, features, seed, d.type, eps), device.pick(pref)
-)
+base, dev, fallback = device.with_fallback(lambda d: normalized(dist, batch, features, seed, d.type, eps), picked)
 if fallback:
     st.warning(fallback, icon=":material/memory:")
 dtype = device.compute_dtype(dev)

@@ -96,3 +96,18 @@ def test_keys_are_unique_short_and_url_safe():
     keys = [p.key for p in state.EXPLORER]
     assert len(keys) == len(set(keys))
     assert all(k.isidentifier() and k.islower() and len(k) <= 12 for k in keys)
+
+
+def test_note_compares_the_link_with_the_value_the_widget_took():
+    assert state.BATCH.note("12", 12) is None
+    assert "not a number" in state.BATCH.note("abc", 16)
+    # A value this parser would take but the widget refused is still reported, with the value used.
+    note = state.BATCH.note(["3", "7"], 16)
+    assert "was not accepted" in note and "using 16" in note and "2 times" in note
+
+
+def test_coerce_brings_held_values_into_range():
+    assert state.BATCH.coerce(5000) == 1024 and state.BATCH.coerce(-4) == 1
+    assert state.BATCH.coerce(float("nan")) == 16 and state.BATCH.coerce("x") == 16
+    assert state.DIST.coerce("uniform") == state.DIST.default
+    assert state.AFFINE.coerce(1) is False and state.AFFINE.coerce(True) is True

@@ -13,13 +13,15 @@ from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
+import torch
 
-from lnviz import state
+from lnviz import device, state
 from lnviz.state import Param
 from ui import mode
 
 _NOTES = "_lnviz_url_notes"
 _SEEN = "_lnviz_keys_seen"
+PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this session (tests read it)
 
 
 def add_note(note: str) -> None:
@@ -27,17 +29,18 @@ def add_note(note: str) -> None:
     st.session_state.setdefault(_NOTES, []).append(note)
 
 
-def _note_link_value(param: Param) -> None:
+def _note_link_value(param: Param, raw: list[str], used: Any) -> None:
     """On a page's first run, note what the widget did with the link's value.
 
     Streamlit seeds a bound widget from the URL and drops a value it cannot
-    take, without a word; :meth:`Param.parse` applies the same rules and says
-    why. The widget's value and the URL stay Streamlit's, so the address bar
-    always reproduces the view.
+    take, without a word. The note compares what the link said with what the
+    widget took, and says why (:meth:`Param.note`). The value and the URL stay
+    Streamlit's, so the address bar always reproduces the view. ``raw`` must be
+    read before the widget is drawn: Streamlit removes a refused value from
+    the URL as it draws.
     """
-    raw = st.query_params.get_all(param.key)
     if raw:
-        _, note = param.parse(raw)
+        note = param.note(raw, used)
         if note:
             add_note(note)
 
@@ -50,15 +53,29 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
     """
     where = st.sidebar if where is None else where
     st.session_state.setdefault(_SEEN, set()).add(param.key)
+    st.session_state.setdefault(PARAMS_DRAWN, {})[param.key] = param
     if param.key in mode.hidden():
         return _hidden_value(param)
-    if param.key not in st.session_state:
-        _note_link_value(param)
+    first = param.key not in st.session_state
+    if not first:
+        # Another page may have left a value under the same key that this control's range can't hold.
+        held = st.session_state[param.key]
+        if param.coerce(held) != held:
+            st.session_state[param.key] = param.coerce(held)
+    raw = st.query_params.get_all(param.key) if first else []
+    value = _draw(param, widget, where, first, **kwargs)
+    if first:
+        _note_link_value(param, raw, value)
+    return value
+
+
+def _draw(param: Param, widget: str, where: Any, first: bool, **kwargs: Any) -> Any:
     common = dict(key=param.key, help=param.help or None, bind="query-params", **kwargs)
-    if param.key not in st.session_state:
-        common["value" if widget not in ("select", "radio") else "index"] = (
-            param.options.index(param.default) if widget in ("select", "radio") else param.default
-        )
+    if first:
+        if widget in ("select", "radio"):
+            common["index"] = param.options.index(param.default)
+        else:
+            common["value"] = param.default
     if widget == "slider":
         return where.slider(param.label, min_value=param.lo, max_value=param.hi, step=param.step, **common)
     if widget == "number":
@@ -71,6 +88,15 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
     if widget == "select_slider":
         return where.select_slider(param.label, options=param.options, format_func=param.format, **common)
     raise ValueError(f"unknown widget {widget!r} for {param.key}")
+
+
+def device_picker() -> torch.device:
+    """The Device control (in the sidebar) for pages whose torch work runs on the chosen device.
+
+    Its value is kept for the whole session, so it follows the user from page to page.
+    """
+    pref = control(state.DEVICE, "select", persist_state="session")
+    return device.pick(pref)
 
 
 def _hidden_value(param: Param) -> Any:

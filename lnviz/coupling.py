@@ -1,0 +1,306 @@
+"""Batch coupling: BatchNorm ties the samples of a batch together, LayerNorm does not.
+
+BN in training mode normalizes each feature over the B samples of the batch,
+so its μ and σ², shape (1, H), depend on every sample, and changing one sample
+changes every output. LN normalizes each sample over its own H features, with
+μ and σ² of shape (B, 1), so a sample's output depends on that sample alone.
+
+:func:`couple` changes one row of x (B, H) and returns |Δy| for both norms;
+:func:`batch_sweep` follows one fixed sample's BN output while the batch around
+it is redrawn at several sizes. The data are standard normal
+(:func:`lnviz.data.make_activations`, preset "standard normal").
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from lnviz import palette
+from lnviz.data import generator, make_activations
+from lnviz.norms import NormResult, batch_norm, layer_norm
+from lnviz.state import SEED, Param
+
+PERTURBATIONS: dict[str, str] = {
+    "outlier": "row i is replaced by a·u, a fresh standard-normal row u scaled by a",
+    "scale": "row i is multiplied by a",
+    "shift": "a is added to every feature of row i",
+}
+
+# Batch and features stay small here: the heatmaps draw every cell (2 × B × H).
+BATCH = Param("batch", "Batch size B", "int", 16, lo=2, hi=64, help="Rows: samples in the mini-batch (BN needs ≥ 2).")
+FEATURES = Param("features", "Features H", "int", 16, lo=2, hi=32, help="Columns: features of each sample.")
+SAMPLE = Param("sample", "Perturbed sample i", "int", 0, lo=0, hi=BATCH.hi - 1, help="The row that is changed.")
+PERTURB = Param(
+    "perturb", "Perturbation", "choice", "outlier", options=tuple(PERTURBATIONS), help="How row i is changed."
+)
+AMOUNT = Param(
+    "amount",
+    "Amount a",
+    "float",
+    5.0,
+    lo=-10.0,
+    hi=10.0,
+    step=0.5,
+    help="The outlier's scale, the scale factor, or the shift, by perturbation.",
+)
+PARAMS = (BATCH, FEATURES, SEED, SAMPLE, PERTURB, AMOUNT)
+
+# The batch sizes of the sweep, and how many batches are drawn at each.
+SWEEP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
+SWEEP_DRAWS = 12
+# |Δy| below this is drawn as this (log colour scale; 0 itself has no logarithm).
+FLOOR = 1e-12
+
+
+@dataclass(frozen=True)
+class Coupling:
+    """BN and LN of x before and after one row changed, and |Δy| for every output."""
+
+    x: Tensor  # (B, H) before
+    x_new: Tensor  # (B, H) after: only row ``sample`` differs
+    sample: int
+    perturb: str
+    amount: float
+    bn: NormResult  # of x; mean, var: (1, H), one per feature
+    bn_new: NormResult  # of x_new
+    ln: NormResult  # of x; mean, var: (B, 1), one per sample
+    ln_new: NormResult  # of x_new
+    bn_delta: Tensor  # (B, H): |BN(x_new) - BN(x)|
+    ln_delta: Tensor  # (B, H): |LN(x_new) - LN(x)|
+
+    @property
+    def bn_rows_changed(self) -> tuple[int, ...]:
+        """The rows where some BN output moved by more than :data:`FLOOR`."""
+        return _rows_over(self.bn_delta)
+
+    @property
+    def ln_rows_changed(self) -> tuple[int, ...]:
+        """The rows where some LN output moved by more than :data:`FLOOR`."""
+        return _rows_over(self.ln_delta)
+
+
+def _rows_over(delta: Tensor) -> tuple[int, ...]:
+    return tuple(int(i) for i in torch.nonzero(delta.amax(dim=1) > FLOOR).flatten())
+
+
+@dataclass(frozen=True)
+class BatchSweep:
+    """One fixed sample x★'s outputs among R sets of batch-mates, at several batch sizes."""
+
+    star: Tensor  # (H,): the fixed sample
+    sizes: tuple[int, ...]  # (S,) batch sizes, x★ included
+    feature: int  # the feature shown
+    bn_y: Tensor  # (S, R, H): x★'s BN output among the first B - 1 of R sets of batch-mates
+    ln_y: Tensor  # (H,): LN(x★), the same in every batch
+    bn_limit: Tensor  # (H,): (x★ - 0) / sqrt(1 + ε), BN with the population's μ = 0, σ² = 1 (B → ∞)
+
+
+def base(batch: int, features: int, seed: int) -> Tensor:
+    """The unperturbed x (B, H): seeded standard normal, float64."""
+    return make_activations("standard normal", batch, features, seed)
+
+
+def perturb_row(x: Tensor, sample: int, perturb: str, amount: float, seed: int) -> Tensor:
+    """A copy of x (B, H) with row ``sample`` changed as :data:`PERTURBATIONS` says.
+
+    The outlier's fresh row u (H,) comes from its own generator (seed + 1), so
+    it does not change x's other rows.
+    """
+    b, h = x.shape
+    if perturb not in PERTURBATIONS:
+        raise ValueError(f"perturb must be one of {list(PERTURBATIONS)}, got {perturb!r}")
+    if not 0 <= sample < b:
+        raise ValueError(f"sample must be a row of the batch, 0 to {b - 1}, got {sample}")
+    x_new = x.clone()  # (B, H)
+    if perturb == "scale":
+        x_new[sample] = amount * x[sample]
+    elif perturb == "shift":
+        x_new[sample] = x[sample] + amount
+    else:
+        u = torch.randn(h, generator=generator(int(seed) + 1), dtype=torch.float64)  # (H,)
+        x_new[sample] = amount * u.to(dtype=x.dtype, device=x.device)
+    return x_new
+
+
+def couple(
+    batch: int, features: int, seed: int, sample: int, perturb: str, amount: float, eps: float = 1e-5
+) -> Coupling:
+    """|Δy| = |norm(x with row i changed) - norm(x)| for BN (training mode) and LN, shape (B, H).
+
+    x (B, H) is seeded standard normal. BN reduces over the B rows of each
+    column, so a change in row i moves μ and σ² of every column and |Δy| is
+    non-zero in every row; LN reduces over the H features of each row, so
+    |Δy| is exactly 0 outside row i. Both with γ = 1, β = 0 and the biased variance.
+    """
+    if batch < 2:
+        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+    x = base(batch, features, seed)  # (B, H)
+    x_new = perturb_row(x, sample, perturb, amount, seed)  # (B, H)
+    bn, bn_new = batch_norm(x, eps=eps), batch_norm(x_new, eps=eps)
+    ln, ln_new = layer_norm(x, eps=eps), layer_norm(x_new, eps=eps)
+    return Coupling(
+        x=x,
+        x_new=x_new,
+        sample=sample,
+        perturb=perturb,
+        amount=float(amount),
+        bn=bn,
+        bn_new=bn_new,
+        ln=ln,
+        ln_new=ln_new,
+        bn_delta=(bn_new.y - bn.y).abs(),
+        ln_delta=(ln_new.y - ln.y).abs(),
+    )
+
+
+def companions(features: int, seed: int, draws: int = SWEEP_DRAWS, most: int = max(SWEEP_SIZES)) -> Tensor:
+    """(R, most - 1, H): ``draws`` sets of standard-normal batch-mates, from their own generator (seed + 2)."""
+    g = generator(int(seed) + 2)
+    return torch.randn(draws, most - 1, features, generator=g, dtype=torch.float64)  # (R, most-1, H)
+
+
+def batch_sweep(
+    star: Tensor,
+    seed: int,
+    sizes: tuple[int, ...] = SWEEP_SIZES,
+    draws: int = SWEEP_DRAWS,
+    eps: float = 1e-5,
+    feature: int = 0,
+) -> BatchSweep:
+    """BN(x★) for x★ (H,) in batches of each size in ``sizes``, ``draws`` times over.
+
+    Batch (B, r) is x★ in row 0 and the first B - 1 rows of :func:`companions`
+    set r, so each set's batches grow by adding samples. BN reduces over the
+    batch (dim 0), so x★'s output moves with its batch-mates, less as B grows,
+    towards (x★ - μ)/√(σ² + ε) with the population's μ = 0, σ² = 1. LN reduces
+    over x★'s own H features: one output for every batch.
+    """
+    if min(sizes) < 2:
+        raise ValueError(f"BatchNorm in training mode needs batches of at least 2, got sizes {sizes}")
+    h = star.shape[0]
+    if not 0 <= feature < h:
+        raise ValueError(f"feature must be 0 to {h - 1}, got {feature}")
+    mates = companions(h, seed, draws, max(sizes)).to(star.dtype)  # (R, most-1, H)
+    bn_y = torch.empty(len(sizes), draws, h, dtype=star.dtype)  # (S, R, H)
+    for s, size in enumerate(sizes):
+        for r in range(draws):
+            batch = torch.cat([star[None], mates[r, : size - 1]])  # (B, H), x★ in row 0
+            bn_y[s, r] = batch_norm(batch, eps=eps).y[0]
+    ln_y = layer_norm(star[None], eps=eps).y[0]  # (H,)
+    bn_limit = star / (1.0 + eps) ** 0.5  # (H,)
+    return BatchSweep(star=star, sizes=tuple(sizes), feature=feature, bn_y=bn_y, ln_y=ln_y, bn_limit=bn_limit)
+
+
+def _np(t: Tensor) -> np.ndarray:
+    return t.detach().to("cpu").float().numpy()
+
+
+def fig_delta(result: Coupling) -> go.Figure:
+    """Two heatmaps of |Δy| (B, H), BN then LN, on one log colour scale; row i outlined.
+
+    The colour is log10 |Δy|, floored at :data:`FLOOR` (exact zeros land
+    there); ``customdata`` holds |Δy| itself.
+    """
+    b, h = result.x.shape
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("BatchNorm |Δy|", "LayerNorm |Δy|"), horizontal_spacing=0.08)
+    top = max(float(result.bn_delta.max()), float(result.ln_delta.max()), FLOOR * 10)
+    for col, (name, delta) in enumerate((("BN", result.bn_delta), ("LN", result.ln_delta)), start=1):
+        raw = _np(delta)
+        fig.add_trace(
+            go.Heatmap(
+                z=np.log10(np.maximum(raw, FLOOR)),
+                customdata=raw,
+                x=np.arange(h),
+                y=np.arange(b),
+                name=name,
+                coloraxis="coloraxis",
+                hovertemplate="sample %{y}, feature %{x}<br>|Δy| = %{customdata:.3g}<extra>" + name + "</extra>",
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_shape(
+            type="rect",
+            x0=-0.5,
+            x1=h - 0.5,
+            y0=result.sample - 0.5,
+            y1=result.sample + 0.5,
+            line=dict(color=palette.NORM_COLORS[name], width=3),
+            row=1,
+            col=col,
+        )
+    lo, hi = int(np.log10(FLOOR)), int(np.ceil(np.log10(top)))
+    ticks = list(range(lo, hi + 1, 2))
+    fig.update_layout(
+        coloraxis=dict(
+            colorscale=palette.SEQUENTIAL,
+            cmin=lo,
+            cmax=hi,
+            colorbar=dict(title="|Δy|", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks]),
+        ),
+        height=420,
+        margin=dict(t=40, b=40, l=50, r=20),
+    )
+    fig.update_yaxes(autorange="reversed", title_text="sample", row=1, col=1)
+    fig.update_yaxes(autorange="reversed", row=1, col=2)
+    fig.update_xaxes(title_text="feature")
+    return fig
+
+
+def fig_sweep(sweep: BatchSweep) -> go.Figure:
+    """x★'s output on one feature against batch size: BN one path per set of batch-mates, LN one line.
+
+    The BN trace holds R paths of S points, each path followed by a NaN gap.
+    """
+    j = sweep.feature
+    r = sweep.bn_y.shape[1]
+    # One path per set of batch-mates, as one trace: the paths are separated by NaN.
+    gap = np.full((r, 1), np.nan, dtype=np.float32)
+    sizes = np.hstack([np.tile(np.asarray(sweep.sizes, dtype=np.float32), (r, 1)), gap]).reshape(-1)  # (R·(S+1),)
+    values = np.hstack([_np(sweep.bn_y[:, :, j].T), gap]).reshape(-1)  # (R·(S+1),)
+    fig = go.Figure()
+    fig.add_trace(
+        go.Scatter(
+            x=sizes,
+            y=values,
+            mode="markers+lines",
+            name="BN, one line per set of batch-mates",
+            line=dict(color=palette.NORM_COLORS["BN"], width=1),
+            marker=dict(color=palette.NORM_COLORS["BN"], size=6),
+            opacity=0.55,
+            hovertemplate="B = %{x}<br>BN y = %{y:.4f}<extra></extra>",
+        )
+    )
+    ends = np.asarray([sweep.sizes[0], sweep.sizes[-1]], dtype=np.float32)
+    fig.add_trace(
+        go.Scatter(
+            x=ends,
+            y=np.repeat(_np(sweep.ln_y[j : j + 1]), 2),
+            mode="lines",
+            name="LN, every batch",
+            line=dict(color=palette.NORM_COLORS["LN"], width=3),
+        )
+    )
+    fig.add_trace(
+        go.Scatter(
+            x=ends,
+            y=np.repeat(_np(sweep.bn_limit[j : j + 1]), 2),
+            mode="lines",
+            name="BN as B → ∞",
+            line=dict(color=palette.GREY, dash="dot"),
+        )
+    )
+    fig.update_layout(
+        xaxis=dict(type="log", title="batch size B", tickvals=list(sweep.sizes)),
+        yaxis=dict(title=f"output of x★, feature {j}"),
+        height=380,
+        margin=dict(t=30, b=40, l=60, r=20),
+        legend=dict(orientation="h", y=1.1),
+    )
+    return fig

@@ -1,0 +1,286 @@
+"""Train against eval: BatchNorm keeps running statistics, LayerNorm computes the same thing always.
+
+In training mode BN normalizes each feature with the batch's own μ and σ²
+(biased), shape (1, H), and updates a running estimate of each, as
+``torch.nn.BatchNorm1d`` does:
+
+.. math::
+
+    \\hat\\mu \\leftarrow (1 - m)\\,\\hat\\mu + m\\,\\mu_B, \\qquad
+    \\hat\\sigma^2 \\leftarrow (1 - m)\\,\\hat\\sigma^2 + m\\,\\frac{B}{B - 1}\\,\\sigma_B^2
+
+with momentum m, starting from μ̂ = 0, σ̂² = 1. Note the *unbiased* batch
+variance in the running estimate, while the normalization itself uses the
+biased one. In eval mode BN uses μ̂ and σ̂² instead of the batch's statistics,
+so a test batch from a shifted distribution is normalized with stale numbers.
+LN reduces over each sample's own H features in both modes: there is nothing
+to keep, and train and eval outputs are identical.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+import plotly.graph_objects as go
+import torch
+from plotly.subplots import make_subplots
+from torch import Tensor
+
+from lnviz import palette
+from lnviz.data import generator
+from lnviz.norms import NormResult, batch_norm, layer_norm
+from lnviz.state import SEED, Param
+
+BATCH = Param("batch", "Batch size B", "int", 16, lo=2, hi=256, help="Samples per batch (BN needs ≥ 2).")
+FEATURES = Param("features", "Features H", "int", 8, lo=2, hi=64, help="Features of each sample.")
+STEPS = Param("steps", "Training steps", "int", 50, lo=1, hi=300, help="How many batches stream through BN.")
+MOMENTUM = Param(
+    "momentum",
+    "Momentum m",
+    "float",
+    0.1,
+    lo=0.01,
+    hi=1.0,
+    step=0.01,
+    help="Weight of each new batch in the running statistics (PyTorch's default is 0.1).",
+)
+SHIFT = Param(
+    "shift",
+    "Test shift",
+    "float",
+    2.0,
+    lo=-5.0,
+    hi=5.0,
+    step=0.1,
+    help="The test batch's mean moves by this many of each feature's standard deviations.",
+)
+PARAMS = (BATCH, FEATURES, STEPS, MOMENTUM, SHIFT, SEED)
+
+# The running-statistics chart draws this many features, to stay light.
+SHOWN_FEATURES = 4
+
+
+@dataclass(frozen=True)
+class RunningStats:
+    """BN's running μ̂ and σ̂² over a stream of training batches drawn from N(loc, scale²)."""
+
+    loc: Tensor  # (H,): the stream's true mean per feature
+    scale: Tensor  # (H,): the stream's true standard deviation per feature
+    momentum: float
+    batch: int
+    batch_mean: Tensor  # (S, H): each batch's mean
+    batch_var: Tensor  # (S, H): each batch's *unbiased* variance, as the running estimate takes it
+    running_mean: Tensor  # (S + 1, H): μ̂ before the first step (0) and after each
+    running_var: Tensor  # (S + 1, H): σ̂² before the first step (1) and after each
+    last_train: NormResult  # BN of the last training batch, in training mode
+
+    @property
+    def mean_error(self) -> Tensor:
+        """(S + 1,): mean over features of |μ̂ - μ| after each step."""
+        return (self.running_mean - self.loc).abs().mean(dim=1)
+
+    @property
+    def var_error(self) -> Tensor:
+        """(S + 1,): mean over features of |σ̂² - σ²| after each step."""
+        return (self.running_var - self.scale.square()).abs().mean(dim=1)
+
+
+@dataclass(frozen=True)
+class TrainEval:
+    """The same test batch through BN and LN in training mode and in eval mode."""
+
+    stats: RunningStats
+    shift: float
+    x_test: Tensor  # (B, H): from N(loc + shift·scale, scale²)
+    bn_train: NormResult  # the test batch's own μ, σ²: (1, H)
+    bn_eval: NormResult  # μ̂, σ̂² from the stream: (1, H)
+    ln_train: NormResult  # μ, σ² per sample: (B, 1)
+    ln_eval: NormResult  # the same computation again
+
+    @property
+    def bn_gap(self) -> Tensor:
+        """(B, H): |BN_train(x) - BN_eval(x)| for every test output."""
+        return (self.bn_train.y - self.bn_eval.y).abs()
+
+    @property
+    def ln_gap(self) -> Tensor:
+        """(B, H): |LN_train(x) - LN_eval(x)|, zero."""
+        return (self.ln_train.y - self.ln_eval.y).abs()
+
+
+def training_batches(batch: int, features: int, steps: int, seed: int) -> tuple[Tensor, Tensor, Iterator[Tensor]]:
+    """The stream's loc (H,) and scale (H,), and an iterator over its ``steps`` batches x (B, H).
+
+    loc ~ 2·N(0, 1) and scale ~ exp(N(0, 1)/2), one per feature, then each
+    batch x = loc + scale · z with z ~ N(0, 1), all from ``generator(seed)``.
+    The batches are drawn one at a time, so a long stream is never held whole.
+    """
+    g = generator(seed)
+    loc = 2.0 * torch.randn(features, generator=g, dtype=torch.float64)  # (H,)
+    scale = torch.exp(0.5 * torch.randn(features, generator=g, dtype=torch.float64))  # (H,)
+
+    def draw() -> Iterator[Tensor]:
+        for _ in range(steps):
+            yield loc + scale * torch.randn(batch, features, generator=g, dtype=torch.float64)  # (B, H)
+
+    return loc, scale, draw()
+
+
+def stream(batch: int, features: int, steps: int, momentum: float, seed: int, eps: float = 1e-5) -> RunningStats:
+    """Stream ``steps`` batches x (B, H) ~ N(loc, scale²) through BN in training mode.
+
+    The batches come from :func:`training_batches`. Each is normalized by
+    :func:`lnviz.norms.batch_norm` (reducing over the B samples, dim 0), and
+    the running statistics take its mean and its unbiased variance
+    σ²_B · B/(B - 1) with weight ``momentum``. Matches ``nn.BatchNorm1d``.
+    """
+    if batch < 2:
+        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+    if steps < 1:
+        raise ValueError(f"steps must be at least 1, got {steps}")
+    if not 0.0 < momentum <= 1.0:
+        raise ValueError(f"momentum must be in (0, 1], got {momentum}")
+    loc, scale, batches = training_batches(batch, features, steps, seed)
+    mean_hat = torch.zeros(features, dtype=torch.float64)  # (H,)
+    var_hat = torch.ones(features, dtype=torch.float64)  # (H,)
+    means, vars_, run_means, run_vars = [], [], [mean_hat], [var_hat]
+    for x in batches:
+        bn = batch_norm(x, eps=eps)
+        mu = bn.mean[0]  # (H,)
+        unbiased = bn.var[0] * batch / (batch - 1)  # (H,): running_var takes the unbiased estimate
+        mean_hat = (1.0 - momentum) * mean_hat + momentum * mu
+        var_hat = (1.0 - momentum) * var_hat + momentum * unbiased
+        means.append(mu)
+        vars_.append(unbiased)
+        run_means.append(mean_hat)
+        run_vars.append(var_hat)
+    return RunningStats(
+        loc=loc,
+        scale=scale,
+        momentum=float(momentum),
+        batch=batch,
+        batch_mean=torch.stack(means),
+        batch_var=torch.stack(vars_),
+        running_mean=torch.stack(run_means),
+        running_var=torch.stack(run_vars),
+        last_train=bn,
+    )
+
+
+def train_eval(
+    batch: int, features: int, steps: int, momentum: float, shift: float, seed: int, eps: float = 1e-5
+) -> TrainEval:
+    """Train BN's running statistics with :func:`stream`, then normalize a shifted test batch both ways.
+
+    The test batch x (B, H) ~ N(loc + shift·scale, scale²) comes from its own
+    generator (seed + 1), so it does not depend on ``steps``. Training mode
+    uses its own μ, σ² over dim 0; eval mode uses the running μ̂, σ̂². LN
+    reduces over dim 1 of each sample either way.
+    """
+    stats = stream(batch, features, steps, momentum, seed, eps)
+    g = generator(int(seed) + 1)
+    z = torch.randn(batch, features, generator=g, dtype=torch.float64)  # (B, H)
+    x_test = stats.loc + stats.scale * (shift + z)  # (B, H)
+    return TrainEval(
+        stats=stats,
+        shift=float(shift),
+        x_test=x_test,
+        bn_train=batch_norm(x_test, eps=eps, training=True),
+        bn_eval=batch_norm(
+            x_test, eps=eps, training=False, running_mean=stats.running_mean[-1], running_var=stats.running_var[-1]
+        ),
+        ln_train=layer_norm(x_test, eps=eps),
+        ln_eval=layer_norm(x_test, eps=eps),
+    )
+
+
+def _np(t: Tensor) -> np.ndarray:
+    return t.detach().to("cpu").float().numpy()
+
+
+# Not BLUE or VERMILLION: on these pages those mean LN and BN.
+FEATURE_COLORS = (palette.ORANGE, palette.SKY, palette.GREEN, palette.PURPLE, palette.BLACK, palette.GREY)
+
+
+def fig_running(stats: RunningStats, shown: int = SHOWN_FEATURES) -> go.Figure:
+    """Running μ̂ and σ̂² against the step, for the first ``shown`` features, with the true values dotted."""
+    steps = np.arange(stats.running_mean.shape[0])  # (S + 1,)
+    k = min(shown, stats.loc.shape[0])
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("running_mean μ̂", "running_var σ̂² (unbiased)"))
+    for j in range(k):
+        color = FEATURE_COLORS[j % len(FEATURE_COLORS)]
+        for col, (run, truth) in enumerate(
+            ((stats.running_mean, stats.loc), (stats.running_var, stats.scale.square())), start=1
+        ):
+            fig.add_trace(
+                go.Scatter(
+                    x=steps,
+                    y=_np(run[:, j]),
+                    mode="lines",
+                    name=f"feature {j}",
+                    legendgroup=f"f{j}",
+                    showlegend=col == 1,
+                    line=dict(color=color, width=2),
+                    hovertemplate="step %{x}: %{y:.4f}<extra>feature " + str(j) + "</extra>",
+                ),
+                row=1,
+                col=col,
+            )
+            fig.add_trace(
+                go.Scatter(
+                    x=steps[[0, -1]],
+                    y=np.repeat(_np(truth[j : j + 1]), 2),
+                    mode="lines",
+                    name=f"feature {j}, true value",
+                    legendgroup=f"f{j}",
+                    showlegend=False,
+                    line=dict(color=color, width=1, dash="dot"),
+                    hoverinfo="skip",
+                ),
+                row=1,
+                col=col,
+            )
+    fig.update_xaxes(title_text="training step")
+    fig.update_layout(height=360, margin=dict(t=40, b=40, l=50, r=20), legend=dict(orientation="h", y=-0.2))
+    return fig
+
+
+def fig_outputs(result: TrainEval, sample: int = 0) -> go.Figure:
+    """One test sample's outputs per feature: BN in train and eval mode (left), LN in both (right)."""
+    h = result.x_test.shape[1]
+    feats = np.arange(h)
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("BatchNorm", "LayerNorm"), shared_yaxes=True)
+    for col, (name, train, ev) in enumerate(
+        (("BN", result.bn_train, result.bn_eval), ("LN", result.ln_train, result.ln_eval)), start=1
+    ):
+        color = palette.NORM_COLORS[name]
+        fig.add_trace(
+            go.Scatter(
+                x=feats,
+                y=_np(train.y[sample]),
+                mode="markers+lines",
+                name=f"{name} train mode",
+                line=dict(color=color, width=2),
+                marker=dict(size=8),
+            ),
+            row=1,
+            col=col,
+        )
+        fig.add_trace(
+            go.Scatter(
+                x=feats,
+                y=_np(ev.y[sample]),
+                mode="markers+lines",
+                name=f"{name} eval mode",
+                line=dict(color=color, width=2, dash="dash"),
+                marker=dict(size=12, symbol="circle-open"),
+            ),
+            row=1,
+            col=col,
+        )
+    fig.update_xaxes(title_text="feature")
+    fig.update_yaxes(title_text=f"output of test sample {sample}", row=1, col=1)
+    fig.update_layout(height=360, margin=dict(t=40, b=40, l=60, r=20), legend=dict(orientation="h", y=-0.2))
+    return fig

@@ -1,0 +1,189 @@
+"""Train against eval: lnviz.train_eval against torch.nn.BatchNorm1d / LayerNorm in float64, and the page."""
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, figures, run_page
+from torch import nn
+
+from lnviz import train_eval
+
+TOL = dict(rtol=0, atol=1e-12)
+
+
+def _random_case(seed: int) -> tuple[int, int, int, float, float]:
+    """(B, H, steps, momentum, shift) drawn from a generator of the test's own."""
+    g = torch.Generator().manual_seed(2000 + seed)
+    b = int(torch.randint(2, 33, (1,), generator=g))
+    h = int(torch.randint(2, 17, (1,), generator=g))
+    steps = int(torch.randint(1, 40, (1,), generator=g))
+    momentum = float(torch.empty(1, dtype=torch.float64).uniform_(0.01, 1.0, generator=g))
+    shift = float(torch.empty(1, dtype=torch.float64).uniform_(-5, 5, generator=g))
+    return b, h, steps, momentum, shift
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_running_stats_match_batchnorm1d(seed: int) -> None:
+    b, h, steps, momentum, shift = _random_case(seed)
+    eps = [1e-5, 1e-3][seed % 2]
+    result = train_eval.train_eval(b, h, steps, momentum, shift, seed, eps=eps)
+    stats = result.stats
+    module = nn.BatchNorm1d(h, eps=eps, momentum=momentum, affine=False, dtype=torch.float64)
+    torch.testing.assert_close(stats.running_mean[0], module.running_mean, **TOL)
+    torch.testing.assert_close(stats.running_var[0], module.running_var, **TOL)
+    module.train()
+    _, _, batches = train_eval.training_batches(b, h, steps, seed)
+    for k, x in enumerate(batches, start=1):
+        y = module(x)
+        torch.testing.assert_close(stats.running_mean[k], module.running_mean, **TOL)
+        torch.testing.assert_close(stats.running_var[k], module.running_var, **TOL)
+        torch.testing.assert_close(stats.batch_var[k - 1], x.var(dim=0, unbiased=True), **TOL)
+    assert k == steps
+    torch.testing.assert_close(stats.last_train.y, y, **TOL)
+
+    module.eval()
+    torch.testing.assert_close(result.bn_eval.y, module(result.x_test), **TOL)
+    module.train()
+    torch.testing.assert_close(result.bn_train.y, module(result.x_test), **TOL)
+    ln = nn.LayerNorm(h, eps=eps, elementwise_affine=False, dtype=torch.float64)
+    torch.testing.assert_close(result.ln_train.y, ln.train()(result.x_test), **TOL)
+    torch.testing.assert_close(result.ln_eval.y, ln.eval()(result.x_test), **TOL)
+    assert float(result.ln_gap.max()) == 0.0
+
+
+def test_running_mean_is_the_weighted_sum_of_batch_means() -> None:
+    """Unrolled: μ̂_t = Σ_k m (1 − m)^(t − k) μ_k (start 0); σ̂²_t = (1 − m)^t + Σ_k m (1 − m)^(t − k) s²_k."""
+    m, steps = 0.2, 25
+    stats = train_eval.stream(12, 5, steps, m, 4)
+    w = m * (1 - m) ** torch.arange(steps - 1, -1, -1, dtype=torch.float64)  # (S,)
+    torch.testing.assert_close(stats.running_mean[-1], w @ stats.batch_mean, rtol=0, atol=1e-12)
+    torch.testing.assert_close(stats.running_var[-1], (1 - m) ** steps + w @ stats.batch_var, rtol=0, atol=1e-12)
+
+
+def test_momentum_one_keeps_only_the_last_batch() -> None:
+    stats = train_eval.stream(6, 4, 3, 1.0, 9)
+    x = stats.last_train.x
+    torch.testing.assert_close(stats.running_mean[-1], x.mean(dim=0), **TOL)
+    torch.testing.assert_close(stats.running_var[-1], x.var(dim=0, unbiased=True), **TOL)
+    assert not torch.allclose(stats.running_var[-1], x.var(dim=0, unbiased=False))
+
+
+def test_running_stats_converge_to_the_stream() -> None:
+    short = train_eval.stream(64, 16, 3, 0.1, 1)
+    long = train_eval.stream(64, 16, 300, 0.1, 1)
+    assert float(long.mean_error[-1]) < 0.25 * float(short.mean_error[-1])
+    assert float(long.var_error[-1]) < 0.5 * float(short.var_error[-1])
+    assert float(long.mean_error[-1]) < 0.2
+    torch.testing.assert_close(long.mean_error, (long.running_mean - long.loc).abs().mean(dim=1), **TOL)
+
+
+def test_shifted_test_batch() -> None:
+    """x_test = loc + scale·(shift + z) with z independent of shift and steps; BN eval carries the shift."""
+    a = train_eval.train_eval(64, 8, 300, 0.1, 0.0, 3)
+    b = train_eval.train_eval(64, 8, 10, 0.1, 3.0, 3)
+    torch.testing.assert_close(b.x_test - a.x_test, 3.0 * a.stats.scale.expand(64, 8), rtol=0, atol=1e-12)
+    c = train_eval.train_eval(64, 8, 300, 0.1, 3.0, 3)
+    gap = (c.bn_eval.y - c.bn_train.y).mean()
+    assert 2.5 < float(gap) < 3.5  # about `shift` standard deviations
+    assert float(c.bn_gap.mean()) > 5 * float(a.bn_gap.mean())
+    torch.testing.assert_close(
+        c.bn_train.y, F.batch_norm(c.x_test, None, None, training=True, eps=1e-5), rtol=0, atol=1e-12
+    )
+
+
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [((1, 4, 5, 0.1, 0.0, 0), "at least 2"), ((4, 4, 0, 0.1, 0.0, 0), "steps"), ((4, 4, 5, 0.0, 0.0, 0), "momentum")],
+)
+def test_train_eval_rejects_bad_arguments(args, match) -> None:
+    with pytest.raises(ValueError, match=match):
+        train_eval.train_eval(*args)
+
+
+def test_figures_are_built_from_the_result() -> None:
+    r = train_eval.train_eval(8, 6, 20, 0.3, 1.0, 5)
+    fig = train_eval.fig_running(r.stats)
+    assert len(fig.data) == 4 * train_eval.SHOWN_FEATURES
+    runs = [t for t in fig.data if t.showlegend is not False and "true" not in t.name]
+    for j, trace in enumerate(runs):
+        np.testing.assert_allclose(trace.y, r.stats.running_mean[:, j].numpy(), rtol=1e-6)
+    truths = [t for t in fig.data if "true" in t.name]
+    np.testing.assert_allclose(truths[0].y, [float(r.stats.loc[0])] * 2, rtol=1e-6)
+    np.testing.assert_allclose(truths[1].y, [float(r.stats.scale[0] ** 2)] * 2, rtol=1e-6)
+
+    fig = train_eval.fig_outputs(r, sample=2)
+    got = {t.name: np.asarray(t.y) for t in fig.data}
+    np.testing.assert_allclose(got["BN train mode"], r.bn_train.y[2].numpy(), rtol=1e-6)
+    np.testing.assert_allclose(got["BN eval mode"], r.bn_eval.y[2].numpy(), rtol=1e-6)
+    np.testing.assert_array_equal(got["LN train mode"], got["LN eval mode"])
+
+
+# The page, through the router.
+
+PAGE = "pages/train_eval.py"
+
+
+def _metric(at, start: str) -> float:
+    return next(float(m.value) for m in at.metric if m.label.startswith(start))
+
+
+def test_page_runs_and_every_control_acts() -> None:
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    running, outputs = figures(at)
+    assert len(running.data[0].x) == train_eval.STEPS.default + 1
+    # features may come from another page (same key, same meaning): the figure follows the slider.
+    assert len(outputs.data[0].y) == at.slider(key="features").value
+    assert _metric(at, "LN:") == 0.0
+    bn_gap = _metric(at, "BN:")
+    assert bn_gap > 1.0
+
+    at.slider(key="steps").set_value(3).run()
+    err_short = _metric(at, "Mean |μ̂")
+    at.slider(key="steps").set_value(300).run()
+    assert_no_exception(at)
+    err_long = _metric(at, "Mean |μ̂")
+    assert err_long < 0.5 * err_short
+    assert len(figures(at)[0].data[0].x) == 301
+
+    curve = np.asarray(figures(at)[0].data[0].y)
+    at.slider(key="momentum").set_value(0.5).run()
+    assert not np.allclose(np.asarray(figures(at)[0].data[0].y), curve)
+
+    at.slider(key="shift").set_value(0.0).run()
+    assert _metric(at, "BN:") < bn_gap
+    assert _metric(at, "LN:") == 0.0
+    at.slider(key="shift").set_value(-4.0).run()
+    assert _metric(at, "BN:") > bn_gap
+
+    at.slider(key="batch").set_value(64).run()
+    at.slider(key="features").set_value(12).run()
+    assert_no_exception(at)
+    assert len(figures(at)[1].data[0].y) == 12
+
+    before = np.asarray(figures(at)[1].data[0].y)
+    at.number_input(key="seed").set_value(7).run()
+    assert not np.allclose(np.asarray(figures(at)[1].data[0].y), before)
+    assert _metric(at, "LN:") == 0.0
+
+
+def test_page_notes_bad_link_values() -> None:
+    at = run_page(PAGE, {"momentum": "0", "steps": "many"})
+    assert_no_exception(at)
+    notes = " ".join(i.value for i in at.info)
+    assert "Momentum" in notes and "Training steps" in notes
+    assert len(figures(at)[0].data[0].x) == train_eval.STEPS.default + 1
+
+
+def test_page_clamps_a_wider_value_left_by_another_page() -> None:
+    """The explorer's batch and features reach 1024; this page's sliders stop lower, and must not break."""
+    at = run_page("pages/invariance.py")  # a page without these sliders, so the values below stay in the session
+    at.session_state["batch"] = 500
+    at.session_state["features"] = 100
+    at.switch_page("pages/train_eval.py")
+    at.run()
+    assert_no_exception(at)
+    assert at.slider(key="batch").value == train_eval.BATCH.hi
+    assert at.slider(key="features").value == train_eval.FEATURES.hi
+    assert len(figures(at)[1].data[0].y) == train_eval.FEATURES.hi
