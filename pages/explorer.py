@@ -3,8 +3,8 @@
 import streamlit as st
 import torch
 
-from lnviz import data, device, explain, explorer, figures, state
-from ui import mode
+from lnviz import data, device, explain, explorer, export, figures, state
+from ui import mode, own_data
 from ui.controls import control, device_picker, share_box, show_notes
 
 mode.apply_lesson()
@@ -19,13 +19,19 @@ mode.say(
     "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does."
 )
 
+own = own_data.panel()
 with st.sidebar:
     st.header("Input")
-    dist = control(state.DIST, "select")
-    st.caption(data.PRESETS[dist])
-    batch = control(state.BATCH)
-    features = control(state.FEATURES)
-    seed = control(state.SEED, "number")
+    if own is None:
+        dist = control(state.DIST, "select")
+        st.caption(data.PRESETS[dist])
+        batch = control(state.BATCH)
+        features = control(state.FEATURES)
+    else:
+        dist, (batch, features) = None, own.x.shape
+        st.caption(f"Your data: {own.source}, {batch} × {features}.")
+        own_data.back_button()
+    seed = control(state.SEED, "number", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
     st.header("Normalization")
     gain = control(state.GAIN)
     bias = control(state.BIAS)
@@ -49,7 +55,13 @@ def normalized(dist: str, batch: int, features: int, seed: int, device_type: str
     return explorer.normalize(x, eps)
 
 
-base, dev, fallback = device.with_fallback(lambda d: normalized(dist, batch, features, seed, d.type, eps), picked)
+def compute(dev: torch.device) -> explorer.Exploration:
+    if own is None:
+        return normalized(dist, batch, features, seed, dev.type, eps)
+    return explorer.normalize(own.x.to(dev, device.compute_dtype(dev)), eps)
+
+
+base, dev, fallback = device.with_fallback(compute, picked)
 if fallback:
     st.warning(fallback, icon=":material/memory:")
 dtype = device.compute_dtype(dev)
@@ -67,7 +79,15 @@ st.markdown(
 )
 if pref not in ("auto", dev.type):
     st.caption(f"{pref.upper()} is not available here, so torch runs on the CPU.")
-share_box(state.EXPLORER)
+share_box(
+    state.EXPLORER,
+    caveat=None
+    if own is None
+    else "Your own data stays in this session and cannot travel in a link: this link opens the same controls "
+    "on the generated data.",
+)
+if own is not None:
+    st.info(f"Showing **your data** ({own.source}), {batch} × {features}.", icon=":material/upload_file:")
 
 # The chosen cell: clamp to the grid before the pickers are drawn, so a smaller
 # B or H (or a link) never leaves it outside.
@@ -175,3 +195,44 @@ with bn_col:
                 'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '
                 "The numbers above are the formula itself: the value `F.batch_norm` approaches as ε → 0."
             )
+
+st.subheader("Take it with you")
+with st.expander("Download x, the outputs, and a PyTorch script that reproduces this view", icon=":material/download:"):
+    arrays = {"x": result.x, "ln_y": result.ln.y}
+    if result.bn is not None:
+        arrays["bn_y"] = result.bn.y
+    for name, values in arrays.items():
+        csv_col, npy_col = st.columns(2)
+        # Built only when clicked: a full-size CSV takes seconds to write.
+        csv_col.download_button(
+            f"{name}.csv",
+            data=lambda v=values: export.to_csv(v),
+            file_name=f"{name}.csv",
+            mime="text/csv",
+            on_click="ignore",
+            key=f"dl_{name}_csv",
+            icon=":material/table:",
+        )
+        npy_col.download_button(
+            f"{name}.npy",
+            data=lambda v=values: export.to_npy(v),
+            file_name=f"{name}.npy",
+            mime="application/octet-stream",
+            on_click="ignore",
+            key=f"dl_{name}_npy",
+            icon=":material/data_array:",
+        )
+    if own is None:
+        script = export.script(dist, batch, features, seed, gain, bias, affine, eps)
+        st.code(script, language="python")
+        st.download_button(
+            "lnviz_view.py",
+            data=script,
+            file_name="lnviz_view.py",
+            mime="text/x-python",
+            on_click="ignore",
+            key="dl_script",
+            icon=":material/code:",
+        )
+    else:
+        st.caption("The script reproduces generated views; your own data is in the downloads above.")

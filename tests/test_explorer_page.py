@@ -214,3 +214,42 @@ def test_lecture_mode_drops_prose():
     assert_no_exception(present)
     words = lambda at: sum(len(m.value.split()) for m in at.markdown)  # noqa: E731
     assert words(present) < words(normal) - 50
+
+
+def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
+    at = run_page(PAGE)
+    at.text_area(key="paste").input("1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0").run()
+    at.button(key="use_paste").click().run()
+    assert_no_exception(at)
+    x = torch.tensor([[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]], dtype=torch.float64)
+    np.testing.assert_allclose(grid_x(at), x.numpy())
+    bn, ln = outputs(at)
+    np.testing.assert_allclose(ln, F.layer_norm(x, (4,), eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
+    assert "batch" not in {s.key for s in at.slider}  # the generated-data controls are gone, not dead
+    at.text_area(key="paste").input("1, 2\n3, oops").run()
+    at.button(key="use_paste").click().run()
+    assert any("oops" in w.value and "previous data" in w.value for w in at.warning)
+    np.testing.assert_allclose(grid_x(at), x.numpy())
+    at.button(key="own_data_off").click().run()
+    np.testing.assert_allclose(grid_x(at), x_for().numpy(), rtol=1e-6, atol=1e-6)
+
+
+def test_activations_handed_over_by_another_page_are_explored():
+    at = run_page(PAGE)
+    real = torch.linspace(-3, 5, 6 * 10, dtype=torch.float64).reshape(6, 10) ** 2
+    at.session_state["explorer_activations"] = {"x": real.numpy(), "source": "LN layer 1 (trained)"}
+    at.run()
+    assert_no_exception(at)
+    np.testing.assert_allclose(grid_x(at), real.numpy(), rtol=1e-6)
+    assert any("LN layer 1" in i.value for i in at.info)
+
+
+def test_export_script_matches_the_view():
+    from lnviz import export
+
+    at = run_page(PAGE, {"batch": "5", "features": "7", "seed": "3", "gain": "1.5"})
+    scripts = [c.value for c in at.code if "import torch" in c.value]
+    assert scripts == [export.script("heterogeneous features", 5, 7, 3, 1.5, 0.0, False, 1e-5).rstrip()]
+    labels = {b.proto.label for b in at.get("download_button")}
+    assert {"x.csv", "x.npy", "ln_y.csv", "bn_y.npy", "lnviz_view.py"} <= labels

@@ -70,7 +70,8 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
 
 
 def _draw(param: Param, widget: str, where: Any, first: bool, **kwargs: Any) -> Any:
-    common = dict(key=param.key, help=param.help or None, bind="query-params", **kwargs)
+    common = dict(key=param.key, help=param.help or None, bind="query-params")
+    common.update(kwargs)
     if first:
         if widget in ("select", "radio"):
             common["index"] = param.options.index(param.default)
@@ -134,7 +135,7 @@ def show_notes(where: Any = None) -> None:
 _LINK_EXTRAS = ("preset", "hide", "present", "embed")
 
 
-def share_box(params: tuple[Param, ...], where: Any = None) -> str:
+def share_box(params: tuple[Param, ...], where: Any = None, caveat: str | None = None) -> str:
     """A "Share this view" box with the link that reproduces the current view, ready to copy.
 
     The link is built from the controls' current values (only those that
@@ -150,7 +151,7 @@ def share_box(params: tuple[Param, ...], where: Any = None) -> str:
     base = st.context.url or ""
     link = base + ("?" + urlencode(query) if query else "")
     with where.expander("Share this view", icon=":material/share:"):
-        st.caption("This link opens exactly this view, with the same numbers, on any machine.")
+        st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
         st.code(link, language=None, wrap_lines=True)
     return link
 
