@@ -1,0 +1,1 @@
+"""Command-line benchmarks: ``python -m benchmarks.kernels`` times the norm kernels."""
