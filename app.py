@@ -30,6 +30,7 @@ PAGES = {
             url_path="explorer",
             default=True,
         ),
+        st.Page("pages/walkthrough.py", title="Walkthrough", icon=":material/stairs:", url_path="walkthrough"),
     ],
     "Labs": [
         st.Page("pages/coupling.py", title="Batch coupling", icon=":material/link:", url_path="coupling"),

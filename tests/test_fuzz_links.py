@@ -1,0 +1,128 @@
+"""Junk links on every page: nothing raises, every control ends in range, and the notes tell the truth.
+
+hypothesis builds query strings from text, NaN, ±inf, 1e308, negative and huge
+numbers, empty values, repeated keys and unknown options, for every control a
+page draws (discovered by running the page) plus the link-level parameters.
+Each must leave the page without an exception, every widget inside its
+stated range, and each widget's value equal to what the control's parser says
+the link gets, unless a note says otherwise (or the page lowered a whole
+number to fit its grid).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import re
+
+import pytest
+from conftest import ROOT, run_page
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ui.controls import PARAMS_DRAWN
+
+PAGES = re.findall(r'st\.Page\(\s*"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
+EXAMPLES = int(os.environ.get("LNVIZ_FUZZ_EXAMPLES", "200"))
+WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
+# Link-level parameters that are not controls but are read from every link.
+EXTRAS = ("hide", "preset", "present", "embed", "zzz")
+# Pages whose buttons would start long work: the fuzz must not press them, and it can't
+# (no clicks happen here), so every page is safe to load with any query.
+
+JUNK = st.one_of(
+    st.sampled_from(
+        [
+            "",
+            " ",
+            "nan",
+            "NaN",
+            "inf",
+            "-inf",
+            "1e308",
+            "-1e308",
+            "1e12",
+            "-1",
+            "-5",
+            "0",
+            "1",
+            "2",
+            "3",
+            "7",
+            "12.7",
+            "0x10",
+            "1,5",
+            "true",
+            "false",
+            "TRUE",
+            "yes",
+            "None",
+            "[]",
+            "%00",
+            "🙂",
+            "1e-05",
+            "0.001",
+            "64",
+            "1024",
+            "99999",
+        ]
+    ),
+    st.text(max_size=12),
+    st.integers(min_value=-(10**15), max_value=10**15).map(str),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+)
+
+
+def discover(page: str) -> dict:
+    at = run_page(page)
+    assert not at.exception, [e.value for e in at.exception]
+    return dict(at.session_state[PARAMS_DRAWN])
+
+
+def widget_value(at, key: str):
+    for kind in WIDGETS:
+        for w in at.get(kind):
+            if getattr(w, "key", None) == key:
+                return True, w.value
+    return False, None
+
+
+def in_range(p, value) -> bool:
+    if p.kind == "int":
+        return isinstance(value, int) and not isinstance(value, bool) and p.lo <= value <= p.hi
+    if p.kind == "float":
+        return isinstance(value, float | int) and math.isfinite(value) and p.lo <= value <= p.hi
+    if p.kind == "bool":
+        return isinstance(value, bool)
+    return value in p.options
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_junk_links_never_break_a_page(page):
+    params = discover(page)
+    keys = sorted(params)
+    query_strategy = st.dictionaries(
+        st.sampled_from(keys + list(EXTRAS)),
+        st.one_of(JUNK, st.lists(JUNK, min_size=2, max_size=3)),
+        max_size=len(keys) + 2,
+    )
+
+    @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(query=query_strategy)
+    def check(query):
+        at = run_page(page, query)
+        assert not at.exception, (query, [e.value for e in at.exception])
+        for key, p in params.items():
+            drawn, value = widget_value(at, key)
+            if not drawn:
+                continue
+            assert in_range(p, value), (key, query.get(key), value)
+            if key in query and "hide" not in query and query[key] != []:
+                # Either the link's value was taken as the control's rules say, or the page
+                # lowered a whole number to fit its grid, or a note says what happened.
+                expected = p.parse(query[key])[0]
+                lowered = p.kind == "int" and value < expected
+                noted = any(p.label in i.value for i in at.info)
+                assert value == expected or lowered or noted, (key, query[key], value, expected)
+
+    check()
