@@ -1,0 +1,331 @@
+"""The walkthrough (lnviz.walkthrough and its page) against torch: every step's numbers, cells and controls."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, figures, run_page
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnviz import data, palette
+from lnviz import walkthrough as wt
+from lnviz.data import generator
+from lnviz.explain import num
+
+PAGE = "pages/walkthrough.py"
+TOL = dict(atol=1e-10, rtol=1e-10)
+SHOWN = dict(atol=1e-5, rtol=1e-5)  # figures carry float32
+HYP = settings(max_examples=25, deadline=None, derandomize=True)
+LN_STEPS, BN_STEPS = range(0, 6), range(6, 12)
+
+
+def draw(g: torch.Generator, lo: int, hi: int) -> int:
+    return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+
+def random_case(seed: int):
+    """x (B, H) of a random seeded shape, a cell (row, col), ε > 0, and γ, β: scalars or per-feature."""
+    g = generator(seed)
+    batch, features = draw(g, 2, 12), draw(g, 2, 12)
+    x = 3.0 * torch.randn(batch, features, generator=g, dtype=torch.float64) + torch.randn(
+        1, features, generator=g, dtype=torch.float64
+    )
+    row, col = draw(g, 0, batch - 1), draw(g, 0, features - 1)
+    eps = (1e-5, 1e-3, 0.5)[draw(g, 0, 2)]
+    if draw(g, 0, 1):
+        gain = 1.0 + 0.5 * torch.randn(features, generator=g, dtype=torch.float64)
+        bias = 0.5 * torch.randn(features, generator=g, dtype=torch.float64)
+    else:
+        gain, bias = float(torch.randn(1, generator=g)), float(torch.randn(1, generator=g))
+    return x, gain, bias, eps, row, col
+
+
+def as_vector(value, features: int) -> torch.Tensor:
+    return value if isinstance(value, torch.Tensor) else torch.full((features,), value, dtype=torch.float64)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_every_ln_step_is_torchs(seed):
+    x, gain, bias, eps, row, col = random_case(seed)
+    h = x.shape[1]
+    walk = wt.steps(x, gain, bias, eps, row, col)
+    assert len(walk) == wt.N_STEPS and [s.norm for s in walk] == ["LN"] * 6 + ["BN"] * 6
+    line = x[row]
+    mu, var = line.mean(), line.var(unbiased=False)
+    w, b = as_vector(gain, h), as_vector(bias, h)
+    expected = [line, line, line - mu, (line - mu) ** 2, F.layer_norm(x, (h,), eps=eps)[row]]
+    expected.append(F.layer_norm(x, (h,), w, b, eps)[row])
+    for k, want in zip(LN_STEPS, expected, strict=True):
+        torch.testing.assert_close(walk[k].values, want, **TOL)
+    assert math.isclose(walk[1].level, float(mu), rel_tol=1e-10, abs_tol=1e-10)
+    assert math.isclose(walk[3].level, float(var), rel_tol=1e-10, abs_tol=1e-10)
+    assert walk[3].values.mean().item() == pytest.approx(float(var), rel=1e-10, abs=1e-10)
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_every_bn_step_is_torchs(seed):
+    x, gain, bias, eps, row, col = random_case(seed)
+    h = x.shape[1]
+    walk = wt.steps(x, gain, bias, eps, row, col)
+    column = x[:, col]
+    mu, var = column.mean(), column.var(unbiased=False)
+    w, b = as_vector(gain, h), as_vector(bias, h)
+    x_hat = F.batch_norm(x, None, None, training=True, eps=eps)[:, col]
+    y = F.batch_norm(x, None, None, w, b, training=True, eps=eps)[:, col]
+    expected = [column, column, column - mu, (column - mu) ** 2, x_hat, y]
+    for k, want in zip(BN_STEPS, expected, strict=True):
+        torch.testing.assert_close(walk[k].values, want, **TOL)
+    assert math.isclose(walk[7].level, float(mu), rel_tol=1e-10, abs_tol=1e-10)
+    assert math.isclose(walk[9].level, float(var), rel_tol=1e-10, abs_tol=1e-10)
+    # The per-feature γ_j, β_j of the column are single numbers in the formula.
+    assert num(float(w[col])) in walk[11].latex and num(float(b[col])) in walk[11].latex
+
+
+@HYP
+@given(seed=st.integers(0, 2**31 - 1))
+def test_masks_select_exactly_the_row_then_the_column(seed):
+    x, gain, bias, eps, row, col = random_case(seed)
+    walk = wt.steps(x, gain, bias, eps, row, col)
+    rows = torch.arange(x.shape[0]).unsqueeze(1).expand_as(x)  # (B, H): each cell's sample
+    cols = torch.arange(x.shape[1]).unsqueeze(0).expand_as(x)  # (B, H): each cell's feature
+    for k in LN_STEPS:
+        assert torch.equal(walk[k].mask, rows == row) and walk[k].index == row
+    for k in BN_STEPS:
+        assert torch.equal(walk[k].mask, cols == col) and walk[k].index == col
+
+
+def test_formulas_carry_the_live_numbers():
+    x = data.make_activations("standard normal", 5, 4, seed=3)
+    walk = wt.steps(x, 2.0, 0.5, 0.1, row=2, col=1)
+    mu, var = float(x[2].mean()), float(x[2].var(unbiased=False))
+    assert f"{mu:.4g}" in walk[1].latex and "H = 4" in walk[0].latex
+    assert f"{var:.4g}" in walk[3].latex
+    assert f"{math.sqrt(var + 0.1):.4g}" in walk[4].latex
+    for value in F.layer_norm(x, (4,), eps=0.1)[2].tolist():  # H = 4: every value is written
+        assert f"{value:.4g}" in walk[4].latex
+    assert f"{float(x[:, 1].mean()):.4g}" in walk[7].latex and "B = 5" in walk[6].latex
+    assert len({s.latex for s in walk}) == wt.N_STEPS
+    long = wt.steps(data.make_activations("standard normal", 2, 40, seed=0), row=1, col=0)
+    assert r"\ldots" in long[0].latex and r"\ldots" not in long[6].latex
+
+
+def test_a_negative_mean_is_subtracted_in_parentheses():
+    x = torch.tensor([[-3.0, -1.0], [1.0, 2.0]], dtype=torch.float64)
+    assert r"- \left(-2\right)" in wt.steps(x, row=0, col=0)[2].latex
+
+
+def test_single_sample_bn_is_explained_not_raised():
+    x = data.make_activations("standard normal", 1, 8, seed=2)
+    with pytest.raises(ValueError):
+        F.batch_norm(x, None, None, training=True)  # what torch does
+    walk = wt.steps(x, 1.0, 0.0, 1e-5, row=0, col=5)
+    torch.testing.assert_close(walk[4].values, F.layer_norm(x, (8,))[0], **TOL)
+    for k in BN_STEPS:
+        assert "at least two samples" in walk[k].text and "B = 1" in walk[k].note
+        assert torch.equal(walk[k].mask, torch.arange(8).expand(1, 8) == 5)
+    torch.testing.assert_close(walk[6].values, x[:, 5], **TOL)
+    assert all(walk[k].values is None and "undefined" in walk[k].latex for k in BN_STEPS[1:])
+
+
+def test_zero_eps_on_a_constant_row_explains_the_nan():
+    x = data.make_activations("constant row", 4, 6, seed=0)
+    walk = wt.steps(x, 1.0, 0.0, 0.0, row=0, col=0)
+    assert walk[3].level == 0.0 and "ε = 0" in walk[3].note
+    for k in (4, 5):
+        assert torch.isnan(walk[k].values).all() and "0/0" in walk[k].note and "NaN" in walk[k].note
+    assert r"\text{NaN}" in walk[4].latex
+    # The same row with ε > 0 is 0, as torch says, and the note says why.
+    walk = wt.steps(x, 1.0, 0.0, 1e-5, row=0, col=0)
+    torch.testing.assert_close(walk[4].values, F.layer_norm(x, (6,), eps=1e-5)[0], **TOL)
+    assert torch.equal(walk[4].values, torch.zeros(6, dtype=torch.float64)) and "0/√ε" in walk[4].note
+
+
+def test_eps_larger_than_the_variance_is_noted():
+    x = data.make_activations("near-constant row", 4, 16, seed=0)
+    walk = wt.steps(x, eps=1e-5, row=0, col=0)
+    var = float(x[0].var(unbiased=False))
+    assert var < 1e-5 and "smaller than ε" in walk[4].note
+    assert f"{var / (var + 1e-5):.3g}" in walk[4].note
+    assert walk[4].values.var(unbiased=False).item() == pytest.approx(var / (var + 1e-5), rel=1e-10)
+    assert wt.steps(x, eps=1e-5, row=1, col=0)[4].note == ""
+
+
+def test_bn_with_zero_eps_is_the_formula_and_says_torch_refuses():
+    x = data.make_activations("standard normal", 6, 3, seed=1)
+    with pytest.raises(ValueError, match="eps must be positive"):
+        F.batch_norm(x, None, None, training=True, eps=0.0)
+    walk = wt.steps(x, eps=0.0, row=0, col=2)
+    column = x[:, 2]
+    torch.testing.assert_close(walk[10].values, (column - column.mean()) / column.std(unbiased=False), **TOL)
+    assert "refuses" in walk[10].note and "refuses" not in walk[4].note
+
+
+@pytest.mark.parametrize(
+    "x, row, col",
+    [(torch.zeros(4, dtype=torch.float64), 0, 0), (torch.zeros(3, 4, dtype=torch.float64), 3, 0)],
+)
+def test_bad_input_raises_in_words(x, row, col):
+    with pytest.raises(ValueError):
+        wt.steps(x, row=row, col=col)
+
+
+def heat(fig, name):
+    return [t for t in fig.data if t.type == "heatmap" and t.name == name][0]
+
+
+def test_figure_dims_every_cell_but_the_steps_and_shows_its_values():
+    x = data.make_activations("heterogeneous features", 6, 9, seed=4)
+    walk = wt.steps(x, row=4, col=7)
+    rows, cols = slice(0, 6), slice(0, 9)
+    for k, box_name, color in ((1, "LN row", palette.BLUE), (9, "BN column", palette.VERMILLION)):
+        fig = wt.fig_step(x, walk[k], rows, cols)
+        np.testing.assert_allclose(heat(fig, "x").z, x.numpy(), **SHOWN)
+        assert heat(fig, "x").colorscale == fig.data[0].colorscale and fig.data[0].zmid == 0
+        dimmed = np.asarray(heat(fig, "dimmed").z)
+        np.testing.assert_array_equal(dimmed == 0, walk[k].mask.numpy())
+        bars = [t for t in fig.data if t.type == "bar"][0]
+        np.testing.assert_allclose(bars.y, walk[k].values.numpy(), **SHOWN)
+        assert bars.marker.color == color
+        (box,) = [s for s in fig.layout.shapes if s.name == box_name]
+        if box_name == "LN row":
+            assert box.y0 < 4 < box.y1 and (box.x0, box.x1) == (-0.5, 8.5)
+        else:
+            assert box.x0 < 7 < box.x1 and (box.y0, box.y1) == (-0.5, 5.5)
+        level = [s for s in fig.layout.shapes if s.type == "line"]
+        assert len(level) == 1 and level[0].y0 == pytest.approx(walk[k].level)
+
+
+def test_figure_of_a_large_grid_is_a_window_and_an_undefined_step_has_no_bars():
+    x = data.make_activations("standard normal", 200, 300, seed=0)
+    walk = wt.steps(x, row=150, col=10)
+    fig = wt.fig_step(x, walk[2], slice(118, 182), slice(0, 64))
+    np.testing.assert_allclose(heat(fig, "x").z, x[118:182, :64].numpy(), **SHOWN)
+    assert np.asarray(heat(fig, "dimmed").z)[150 - 118].sum() == 0
+    assert len([t for t in fig.data if t.type == "bar"][0].y) == 300  # the full row
+    one = data.make_activations("standard normal", 1, 5, seed=0)
+    fig = wt.fig_step(one, wt.steps(one, col=2)[8], slice(0, 1), slice(0, 5))
+    assert not [t for t in fig.data if t.type == "bar"]
+    assert any("B = 1" in a.text for a in fig.layout.annotations)
+
+
+# The page, through the router.
+
+
+def step_shown(at) -> int:
+    return at.slider(key="step").value
+
+
+def bars(at) -> np.ndarray:
+    return np.asarray([t for t in figures(at)[0].data if t.type == "bar"][0].y, dtype=np.float64)
+
+
+def dimmed(at) -> np.ndarray:
+    return np.asarray([t for t in figures(at)[0].data if t.name == "dimmed"][0].z)
+
+
+def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
+    at = run_page(PAGE, {"step": "3"})
+    assert_no_exception(at)
+    assert step_shown(at) == 3 and "Step 4 of 12" in at.subheader[0].value
+    x = data.make_activations("heterogeneous features", 16, 32, seed=0)
+    np.testing.assert_allclose(bars(at), ((x[0] - x[0].mean()) ** 2).numpy(), **SHOWN)
+    latex = at.latex[0].value
+    at.button(key="next").click().run()
+    assert_no_exception(at)
+    assert step_shown(at) == 4 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
+    np.testing.assert_allclose(bars(at), F.layer_norm(x, (32,))[0].numpy(), **SHOWN)
+    assert at.query_params["step"] == "4"
+    assert "step=4" in at.code[0].value
+    row_cells = dimmed(at) == 0
+    at.slider(key="step").set_value(5).run()
+    at.button(key="next").click().run()
+    assert step_shown(at) == 6 and "BN" in at.subheader[0].value
+    col_cells = dimmed(at) == 0
+    assert row_cells[0].all() and row_cells.sum() == 32 and col_cells[:, 0].all() and col_cells.sum() == 16
+    at.button(key="back").click().run()
+    assert step_shown(at) == 5 and not at.button(key="back").disabled
+
+
+def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    assert step_shown(at) == 0 and at.button(key="back").disabled and not at.button(key="next").disabled
+    words = sum(len(m.value) for m in at.markdown)
+    at.slider(key="step").set_value(11).run()
+    assert at.button(key="next").disabled and not at.button(key="back").disabled
+    assert "Step 12 of 12" in at.subheader[0].value
+    lecture = run_page(PAGE, {"present": "1"})
+    assert_no_exception(lecture)
+    assert sum(len(m.value) for m in lecture.markdown) < words / 2
+    assert len(lecture.latex) == 1 and len(lecture.get("plotly_chart")) == 1 and lecture.subheader
+
+
+def test_junk_step_in_the_link_falls_back_to_the_first_with_a_note():
+    at = run_page(PAGE, {"step": "99"})
+    assert_no_exception(at)
+    assert step_shown(at) == 0
+    assert any("Step" in i.value and "99" in i.value for i in at.info)
+
+
+def test_every_control_changes_the_walk():
+    at = run_page(PAGE, {"step": "5"})
+    changes = [
+        ("slider", "gain", 2.0, dict(gain=2.0)),
+        ("slider", "bias", -0.5, dict(bias=-0.5)),
+        ("select_slider", "eps", 0.1, dict(eps=0.1)),
+        ("toggle", "affine", True, dict(affine=True)),
+        ("number_input", "seed", 7, dict(seed=7)),
+        ("selectbox", "dist", "heterogeneous samples", dict(dist="heterogeneous samples")),
+        ("slider", "batch", 5, dict(batch=5)),
+        ("slider", "features", 6, dict(features=6)),
+        ("number_input", "row", 3, dict(row=3)),
+    ]
+    view = dict(dist="heterogeneous features", batch=16, features=32, seed=0, gain=1.0, bias=0.0, affine=False)
+    view |= dict(eps=1e-5, row=0)
+    before = bars(at)
+    for widget, key, value, change in changes:
+        getattr(at, widget)(key=key).set_value(value).run()
+        assert_no_exception(at)
+        view |= change
+        x = data.make_activations(view["dist"], view["batch"], view["features"], view["seed"])
+        w = torch.full((view["features"],), view["gain"], dtype=torch.float64)
+        b = torch.full((view["features"],), view["bias"], dtype=torch.float64)
+        if view["affine"]:
+            g, c = data.random_affine(view["features"], view["seed"])
+            w, b = view["gain"] * g, view["bias"] + c
+        y = F.layer_norm(x, (view["features"],), w, b, view["eps"])[view["row"]]
+        now = bars(at)
+        np.testing.assert_allclose(now, y.numpy(), **SHOWN, err_msg=key)
+        assert now.shape != before.shape or not np.allclose(now, before), key
+        before = now
+    at.slider(key="step").set_value(11).run()
+    at.number_input(key="col").set_value(4).run()
+    assert_no_exception(at)
+    x = data.make_activations(view["dist"], 5, 6, 7)
+    g, c = data.random_affine(6, 7)
+    y = F.batch_norm(x, None, None, 2.0 * g, -0.5 + c, training=True, eps=0.1)[:, 4]
+    np.testing.assert_allclose(bars(at), y.numpy(), **SHOWN)
+    assert (dimmed(at) == 0).sum() == 5 and (dimmed(at)[:, 4] == 0).all()
+
+
+def test_a_link_that_hides_the_step_pins_it():
+    at = run_page(PAGE, {"hide": "step", "step": "7"})
+    assert_no_exception(at)
+    assert "Step 8 of 12" in at.subheader[0].value and "step" not in {s.key for s in at.slider}
+    assert at.button(key="back").disabled and at.button(key="next").disabled
+
+
+def test_single_sample_and_zero_eps_are_explained_on_the_page():
+    at = run_page(PAGE, {"batch": "1", "step": "8"})
+    assert_no_exception(at)
+    assert any("B = 1" in w.value for w in at.warning) and "undefined" in at.latex[0].value
+    at = run_page(PAGE, {"dist": "constant row", "eps": "0", "step": "4"})
+    assert_no_exception(at)
+    assert any("0/0" in w.value for w in at.warning) and r"\text{NaN}" in at.latex[0].value
