@@ -4,7 +4,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run test lint bench load system-deps clean
+.PHONY: run dev test lint bench load system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -25,6 +25,10 @@ system-deps:
 
 run: $(VENV)/.runtime
 	$(PY) -m streamlit run app.py --server.port $(PORT)
+
+# While editing: reload pages from disk (the hosting config turns the watcher off).
+dev: $(VENV)/.runtime
+	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

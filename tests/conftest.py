@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -11,6 +12,11 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
+
+# The hosting config shows viewers no tracebacks; tests want them in AppTest's exceptions.
+os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
+
+pytest_plugins = ("browser",)
 
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:

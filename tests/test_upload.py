@@ -321,3 +321,11 @@ def test_fuzz_random_text(text):
 @given(hs.binary(max_size=300), hs.sampled_from([b"\x01\x00", b"\x02\x00", b"\x03\x00", b"\x09\x00"]))
 def test_fuzz_npy_headers(rest, version):
     only_upload_errors(parse_bytes, "f.npy", b"\x93NUMPY" + version + rest)
+
+
+def test_server_upload_cap_admits_the_parsers_cap():
+    import tomllib
+    from pathlib import Path
+
+    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
+    assert config["server"]["maxUploadSize"] * 2**20 >= upload.MAX_BYTES
