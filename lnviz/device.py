@@ -58,7 +58,8 @@ def label(device: torch.device) -> str:
         return f"CUDA · {torch.cuda.get_device_name(device)}"
     if device.type == "mps":
         return "Apple MPS"
-    return f"CPU · {torch.get_num_threads()} threads"
+    threads = torch.get_num_threads()
+    return f"CPU · {threads} thread{'s' if threads != 1 else ''}"
 
 
 def synchronize(device: torch.device) -> None:
@@ -83,16 +84,17 @@ def server_threads(cpus: int | None = None) -> int:
 
     Each session's rerun runs in a thread of its own, and each torch kernel
     fans out over a pool of intra-op threads shared by the whole process; with
-    many users, more threads than cores only add contention. On a small
-    machine (2 cores or fewer) one rerun may use every core; above that, half
-    the cores (at most 4) leave room for concurrent reruns, and small kernels
-    gain little from more. ``LNVIZ_TORCH_THREADS`` overrides it.
+    many users, more threads than cores only add contention, and the small
+    kernels of a teaching app gain little from more (measured here: on a busy
+    2-core machine, small ops ran 3 to 100 times slower with 2 OpenMP threads
+    than with 1). Half the cores, at least 1 and at most 4, leaves room for
+    concurrent reruns. ``LNVIZ_TORCH_THREADS`` overrides it.
     """
     override = os.environ.get("LNVIZ_TORCH_THREADS", "").strip()
     if override.isdigit() and int(override) > 0:
         return int(override)
     cpus = cpus or os.cpu_count() or 1
-    return cpus if cpus <= 2 else max(2, min(4, cpus // 2))
+    return max(1, min(4, cpus // 2))
 
 
 _threads_set = False

@@ -15,6 +15,8 @@ from torch import Tensor
 from lnviz import palette
 from lnviz.explorer import Exploration
 
+PICKER = "cell picker"  # the name of fig_grid's clickable trace
+
 FONT = dict(family="Inter, Source Sans Pro, sans-serif", size=13)
 
 
@@ -63,8 +65,7 @@ def _heatmap(z: np.ndarray, rows: slice, cols: slice, name: str, coloraxis: str 
         y=_axis_index(rows),
         name=name,
         coloraxis=coloraxis,
-        hovertemplate="sample %{y}, feature %{x}<br>" + name + " = %{z:.4g}<extra></extra>",
-        **kw,
+        **({"hovertemplate": "sample %{y}, feature %{x}<br>" + name + " = %{z:.4g}<extra></extra>"} | kw),
     )
 
 
@@ -99,6 +100,25 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
             zmin=-lim,
             zmax=lim,
             colorbar=dict(title="x", x=1.02, len=0.75, y=0.62),
+            hoverinfo="skip",
+            hovertemplate=None,
+        ),
+        row=1,
+        col=1,
+    )
+    # Heatmaps can't be selected by a click in plotly; an invisible marker on every
+    # cell centre can, and carries the hover text instead.
+    ii, jj = np.meshgrid(_axis_index(rows), _axis_index(cols), indexing="ij")
+    fig.add_trace(
+        go.Scatter(
+            x=jj.ravel(),
+            y=ii.ravel(),
+            customdata=x.ravel(),
+            mode="markers",
+            marker=dict(size=8, opacity=0),
+            name=PICKER,
+            showlegend=False,
+            hovertemplate="sample %{y}, feature %{x}<br>x = %{customdata:.4g}<extra>click to choose</extra>",
         ),
         row=1,
         col=1,

@@ -98,10 +98,10 @@ for key, limit in (("row", batch - 1), ("col", features - 1)):
 
 def _pick_from_click() -> None:
     points = st.session_state["grid_chart"].selection.points
-    heat = [p for p in points if "z" in p or p.get("curve_number", 1) == 0]
-    if heat:
-        st.session_state["row"] = int(min(max(heat[0]["y"], 0), batch - 1))
-        st.session_state["col"] = int(min(max(heat[0]["x"], 0), features - 1))
+    cells = [p for p in points if p.get("curve_number") == 1]  # fig_grid's cell picker
+    if cells:
+        st.session_state["row"] = int(min(max(cells[0]["y"], 0), batch - 1))
+        st.session_state["col"] = int(min(max(cells[0]["x"], 0), features - 1))
 
 
 pick_i, pick_j, pick_stage, pick_view = st.columns(4)

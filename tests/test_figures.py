@@ -69,3 +69,15 @@ def test_distributions_are_counts():
     assert [t.name for t in fig.data] == ["input", "LN"]
     assert sum(fig.data[1].y) == r.ln.y.numel()
     assert torch.isfinite(torch.tensor(np.asarray(fig.data[0].x))).all()
+
+
+def test_grid_has_a_clickable_marker_on_every_cell():
+    r = _result()
+    rows, cols = explorer.window(6, 9, 0, 0)
+    fig = figures.fig_grid(r, rows, cols, (0, 0))
+    assert fig.data[1].name == figures.PICKER  # the page reads curve_number 1
+    picker = fig.data[1]
+    assert len(picker.x) == 6 * 9
+    k = 2 * 9 + 7  # row 2, feature 7
+    assert (picker.y[k], picker.x[k]) == (2, 7)
+    assert abs(picker.customdata[k] - float(r.x[2, 7])) < 1e-5

@@ -1,0 +1,95 @@
+"""Links in a real browser: a link fills the widgets, a slider writes the URL, the URL reproduces the view.
+
+Also what only a browser shows: lecture mode collapses the sidebar, hide= removes
+controls, a click on the heatmap picks the cell, and the app runs in an iframe.
+"""
+
+from __future__ import annotations
+
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from browser import charts_json
+
+pytestmark = pytest.mark.browser
+
+
+SIDEBAR_RIGHT = "() => document.querySelector('[data-testid=\"stSidebar\"]').getBoundingClientRect().right"
+
+
+def slider_text(app, key: str) -> str:
+    """The value a slider shows, read from the page."""
+    return app.page.locator(f".st-key-{key} [data-testid='stSliderThumbValue']").inner_text()
+
+
+def query(app) -> dict[str, list[str]]:
+    return parse_qs(urlparse(app.page.url).query)
+
+
+def test_a_link_fills_the_widgets(app_server, open_app):
+    app = open_app(f"{app_server}/?batch=8&features=12&gain=1.5&dist=heterogeneous+samples&seed=7")
+    assert not app.exceptions() and not app.errors
+    assert slider_text(app, "batch") == "8"
+    assert slider_text(app, "features") == "12"
+    assert slider_text(app, "gain") == "1.50"
+    from lnviz.data import PRESETS
+
+    assert PRESETS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
+    assert app.page.locator(".st-key-seed input").input_value() == "7"
+
+
+def test_moving_a_slider_writes_the_url_and_the_url_reproduces_the_view(app_server, open_app):
+    app = open_app(f"{app_server}/?batch=6&features=10&seed=3")
+    before = charts_json(app.charts())
+    app.page.locator(".st-key-gain input[type='range']").focus()
+    for _ in range(4):
+        app.page.keyboard.press("ArrowRight")
+    app.page.wait_for_function("() => new URL(location.href).searchParams.has('gain')", timeout=30_000)
+    app.settle()
+    assert query(app)["gain"] == ["1.2"]
+    after = charts_json(app.charts())
+    assert after != before
+    fresh = open_app(app.page.url)
+    assert charts_json(fresh.charts()) == after
+    assert not fresh.exceptions() and not fresh.errors
+
+
+def test_lecture_mode_and_hidden_controls(app_server, open_app):
+    normal = open_app(f"{app_server}/")
+    assert normal.page.locator(".st-key-eps").count() == 1
+    present = open_app(f"{app_server}/?present=1&hide=eps,seed")
+    assert not present.exceptions()
+    assert present.page.evaluate(SIDEBAR_RIGHT) <= 0 < normal.page.evaluate(SIDEBAR_RIGHT)
+    assert present.page.locator(".st-key-eps").count() == 0 and present.page.locator(".st-key-seed").count() == 0
+    assert present.page.locator(".st-key-batch").count() == 1
+    # Larger type: the lecture stylesheet is in the page.
+    size = present.page.evaluate("() => getComputedStyle(document.querySelector('h1')).fontSize")
+    assert float(size.removesuffix("px")) > float(
+        normal.page.evaluate("() => getComputedStyle(document.querySelector('h1')).fontSize").removesuffix("px")
+    )
+
+
+def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
+    app = open_app(f"{app_server}/?batch=8&features=8")
+    grid = app.page.locator(".st-key-grid_chart .nsewdrag").first
+    box = grid.bounding_box()
+    # The heatmap spans the subplot: 8 × 8 cells. Click the middle of cell (row 5, column 2).
+    app.page.mouse.click(box["x"] + box["width"] * 2.5 / 8, box["y"] + box["height"] * 5.5 / 8)
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('row') === '5'", timeout=30_000)
+    app.settle()
+    assert query(app)["row"] == ["5"] and query(app)["col"] == ["2"]
+    assert "sample 5, feature 2" in app.page.locator("h3").all_inner_texts()[-2]
+
+
+def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):
+    app = open_app(f"{app_server}/?embed=true&batch=5")
+    assert not app.exceptions() and not app.errors
+    frame_page = app.page.context.new_page()
+    try:
+        frame_page.set_content(f'<iframe id="slide" src="{app_server}/?embed=true&batch=5" width="1200" height="900">')
+        frame = frame_page.frame_locator("#slide")
+        frame.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        assert frame.locator('[data-testid="stException"]').count() == 0
+        assert frame.locator(".st-key-batch [data-testid='stSliderThumbValue']").inner_text() == "5"
+    finally:
+        frame_page.close()

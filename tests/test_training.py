@@ -1,0 +1,512 @@
+"""The training race: norms, models and data against torch, the race's promises, and the page."""
+
+from __future__ import annotations
+
+import math
+
+import plotly.graph_objects as go
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, figures, run_page
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from torch import nn
+
+from lnviz import training
+from lnviz.data import generator
+from lnviz.palette import NORM_COLORS
+from lnviz.state import MAX_SEED, SEED
+
+
+@pytest.fixture(autouse=True, scope="module")
+def one_thread():
+    """Tiny models: a second OpenMP thread only waits for a shared, busy core."""
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(before)
+
+
+def _random_affine(norm: training.Norm, g: torch.Generator) -> None:
+    with torch.no_grad():
+        norm.weight.copy_(1 + 0.5 * torch.randn(norm.weight.shape, generator=g, dtype=torch.float64))
+        if hasattr(norm, "bias"):
+            norm.bias.copy_(0.5 * torch.randn(norm.bias.shape, generator=g, dtype=torch.float64))
+
+
+# ---------------------------------------------------------------- Norm against torch.nn
+
+
+@settings(max_examples=25, deadline=None)
+@given(batch=st.integers(2, 24), features=st.integers(2, 48), seed=st.integers(0, 10_000))
+def test_norm_layer_and_rms_match_torch(batch, features, seed):
+    g = generator(seed)
+    x = (3 * torch.randn(batch, features, generator=g, dtype=torch.float64) + 1).requires_grad_(True)
+    for kind, ref in (
+        ("LN", nn.LayerNorm(features, eps=1e-5, dtype=torch.float64)),
+        ("RMSNorm", nn.RMSNorm(features, eps=1e-5, dtype=torch.float64)),
+    ):
+        ours = training.Norm(kind, features).double()
+        _random_affine(ours, g)
+        ref.load_state_dict(ours.state_dict())
+        y, y_ref = ours(x), ref(x)
+        torch.testing.assert_close(y, y_ref, rtol=0, atol=1e-10)
+        up = torch.randn(batch, features, generator=g, dtype=torch.float64)
+        grads = torch.autograd.grad((y * up).sum(), [x, *ours.parameters()])
+        grads_ref = torch.autograd.grad((y_ref * up).sum(), [x, *ref.parameters()])
+        for a, b in zip(grads, grads_ref, strict=True):
+            torch.testing.assert_close(a, b, rtol=0, atol=1e-10)
+
+
+@settings(max_examples=15, deadline=None)
+@given(batch=st.integers(2, 24), features=st.integers(1, 32), seed=st.integers(0, 10_000))
+def test_norm_batch_matches_batchnorm1d_in_training_and_eval(batch, features, seed):
+    g = generator(seed)
+    ours = training.Norm("BN", features).double()
+    _random_affine(ours, g)
+    ref = nn.BatchNorm1d(features, eps=1e-5, momentum=0.1, dtype=torch.float64)
+    ref.load_state_dict(ours.state_dict(), strict=False)
+    for _ in range(3):  # running statistics are updated the same way, step after step
+        x = 2 * torch.randn(batch, features, generator=g, dtype=torch.float64) - 1
+        torch.testing.assert_close(ours(x), ref(x), rtol=0, atol=1e-10)
+        torch.testing.assert_close(ours.running_mean, ref.running_mean, rtol=0, atol=1e-12)
+        torch.testing.assert_close(ours.running_var, ref.running_var, rtol=0, atol=1e-12)
+    ours.eval()
+    ref.eval()
+    x = torch.randn(batch, features, generator=g, dtype=torch.float64)
+    torch.testing.assert_close(ours(x), ref(x), rtol=0, atol=1e-10)
+
+
+def test_norm_batch_refuses_one_sample_like_torch():
+    x = torch.randn(1, 8, generator=generator(0), dtype=torch.float64)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        nn.BatchNorm1d(8, dtype=torch.float64)(x)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        training.Norm("BN", 8).double()(x)
+    training.Norm("BN", 8).double().eval()(x)  # eval mode uses running statistics: one sample is fine
+
+
+def test_norm_none_is_identity_and_unknown_kind_is_refused():
+    x = torch.randn(4, 5, generator=generator(1))
+    assert training.Norm("none", 5)(x) is x
+    with pytest.raises(ValueError, match="unknown norm"):
+        training.Norm("WN", 5)
+
+
+# ---------------------------------------------------------------- models against plain torch.nn.functional
+
+
+def _norm_ref(kind: str, norm: training.Norm, a: torch.Tensor) -> torch.Tensor:
+    if kind == "none":
+        return a
+    if kind == "LN":
+        return F.layer_norm(a, a.shape[-1:], norm.weight, norm.bias, 1e-5)
+    if kind == "RMSNorm":
+        return F.rms_norm(a, a.shape[-1:], norm.weight, 1e-5)
+    return F.batch_norm(a, norm.running_mean, norm.running_var, norm.weight, norm.bias, False, 0.0, 1e-5)
+
+
+@pytest.mark.parametrize("variant", training.VARIANTS)
+def test_mlp_matches_functional_chain(variant):
+    g = generator(11)
+    model = training.build_model("spirals", variant, seed=5).double().eval()
+    for norm in model.norms:
+        if variant != "none":
+            _random_affine(norm, g)
+        if variant == "BN":
+            norm.running_mean.copy_(torch.randn(norm.running_mean.shape, generator=g, dtype=torch.float64))
+            norm.running_var.copy_(torch.rand(norm.running_var.shape, generator=g, dtype=torch.float64) + 0.5)
+    x = torch.randn(13, 2, generator=g, dtype=torch.float64)
+    h = x
+    for linear, norm in zip(model.linears, model.norms, strict=True):
+        h = torch.relu(_norm_ref(variant, norm, F.linear(h, linear.weight, linear.bias)))
+    expected = F.linear(h, model.head.weight, model.head.bias)
+    torch.testing.assert_close(model(x), expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("variant", training.VARIANTS)
+def test_rnn_matches_a_per_sequence_loop_and_ignores_padding(variant):
+    """Oracle: each sequence run on its own, for exactly its length, with torch.nn.functional."""
+    g = generator(21)
+    model = training.build_model("adding", variant, seed=3).double().eval()
+    norm = model.norms[0]
+    if variant != "none":
+        _random_affine(norm, g)
+    data = training.adding(9, generator(4))
+    x = data.x.double()
+    out = model(x, data.lengths)
+    for i in range(9):
+        h = torch.zeros(1, model.hidden, dtype=torch.float64)
+        for t in range(int(data.lengths[i])):
+            a = F.linear(x[i : i + 1, t], model.inp.weight, model.inp.bias) + F.linear(h, model.rec.weight)
+            h = torch.tanh(_norm_ref(variant, norm, a))
+        expected = F.linear(h, model.head.weight, model.head.bias).squeeze()
+        torch.testing.assert_close(out[i], expected, rtol=0, atol=1e-10)
+    noisy = x.clone()
+    padding = torch.arange(training.LONGEST).unsqueeze(0) >= data.lengths.unsqueeze(1)  # (B, T)
+    noisy[padding] = 7.0
+    torch.testing.assert_close(model(noisy, data.lengths), out, rtol=0, atol=0)
+
+
+def test_variants_share_their_initial_linear_weights_and_the_seed_decides_them():
+    models = {v: training.build_model("spirals", v, seed=8) for v in training.VARIANTS}
+    other = training.build_model("spirals", "none", seed=9)
+    shared = {k: v for k, v in models["none"].state_dict().items()}
+    assert shared and all("norms" not in k for k in shared)
+    for variant, model in models.items():
+        state = model.state_dict()
+        for k, v in shared.items():
+            assert torch.equal(state[k], v), (variant, k)
+    assert not torch.equal(other.state_dict()["linears.0.weight"], shared["linears.0.weight"])
+    bound = 1 / math.sqrt(2)
+    assert shared["linears.0.weight"].abs().max() <= bound
+
+
+# ---------------------------------------------------------------- data
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(1, 64), seed=st.integers(0, MAX_SEED))
+def test_adding_problem_targets_markers_and_padding(n, seed):
+    data = training.adding(n, generator(seed))
+    assert data.x.shape == (n, training.LONGEST, 2) and data.y.shape == (n,)
+    values, markers = data.x[..., 0], data.x[..., 1]
+    assert ((data.lengths >= training.SHORTEST) & (data.lengths <= training.LONGEST)).all()
+    alive = torch.arange(training.LONGEST).unsqueeze(0) < data.lengths.unsqueeze(1)
+    assert (values[~alive] == 0).all() and (markers[~alive] == 0).all()
+    assert ((values >= 0) & (values < 1)).all()
+    assert (markers.sum(dim=1) == 2).all()
+    positions = markers.nonzero()[:, 1].view(n, 2)  # (n, 2), sorted per row
+    half = data.lengths // 2
+    assert (positions[:, 0] < half).all() and (positions[:, 1] >= half).all()
+    torch.testing.assert_close(data.y, (values * markers).sum(dim=1), rtol=0, atol=1e-6)
+
+
+def test_spirals_are_two_labelled_arms_and_seeded():
+    data = training.spirals(2000, generator(0))
+    assert data.x.shape == (2000, 2) and set(data.y.tolist()) == {0, 1}
+    assert 800 < int(data.y.sum()) < 1200
+    radius = data.x.norm(dim=1)
+    assert radius.max() < 1 + 5 * training.SPIRAL_NOISE
+    # class 1 is class 0 turned by π: the two arms have the same radial profile
+    assert abs(float(radius[data.y == 0].mean() - radius[data.y == 1].mean())) < 0.03
+    again = training.spirals(2000, generator(0))
+    assert torch.equal(again.x, data.x) and torch.equal(again.y, data.y)
+    assert not torch.equal(training.spirals(2000, generator(1)).x, data.x)
+
+
+# ---------------------------------------------------------------- the race
+
+
+@pytest.mark.parametrize(("task", "steps"), [("spirals", 25), ("adding", 15)])
+def test_a_short_race_lowers_every_variants_held_out_loss(task, steps):
+    result = training.run(task, 32, 0.01, steps, seed=2)
+    assert result.complete and result.done == steps
+    for c in result.curves:
+        assert c.failed is None
+        assert c.eval_steps[0] == 0 and c.eval_steps[-1] == steps
+        assert len(c.train_loss) == len(c.step_seconds) == steps
+        assert c.loss[-1] < c.loss[0], (task, c.variant, c.loss)
+        assert 0 <= min(c.accuracy) and max(c.accuracy) <= 1
+        assert c.ms_per_step > 0
+
+
+def test_same_seed_same_curves_and_weights_other_seed_differs():
+    a = training.run("spirals", 8, 0.02, 12, seed=7)
+    b = training.run("spirals", 8, 0.02, 12, seed=7)
+    c = training.run("spirals", 8, 0.02, 12, seed=8)
+    for ca, cb, cc in zip(a.curves, b.curves, c.curves, strict=True):
+        assert (ca.loss, ca.accuracy, ca.train_loss) == (cb.loss, cb.accuracy, cb.train_loss)
+        assert all(torch.equal(ca.state[k], cb.state[k]) for k in ca.state)
+        assert ca.train_loss != cc.train_loss
+
+
+def test_the_race_leaves_the_global_rng_alone():
+    before = torch.get_rng_state()
+    training.run("adding", 4, 0.01, 3, seed=1)
+    training.build_model("spirals", "LN", seed=1)
+    assert torch.equal(torch.get_rng_state(), before)
+
+
+def test_bn_at_batch_one_fails_with_the_explanation_and_the_others_train():
+    result = training.run("spirals", 1, 0.01, 15, seed=0)
+    bn = result.curve("BN")
+    assert bn.failed == training.BN_BATCH_ONE
+    assert "batch 1" in bn.failed and "0/√ε" in bn.failed
+    assert bn.train_loss == () and bn.eval_steps == (0,) and math.isnan(bn.ms_per_step)
+    for variant in ("none", "LN", "RMSNorm"):
+        c = result.curve(variant)
+        assert c.failed is None and len(c.train_loss) == 15
+
+
+def test_bn_at_batch_one_in_the_recurrent_task_too():
+    result = training.run("adding", 1, 0.01, 3, seed=0)
+    assert result.curve("BN").failed == training.BN_BATCH_ONE
+    assert result.curve("LN").failed is None
+
+
+def test_a_diverging_variant_stops_with_a_message_and_the_race_goes_on():
+    result = training.run("spirals", 16, 1e30, 5, seed=0)
+    none = result.curve("none")
+    assert none.failed is not None and none.failed.startswith("none diverged")
+    assert len(none.train_loss) < 5
+    assert result.complete
+
+
+def test_snapshots_come_every_few_steps_and_stopping_keeps_a_consistent_partial_race():
+    stream = training.race("spirals", 8, 0.01, 12, seed=0, every=5)
+    first = next(stream)
+    stream.close()  # what the page's Stop amounts to: no more snapshots are asked for
+    assert first.done == 5 and not first.complete
+    for c in first.curves:
+        assert len(c.train_loss) == 5 and c.eval_steps[-1] <= 5
+    assert [s.done for s in training.race("spirals", 8, 0.01, 12, seed=0, every=5)] == [5, 10, 12]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("circles", 8, 0.01, 5), "unknown task"),
+        (("spirals", 0, 0.01, 5), "batch"),
+        (("spirals", 8, 0.0, 5), "learning rate"),
+        (("spirals", 8, float("nan"), 5), "learning rate"),
+        (("spirals", 8, 0.01, 0), "steps"),
+    ],
+)
+def test_bad_settings_are_refused_in_words(args, message):
+    with pytest.raises(ValueError, match=message):
+        training.run(*args, seed=0)
+
+
+# ---------------------------------------------------------------- activations for the explorer
+
+
+def test_activations_are_the_inputs_of_the_chosen_norm_of_the_trained_model():
+    result = training.run("spirals", 16, 0.01, 5, seed=3)
+    model = training.build_model("spirals", "LN", 3)
+    model.load_state_dict(result.curve("LN").state)
+    data = training.spirals(256, generator(3 + 3))
+    first = F.linear(data.x, model.linears[0].weight, model.linears[0].bias)
+    norm = model.norms[0]
+    second_in = torch.relu(F.layer_norm(first, (64,), norm.weight, norm.bias, 1e-5))
+    second = F.linear(second_in, model.linears[1].weight, model.linears[1].bias)
+    x1 = training.activations(result, "LN", 1)
+    x2 = training.activations(result, "LN", 2)
+    assert x1.dtype == torch.float64 and x1.shape == (256, 64) and x1.device.type == "cpu"
+    torch.testing.assert_close(x1, first.double(), rtol=0, atol=1e-6)
+    torch.testing.assert_close(x2, second.double(), rtol=0, atol=1e-5)
+    assert training.activations(result, "none", 1, rows=1024).shape == (1024, 64)
+
+
+def test_activations_of_the_recurrent_model_are_each_sequences_last_summed_input():
+    result = training.run("adding", 8, 0.01, 3, seed=1)
+    model = training.build_model("adding", "RMSNorm", 1)
+    model.load_state_dict(result.curve("RMSNorm").state)
+    data = training.adding(50, generator(1 + 3))
+    x = training.activations(result, "RMSNorm", 1, rows=50)
+    assert x.shape == (50, training.ADDING_HIDDEN)
+    for i in (0, 17, 49):
+        h = torch.zeros(1, model.hidden)
+        for t in range(int(data.lengths[i])):
+            a = model.inp(data.x[i : i + 1, t]) + model.rec(h)
+            h = torch.tanh(F.rms_norm(a, a.shape[-1:], model.norms[0].weight, 1e-5))
+        torch.testing.assert_close(x[i], a[0].double(), rtol=0, atol=1e-5)
+
+
+def test_activations_refuse_failed_models_missing_layers_and_too_many_rows():
+    result = training.run("adding", 1, 0.01, 2, seed=0)
+    with pytest.raises(ValueError, match="batch 1"):
+        training.activations(result, "BN", 1)
+    with pytest.raises(ValueError, match="1 normalized layer"):
+        training.activations(result, "LN", 2)
+    with pytest.raises(ValueError, match="rows"):
+        training.activations(result, "LN", 1, rows=1025)
+    assert training.layers("adding") == 1 and training.layers("spirals") == training.SPIRAL_LAYERS
+
+
+# ---------------------------------------------------------------- figures and controls
+
+
+def _synthetic_race(steps: int) -> training.Race:
+    """A finished race with made-up curves: the figure only has to place them."""
+    g = generator(9)
+    curves = []
+    for variant in training.VARIANTS:
+        evals = tuple(range(0, steps + 1, 10))
+        curves.append(
+            training.Curve(
+                variant=variant,
+                eval_steps=evals,
+                loss=tuple(torch.rand(len(evals), generator=g, dtype=torch.float64).add(0.01).tolist()),
+                accuracy=tuple(torch.rand(len(evals), generator=g, dtype=torch.float64).tolist()),
+                train_loss=tuple(torch.rand(steps, generator=g, dtype=torch.float64).add(0.01).tolist()),
+                step_seconds=tuple(torch.rand(steps, generator=g, dtype=torch.float64).mul(1e-3).tolist()),
+                state={},
+            )
+        )
+    return training.Race("spirals", 8, 0.01, steps, 0, "cpu", steps, 1.0, tuple(curves))
+
+
+def test_fig_race_has_three_traces_per_variant_in_its_colour():
+    result = _synthetic_race(400)
+    fig = training.fig_race(result)
+    assert isinstance(fig, go.Figure) and len(fig.data) == 3 * len(training.VARIANTS)
+    for i, c in enumerate(result.curves):
+        held_out, train, accuracy = fig.data[3 * i : 3 * i + 3]
+        assert held_out.name == c.variant == accuracy.name
+        assert {held_out.line.color, train.line.color, accuracy.line.color} == {NORM_COLORS[c.variant]}
+        assert list(held_out.x) == list(c.eval_steps) and list(held_out.y) == list(c.loss)
+        assert list(accuracy.y) == list(c.accuracy) and accuracy.xaxis == "x2"
+        assert len(train.y) == 58  # 400 steps averaged into blocks of 7, the last one of 1
+        assert train.y[0] == pytest.approx(sum(c.train_loss[:7]) / 7)
+        assert train.y[-1] == pytest.approx(c.train_loss[-1]) and train.x[-1] == 400
+        assert sum(train.y[:-1]) * 7 + train.y[-1] == pytest.approx(sum(c.train_loss))
+    assert fig.layout.yaxis.type == "log" and tuple(fig.layout.xaxis.range) == (0, 400)
+
+
+def test_fig_race_names_a_failed_variant_and_fig_step_time_shows_the_medians():
+    result = training.run("spirals", 1, 0.01, 4, seed=0)
+    fig = training.fig_race(result)
+    assert "BN (failed)" in [t.name for t in fig.data]
+    bars = training.fig_step_time(result).data[0]
+    assert list(bars.y) == ["none", "LN", "RMSNorm"]  # BN never finished a step
+    assert list(bars.x) == [result.curve(v).ms_per_step for v in bars.y]
+    assert list(bars.marker.color) == [NORM_COLORS[v] for v in bars.y]
+
+
+def test_params_have_stable_unique_keys_and_strict_parsing():
+    keys = [p.key for p in training.PARAMS]
+    assert keys == ["task", "batch", "lr", "steps", "seed", "variant", "layer"]
+    assert training.SEED is SEED
+    assert training.BATCH.lo == 1 and training.BATCH.default >= 8
+    options = training.LR.options
+    assert list(options) == sorted(options) and options[0] == 1e-4 and options[-1] == 1.0
+    assert training.LR.parse("0.002") == (0.002, None)
+    value, note = training.LR.parse("0.003")  # off the grid: a valid option instead, and a note says so
+    assert value in options and note
+    assert training.TASK.parse("adding") == ("adding", None)
+    value, note = training.TASK.parse("circles")
+    assert value in training.TASKS and note
+    value, note = training.BATCH.parse("0")
+    assert training.BATCH.lo <= value <= training.BATCH.hi and note
+
+
+# ---------------------------------------------------------------- the page
+
+
+def _race_figure(at):
+    return next(f for f in figures(at) if len(f.data) == 3 * len(training.VARIANTS))
+
+
+def _losses(fig):
+    return [tuple(t.y) for t in fig.data[::3]]
+
+
+def test_page_first_load_explains_and_waits_for_run():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    assert_no_exception(at)
+    assert at.title[0].value == "Training race"
+    assert any("Press **Run**" in i.value for i in at.info)
+    (grad_fig,) = figures(at)  # only the Pre-LN/Post-LN profile until a race runs
+    assert [len(t.x) for t in grad_fig.data] == [3, 3]
+
+
+def test_page_every_control_changes_the_race():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3", "batch": "16"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    base = _race_figure(at)
+    assert "Step 10 of 10" in at.get("progress")[0].proto.text
+    assert any("wall time" in (f.layout.title.text or "").lower() for f in figures(at))
+
+    at.radio(key="task").set_value("adding")
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    adding = _race_figure(at)
+    assert _losses(adding) != _losses(base)
+    assert any("adding problem" in c.value for c in at.caption)
+
+    at.radio(key="task").set_value("spirals")
+    at.select_slider(key="lr").set_value(0.05)
+    at.button(key="run").click().run()
+    assert _losses(_race_figure(at)) != _losses(base)
+
+    at.select_slider(key="lr").set_value(0.01)
+    at.number_input(key="seed").set_value(4)
+    at.button(key="run").click().run()
+    seeded = _race_figure(at)
+    assert _losses(seeded) != _losses(base)
+
+    at.slider(key="steps").set_value(20)
+    at.button(key="run").click().run()
+    assert tuple(_race_figure(at).layout.xaxis.range) == (0, 20)
+
+    at.number_input(key="batch").set_value(1)
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    assert any(training.BN_BATCH_ONE in w.value for w in at.warning)
+    assert "BN (failed)" in [t.name for t in _race_figure(at).data]
+
+
+def test_page_suggested_race_sets_the_controls_and_runs():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="try_rnn").click().run()
+    assert_no_exception(at)
+    settings = training.SUGGESTED["rnn"][2]
+    assert at.radio(key="task").value == settings["task"] == "adding"
+    assert at.select_slider(key="lr").value == settings["lr"]
+    assert at.slider(key="steps").value == 10  # the user's steps are kept
+    assert "Step 10 of 10" in at.get("progress")[0].proto.text
+    at.number_input(key="layer").set_value(2)
+    at.button(key="send").click().run()  # the recurrent model has a single norm layer
+    assert any("1 normalized layer" in w.value for w in at.warning)
+    assert "explorer_activations" not in at.session_state
+    at.button(key="try_one").click().run()
+    assert any(training.BN_BATCH_ONE in w.value for w in at.warning)
+
+
+def test_page_returns_to_a_finished_race_from_the_cache_and_shows_a_stopped_one():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="run").click().run()
+    first = _race_figure(at)
+    at.number_input(key="seed").set_value(1)
+    at.button(key="run").click().run()
+    at.number_input(key="seed").set_value(0)
+    at.run()  # no Run click: the finished race comes back as it was
+    assert _losses(_race_figure(at)) == _losses(first)
+    at.button(key="run").click().run()
+    assert any("from the cache" in c.value for c in at.caption)
+
+    races = at.session_state["training_races"]
+    races[("spirals", 32, 0.01, 20, 0, "cpu")] = next(training.race("spirals", 32, 0.01, 20, 0, "cpu", every=5))
+    at.session_state["training_races"] = races
+    at.slider(key="steps").set_value(20)
+    at.button(key="stop").click().run()
+    assert_no_exception(at)
+    assert any("Stopped at step 5 of 20" in i.value for i in at.info)
+    assert len(_race_figure(at).data[1].y) == 5
+
+
+def test_page_sends_a_trained_layer_to_the_explorer():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="send").click().run()
+    assert any("Run a race first" in i.value for i in at.info)
+    at.button(key="run").click().run()
+    at.selectbox(key="variant").set_value("BN")
+    at.number_input(key="layer").set_value(2)
+    at.button(key="send").click().run()
+    assert_no_exception(at)
+    sent = at.session_state["explorer_activations"]
+    assert sent["x"].shape == (256, 64) and str(sent["x"].dtype) == "float64"
+    assert "BN layer 2" in sent["source"] and "spirals" in sent["source"]
+    assert at.title[0].value != "Training race"  # the explorer is showing now
+
+
+def test_page_depth_control_recomputes_the_gradient_profile():
+    at = run_page("pages/training.py", {"depth": "3"})
+    at.slider(key="depth").set_value(5).run()
+    assert_no_exception(at)
+    (grad_fig,) = figures(at)
+    assert [len(t.x) for t in grad_fig.data] == [5, 5]
+    assert any("√5" in m.value for m in at.markdown)
