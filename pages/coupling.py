@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz import coupling
-from ui.controls import control, show_notes
+from ui.controls import control, share_box, show_notes
 
 st.title("Batch coupling")
 st.markdown(
@@ -83,3 +83,5 @@ st.caption(
 )
 sweep = _sweep(batch, features, seed, sample)
 st.plotly_chart(coupling.fig_sweep(sweep), key="sweep_chart", width="stretch")
+
+share_box(coupling.PARAMS)

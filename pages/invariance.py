@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz import invariance
-from ui.controls import control, show_notes
+from ui.controls import control, share_box, show_notes
 
 st.title("Invariance table")
 st.markdown(
@@ -57,3 +57,5 @@ st.caption(
     "every summed input of a case, and LN subtracts the case's mean. RMSNorm does not subtract a mean, so it is "
     "not; it survives only scalings of a case's whole vector a."
 )
+
+share_box(invariance.PARAMS)

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz import train_eval
-from ui.controls import control, show_notes
+from ui.controls import control, share_box, show_notes
 
 st.title("Train vs eval")
 st.markdown(
@@ -70,3 +70,5 @@ gap_bn, gap_ln = st.columns(2)
 gap_bn.metric("BN: max |train − eval| over the test batch", f"{float(result.bn_gap.max()):.3g}")
 gap_ln.metric("LN: max |train − eval| over the test batch", f"{float(result.ln_gap.max()):.3g}")
 st.plotly_chart(train_eval.fig_outputs(result), key="outputs_chart", width="stretch")
+
+share_box(train_eval.PARAMS)

@@ -4,9 +4,9 @@ import time
 import streamlit as st
 
 from lnviz import training, transformer
-from lnviz.device import label, pick
-from lnviz.state import SEED
-from ui.controls import control, show_notes
+from lnviz.device import label
+from lnviz.state import DEVICE, SEED
+from ui.controls import control, device_picker, share_box, show_notes
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun
 RACES = "training_races"  # finished and stopped races of this session, by their settings
@@ -47,9 +47,10 @@ batch = control(training.BATCH, "number")
 lr = control(training.LR, "select_slider")
 steps = control(training.STEPS, "slider")
 seed = control(SEED, "number")
+with st.sidebar:
+    device = device_picker()
 show_notes()
 
-device = pick(st.session_state.get("device", "auto"))
 st.caption(f"{training.TASKS[task]} Device: {label(device)}.")
 
 run_col, stop_col, *try_cols = st.columns([1, 1, 2, 2, 2], vertical_alignment="center")
@@ -154,3 +155,5 @@ else:
         "learning-rate warm-up. Post-LN's gradients grow towards the output; Pre-LN's do not, and here they "
         "shrink a little, as Shleifer et al. (2021) also measured."
     )
+
+share_box((*training.PARAMS, *transformer.PARAMS, DEVICE))

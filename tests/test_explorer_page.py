@@ -253,3 +253,11 @@ def test_export_script_matches_the_view():
     assert scripts == [export.script("heterogeneous features", 5, 7, 3, 1.5, 0.0, False, 1e-5).rstrip()]
     labels = {b.proto.label for b in at.get("download_button")}
     assert {"x.csv", "x.npy", "ln_y.csv", "bn_y.npy", "lnviz_view.py"} <= labels
+
+
+def test_infinite_whole_numbers_in_a_link_do_not_crash_number_inputs():
+    # Streamlit 1.67's integer number_input raises OverflowError on int(inf) when seeding from a link.
+    at = run_page(PAGE, {"seed": "inf", "row": "-inf", "col": "1e999"})
+    assert_no_exception(at)
+    assert at.number_input(key="seed").value == 0 and at.number_input(key="row").value == 0
+    assert "Seed" in " ".join(i.value for i in at.info)

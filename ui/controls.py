@@ -9,11 +9,14 @@ and says why, and :func:`show_notes` shows it.
 
 from __future__ import annotations
 
+import contextlib
+import math
 from typing import Any
 from urllib.parse import urlencode
 
 import streamlit as st
 import torch
+from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz import device, state
 from lnviz.state import Param
@@ -63,10 +66,38 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
         if param.coerce(held) != held:
             st.session_state[param.key] = param.coerce(held)
     raw = st.query_params.get_all(param.key) if first else []
+    if raw and widget == "number" and param.kind == "int":
+        _drop_infinite_link_value(param.key, raw)
     value = _draw(param, widget, where, first, **kwargs)
     if first:
         _note_link_value(param, raw, value)
     return value
+
+
+def _drop_infinite_link_value(key: str, raw: list[str]) -> None:
+    """Keep ``?seed=inf`` from crashing a whole-number input.
+
+    Streamlit 1.67 seeds a bound ``st.number_input`` of integers with
+    ``int(float(value))``, and ``int(inf)`` raises an OverflowError that it does
+    not catch, so the page would show an exception (found by
+    tests/test_fuzz_links.py). Such a value is removed from the link before the
+    widget reads it; the widget then starts at its default and the note says so.
+    Streamlit keeps the link it seeds from in a private attribute: if that ever
+    moves, this does nothing, and the fuzz test fails again.
+    """
+    try:
+        infinite = math.isinf(float(raw[-1]))
+    except ValueError:
+        return
+    if not infinite:
+        return
+    with contextlib.suppress(Exception):
+        del st.query_params[key]
+    ctx = get_script_run_ctx()
+    state = getattr(getattr(ctx, "session_state", None), "_state", None)
+    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
+    if isinstance(initial, dict):
+        initial.pop(key, None)
 
 
 def _draw(param: Param, widget: str, where: Any, first: bool, **kwargs: Any) -> Any:
