@@ -35,7 +35,7 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff format --check .
 
 test: $(VENV)/.dev system-deps lint
-	$(PY) -m pytest -n 2 --dist loadfile -q
+	$(PY) -m pytest -n 2 --dist load -q
 
 bench: $(VENV)/.dev system-deps
 	$(PY) -m benchmarks.run

@@ -17,12 +17,6 @@ st.markdown(
     "The second chart keeps one sample fixed and redraws the rest of its batch."
 )
 
-# batch and features have a narrower range here than on the explorer: a wider value left in the
-# session by another page would break the slider, so bring it into this page's range first.
-for param in (coupling.BATCH, coupling.FEATURES):
-    if param.key in st.session_state:
-        st.session_state[param.key] = min(max(st.session_state[param.key], param.lo), param.hi)
-
 with st.sidebar:
     st.header("Batch")
     batch = control(coupling.BATCH)

@@ -16,12 +16,6 @@ st.markdown(
     "Then a test batch whose mean has shifted goes through both norms in both modes."
 )
 
-# batch and features have a narrower range here than on the explorer: a wider value left in the
-# session by another page would break the slider, so bring it into this page's range first.
-for param in (train_eval.BATCH, train_eval.FEATURES):
-    if param.key in st.session_state:
-        st.session_state[param.key] = min(max(st.session_state[param.key], param.lo), param.hi)
-
 with st.sidebar:
     st.header("Training stream")
     batch = control(train_eval.BATCH)
