@@ -1,0 +1,175 @@
+"""Each page's server-side rerun time, through Streamlit's AppTest (the real router, no browser).
+
+    python -m benchmarks.pages            # prints the markdown table
+
+Every page registered in ``app.py`` is opened as a link would open it
+(``tests.conftest.run_page``), at its default sizes and, where it has
+``batch``/``features`` controls, at the largest values those controls allow.
+After a warm-up (the first runs fill the caches), ``at.run()`` is timed
+several times: a rerun with nothing changed, the cost of any interaction
+that only redraws. Where the page has the ``gain`` slider, moving it is timed
+too (alternating between two values), since that is what a viewer drags. The
+bytes are the serialized element protos of the run (main area and sidebar),
+the payload the server sends for it before WebSocket framing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from tests.conftest import ROOT, run_page
+
+SIZE_KEYS = ("batch", "features")
+TARGET_MS = 250.0
+GAIN_VALUES = (1.05, 1.0)
+
+
+@dataclass(frozen=True)
+class RegisteredPage:
+    path: str  # "pages/explorer.py"
+    title: str
+    url_path: str  # "" for the default page
+
+
+@dataclass(frozen=True)
+class PageTiming:
+    """One page at one size: median milliseconds per rerun and the bytes of one run's elements."""
+
+    page: RegisteredPage
+    size: str  # "default" or "batch=1024, features=1024"
+    at_max: bool
+    rerun_ms: float
+    gain_ms: float | None  # None where the page has no gain slider
+    element_bytes: int
+    reruns: int
+    error: str | None = None
+
+    @property
+    def worst_ms(self) -> float:
+        return max(self.rerun_ms, self.gain_ms or 0.0)
+
+
+def registered_pages(app: Path = ROOT / "app.py") -> list[RegisteredPage]:
+    """The pages ``app.py`` registers, in order, read from its ``st.Page("pages/x.py", ...)`` calls."""
+    pages = []
+    for node in ast.walk(ast.parse(app.read_text())):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"):
+            continue
+        if not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            continue
+        kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
+        path = node.args[0].value
+        url = "" if kw.get("default") else kw.get("url_path", Path(path).stem)
+        pages.append(((node.lineno, node.col_offset), RegisteredPage(path, kw.get("title", Path(path).stem), url)))
+    return [page for _, page in sorted(pages, key=lambda item: item[0])]
+
+
+def size_limits(at: AppTest) -> dict[str, int]:
+    """The largest value of each batch/features widget on the page, from the widget itself."""
+    limits = {}
+    for widget in [*at.get("slider"), *at.get("number_input")]:
+        if widget.key in SIZE_KEYS:
+            limits[widget.key] = int(widget.proto.max)
+    return limits
+
+
+def element_bytes(at: AppTest) -> int:
+    """The serialized size of every element and block proto of the last run."""
+
+    def walk(node) -> int:
+        proto = getattr(node, "proto", None)
+        size = proto.ByteSize() if hasattr(proto, "ByteSize") else 0
+        children = getattr(node, "children", None)
+        if isinstance(children, dict):
+            size += sum(walk(child) for child in children.values())
+        return size
+
+    return walk(at.main) + walk(at.sidebar)
+
+
+def _median_ms(step: Callable[[], AppTest], n: int) -> float:
+    times = []
+    for _ in range(n):
+        start = time.perf_counter()
+        at = step()
+        times.append((time.perf_counter() - start) * 1e3)
+        if at.exception:
+            raise RuntimeError("; ".join(e.value for e in at.exception))
+    return statistics.median(times)
+
+
+def time_page(page: RegisteredPage, query: dict[str, str], at_max: bool, reruns: int, warmup: int) -> PageTiming:
+    """Open ``page`` with ``query``, warm up, then time ``reruns`` plain reruns and gain moves."""
+    size = ", ".join(f"{k}={v}" for k, v in query.items()) or "default"
+    try:
+        at = run_page(page.path, query)
+        for _ in range(warmup):
+            at.run()
+        rerun_ms = _median_ms(at.run, reruns)
+        gain_ms = None
+        if any(s.key == "gain" for s in at.get("slider")):
+            moves = iter(GAIN_VALUES * (warmup + reruns))
+            for _ in range(warmup):
+                at.slider(key="gain").set_value(next(moves)).run()
+            gain_ms = _median_ms(lambda: at.slider(key="gain").set_value(next(moves)).run(), reruns)
+        return PageTiming(page, size, at_max, rerun_ms, gain_ms, element_bytes(at), reruns)
+    except Exception as e:  # a broken page is a result to report, not a reason to stop the benchmark
+        return PageTiming(page, size, at_max, float("nan"), None, 0, 0, f"{type(e).__name__}: {e}")
+
+
+def measure(reruns: int = 7, warmup: int = 2, pages: Sequence[RegisteredPage] | None = None) -> list[PageTiming]:
+    """Every page at its default size, and at its largest batch/features where it has them."""
+    results = []
+    for page in pages or registered_pages():
+        default = time_page(page, {}, False, reruns, warmup)
+        results.append(default)
+        try:
+            limits = size_limits(run_page(page.path)) if default.error is None else {}
+        except Exception:
+            limits = {}
+        if limits:
+            results.append(time_page(page, {k: str(v) for k, v in limits.items()}, True, reruns, warmup))
+    return results
+
+
+def _ms(value: float | None) -> str:
+    return "–" if value is None or value != value else f"{value:.0f}"
+
+
+def markdown(results: Sequence[PageTiming]) -> str:
+    """The table, one row per page and size, with the verdict at the largest sizes."""
+    lines = [
+        "| page | size | rerun ms (median) | gain move ms (median) | element KB / run | ≤ 250 ms at the largest size |",
+        "|---|---|---:|---:|---:|---|",
+    ]
+    for r in results:
+        if r.error:
+            lines.append(f"| {r.page.title} (`{r.page.path}`) | {r.size} | error: {r.error} | | | **MISS** |")
+            continue
+        verdict = ("**PASS**" if r.worst_ms <= TARGET_MS else "**MISS**") if r.at_max else ""
+        lines.append(
+            f"| {r.page.title} (`{r.page.path}`) | {r.size} | {_ms(r.rerun_ms)} | {_ms(r.gain_ms)} "
+            f"| {r.element_bytes / 1000:.1f} | {verdict} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.pages", description=__doc__.splitlines()[0])
+    parser.add_argument("--reruns", type=int, default=7, help="timed reruns per page and size (median)")
+    parser.add_argument("--warmup", type=int, default=2)
+    args = parser.parse_args(argv)
+    print(markdown(measure(args.reruns, args.warmup)))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

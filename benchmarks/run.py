@@ -1,0 +1,243 @@
+"""``make bench``: how fast the app is for a viewer, written to docs/benchmarks.md.
+
+    python -m benchmarks.run                  # everything, about 5 minutes on 2 cores
+    python -m benchmarks.run --quick          # fewer repeats, to check that it runs
+
+It measures, on this machine, against the targets of issue 6:
+
+1. each page's server-side rerun time through AppTest, at the default sizes
+   and at the largest batch/features (:mod:`benchmarks.pages`);
+2. in headless Chromium, key press to settled page on the explorer's ``gain``
+   slider against a bare Streamlit page, alternating, and the ratio of the
+   medians (:mod:`benchmarks.browser_latency`);
+3. the bytes sent to the browser per rerun, and the first paint of a cold start;
+4. the norm kernels on the CPU (:mod:`benchmarks.kernels`, a short sweep).
+
+Each command owns its sections of docs/benchmarks.md, between
+``<!-- NAME:start -->`` and ``<!-- NAME:end -->``, and replaces only those:
+this one writes ``bench`` and ``kernels``, ``make load`` writes ``load``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import datetime
+import io
+import os
+import platform
+import re
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+
+from tests.conftest import ROOT
+
+DOC = ROOT / "docs" / "benchmarks.md"
+SECTIONS = ("bench", "kernels", "load")
+HEADER = """# Benchmarks
+
+Written by `make bench` (the page-speed and kernel sections) and `make load`
+(the many-users section); each command replaces only its own section, between
+its markers. The machine is described in each section, because the numbers
+only mean something next to it: absolute times move with whatever else the
+machine is doing, while ratios measured side by side in the same run hold.
+"""
+# A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
+KERNEL_ARGS = [
+    "--device", "cpu",
+    "--threads", "2",
+    "--variants", "copy,ln_naive,ln_fused,rms_naive,rms_fused,bn_train,bn_eval",
+    "--dtypes", "float32,float16,bfloat16",
+    "--hiddens", "256,1024,4096,16384",
+    "--working-set-mib", "16",
+    "--iters", "20",
+]  # fmt: skip
+
+
+def _first(path: str, pattern: str) -> str | None:
+    try:
+        text = Path(path).read_text()
+    except OSError:
+        return None
+    match = re.search(pattern, text, re.MULTILINE)
+    return match.group(1).strip() if match else None
+
+
+def load_average() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} / {five:.2f} / {fifteen:.2f}"
+
+
+def machine() -> dict[str, str]:
+    """What the numbers ran on: CPU, cores, memory, OS and the versions that matter."""
+    import plotly
+    import streamlit
+    import torch
+
+    mem_kib = _first("/proc/meminfo", r"^MemTotal:\s+(\d+)")
+    os_name = _first("/etc/os-release", r'^PRETTY_NAME="?([^"\n]*)')
+    usable = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return {
+        "CPU": _first("/proc/cpuinfo", r"^model name\s*:\s*(.*)$") or platform.processor() or "unknown",
+        "Cores": f"{os.cpu_count()} logical, {usable} usable by this process",
+        "Memory": f"{int(mem_kib) / 2**20:.1f} GiB" if mem_kib else "unknown",
+        "OS": f"{os_name or platform.system()}, kernel {platform.release()}",
+        "Python": platform.python_version(),
+        "torch": f"{torch.__version__} ({torch.get_num_threads()} threads in this process)",
+        "streamlit": streamlit.__version__,
+        "plotly": plotly.__version__,
+    }
+
+
+def machine_table(info: dict[str, str], load_start: str, load_end: str) -> str:
+    rows = ["| | |", "|---|---|", *(f"| {k} | {v} |" for k, v in info.items())]
+    rows.append(f"| Load average (1 / 5 / 15 min) | {load_start} at the start, {load_end} at the end |")
+    return "\n".join(rows) + "\n"
+
+
+def write_section(name: str, body: str, path: Path = DOC) -> None:
+    """Replace the text between ``<!-- name:start -->`` and ``<!-- name:end -->`` in ``path``.
+
+    A missing file starts from the header with every section's markers, in
+    :data:`SECTIONS` order; a missing section is added at the end.
+    """
+    if path.exists():
+        text = path.read_text()
+    else:
+        text = HEADER + "".join(f"\n<!-- {s}:start -->\n<!-- {s}:end -->\n" for s in SECTIONS)
+    start, end = f"<!-- {name}:start -->", f"<!-- {name}:end -->"
+    block = f"{start}\n{body.strip()}\n{end}"
+    if start in text and end in text:
+        text = text[: text.index(start)] + block + text[text.index(end) + len(end) :]
+    else:
+        text = text.rstrip("\n") + f"\n\n{block}\n"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def kernels_table() -> str:
+    """The kernel CLI's output for :data:`KERNEL_ARGS`, its title made a subsection."""
+    from benchmarks import kernels
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        kernels.main(KERNEL_ARGS)
+    text = out.getvalue().strip()
+    return re.sub(r"^# ", "### ", text, count=1)
+
+
+def verdict(ok: bool) -> str:
+    return "**PASS**" if ok else "**MISS**"
+
+
+def targets(page_results, browser) -> str:
+    """The issue's four targets, each with what was measured and PASS/MISS."""
+    from benchmarks import browser_latency, pages
+
+    explorer = [r for r in page_results if r.page.path == "pages/explorer.py" and r.at_max and not r.error]
+    at_max = [r for r in page_results if r.at_max]
+    slowest = max(at_max, key=lambda r: r.worst_ms if not r.error else float("inf"), default=None)
+    uncached = max((r.element_bytes for r in page_results if not r.error), default=0)
+    worst_bytes = max(browser.worst_bytes, uncached)
+    cores = os.cpu_count()
+    rows = [
+        "| target | measured | |",
+        "|---|---|---|",
+        f"| explorer ≤ {browser_latency.TARGET_RATIO}× the bare page, key press to settled (median) "
+        f"| **{browser.ratio:.2f}×** ({browser.main.median():.0f} ms against {browser.bare.median():.0f} ms) "
+        f"| {verdict(browser.ratio <= browser_latency.TARGET_RATIO)} |",
+    ]
+    if explorer:
+        e = explorer[0]
+        rows.append(
+            f"| rerun ≤ {pages.TARGET_MS:.0f} ms at B = H = 1024 on a 2-core CPU (this one: {cores} cores) "
+            f"| explorer {e.rerun_ms:.0f} ms rerun, {e.gain_ms:.0f} ms gain move (AppTest median) "
+            f"| {verdict(e.worst_ms <= pages.TARGET_MS)} |"
+        )
+    if slowest is not None:
+        ok = not slowest.error and slowest.worst_ms <= pages.TARGET_MS
+        shown = slowest.error or f"{slowest.worst_ms:.0f} ms"
+        rows.append(
+            f"| … every page at its largest batch/features | slowest: {slowest.page.title}, {slowest.size}: {shown} "
+            f"| {verdict(ok)} |"
+        )
+    rows += [
+        f"| ≤ {browser_latency.TARGET_BYTES // 1000} KB per rerun at any size "
+        f"| {browser.worst_bytes / 1000:.1f} KB the most over the WebSocket in a rerun; {uncached / 1000:.1f} KB "
+        f"the largest page's elements with nothing cached (AppTest) | {verdict(worst_bytes <= browser_latency.TARGET_BYTES)} |",
+        f"| first paint of a cold start < {browser_latency.TARGET_COLD_S:.0f} s "
+        f"| {browser.cold_start_s:.1f} s from `streamlit run` to the explorer's charts drawn "
+        f"| {verdict(browser.cold_start_s < browser_latency.TARGET_COLD_S)} |",
+    ]
+    return "\n".join(rows) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m benchmarks.run", description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="few repeats: checks that everything runs")
+    parser.add_argument("--no-kernels", action="store_true", help="leave the kernel section as it is")
+    parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
+    args = parser.parse_args(argv)
+
+    from benchmarks import browser_latency, pages
+
+    started = time.monotonic()
+    load_start = load_average()
+    info = machine()
+    when = datetime.datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z")
+
+    def say(what: str) -> None:
+        print(f"[{time.monotonic() - started:5.0f} s] {what}", file=sys.stderr, flush=True)
+
+    if not args.no_kernels:
+        say("kernel sweep (benchmarks.kernels)")
+        kernels = kernels_table()
+        write_section(
+            "kernels",
+            f"## Norm kernels on the CPU (`make bench`, {when})\n\n"
+            f"`python -m benchmarks.kernels {' '.join(KERNEL_ARGS)}`: a short sweep; the kernel "
+            f"benchmark page and the CLI's defaults go further.\n\n{kernels}\n",
+            args.out,
+        )
+    say("server-side reruns through AppTest")
+    page_results = pages.measure(reruns=3 if args.quick else 7, warmup=1 if args.quick else 2)
+    say("browser: cold start, then alternating presses")
+    browser = browser_latency.measure(
+        pairs=4 if args.quick else 15,
+        big_presses=2 if args.quick else 5,
+        seed_changes=1 if args.quick else 3,
+    )
+    load_end = load_average()
+    minutes = (time.monotonic() - started) / 60
+    body = f"""## Page speed (`make bench`, {when})
+
+{machine_table(info, load_start, load_end)}
+The machine is shared and noisy: other work ran beside this benchmark (see the
+load average), so the absolute times are upper bounds for a quiet machine. The
+ratio against the bare page is measured in the same run, press for press, and
+is the number to compare between runs. {"A `--quick` run: few repeats." if args.quick else ""}
+The whole run took {minutes:.1f} minutes.
+
+### Targets
+
+{targets(page_results, browser)}
+### Server-side rerun time per page (AppTest)
+
+Each page opened through the router as a link opens it, warmed up, then the
+median of several `at.run()` reruns with nothing changed and, on pages with the
+`gain` slider, of gain moves. *Element KB*: the run's element protos
+serialized, what a rerun sends when none of it is cached in the browser.
+
+{pages.markdown(page_results)}
+### In the browser: key press to settled page
+
+{browser_latency.markdown(browser)}"""
+    write_section("bench", body, args.out)
+    say(f"wrote {args.out}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
