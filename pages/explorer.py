@@ -107,6 +107,8 @@ def _pick_from_click() -> None:
 pick_i, pick_j, pick_stage, pick_view = st.columns(4)
 i = control(state.ROW, "number", where=pick_i)
 j = control(state.COL, "number", where=pick_j)
+# A link read on the first run can still name a cell beyond this grid (?row=16 with B = 16).
+i, j = min(i, batch - 1), min(j, features - 1)
 stage = control(state.STAGE, "radio", where=pick_stage, horizontal=True)
 view = control(state.VIEW, "radio", where=pick_view, horizontal=True)
 rows, cols = explorer.window(batch, features, i, j)

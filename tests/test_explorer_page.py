@@ -261,3 +261,10 @@ def test_infinite_whole_numbers_in_a_link_do_not_crash_number_inputs():
     assert_no_exception(at)
     assert at.number_input(key="seed").value == 0 and at.number_input(key="row").value == 0
     assert "Seed" in " ".join(i.value for i in at.info)
+
+
+def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
+    # Found by the link fuzz: ?row=16 with B = 16 indexed past the grid.
+    at = run_page(PAGE, {"row": "16", "col": "40"})
+    assert_no_exception(at)
+    assert "sample 15, feature 31" in " ".join(h.value for h in at.subheader)
