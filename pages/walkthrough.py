@@ -52,6 +52,7 @@ back_col, next_col, step_col, row_col, col_col = st.columns([1, 1, 4, 1.3, 1.3],
 step = control(walkthrough.STEP, "slider", where=step_col, format="step=%d")  # the link's value, from 0
 i = control(state.ROW, "number", where=row_col)
 j = control(state.COL, "number", where=col_col)
+i, j = min(i, batch - 1), min(j, features - 1)  # a link read on the first run may name a cell past the grid
 locked = walkthrough.STEP.key in mode.hidden()  # a link that hides the step pins it
 back_col.button(
     "Back",
