@@ -32,11 +32,10 @@ page's clock; the quiet spell only guards against stopping early and is not
 counted. The bytes are the WebSocket payloads received in that time
 (Streamlit's server does not compress its messages; framing adds a few bytes
 each). Chromium's network layer, through the DevTools protocol, sees the
-same frames (:class:`Wire`, parsed with Streamlit's protobuf classes): its
-clock, which a busy page does not hold back, splits a press into the server's
-share (rerun request out to ``script_finished`` in) and the browser's; and its
-count of messages, bytes and finished runs must agree with the page's own, or
-the run reports an error.
+same frames (:class:`Wire`, parsed with Streamlit's protobuf classes): their
+times split a press at the ``script_finished`` message, and its count of
+messages, bytes and finished runs must agree with the page's own, or the run
+reports an error.
 """
 
 from __future__ import annotations
@@ -247,7 +246,7 @@ class Settle:
     charts: int
     exceptions: int  # stException boxes on the page
     settled_epoch: float  # wall-clock seconds at the settle, for the cold start
-    server_ms: float | None = None  # rerun request out to script_finished in, on the network's clock (Wire)
+    server_ms: float | None = None  # rerun request out to script_finished in, on the network layer (Wire)
 
 
 def _settle(raw: dict[str, Any]) -> Settle:
@@ -314,10 +313,13 @@ class Frame:
 class Wire:
     """Every WebSocket frame of one tab through the DevTools protocol, parsed with Streamlit's protobuf classes.
 
-    Two things the page itself cannot tell: the network's clock, which a busy
-    page does not hold back, so it times the server's share of a press (rerun
-    request out to ``script_finished`` in); and an independent count of the
-    messages, bytes and finished runs, which must agree with the page's own.
+    Two things the page itself cannot tell: when each frame went out and came
+    in at the network layer, which splits a press at the ``script_finished``
+    message (rerun request out to ``script_finished`` in: the server's time,
+    plus whatever time a busy page held the network layer back, since Chromium
+    reads a WebSocket only as fast as the page consumes it); and an
+    independent count of the messages, bytes and finished runs, which must
+    agree with the page's own.
     """
 
     frames: list[Frame] = field(default_factory=list)
@@ -542,7 +544,7 @@ def _median(values: Sequence[float | None]) -> float:
 def markdown(r: Report) -> str:
     """The browser section: the press latencies side by side, bytes per rerun, the cold start."""
     rows = [
-        "| page, action | n | median ms | max ms | request sent ms | server ms | browser ms "
+        "| page, action | n | median ms | max ms | request sent ms | script_finished in ms | then the page ms "
         "| median KB / rerun | max KB / rerun | first load KB |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
     ]
@@ -560,9 +562,10 @@ def markdown(r: Report) -> str:
     lines = [
         f"Chromium {r.chromium}, headless, one context, a tab per page, a {VIEWPORT['width']} × "
         f"{VIEWPORT['height']} window. *Median*, *max*: keydown to settled page, on the page's clock. "
-        "*Request sent*: keydown to the rerun request leaving (the widget's own delay). *Server*: the request out "
-        "to `script_finished` in, on the network layer's clock (DevTools), which a busy page does not hold back. "
-        "*Browser*: the rest, the page applying the messages and redrawing. "
+        "*Request sent*: keydown to the rerun request leaving (the widget's own delay). *Script_finished in*: the "
+        "request out to Streamlit's `script_finished` message in, on Chromium's network layer (DevTools): the "
+        "server's time, plus any time a busy page kept the network layer from reading (Chromium paces WebSocket "
+        "reads by what the page has consumed). *Then the page*: the rest, until the last redraw. "
         f"A settle is confirmed by {QUIET_MS} ms of quiet, not counted.",
         "",
         *rows,

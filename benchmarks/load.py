@@ -1,31 +1,43 @@
 """``make load``: many viewers at once on one server, each checking that it sees its own numbers.
 
-    python -m benchmarks.load                       # 20 sessions, 60 s of driving
+    python -m benchmarks.load                              # 20 WebSocket sessions, 60 s of driving
+    python -m benchmarks.load --client browser             # 20 Chromium tabs instead (a quiet machine)
     python -m benchmarks.load --sessions 5 --seconds 20
 
-One ``streamlit run app.py``; one headless Chromium, a tab per viewer (each
-tab has its own WebSocket, so its own Streamlit session), the tabs spread over
-a few browser contexts. Each session opens the explorer with its own
-seed, preset, B and H (all ≤ 64, so its grid is drawn whole), waits until it
-has settled, then for ``--seconds`` keeps acting and waiting for the settle
-(:mod:`benchmarks.browser_latency` defines both): it presses the ``gain``
-slider (three steps up, three down), and every fifth action types a new seed.
+One ``streamlit run app.py``. Each session opens the explorer with its own
+seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
+``--seconds`` keeps acting and waiting for the answer: three ``gain`` steps
+up, three down, and every fifth action a new seed.
 
-After every settle it reads the charts from the page and checks them against
-torch, in float64, recomputed here from the session's own settings: the grid
-heatmap must be ``lnviz.data.make_activations(dist, B, H, seed)``, and the
-outputs ``F.batch_norm``/``F.layer_norm`` of it times γ (the slider's value,
-which must be the one this session set). A number from another session, or a
-stale one, fails the check. Errors: a failed check, an exception box, a page
-error or console error, a settle that never comes. The server's resident
-memory (VmRSS of its process) is sampled every second. Latency is key press to
-settled page, over every action of every session.
+Two kinds of session:
+
+- ``socket`` (the default): a client that speaks Streamlit's protocol over
+  its WebSocket as the frontend does: a ``BackMsg`` asking for a rerun with the
+  changed widget's state, then every ``ForwardMsg`` until ``script_finished``.
+  It draws nothing, so twenty of them load the server, not the machine's two
+  cores with twenty browsers. Latency: rerun request out to
+  ``script_finished`` in.
+- ``browser``: a tab of one headless Chromium, pressing the real slider and
+  typing in the real seed box (:mod:`benchmarks.browser_latency` defines the
+  settle). Latency: key press to settled page. Twenty tabs need more CPU than
+  a shared 2-core machine has; use it where the machine is quiet.
+
+After every answer the session reads its charts (the plotly specs the server
+sent, or the page's drawn plotly data) and checks them against torch in
+float64, recomputed here from the session's own settings: the grid heatmap must
+be ``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
+``F.batch_norm``/``F.layer_norm`` of it times γ. A number from another
+session, or a stale one, fails the check; and each session checks once that
+the same charts fail against the next seed, so the check can fail. Errors: a
+failed check, an exception element, a page or console error, an answer that
+never comes. The server's resident memory (VmRSS) is sampled every second.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import time
 from collections.abc import Sequence
@@ -36,8 +48,13 @@ from urllib.parse import urlencode
 import numpy as np
 import torch
 import torch.nn.functional as F
+import websockets
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from streamlit.proto.WidgetStates_pb2 import WidgetStates
+from streamlit.testing.v1.element_tree import parse_tree_from_messages
 
 from benchmarks.browser_latency import (
     COUNTED_JS,
@@ -45,6 +62,7 @@ from benchmarks.browser_latency import (
     GAIN,
     INSTRUMENT_JS,
     MAIN_APP,
+    OK_STATUSES,
     QUIET_MS,
     SEED,
     SETTLED_JS,
@@ -67,13 +85,15 @@ from tests.browser import (
     stop,
     wait_app,
 )
+from tests.conftest import decode_typed_arrays
 
 SESSIONS = 20
 SECONDS = 60.0
+CLIENTS = ("socket", "browser")
 # Tabs of one context share its HTTP and compiled-code caches: twenty contexts that each compile
 # Streamlit's and plotly's scripts from scratch do not open on two cores. Each tab is still its own session.
 CONTEXTS = 2
-STAGGER = 2.0  # seconds between first loads, so that they do not all compile at once
+STAGGER = {"socket": 0.2, "browser": 2.0}  # seconds between two sessions' first runs
 OPEN_TIMEOUT = 240.0  # twenty first runs at once on two cores
 ACTION_TIMEOUT = 120.0
 SEED_EVERY = 5
@@ -84,6 +104,11 @@ EPS = state.EPS.default
 # The charts carry float32: a relative error of a few units of its roundoff (6e-8).
 RTOL = 1e-6
 MEMORY_GROWTH = 0.10  # bounded: the drive's second half adds under 10 % to the RSS
+LATENCY = {
+    "socket": "rerun request out to `script_finished` in, at the client (the server's queueing and the script)",
+    "browser": "key press to settled page (what a viewer waits); *until script_finished*: the rerun request out "
+    "to `script_finished` in, at Chromium's network layer",
+}
 
 
 @dataclass
@@ -101,9 +126,20 @@ class Plan:
     def gain(self) -> float:
         return 1.0 + self.steps * GAIN_STEP
 
-    def url(self, base: str) -> str:
-        query = {"dist": self.dist, "batch": self.batch, "features": self.features, "seed": self.seed}
-        return f"{base}/?{urlencode(query)}"
+    def query(self) -> str:
+        """The link's query string for these settings, as the frontend keeps it."""
+        values = {"dist": self.dist, "batch": self.batch, "features": self.features, "seed": self.seed}
+        if self.steps:
+            values["gain"] = round(self.gain, 2)
+        return urlencode(values)
+
+    def next_action(self, n: int) -> str:
+        """The ``n``-th action, applied to the plan: "gain" (three steps up, three down) or every fifth "seed"."""
+        if n % SEED_EVERY == SEED_EVERY - 1:
+            self.seed += 1
+            return "seed"
+        self.steps += 1 if (n // 3) % 2 == 0 else -1
+        return "gain"
 
 
 def plan(index: int) -> Plan:
@@ -117,17 +153,26 @@ def plan(index: int) -> Plan:
     )
 
 
+@dataclass(frozen=True)
+class Action:
+    kind: str  # "open", "gain" or "seed"
+    latency_ms: float  # see LATENCY
+    server_ms: float | None = None  # browser only: rerun request out to script_finished in (network layer)
+
+
 @dataclass
 class Outcome:
     """What one session saw."""
 
     plan: Plan
-    actions: list[tuple[str, Settle]] = field(default_factory=list)  # ("gain" | "seed", settle)
+    actions: list[Action] = field(default_factory=list)
     checks: int = 0
     mismatches: int = 0  # checks whose numbers were not this session's
-    control_rejected: bool = False  # whether the check, on the opened page, refused another seed
+    control_rejected: bool = False  # whether the check refused the next seed's numbers on the opened session
     errors: list[str] = field(default_factory=list)
-    wire: Wire = field(default_factory=Wire)  # the tab's WebSocket frames, for the server's share of each action
+
+    def error(self, what: str) -> None:
+        self.errors.append(f"session {self.plan.index}: {what}"[:1500])
 
 
 def expected(p: Plan) -> dict[str, np.ndarray]:
@@ -138,124 +183,217 @@ def expected(p: Plan) -> dict[str, np.ndarray]:
     return {"x": x.numpy(), "LN y": ln.numpy(), "BN y": bn.numpy()}
 
 
-def _close(got, want: np.ndarray) -> bool:
+def _close(got: np.ndarray | None, want: np.ndarray) -> bool:
+    if got is None:
+        return False
     got = np.asarray(got, dtype=np.float64)
     scale = max(float(np.abs(want).max()), 1.0)
     return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=RTOL * scale))
 
 
-async def check(page: Page, p: Plan) -> list[str]:
-    """The page's charts and gain slider against :func:`expected`: what differs, in words."""
-    charts = {c["key"]: c["traces"] for c in await page.evaluate(_CHARTS_JS)}
+def check(heatmaps: dict[str, np.ndarray], p: Plan) -> list[str]:
+    """The session's heatmaps (by trace name: "x", "BN y", "LN y") against :func:`expected`: what differs."""
     want = expected(p)
     problems = []
-    grid = [t for t in charts.get("grid_chart", []) if t["type"] == "heatmap"]
-    if not grid or not _close(decode_array(grid[0]["z"]), want["x"]):
-        problems.append("grid heatmap is not this session's x")
-    outputs = {t["name"]: t for t in charts.get("outputs_chart", []) if t["type"] == "heatmap"}
+    if not _close(heatmaps.get("x"), want["x"]):
+        problems.append("the grid heatmap is not this session's x")
     for name in ("BN y", "LN y"):
-        if name not in outputs or not _close(decode_array(outputs[name]["z"]), want[name]):
+        if not _close(heatmaps.get(name), want[name]):
             problems.append(f"{name} does not match this session's x and γ = {p.gain:.2f}")
-    shown = float(await page.locator(GAIN).input_value())
-    if abs(shown - p.gain) > 1e-9:
-        problems.append(f"gain slider shows {shown}, this session set {p.gain:.2f}")
     return problems
 
 
-async def settled(page: Page, need_key: bool, timeout: float) -> Settle:
-    try:
-        handle = await page.wait_for_function(SETTLED_JS, arg=[QUIET_MS, need_key], polling=100, timeout=timeout * 1000)
-    except PlaywrightTimeout:
-        raise TimeoutError(f"not settled after {timeout:.0f} s: {await page.evaluate(DIAGNOSE_JS)}") from None
-    return _settle(await handle.json_value())
+class SocketSession:
+    """A Streamlit session spoken to over its WebSocket, as the frontend does, without drawing anything."""
+
+    def __init__(self, base: str, out: Outcome) -> None:
+        self.base, self.out = base, out
+        self.ws = None
+        self.run: list[ForwardMsg] = []  # the last complete run's messages
+        self.seen: dict[str, ForwardMsg] = {}  # by hash: the server sends a reference to a message it sent before
+        self.page_hash = ""
+        self.ids: dict[str, str] = {}  # widget key -> widget id
+
+    async def open(self) -> Action:
+        url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"
+        self.ws = await websockets.connect(url, subprotocols=["streamlit"], origin=self.base, max_size=None, proxy=None)
+        ms = await self._rerun(WidgetStates())
+        tree = parse_tree_from_messages(self.run)
+        self.ids = {w.key: w.id for kind in ("slider", "number_input") for w in tree.get(kind) if w.key}
+        return Action("open", ms)
+
+    async def _rerun(self, states: WidgetStates) -> float:
+        """Ask for a rerun and collect its messages until it finishes; the milliseconds that took."""
+        msg = BackMsg()
+        msg.rerun_script.query_string = self.out.plan.query()
+        msg.rerun_script.widget_states.CopyFrom(states)
+        msg.rerun_script.page_script_hash = self.page_hash
+        start = time.perf_counter()
+        await self.ws.send(msg.SerializeToString())
+        run: list[ForwardMsg] = []
+        while True:
+            fwd = ForwardMsg.FromString(await asyncio.wait_for(self.ws.recv(), ACTION_TIMEOUT))
+            kind = fwd.WhichOneof("type")
+            if fwd.hash:
+                self.seen[fwd.hash] = fwd
+            if kind == "ref_hash":
+                fwd = self._dereference(fwd)
+            elif kind == "new_session":
+                run = []  # a run interrupted by the next starts over
+            elif kind == "navigation":
+                self.page_hash = fwd.navigation.page_script_hash
+            run.append(fwd)
+            if kind == "script_finished" and fwd.script_finished in OK_STATUSES:
+                self.run = run
+                return (time.perf_counter() - start) * 1e3
+
+    def _dereference(self, ref: ForwardMsg) -> ForwardMsg:
+        if ref.ref_hash not in self.seen:
+            raise RuntimeError(f"the server referred to message {ref.ref_hash}, never sent to this session")
+        msg = ForwardMsg()
+        msg.CopyFrom(self.seen[ref.ref_hash])
+        msg.metadata.CopyFrom(ref.metadata)
+        return msg
+
+    async def act(self, n: int) -> Action:
+        """Change one widget, as the frontend would after a slider step or a typed seed."""
+        kind = self.out.plan.next_action(n)
+        states = WidgetStates()
+        widget = states.widgets.add()
+        # Only the changed widget: Streamlit keeps the others' values from the session's previous run.
+        if kind == "gain":
+            widget.id = self.ids["gain"]
+            widget.double_array_value.data.append(self.out.plan.gain)
+        else:
+            widget.id = self.ids["seed"]
+            widget.int_value = self.out.plan.seed
+        return Action(kind, await self._rerun(states))
+
+    async def heatmaps(self) -> dict[str, np.ndarray]:
+        tree = parse_tree_from_messages(self.run)
+        maps = {}
+        for chart in tree.get("plotly_chart"):
+            for trace in decode_typed_arrays(json.loads(chart.proto.spec))["data"]:
+                if trace.get("type") == "heatmap":
+                    maps[trace.get("name")] = np.asarray(trace["z"])
+        return maps
+
+    async def exceptions(self) -> int:
+        return len(parse_tree_from_messages(self.run).get("exception"))
+
+    async def close(self) -> None:
+        if self.ws is not None:
+            await self.ws.close()
 
 
-async def act(page: Page, out: Outcome, n: int) -> tuple[str, Settle]:
-    """The session's ``n``-th action: a gain step (three up, three down), or every fifth a new seed."""
-    p = out.plan
-    if n % SEED_EVERY == SEED_EVERY - 1:
-        kind, key = "seed", "Enter"
-        p.seed += 1
-        await page.locator(SEED).fill(str(p.seed))
-    else:
-        kind, up = "gain", (n // 3) % 2 == 0
-        key = "ArrowRight" if up else "ArrowLeft"
-        p.steps += 1 if up else -1
-        await page.locator(GAIN).focus()
-    since = out.wire.mark()
-    await page.evaluate("window.__bench.arm()")
-    await page.keyboard.press(key)
-    s = await settled(page, True, ACTION_TIMEOUT)
-    return kind, replace(s, server_ms=out.wire.server_ms(since))
+class TabSession:
+    """A tab of headless Chromium showing the explorer; actions are real key presses."""
 
+    def __init__(self, context: BrowserContext, base: str, out: Outcome) -> None:
+        self.context, self.base, self.out = context, base, out
+        self.page: Page | None = None
+        self.wire = Wire()
+        self.last: Settle | None = None
 
-def _watch(page: Page, out: Outcome) -> None:
-    def on_console(message: ConsoleMessage) -> None:
-        if message.type != "error":
-            return
-        where = message.location.get("url", "")
-        if message.text.startswith("Failed to load resource") and where:
-            if not is_local(where) or ("404" in message.text and where.endswith(_BASE_URL_PROBES)):
+    async def open(self) -> Action:
+        self.page = await self.context.new_page()
+        self._watch()
+        cdp = await self.context.new_cdp_session(self.page)
+        self.wire.attach(cdp)
+        await cdp.send("Network.enable")
+        await self.page.goto(f"{self.base}/?{self.out.plan.query()}", wait_until="commit", timeout=OPEN_TIMEOUT * 1e3)
+        return await self._settled("open", need_key=False, since=0, timeout=OPEN_TIMEOUT)
+
+    def _watch(self) -> None:
+        def on_console(message: ConsoleMessage) -> None:
+            if message.type != "error":
                 return
-        out.errors.append(f"console.error: {message.text} ({where})")
+            where = message.location.get("url", "")
+            if message.text.startswith("Failed to load resource") and where:
+                if not is_local(where) or ("404" in message.text and where.endswith(_BASE_URL_PROBES)):
+                    return
+            self.out.error(f"console.error: {message.text} ({where})")
 
-    page.on("console", on_console)
-    page.on("pageerror", lambda e: out.errors.append(f"pageerror: {e}"))
+        self.page.on("console", on_console)
+        self.page.on("pageerror", lambda e: self.out.error(f"pageerror: {e}"))
+
+    async def _settled(self, kind: str, need_key: bool, since: int, timeout: float = ACTION_TIMEOUT) -> Action:
+        try:
+            handle = await self.page.wait_for_function(
+                SETTLED_JS, arg=[QUIET_MS, need_key], polling=100, timeout=timeout * 1000
+            )
+        except PlaywrightTimeout:
+            raise TimeoutError(f"not settled after {timeout:.0f} s: {await self.page.evaluate(DIAGNOSE_JS)}") from None
+        self.last = replace(_settle(await handle.json_value()), server_ms=self.wire.server_ms(since))
+        return Action(kind, self.last.latency_ms, self.last.server_ms)
+
+    async def act(self, n: int) -> Action:
+        kind = self.out.plan.next_action(n)
+        if kind == "seed":
+            key = "Enter"
+            await self.page.locator(SEED).fill(str(self.out.plan.seed))
+        else:
+            key = "ArrowRight" if (n // 3) % 2 == 0 else "ArrowLeft"
+            await self.page.locator(GAIN).focus()
+        since = self.wire.mark()
+        await self.page.evaluate("window.__bench.arm()")
+        await self.page.keyboard.press(key)
+        return await self._settled(kind, need_key=True, since=since)
+
+    async def heatmaps(self) -> dict[str, np.ndarray]:
+        maps = {}
+        for chart in await self.page.evaluate(_CHARTS_JS):
+            for trace in chart["traces"]:
+                if trace["type"] == "heatmap":
+                    maps[trace["name"]] = np.asarray(decode_array(trace["z"]), dtype=np.float64)
+        shown = float(await self.page.locator(GAIN).input_value())
+        if abs(shown - self.out.plan.gain) > 1e-9:
+            self.out.error(f"the gain slider shows {shown}, this session set {self.out.plan.gain:.2f}")
+        return maps
+
+    async def exceptions(self) -> int:
+        return self.last.exceptions if self.last else 0
+
+    async def close(self) -> None:
+        await asyncio.sleep(0.5)  # the last frames' events reach Python
+        counted, seen = await self.page.evaluate(COUNTED_JS), self.wire.received()
+        if counted != seen:
+            self.out.error(f"the page counted {counted}, the network saw {seen}")
+        await self.page.close()
 
 
-async def new_context(browser: Browser) -> BrowserContext:
-    """A context that refuses requests leaving the machine and instruments its pages."""
-    context = await browser.new_context(viewport=VIEWPORT)
-    await context.route(lambda url: not is_local(url), lambda route: route.abort())
-    await context.add_init_script(INSTRUMENT_JS)
-    return context
-
-
-async def open_session(context: BrowserContext, base: str, out: Outcome, delay: float) -> Page:
-    """A tab (its own WebSocket, so its own Streamlit session) at the session's link, settled and checked."""
-    await asyncio.sleep(delay)
-    page = await context.new_page()
-    _watch(page, out)
-    cdp = await context.new_cdp_session(page)
-    out.wire.attach(cdp)
-    await cdp.send("Network.enable")
-    await page.goto(out.plan.url(base), wait_until="commit", timeout=OPEN_TIMEOUT * 1000)
-    first = await settled(page, False, OPEN_TIMEOUT)
-    out.actions.append(("open", first))
-    try:
-        await verify(page, out, first)
-    except PlaywrightTimeout:
-        raise TimeoutError(f"settled, but: {await page.evaluate(DIAGNOSE_JS)}") from None
-    # The check must be able to fail: the same page against a neighbouring seed.
-    other = Plan(out.plan.index, out.plan.dist, out.plan.batch, out.plan.features, out.plan.seed + 1)
-    out.control_rejected = bool(await check(page, other))
-    return page
-
-
-async def verify(page: Page, out: Outcome, s: Settle) -> None:
+async def verify(session: SocketSession | TabSession) -> None:
+    """The session's charts against its own settings; a mismatch or an exception element is an error."""
+    out = session.out
     out.checks += 1
-    problems = await check(page, out.plan)
+    problems = check(await session.heatmaps(), out.plan)
     out.mismatches += bool(problems)
-    if s.exceptions:
-        problems.append(f"{s.exceptions} exception box(es) on the page")
-    out.errors.extend(f"session {out.plan.index}: {p}" for p in problems)
+    if bad := await session.exceptions():
+        problems.append(f"{bad} exception element(s)")
+    for problem in problems:
+        out.error(problem)
 
 
-async def drive(page: Page, out: Outcome, until: float) -> None:
+async def open_session(session: SocketSession | TabSession, delay: float) -> None:
+    await asyncio.sleep(delay)
+    out = session.out
+    out.actions.append(await session.open())
+    await verify(session)
+    # The check must be able to fail: the same charts against the next seed.
+    p = out.plan
+    out.control_rejected = bool(check(await session.heatmaps(), Plan(p.index, p.dist, p.batch, p.features, p.seed + 1)))
+
+
+async def drive(session: SocketSession | TabSession, until: float) -> None:
     n = 0
     while time.monotonic() < until:
         try:
-            kind, s = await act(page, out, n)
-        except Exception as e:  # a settle that never comes is an error of this session; the others go on
-            out.errors.append(f"session {out.plan.index}: action {n} failed: {type(e).__name__}: {e}"[:1500])
+            session.out.actions.append(await session.act(n))
+            await verify(session)
+        except Exception as e:  # an answer that never comes is an error of this session; the others go on
+            session.out.error(f"action {n} failed: {type(e).__name__}: {e}")
             return
-        out.actions.append((kind, s))
-        await verify(page, out, s)
         n += 1
-    await asyncio.sleep(0.5)  # the last frames' events reach Python
-    counted, seen = await page.evaluate(COUNTED_JS), out.wire.received()
-    if counted != seen:
-        out.errors.append(f"session {out.plan.index}: the page counted {counted}, the network saw {seen}")
 
 
 def rss_mib(pid: int) -> float | None:
@@ -275,11 +413,13 @@ class Memory:
     marks: dict[str, float] = field(default_factory=dict)  # phase name -> seconds since start
 
     def at(self, mark: str) -> float:
-        t = self.marks[mark]
+        t = self.marks.get(mark)
+        if t is None or not self.samples:
+            return float("nan")
         return min(self.samples, key=lambda s: abs(s[0] - t))[1]
 
     def between(self, start: str, end: str) -> list[float]:
-        lo, hi = self.marks[start], self.marks[end]
+        lo, hi = self.marks.get(start, 0.0), self.marks.get(end, float("inf"))
         return [m for t, m in self.samples if lo <= t <= hi]
 
 
@@ -296,22 +436,22 @@ async def sample_memory(pid: int, memory: Memory, t0: float, stop_event: asyncio
 
 @dataclass
 class LoadReport:
+    client: str
     sessions: int
     seconds: float
     outcomes: list[Outcome]
     memory: Memory
-    chromium: str
     setup_errors: list[str]
-    contexts: int
+    chromium: str | None = None
 
     def latencies(self, kind: str | None = None, server: bool = False) -> list[float]:
-        """Key press to settled page, or with ``server`` rerun request sent to script_finished received."""
-        return sorted(
-            s.server_ms if server else s.latency_ms
+        values = (
+            a.server_ms if server else a.latency_ms
             for o in self.outcomes
-            for k, s in o.actions
-            if k != "open" and (kind is None or k == kind) and not (server and s.server_ms is None)
+            for a in o.actions
+            if a.kind != "open" and (kind is None or a.kind == kind)
         )
+        return sorted(v for v in values if v is not None)
 
     @property
     def errors(self) -> list[str]:
@@ -322,51 +462,68 @@ class LoadReport:
         return sum(o.mismatches for o in self.outcomes)
 
 
-async def run_load(sessions: int, seconds: float, contexts: int, stagger: float, log: Path) -> LoadReport:
+async def new_context(browser: Browser) -> BrowserContext:
+    """A context that refuses requests leaving the machine and instruments its pages."""
+    context = await browser.new_context(viewport=VIEWPORT)
+    await context.route(lambda url: not is_local(url), lambda route: route.abort())
+    await context.add_init_script(INSTRUMENT_JS)
+    return context
+
+
+async def run_sessions(sessions: list, stagger: float, seconds: float, memory: Memory, t0: float) -> None:
+    """Open every session (staggered), drive them all for ``seconds``, close them."""
+    opened = await asyncio.gather(
+        *(open_session(s, stagger * i) for i, s in enumerate(sessions)), return_exceptions=True
+    )
+    live = []
+    for session, result in zip(sessions, opened, strict=True):
+        if isinstance(result, BaseException):
+            session.out.error(f"did not open: {type(result).__name__}: {result}")
+        else:
+            live.append(session)
+    memory.marks["sessions open"] = time.monotonic() - t0
+    memory.marks["mid-drive"] = memory.marks["sessions open"] + seconds / 2
+    until = time.monotonic() + seconds
+    await asyncio.gather(*(drive(s, until) for s in live))
+    memory.marks["drive over"] = time.monotonic() - t0
+    for session in live:
+        try:
+            await session.close()
+        except Exception as e:  # a session that cannot close cleanly is worth knowing about
+            session.out.error(f"did not close: {type(e).__name__}: {e}")
+
+
+async def run_load(client: str, sessions: int, seconds: float, contexts: int, stagger: float, log: Path) -> LoadReport:
     app = serve(MAIN_APP, free_port(), log)
     t0 = time.monotonic()
     memory, stop_sampling = Memory(), asyncio.Event()
     outcomes = [Outcome(plan(i)) for i in range(sessions)]
-    setup_errors: list[str] = []
-    chromium = "?"
+    report = LoadReport(client, sessions, seconds, outcomes, memory, [])
     sampler = asyncio.create_task(sample_memory(app.proc.pid, memory, t0, stop_sampling))
     try:
         await asyncio.to_thread(wait_app, app)
         memory.marks["server up"] = time.monotonic() - t0
-        async with async_playwright() as p:
-            browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
-            try:
-                shared = [await new_context(browser) for _ in range(max(1, contexts))]
-                opened = await asyncio.gather(
-                    *(
-                        open_session(shared[o.plan.index % len(shared)], app.url, o, stagger * o.plan.index)
-                        for o in outcomes
-                    ),
-                    return_exceptions=True,
-                )
-                pages = []
-                for o, page in zip(outcomes, opened, strict=True):
-                    if isinstance(page, BaseException):
-                        o.errors.append(f"session {o.plan.index}: did not open: {type(page).__name__}: {page}"[:1500])
-                    else:
-                        pages.append((page, o))
-                memory.marks["sessions open"] = time.monotonic() - t0
-                until = time.monotonic() + seconds
-                memory.marks["mid-drive"] = memory.marks["sessions open"] + seconds / 2
-                await asyncio.gather(*(drive(page, o, until) for page, o in pages))
-                memory.marks["drive over"] = time.monotonic() - t0
-                chromium = browser.version
-            finally:
-                await browser.close()
-            await asyncio.sleep(5)
-            memory.marks["browser closed + 5 s"] = time.monotonic() - t0
+        if client == "socket":
+            await run_sessions([SocketSession(app.url, o) for o in outcomes], stagger, seconds, memory, t0)
+        else:
+            async with async_playwright() as p:
+                browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                try:
+                    shared = [await new_context(browser) for _ in range(max(1, contexts))]
+                    tabs = [TabSession(shared[o.plan.index % len(shared)], app.url, o) for o in outcomes]
+                    await run_sessions(tabs, stagger, seconds, memory, t0)
+                    report.chromium = browser.version
+                finally:
+                    await browser.close()
+        await asyncio.sleep(5)
+        memory.marks["closed + 5 s"] = time.monotonic() - t0
         if app.proc.poll() is not None:
-            setup_errors.append(f"the server exited with {app.proc.returncode}")
+            report.setup_errors.append(f"the server exited with {app.proc.returncode}")
     finally:
         stop_sampling.set()
         stop(app.proc)
-    await sampler
-    return LoadReport(sessions, seconds, outcomes, memory, chromium, setup_errors, contexts)
+        await sampler
+    return report
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -376,56 +533,60 @@ def percentile(values: Sequence[float], q: float) -> float:
 
 def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
     """The load section: verdicts, latency, memory, and what went wrong."""
-    info = machine()
-    actions = [k for o in r.outcomes for k, _ in o.actions if k != "open"]
-    per_session = [sum(1 for k, _ in o.actions if k != "open") for o in r.outcomes]
+    actions = [a for o in r.outcomes for a in o.actions if a.kind != "open"]
+    per_session = [sum(a.kind != "open" for a in o.actions) for o in r.outcomes]
     checks = sum(o.checks for o in r.outcomes)
     controls = sum(o.control_rejected for o in r.outcomes)
     errors = r.errors
     mem = r.memory
-    drive = mem.between("sessions open", "drive over") or [float("nan")]
+    drive_rss = mem.between("sessions open", "drive over") or [float("nan")]
     mid, end = mem.at("mid-drive"), mem.at("drive over")
     bounded = end <= mid * (1 + MEMORY_GROWTH)
-    lat_rows = []
-    for kind, label in ((None, "every action"), ("gain", "gain step (slider)"), ("seed", "new seed (typed)")):
-        lat, srv = r.latencies(kind), r.latencies(kind, server=True)
-        lat_rows.append(
-            f"| {label} | {len(lat)} | {percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} "
-            f"| {max(lat, default=float('nan')):.0f} | {percentile(srv, 50):.0f} | {percentile(srv, 95):.0f} |"
-        )
+    browser = r.client == "browser"
+    head = "| action | n | p50 ms | p95 ms | max ms |" + (
+        " until script_finished p50 ms | … p95 ms |" if browser else ""
+    )
+    rows = [head, "|---|---:|---:|---:|---:|" + ("---:|---:|" if browser else "")]
+    for kind, label in ((None, "every action"), ("gain", "gain step"), ("seed", "new seed")):
+        lat = r.latencies(kind)
+        row = f"| {label} | {len(lat)} | {percentile(lat, 50):.0f} | {percentile(lat, 95):.0f} | {max(lat, default=float('nan')):.0f} |"
+        if browser:
+            srv = r.latencies(kind, server=True)
+            row += f" {percentile(srv, 50):.0f} | {percentile(srv, 95):.0f} |"
+        rows.append(row)
     timeline = " · ".join(f"{t:.0f} s: {m:.0f}" for t, m in mem.samples[:: max(1, len(mem.samples) // 12)])
+    who = (
+        f"a tab of one headless Chromium {r.chromium} ({VIEWPORT['width']} × {VIEWPORT['height']}) pressing the "
+        "real controls"
+        if browser
+        else "a client speaking Streamlit's protocol over its own WebSocket (a rerun request with the changed "
+        "widget's state, then every message until `script_finished`), drawing nothing"
+    )
     lines = [
         f"## Many users (`make load`, {time.strftime('%Y-%m-%d %H:%M %Z')})",
         "",
-        machine_table(info, load_start, load_end),
-        f"{r.sessions} sessions against one `streamlit run app.py`, each a tab of one headless Chromium "
-        f"{r.chromium} ({VIEWPORT['width']} × {VIEWPORT['height']}, {r.contexts} contexts), driving the explorer for {r.seconds:.0f} s: "
-        f"three gain steps up, three down, and every {SEED_EVERY}th action a new seed typed in; after each settle "
-        "the page's charts are checked against torch (float64) for the session's own seed, preset, B, H and γ. "
-        "The machine is shared: the browser, the server and other work share its cores, so the latencies are "
-        "those of an overloaded server, not a target.",
+        machine_table(machine(), load_start, load_end),
+        f"{r.sessions} sessions against one `streamlit run app.py`, each {who}, driving the explorer for "
+        f"{r.seconds:.0f} s: three gain steps up, three down, and every {SEED_EVERY}th action a new seed; after "
+        "each answer the session's charts are checked against torch (float64) for its own seed, preset, B, H and "
+        "γ. The machine is shared, so the latencies are those of this machine at this load, not a target.",
         "",
         "| check | result | |",
         "|---|---|---|",
         f"| zero errors | {len(errors)} error(s) in {len(actions)} actions and {checks} checks | {verdict(not errors)} |",
         f"| no leakage: each session shows its own numbers | {r.mismatches} mismatch(es) in {checks} checks "
         f"| {verdict(r.mismatches == 0 and checks > 0)} |",
-        f"| … and the check can fail: each opened page against the next seed | rejected on {controls} of "
-        f"{len(r.outcomes)} sessions | {verdict(controls == len(r.outcomes))} |",
+        f"| … and the check can fail: each opened session's charts against the next seed | rejected on "
+        f"{controls} of {len(r.outcomes)} sessions | {verdict(controls == len(r.outcomes))} |",
         f"| server memory bounded (the drive's second half adds < {MEMORY_GROWTH:.0%}) "
         f"| RSS {mem.at('server up'):.0f} MiB idle, {mem.at('sessions open'):.0f} MiB with the sessions open, "
-        f"{mid:.0f} MiB mid-drive, peak {max(drive):.0f} MiB, {end:.0f} MiB at the end, "
-        f"{mem.at('browser closed + 5 s'):.0f} MiB 5 s after the browser closed | {verdict(bounded)} |",
+        f"{mid:.0f} MiB mid-drive, peak {max(drive_rss):.0f} MiB, {end:.0f} MiB at the end, "
+        f"{mem.at('closed + 5 s'):.0f} MiB 5 s after the sessions closed | {verdict(bounded)} |",
         "",
         f"Actions per session: {min(per_session)} to {max(per_session)} (median {statistics.median(per_session):.0f}).",
+        f"Latency: {LATENCY[r.client]}.",
         "",
-        "Latency: key press to settled page (what a viewer waits), and the server's share: the rerun request out "
-        "to `script_finished` in, on the browser's network clock (queueing and the script, under every "
-        "session's load).",
-        "",
-        "| action | n | p50 ms | p95 ms | max ms | server p50 ms | server p95 ms |",
-        "|---|---:|---:|---:|---:|---:|---:|",
-        *lat_rows,
+        *rows,
         "",
         f"Server RSS over time (MiB): {timeline}.",
     ]
@@ -436,18 +597,19 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.splitlines()[0])
+    parser.add_argument("--client", choices=CLIENTS, default="socket", help="WebSocket clients or Chromium tabs")
     parser.add_argument("--sessions", type=int, default=SESSIONS)
     parser.add_argument("--seconds", type=float, default=SECONDS, help="how long every session drives")
-    parser.add_argument("--contexts", type=int, default=CONTEXTS, help="browser contexts the tabs are spread over")
-    parser.add_argument("--stagger", type=float, default=STAGGER, help="seconds between two sessions' first loads")
+    parser.add_argument("--contexts", type=int, default=CONTEXTS, help="browser: contexts the tabs are spread over")
+    parser.add_argument("--stagger", type=float, default=None, help="seconds between two sessions' first runs")
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)
-    torch.set_num_threads(1)  # the checks are small; the cores belong to the server and the browser
+    torch.set_num_threads(1)  # the checks are small; the cores belong to the server
+    stagger = STAGGER[args.client] if args.stagger is None else args.stagger
     load_start = load_average()
-    limit = args.seconds + OPEN_TIMEOUT + 2 * ACTION_TIMEOUT + 60
-    limit += args.stagger * args.sessions
-    run = run_load(args.sessions, args.seconds, args.contexts, args.stagger, args.log)
+    limit = args.seconds + OPEN_TIMEOUT + 2 * ACTION_TIMEOUT + 60 + stagger * args.sessions
+    run = run_load(args.client, args.sessions, args.seconds, args.contexts, stagger, args.log)
     report = asyncio.run(asyncio.wait_for(run, limit))
     text = markdown(report, load_start, load_average())
     print(text)

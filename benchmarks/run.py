@@ -128,6 +128,10 @@ def kernels_table() -> str:
     return re.sub(r"^# ", "### ", text, count=1)
 
 
+def ms(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0f} ms"
+
+
 def verdict(ok: bool) -> str:
     return "**PASS**" if ok else "**MISS**"
 
@@ -153,7 +157,8 @@ def targets(page_results, browser) -> str:
         e = explorer[0]
         rows.append(
             f"| rerun ≤ {pages.TARGET_MS:.0f} ms at B = H = 1024 on a 2-core CPU (this one: {cores} cores) "
-            f"| explorer {e.rerun_ms:.0f} ms rerun, {e.gain_ms:.0f} ms gain move (AppTest median) "
+            f"| explorer {ms(e.rerun_ms)} rerun, {ms(e.gain_ms)} gain move, {ms(e.seed_ms)} new seed "
+            "(AppTest medians) "
             f"| {verdict(e.worst_ms <= pages.TARGET_MS)} |"
         )
     if slowest is not None:
@@ -211,14 +216,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     load_end = load_average()
     minutes = (time.monotonic() - started) / 60
+    quick = " (`--quick`: few repeats)" if args.quick else ""
     body = f"""## Page speed (`make bench`, {when})
 
 {machine_table(info, load_start, load_end)}
 The machine is shared and noisy: other work ran beside this benchmark (see the
 load average), so the absolute times are upper bounds for a quiet machine. The
 ratio against the bare page is measured in the same run, press for press, and
-is the number to compare between runs. {"A `--quick` run: few repeats." if args.quick else ""}
-The whole run took {minutes:.1f} minutes.
+is the number to compare between runs. The whole run took {minutes:.1f} minutes{quick}.
 
 ### Targets
 
@@ -226,9 +231,12 @@ The whole run took {minutes:.1f} minutes.
 ### Server-side rerun time per page (AppTest)
 
 Each page opened through the router as a link opens it, warmed up, then the
-median of several `at.run()` reruns with nothing changed and, on pages with the
-`gain` slider, of gain moves. *Element KB*: the run's element protos
-serialized, what a rerun sends when none of it is cached in the browser.
+median of several `at.run()` reruns with nothing changed, of gain moves on
+pages with the `gain` slider, and of new seeds (every cache misses) on pages
+with a `seed`. *Element KB*: the run's element protos serialized, what a rerun
+sends when none of it is cached in the browser. AppTest leaves out what the
+real server adds after each run: a full garbage collection
+(`runner.postScriptGC`), which the browser numbers below include.
 
 {pages.markdown(page_results)}
 ### In the browser: key press to settled page
