@@ -3,13 +3,19 @@
 Each ``fig_*`` takes tensors or numbers and returns a ``go.Figure``; nothing
 here renders. Arrays go to plotly as float32 numpy arrays, which plotly
 serialises as compact binary, so a figure stays small on the wire.
+
+The figures are written as plain dicts and wrapped by :func:`figure` without
+plotly's per-property validation: building them through ``make_subplots`` and
+``update_*`` cost 20 to 150 ms each, on every slider move, which was most of a
+rerun. ``tests/test_figures.py`` validates every builder's output instead.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import plotly.graph_objects as go
-from plotly.subplots import make_subplots
 from torch import Tensor
 
 from lnviz import palette
@@ -18,6 +24,27 @@ from lnviz.explorer import Exploration
 PICKER = "cell picker"  # the name of fig_grid's clickable trace
 
 FONT = dict(family="Inter, Source Sans Pro, sans-serif", size=13)
+TITLE_FONT = dict(size=16)  # subplot titles, as make_subplots draws them
+
+
+def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
+    """A figure from plain trace and layout dicts, without plotly's validation (see the module's note)."""
+    return go.Figure({"data": traces, "layout": {"font": FONT} | layout}, _validate=False)
+
+
+def subplot_title(text: str, x: float, y: float = 1.0) -> dict[str, Any]:
+    """A title centred at paper coordinate ``x`` above a subplot, as ``make_subplots`` places it."""
+    return dict(
+        text=text,
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font=TITLE_FONT,
+    )
 
 
 def to_numpy(t: Tensor) -> np.ndarray:
@@ -29,43 +56,68 @@ def _axis_index(s: slice) -> np.ndarray:
     return np.arange(s.start, s.stop)
 
 
-def _highlight(fig: go.Figure, rows: slice, cols: slice, cell: tuple[int, int], row: int, col: int, which: str) -> None:
-    """Outline the chosen row (LN's statistics) and/or column (BN's) on subplot (row, col)."""
+def _outline(rows: slice, cols: slice, cell: tuple[int, int], axes: tuple[str, str], which: str) -> list[dict]:
+    """Outlines of the chosen row (LN's statistics) and/or column (BN's), on the subplot ``axes`` (x, y)."""
     i, j = cell
+    xref, yref = axes
+    shapes = []
     if "row" in which and rows.start <= i < rows.stop:
-        fig.add_shape(
-            type="rect",
-            x0=cols.start - 0.5,
-            x1=cols.stop - 0.5,
-            y0=i - 0.5,
-            y1=i + 0.5,
-            line=dict(color=palette.BLUE, width=3),
-            name="LN row",
-            row=row,
-            col=col,
+        shapes.append(
+            dict(
+                type="rect",
+                x0=cols.start - 0.5,
+                x1=cols.stop - 0.5,
+                y0=i - 0.5,
+                y1=i + 0.5,
+                xref=xref,
+                yref=yref,
+                line=dict(color=palette.BLUE, width=3),
+                name="LN row",
+            )
         )
     if "col" in which and cols.start <= j < cols.stop:
-        fig.add_shape(
-            type="rect",
-            x0=j - 0.5,
-            x1=j + 0.5,
-            y0=rows.start - 0.5,
-            y1=rows.stop - 0.5,
-            line=dict(color=palette.VERMILLION, width=3, dash="dot"),
-            name="BN column",
-            row=row,
-            col=col,
+        shapes.append(
+            dict(
+                type="rect",
+                x0=j - 0.5,
+                x1=j + 0.5,
+                y0=rows.start - 0.5,
+                y1=rows.stop - 0.5,
+                xref=xref,
+                yref=yref,
+                line=dict(color=palette.VERMILLION, width=3, dash="dot"),
+                name="BN column",
+            )
         )
+    return shapes
 
 
-def _heatmap(z: np.ndarray, rows: slice, cols: slice, name: str, coloraxis: str | None = None, **kw) -> go.Heatmap:
-    return go.Heatmap(
-        z=z,
-        x=_axis_index(cols),
-        y=_axis_index(rows),
+def _heatmap(z: np.ndarray, rows: slice, cols: slice, name: str, **kw) -> dict[str, Any]:
+    return (
+        dict(
+            type="heatmap",
+            z=z,
+            x=_axis_index(cols),
+            y=_axis_index(rows),
+            name=name,
+            hovertemplate="sample %{y}, feature %{x}<br>" + name + " = %{z:.4g}<extra></extra>",
+        )
+        | kw
+    )
+
+
+def _stats_line(x: np.ndarray, y: np.ndarray, name: str, color: str, sigma: bool, axes: tuple[str, str]) -> dict:
+    """One of the μ (solid, dots) or σ (dotted, diamonds) lines beside the grid."""
+    return dict(
+        type="scatter",
+        x=x,
+        y=y,
+        mode="markers+lines",
         name=name,
-        coloraxis=coloraxis,
-        **({"hovertemplate": "sample %{y}, feature %{x}<br>" + name + " = %{z:.4g}<extra></extra>"} | kw),
+        line=dict(color=color, dash="dot") if sigma else dict(color=color),
+        marker=dict(size=5, symbol="diamond") if sigma else dict(size=5),
+        xaxis=axes[0],
+        yaxis=axes[1],
     )
 
 
@@ -73,23 +125,15 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
     """The input x as a heatmap, with LN's per-row and BN's per-column μ and σ beside it.
 
     Right of the grid: one μ and one σ per sample (LN's statistics, over the
-    row's H features). Under it: one μ and one σ per feature (BN's, over the
-    column's B samples). The chosen cell's row and column are outlined. Only
-    the window ``rows`` × ``cols`` is drawn; the statistics are over the full grid.
+    row's H features), sharing the grid's y axis. Under it: one μ and one σ per
+    feature (BN's, over the column's B samples), sharing the grid's x axis. The
+    chosen cell's row and column are outlined. Only the window ``rows`` ×
+    ``cols`` is drawn; the statistics are over the full grid.
     """
     x = to_numpy(result.x[rows, cols])
-    fig = make_subplots(
-        rows=2,
-        cols=2,
-        column_widths=[0.8, 0.2],
-        row_heights=[0.78, 0.22],
-        shared_xaxes=True,
-        shared_yaxes=True,
-        horizontal_spacing=0.02,
-        vertical_spacing=0.03,
-    )
     lim = float(np.nanmax(np.abs(x))) if np.isfinite(x).any() else 1.0
-    fig.add_trace(
+    r_idx, c_idx = _axis_index(rows), _axis_index(cols)
+    traces = [
         _heatmap(
             x,
             rows,
@@ -99,18 +143,17 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
             zmid=0,
             zmin=-lim,
             zmax=lim,
-            colorbar=dict(title="x", x=1.02, len=0.75, y=0.62),
+            colorbar=dict(title=dict(text="x"), x=1.02, len=0.75, y=0.62),
             hoverinfo="skip",
             hovertemplate=None,
         ),
-        row=1,
-        col=1,
-    )
+    ]
     # Heatmaps can't be selected by a click in plotly; an invisible marker on every
     # cell centre can, and carries the hover text instead.
-    ii, jj = np.meshgrid(_axis_index(rows), _axis_index(cols), indexing="ij")
-    fig.add_trace(
-        go.Scatter(
+    ii, jj = np.meshgrid(r_idx, c_idx, indexing="ij")
+    traces.append(
+        dict(
+            type="scatter",
             x=jj.ravel(),
             y=ii.ravel(),
             customdata=x.ravel(),
@@ -119,78 +162,33 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
             name=PICKER,
             showlegend=False,
             hovertemplate="sample %{y}, feature %{x}<br>x = %{customdata:.4g}<extra>click to choose</extra>",
-        ),
-        row=1,
-        col=1,
+        )
     )
-    r_idx, c_idx = _axis_index(rows), _axis_index(cols)
-    ln_mu = to_numpy(result.ln.mean[rows, 0])
-    ln_sd = to_numpy(result.ln.std[rows, 0])
-    fig.add_trace(
-        go.Scatter(
-            x=ln_mu,
-            y=r_idx,
-            mode="markers+lines",
-            name="LN μ (per sample)",
-            line=dict(color=palette.BLUE),
-            marker=dict(size=5),
-        ),
-        row=1,
-        col=2,
-    )
-    fig.add_trace(
-        go.Scatter(
-            x=ln_sd,
-            y=r_idx,
-            mode="markers+lines",
-            name="LN σ (per sample)",
-            line=dict(color=palette.BLUE, dash="dot"),
-            marker=dict(size=5, symbol="diamond"),
-        ),
-        row=1,
-        col=2,
-    )
+    ln = ("x2", "y")  # right of the grid, on its y axis
+    traces.append(_stats_line(to_numpy(result.ln.mean[rows, 0]), r_idx, "LN μ (per sample)", palette.BLUE, False, ln))
+    traces.append(_stats_line(to_numpy(result.ln.std[rows, 0]), r_idx, "LN σ (per sample)", palette.BLUE, True, ln))
     if result.bn is not None:
-        bn_mu = to_numpy(result.bn.mean[0, cols])
-        bn_sd = to_numpy(result.bn.std[0, cols])
-        fig.add_trace(
-            go.Scatter(
-                x=c_idx,
-                y=bn_mu,
-                mode="markers+lines",
-                name="BN μ (per feature)",
-                line=dict(color=palette.VERMILLION),
-                marker=dict(size=5),
-            ),
-            row=2,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=c_idx,
-                y=bn_sd,
-                mode="markers+lines",
-                name="BN σ (per feature)",
-                line=dict(color=palette.VERMILLION, dash="dot"),
-                marker=dict(size=5, symbol="diamond"),
-            ),
-            row=2,
-            col=1,
-        )
-    _highlight(fig, rows, cols, cell, 1, 1, "row col")
-    fig.update_yaxes(autorange="reversed", row=1, col=1, title_text="sample i (row)")
-    fig.update_xaxes(title_text="feature j (column)", row=2, col=1)
-    fig.update_xaxes(title_text="LN stats", row=1, col=2)
-    fig.update_yaxes(title_text="BN stats", row=2, col=1)
-    fig.update_layout(
+        bn = ("x", "y2")  # under the grid, on its x axis
+        mu, sd = to_numpy(result.bn.mean[0, cols]), to_numpy(result.bn.std[0, cols])
+        traces.append(_stats_line(c_idx, mu, "BN μ (per feature)", palette.VERMILLION, False, bn))
+        traces.append(_stats_line(c_idx, sd, "BN σ (per feature)", palette.VERMILLION, True, bn))
+    has_bn = result.bn is not None
+    layout = dict(
+        # The grid spans x [0, 0.784] and y [0.243, 1]; LN's panel sits right of it, BN's under it.
+        xaxis=dict(domain=[0, 0.784], anchor="y2" if has_bn else "y", title=dict(text="feature j (column)")),
+        yaxis=dict(
+            domain=[0.243 if has_bn else 0, 1], anchor="x", autorange="reversed", title=dict(text="sample i (row)")
+        ),
+        xaxis2=dict(domain=[0.804, 1], anchor="y", title=dict(text="LN stats")),
+        shapes=_outline(rows, cols, cell, ("x", "y"), "row col"),
         height=620,
         margin=dict(l=10, r=10, t=30, b=10),
-        font=FONT,
         clickmode="event+select",
         legend=dict(orientation="h", y=1.06, x=0),
-        title=None,
     )
-    return fig
+    if has_bn:
+        layout["yaxis2"] = dict(domain=[0, 0.213], anchor="x", title=dict(text="BN stats"))
+    return figure(traces, layout)
 
 
 def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int], stage: str = "y") -> go.Figure:
@@ -200,40 +198,48 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     has mean 0 and variance 1 (x̂); under LN each row does. The chosen cell's
     column is outlined on BN, its row on LN.
     """
-    titles = ("BatchNorm: each column normalized", "LayerNorm: each row normalized")
-    fig = make_subplots(rows=1, cols=2, subplot_titles=titles, shared_yaxes=True, horizontal_spacing=0.04)
-    arrays = []
-    for norm in (result.bn, result.ln):
-        arrays.append(None if norm is None else to_numpy(getattr(norm, stage)[rows, cols]))
+    arrays = [None if norm is None else to_numpy(getattr(norm, stage)[rows, cols]) for norm in (result.bn, result.ln)]
     finite = [a[np.isfinite(a)] for a in arrays if a is not None]
     lim = max((float(np.abs(a).max()) for a in finite if a.size), default=1.0) or 1.0
     label = "y" if stage == "y" else "x̂"
+    traces, shapes = [], []
+    annotations = [
+        subplot_title("BatchNorm: each column normalized", 0.24),
+        subplot_title("LayerNorm: each row normalized", 0.76),
+    ]
     for k, (norm_name, z) in enumerate(zip(("BN", "LN"), arrays, strict=True), start=1):
+        axes = ("x" if k == 1 else f"x{k}", "y" if k == 1 else f"y{k}")
         if z is None:
-            fig.add_annotation(
-                text="No BatchNorm output for B = 1",
-                showarrow=False,
-                row=1,
-                col=k,
-                x=0.5,
-                y=0.5,
-                xref="x domain",
-                yref="y domain",
-                font=dict(size=16),
+            annotations.append(
+                dict(
+                    text="No BatchNorm output for B = 1",
+                    showarrow=False,
+                    x=0.5,
+                    y=0.5,
+                    xref=f"{axes[0]} domain",
+                    yref=f"{axes[1]} domain",
+                    font=TITLE_FONT,
+                )
             )
             continue
-        fig.add_trace(_heatmap(z, rows, cols, f"{norm_name} {label}", coloraxis="coloraxis"), row=1, col=k)
-        _highlight(fig, rows, cols, cell, 1, k, "col" if norm_name == "BN" else "row")
-    fig.update_yaxes(autorange="reversed", title_text="sample i", row=1, col=1)
-    fig.update_yaxes(autorange="reversed", row=1, col=2)
-    fig.update_xaxes(title_text="feature j")
-    fig.update_layout(
-        coloraxis=dict(colorscale=palette.DIVERGING, cmid=0, cmin=-lim, cmax=lim, colorbar=dict(title=label)),
+        traces.append(
+            _heatmap(z, rows, cols, f"{norm_name} {label}", coloraxis="coloraxis", xaxis=axes[0], yaxis=axes[1])
+        )
+        shapes += _outline(rows, cols, cell, axes, "col" if norm_name == "BN" else "row")
+    layout = dict(
+        xaxis=dict(domain=[0, 0.48], anchor="y", title=dict(text="feature j")),
+        xaxis2=dict(domain=[0.52, 1], anchor="y2", title=dict(text="feature j")),
+        yaxis=dict(anchor="x", autorange="reversed", title=dict(text="sample i")),
+        yaxis2=dict(anchor="x2", autorange="reversed", matches="y", showticklabels=False),
+        coloraxis=dict(
+            colorscale=palette.DIVERGING, cmid=0, cmin=-lim, cmax=lim, colorbar=dict(title=dict(text=label))
+        ),
+        annotations=annotations,
+        shapes=shapes,
         height=460,
         margin=dict(l=10, r=10, t=40, b=10),
-        font=FONT,
     )
-    return fig
+    return figure(traces, layout)
 
 
 def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
@@ -242,26 +248,25 @@ def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
     ``hists`` maps a name ("input", "BN", "LN") to (counts, bin centres), as
     :func:`lnviz.explorer.histogram` returns them.
     """
-    fig = go.Figure()
-    for name, (counts, centres) in hists.items():
-        fig.add_trace(
-            go.Bar(
-                x=to_numpy(centres),
-                y=to_numpy(counts),
-                name=name,
-                opacity=0.55,
-                marker_color=palette.NORM_COLORS.get(name, palette.GREY),
-                hovertemplate=name + ": %{y:.0f} values near %{x:.3g}<extra></extra>",
-            )
+    traces = [
+        dict(
+            type="bar",
+            x=to_numpy(centres),
+            y=to_numpy(counts),
+            name=name,
+            opacity=0.55,
+            marker=dict(color=palette.NORM_COLORS.get(name, palette.GREY)),
+            hovertemplate=name + ": %{y:.0f} values near %{x:.3g}<extra></extra>",
         )
-    fig.update_layout(
+        for name, (counts, centres) in hists.items()
+    ]
+    layout = dict(
         barmode="overlay",
         bargap=0,
         height=300,
         margin=dict(l=10, r=10, t=30, b=10),
-        font=FONT,
-        xaxis_title="value",
-        yaxis_title="count",
+        xaxis=dict(title=dict(text="value")),
+        yaxis=dict(title=dict(text="count")),
         legend=dict(orientation="h", y=1.12, x=0),
     )
-    return fig
+    return figure(traces, layout)

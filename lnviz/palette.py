@@ -29,5 +29,20 @@ NORM_COLORS = {
     "WN": SKY,
 }
 
-DIVERGING = "RdBu_r"  # negative blue, positive red, white at 0
+# ColorBrewer's RdBu, reversed: negative blue, positive red, white at 0. Spelled
+# out, because plotly.js has no "RdBu_r" (plotly's Python validation expands the
+# name, and the explorer's figures skip that validation for speed).
+DIVERGING = [
+    [0.0, "rgb(5,48,97)"],
+    [0.1, "rgb(33,102,172)"],
+    [0.2, "rgb(67,147,195)"],
+    [0.3, "rgb(146,197,222)"],
+    [0.4, "rgb(209,229,240)"],
+    [0.5, "rgb(247,247,247)"],
+    [0.6, "rgb(253,219,199)"],
+    [0.7, "rgb(244,165,130)"],
+    [0.8, "rgb(214,96,77)"],
+    [0.9, "rgb(178,24,43)"],
+    [1.0, "rgb(103,0,31)"],
+]
 SEQUENTIAL = "Viridis"

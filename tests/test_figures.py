@@ -1,9 +1,14 @@
 """The explorer's figures, checked on their data, not by eye."""
 
+import json
+
 import numpy as np
+import plotly.colors
+import plotly.graph_objects as go
+import pytest
 import torch
 
-from lnviz import data, explorer, figures
+from lnviz import data, explorer, figures, palette
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):
@@ -81,3 +86,34 @@ def test_grid_has_a_clickable_marker_on_every_cell():
     k = 2 * 9 + 7  # row 2, feature 7
     assert (picker.y[k], picker.x[k]) == (2, 7)
     assert abs(picker.customdata[k] - float(r.x[2, 7])) < 1e-5
+
+
+def _validated(fig):
+    """The figure through plotly's own validation, which the builders skip for speed: raises on any bad property."""
+    return go.Figure(fig.to_dict())
+
+
+@pytest.mark.parametrize("b, h, cell", [(6, 9, (2, 4)), (1, 9, (0, 3)), (200, 300, (150, 20))])
+def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
+    r = explorer.explore(data.make_activations("heterogeneous features", b, h, seed=3), 1.5, -0.5, 1e-5)
+    rows, cols = explorer.window(b, h, *cell)
+    samples = {"input": r.x, "LN": r.ln.y} | ({} if r.bn is None else {"BN": r.bn.y})
+    hists = {name: explorer.histogram(v, -10, 10) for name, v in samples.items()}
+    built = [
+        figures.fig_grid(r, rows, cols, cell),
+        figures.fig_outputs(r, rows, cols, cell, "y"),
+        figures.fig_outputs(r, rows, cols, cell, "x_hat"),
+        figures.fig_distributions(hists),
+    ]
+    for fig in built:
+        # What the browser gets is what plotly's validation would have sent: no
+        # misspelt property, and no value (such as a named colour scale) left for
+        # the validator to expand.
+        assert json.loads(fig.to_json()) == json.loads(_validated(fig).to_json())
+
+
+def test_the_diverging_scale_is_rdbu_reversed():
+    ours = palette.DIVERGING
+    theirs = plotly.colors.get_colorscale("RdBu_r")
+    assert [c for _, c in ours] == [c for _, c in theirs]
+    np.testing.assert_allclose([p for p, _ in ours], [p for p, _ in theirs], atol=1e-12)
