@@ -50,6 +50,7 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # .streamlit/config.toml holds the hosting settings (headless, no file watcher,
 # viewer toolbar, no error details, XSRF on, 32 MiB uploads); the flags repeat
 # the ones a container must have.
-CMD ["python", "-m", "streamlit", "run", "app.py", \
+# serve.py is `streamlit run app.py`, with torch imported while the first browser loads.
+CMD ["python", "serve.py", \
      "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", \
      "--server.fileWatcherType=none", "--browser.gatherUsageStats=false"]

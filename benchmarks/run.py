@@ -173,8 +173,9 @@ def targets(page_results, browser) -> str:
         f"| {browser.worst_bytes / 1000:.1f} KB the most over the WebSocket in a rerun; {uncached / 1000:.1f} KB "
         f"the largest page's elements with nothing cached (AppTest) | {verdict(worst_bytes <= browser_latency.TARGET_BYTES)} |",
         f"| first paint of a cold start < {browser_latency.TARGET_COLD_S:.0f} s "
-        f"| {browser.cold_start_s:.1f} s from `streamlit run` to the explorer's charts drawn "
-        f"| {verdict(browser.cold_start_s < browser_latency.TARGET_COLD_S)} |",
+        f"| {browser.cold.first_paint_s:.1f} s from starting the server to the explorer's title on the page; "
+        f"{browser.cold.settled_s:.1f} s to every chart drawn (the bare page: {browser.bare_cold.first_paint_s:.1f} s "
+        f"and {browser.bare_cold.settled_s:.1f} s) | {verdict(browser.cold.first_paint_s < browser_latency.TARGET_COLD_S)} |",
     ]
     return "\n".join(rows) + "\n"
 
