@@ -78,6 +78,22 @@ def make_activations(
     return x.to(device=device, dtype=dtype)
 
 
+def affine(
+    features: int, seed: int, gain: float, bias: float, per_feature: bool, like: Tensor | None = None
+) -> tuple[Tensor | float, Tensor | float]:
+    """γ and β as the explorer and the walkthrough apply them.
+
+    The scalars ``gain`` and ``bias``; with ``per_feature``, the seeded
+    per-feature γ = gain·g and β = bias + b of :func:`random_affine`, shape
+    (H,), in ``like``'s dtype and device when given.
+    """
+    if not per_feature:
+        return gain, bias
+    g, b = random_affine(features, seed)  # (H,), (H,)
+    gamma, beta = gain * g, bias + b
+    return (gamma, beta) if like is None else (gamma.to(like), beta.to(like))
+
+
 def random_affine(features: int, seed: int) -> tuple[Tensor, Tensor]:
     """Per-feature γ ~ 1 + 0.5·N(0,1) and β ~ 0.5·N(0,1), shape (H,), float64, seeded.
 

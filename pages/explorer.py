@@ -5,7 +5,7 @@ import torch
 
 from lnviz import data, device, explain, explorer, export, figures, state
 from ui import mode, own_data
-from ui.controls import control, device_picker, share_box, show_notes
+from ui.controls import control, device_picker, normalization_controls, share_box, show_notes
 
 mode.apply_lesson()
 st.title("LayerNorm vs BatchNorm")
@@ -32,11 +32,8 @@ with st.sidebar:
         st.caption(f"Your data: {own.source}, {batch} × {features}.")
         own_data.back_button()
     seed = control(state.SEED, "number", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
-    st.header("Normalization")
-    gain = control(state.GAIN)
-    bias = control(state.BIAS)
-    affine = control(state.AFFINE, "toggle")
-    eps = control(state.EPS, "select_slider")
+    norm = normalization_controls()
+    gain, bias, affine, eps = norm.gain, norm.bias, norm.affine, norm.eps
     st.header("Compute")
     picked = device_picker()
 show_notes()
@@ -65,12 +62,7 @@ base, dev, fallback = device.with_fallback(compute, picked)
 if fallback:
     st.warning(fallback, icon=":material/memory:")
 dtype = device.compute_dtype(dev)
-if affine:
-    g, b = data.random_affine(features, seed)  # (H,), (H,)
-    gamma, beta = gain * g, bias + b
-else:
-    gamma, beta = gain, bias
-result = explorer.with_affine(base, gamma, beta)
+result = explorer.with_affine(base, *data.affine(features, seed, gain, bias, affine))
 
 st.markdown(
     f":violet-badge[:material/memory: {device.label(dev)}] "
@@ -203,27 +195,21 @@ with st.expander("Download x, the outputs, and a PyTorch script that reproduces 
     arrays = {"x": result.x, "ln_y": result.ln.y}
     if result.bn is not None:
         arrays["bn_y"] = result.bn.y
+    formats = (  # (extension, writer, mime type, icon)
+        ("csv", export.to_csv, "text/csv", ":material/table:"),
+        ("npy", export.to_npy, "application/octet-stream", ":material/data_array:"),
+    )
     for name, values in arrays.items():
-        csv_col, npy_col = st.columns(2)
-        # Built only when clicked: a full-size CSV takes seconds to write.
-        csv_col.download_button(
-            f"{name}.csv",
-            data=lambda v=values: export.to_csv(v),
-            file_name=f"{name}.csv",
-            mime="text/csv",
-            on_click="ignore",
-            key=f"dl_{name}_csv",
-            icon=":material/table:",
-        )
-        npy_col.download_button(
-            f"{name}.npy",
-            data=lambda v=values: export.to_npy(v),
-            file_name=f"{name}.npy",
-            mime="application/octet-stream",
-            on_click="ignore",
-            key=f"dl_{name}_npy",
-            icon=":material/data_array:",
-        )
+        for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
+            column.download_button(
+                f"{name}.{ext}",
+                data=lambda v=values, w=write: w(v),  # built only when clicked: a full-size CSV takes seconds
+                file_name=f"{name}.{ext}",
+                mime=mime,
+                on_click="ignore",
+                key=f"dl_{name}_{ext}",
+                icon=icon,
+            )
     if own is None:
         script = export.script(dist, batch, features, seed, gain, bias, affine, eps)
         st.code(script, language="python")

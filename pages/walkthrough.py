@@ -5,7 +5,7 @@ import torch
 
 from lnviz import data, device, explorer, state, walkthrough
 from ui import mode
-from ui.controls import control, device_picker, share_box, show_notes
+from ui.controls import control, device_picker, normalization_controls, share_box, show_notes
 
 LAST = walkthrough.N_STEPS - 1
 
@@ -28,11 +28,8 @@ with st.sidebar:
     batch = control(state.BATCH)
     features = control(state.FEATURES)
     seed = control(state.SEED, "number")
-    st.header("Normalization")
-    gain = control(state.GAIN)
-    bias = control(state.BIAS)
-    affine = control(state.AFFINE, "toggle")
-    eps = control(state.EPS, "select_slider")
+    norm = normalization_controls()
+    gain, bias, affine, eps = norm.gain, norm.bias, norm.affine, norm.eps
     st.header("Compute")
     picked = device_picker()
 
@@ -87,11 +84,7 @@ def activations(dist: str, batch: int, features: int, seed: int, device_type: st
 
 def walk_on(dev: torch.device) -> tuple[torch.Tensor, tuple[walkthrough.Step, ...]]:
     x = activations(dist, batch, features, seed, dev.type)  # (B, H)
-    if affine:
-        g, b = data.random_affine(features, seed)  # (H,), (H,)
-        gamma, beta = (gain * g).to(x), (bias + b).to(x)
-    else:
-        gamma, beta = gain, bias
+    gamma, beta = data.affine(features, seed, gain, bias, affine, like=x)
     return x, walkthrough.steps(x, gamma, beta, eps, i, j)
 
 

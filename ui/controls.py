@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
@@ -120,6 +121,27 @@ def _draw(param: Param, widget: str, where: Any, first: bool, **kwargs: Any) -> 
     if widget == "select_slider":
         return where.select_slider(param.label, options=param.options, format_func=param.format, **common)
     raise ValueError(f"unknown widget {widget!r} for {param.key}")
+
+
+@dataclass(frozen=True)
+class Normalization:
+    """The sidebar's Normalization section: γ's and β's scalars, the per-feature switch, ε."""
+
+    gain: float
+    bias: float
+    affine: bool
+    eps: float
+
+
+def normalization_controls() -> Normalization:
+    """Draw the Normalization section in the sidebar (the explorer and the walkthrough share it)."""
+    st.sidebar.header("Normalization")
+    return Normalization(
+        gain=control(state.GAIN),
+        bias=control(state.BIAS),
+        affine=control(state.AFFINE, "toggle"),
+        eps=control(state.EPS, "select_slider"),
+    )
 
 
 def device_picker() -> torch.device:
