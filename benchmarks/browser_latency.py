@@ -44,8 +44,6 @@ import argparse
 import base64
 import json
 import statistics
-import subprocess
-import sys
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -60,11 +58,10 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
-    ROOT,
     SETTLE_TIMEOUT,
-    AppProcess,
     free_port,
     is_local,
+    start_app,
     stop,
     wait_app,
 )
@@ -274,25 +271,6 @@ def _epoch(raw: dict[str, Any], key: str) -> float | None:
     return None if raw.get(key) is None else (raw["origin"] + raw["start"] + raw[key]) / 1000
 
 
-def serve(script: str, port: int, log: Path) -> AppProcess:
-    """``streamlit run script`` from the repo root, headless on 127.0.0.1:``port``; does not wait.
-
-    The app is started as ``make run`` and the Dockerfile start it, through ``serve.py``.
-    """
-    cmd = [
-        sys.executable, *(["serve.py"] if script == MAIN_APP else ["-m", "streamlit", "run", script]),
-        "--server.headless", "true",
-        "--server.port", str(port),
-        "--server.address", "127.0.0.1",
-        "--server.fileWatcherType", "none",
-        "--browser.gatherUsageStats", "false",
-    ]  # fmt: skip
-    log.parent.mkdir(parents=True, exist_ok=True)
-    with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return AppProcess(proc=proc, url=f"http://127.0.0.1:{port}", log=log)
-
-
 def launch(playwright) -> Browser:
     """Debian's Chromium, headless, with the flags the browser tests use."""
     return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
@@ -483,6 +461,9 @@ class Report:
     big_seed: Series
     errors: list[str]
     received: dict[str, int]  # every tab's WebSocket traffic as the network saw it, matched by the pages' counts
+    busy_main: list[float] = field(default_factory=list)  # the explorer's renderer main thread, ms per traced press
+    busy_bare: list[float] = field(default_factory=list)  # the bare page's, pressed in turn
+    plotly: tuple[str, dict[str, float]] = ("", {})  # plotly.js version; Plotly.react ms per figure, alone
 
     @property
     def series(self) -> tuple[Series, ...]:
@@ -502,14 +483,24 @@ def _key(i: int) -> str:
 
 
 def measure(
-    pairs: int = 15, big_presses: int = 5, seed_changes: int = 3, warmup: int = 2, log_dir: Path | None = None
+    pairs: int = 15,
+    big_presses: int = 5,
+    seed_changes: int = 3,
+    warmup: int = 2,
+    traced: int = 4,
+    log_dir: Path | None = None,
 ) -> Report:
     """Cold start, then ``pairs`` alternating presses on the explorer and the bare page, then the big grid.
 
     On the big grid the gain is pressed ``big_presses`` times, then the seed is
     changed ``seed_changes`` times: a new x, so every chart is new and no
-    message can come from the browser's cache of large messages.
+    message can come from the browser's cache of large messages. Then
+    ``traced`` more presses on each page, in turn, under a Chromium trace
+    (:mod:`benchmarks.browser_work`; kept apart, since tracing slows a page),
+    and plotly.js redrawing the explorer's figures alone.
     """
+    from benchmarks import browser_work
+
     log_dir = log_dir or Path("/tmp/lnviz-bench")
     errors: list[str] = []
     with sync_playwright() as p:
@@ -519,14 +510,14 @@ def measure(
             context = new_context(browser)
             context.new_page().close()  # the browser's own start-up is not the server's cold start
             t0 = time.time()
-            app = serve(MAIN_APP, free_port(), log_dir / "app.log")
+            app = start_app(free_port(), log_dir / "app.log", MAIN_APP)
             wait_app(app)
             healthy = time.time()
             main_tab, first = open_tab(context, app.url + "/")
             cold = ColdStart.of(t0, healthy, first)
             main = Series("explorer, default 16 × 32", app.url + "/", first)
             t0 = time.time()
-            bare = serve(BARE_APP, free_port(), log_dir / "bare.log")
+            bare = start_app(free_port(), log_dir / "bare.log", BARE_APP)
             wait_app(bare)
             healthy = time.time()
             bare_tab, bare_first = open_tab(context, bare.url + "/")
@@ -549,6 +540,11 @@ def measure(
             big_seed = Series("explorer, B = H = 1024, new seed (all data changes)", big_tab.page.url)
             for i in range(seed_changes):
                 big_seed.presses.append(enter(big_tab, SEED, str(i + 1)))
+            busy: dict[str, list[float]] = {"main": [], "bare": []}
+            for i in range(traced):
+                for name, tab in (("main", main_tab), ("bare", bare_tab)):
+                    busy[name].append(browser_work.main_thread_ms(browser, tab, _key(i)))
+            plotly_alone = browser_work.plotly_redraw_ms(browser)
             received = {"messages": 0, "bytes": 0, "finished": 0}
             for tab in (main_tab, bare_tab, big_tab):
                 if why := tab.disagreement():
@@ -560,7 +556,20 @@ def measure(
                     errors.append(f"{series.name}: {bad} exception box(es) seen")
                 if any(s.server_ms is None for s in series.presses):
                     errors.append(f"{series.name}: a press with no rerun request and script_finished on the wire")
-            report = Report(browser.version, cold, bare_cold, main, bare_series, big, big_seed, errors, received)
+            report = Report(
+                browser.version,
+                cold,
+                bare_cold,
+                main,
+                bare_series,
+                big,
+                big_seed,
+                errors,
+                received,
+                busy["main"],
+                busy["bare"],
+                plotly_alone,
+            )
         finally:
             browser.close()
             for server in (app, bare):
@@ -594,6 +603,30 @@ def _cold_table(r: Report) -> str:
         for name, c in (("explorer (`app.py`)", r.cold), ("bare page", r.bare_cold))
     ]
     return "\n".join([head, *rows])
+
+
+def _work_lines(r: Report) -> list[str]:
+    """Where a gain move's time goes: the server, the page's main thread, plotly.js alone."""
+    if not r.busy_main:
+        return []
+    version, alone = r.plotly
+    return [
+        "",
+        "Where a gain move's time goes (default view, medians):",
+        "",
+        "| | explorer | bare page |",
+        "|---|---:|---:|",
+        f"| request out to `script_finished` in (the server) | {r.main.median('server_ms'):.0f} ms "
+        f"| {r.bare.median('server_ms'):.0f} ms |",
+        f"| the browser's main thread busy, key press to settled ({len(r.busy_main)} traced presses each) "
+        f"| {statistics.median(r.busy_main):.0f} ms | {statistics.median(r.busy_bare):.0f} ms |",
+        "",
+        f"plotly.js {version} alone in a blank page (no server, no Streamlit, no other tab), `Plotly.react` of the "
+        "explorer's own figures for γ 1.00 → 1.05: "
+        + "; ".join(f"{name} {ms:.0f} ms" for name, ms in alone.items())
+        + f", {sum(alone.values()):.0f} ms together, against the bare page's whole press of "
+        f"{r.bare.median():.0f} ms.",
+    ]
 
 
 def markdown(r: Report) -> str:
@@ -632,6 +665,7 @@ def markdown(r: Report) -> str:
         f"title on the page (target < {TARGET_COLD_S:.0f} s) {_verdict(r.cold.first_paint_s < TARGET_COLD_S)}; "
         f"{r.cold.settled_s:.1f} s to every chart drawn. The bare page, started the same way in the same run: "
         f"{r.bare_cold.first_paint_s:.1f} s to its first paint, {r.bare_cold.settled_s:.1f} s settled.",
+        *_work_lines(r),
         "",
         _cold_table(r),
     ]

@@ -70,7 +70,6 @@ from benchmarks.browser_latency import (
     Settle,
     Wire,
     _settle,
-    serve,
 )
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
 from lnviz import data, state
@@ -82,6 +81,7 @@ from tests.browser import (
     decode_array,
     free_port,
     is_local,
+    start_app,
     stop,
     wait_app,
 )
@@ -494,7 +494,7 @@ async def run_sessions(sessions: list, stagger: float, seconds: float, memory: M
 
 
 async def run_load(client: str, sessions: int, seconds: float, contexts: int, stagger: float, log: Path) -> LoadReport:
-    app = serve(MAIN_APP, free_port(), log)
+    app = start_app(free_port(), log, MAIN_APP)
     t0 = time.monotonic()
     memory, stop_sampling = Memory(), asyncio.Event()
     outcomes = [Outcome(plan(i)) for i in range(sessions)]

@@ -148,10 +148,15 @@ class AppProcess:
         return "\n".join(lines)[-chars:]
 
 
-def start_app(port: int, log: Path) -> AppProcess:
-    """Start the app from the repo root on ``port``, as ``make run`` does; does not wait for it."""
+def start_app(port: int, log: Path, script: str = "app.py") -> AppProcess:
+    """Start ``script`` from the repo root on ``port``; does not wait for it.
+
+    The app starts as ``make run`` and the Dockerfile start it, through
+    ``serve.py``; any other script (the benchmarks' bare page) with ``streamlit run``.
+    """
+    launcher = ["serve.py"] if script == "app.py" else ["-m", "streamlit", "run", script]
     cmd = [
-        sys.executable, "serve.py",
+        sys.executable, *launcher,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
