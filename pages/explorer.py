@@ -191,36 +191,45 @@ with bn_col:
             )
 
 st.subheader("Take it with you")
-with st.expander("Download x, the outputs, and a PyTorch script that reproduces this view", icon=":material/download:"):
-    arrays = {"x": result.x, "ln_y": result.ln.y}
-    if result.bn is not None:
-        arrays["bn_y"] = result.bn.y
-    formats = (  # (extension, writer, mime type, icon)
-        ("csv", export.to_csv, "text/csv", ":material/table:"),
-        ("npy", export.to_npy, "application/octet-stream", ":material/data_array:"),
-    )
-    for name, values in arrays.items():
-        for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
-            column.download_button(
-                f"{name}.{ext}",
-                data=lambda v=values, w=write: w(v),  # built only when clicked: a full-size CSV takes seconds
-                file_name=f"{name}.{ext}",
-                mime=mime,
-                on_click="ignore",
-                key=f"dl_{name}_{ext}",
-                icon=icon,
-            )
-    if own is None:
-        script = export.script(dist, batch, features, seed, gain, bias, affine, eps)
-        st.code(script, language="python")
-        st.download_button(
-            "lnviz_view.py",
-            data=script,
-            file_name="lnviz_view.py",
-            mime="text/x-python",
-            on_click="ignore",
-            key="dl_script",
-            icon=":material/code:",
+# Filled only while open (a rerun opens it): the highlighted script alone cost the browser
+# about 200 ms of work on every γ or β move.
+downloads = st.expander(
+    "Download x, the outputs, and a PyTorch script that reproduces this view",
+    icon=":material/download:",
+    key="downloads",
+    on_change="rerun",
+)
+if downloads.open:
+    with downloads:
+        arrays = {"x": result.x, "ln_y": result.ln.y}
+        if result.bn is not None:
+            arrays["bn_y"] = result.bn.y
+        formats = (  # (extension, writer, mime type, icon)
+            ("csv", export.to_csv, "text/csv", ":material/table:"),
+            ("npy", export.to_npy, "application/octet-stream", ":material/data_array:"),
         )
-    else:
-        st.caption("The script reproduces generated views; your own data is in the downloads above.")
+        for name, values in arrays.items():
+            for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
+                column.download_button(
+                    f"{name}.{ext}",
+                    data=lambda v=values, w=write: w(v),  # built only when clicked: a full-size CSV takes seconds
+                    file_name=f"{name}.{ext}",
+                    mime=mime,
+                    on_click="ignore",
+                    key=f"dl_{name}_{ext}",
+                    icon=icon,
+                )
+        if own is None:
+            script = export.script(dist, batch, features, seed, gain, bias, affine, eps)
+            st.code(script, language="python")
+            st.download_button(
+                "lnviz_view.py",
+                data=script,
+                file_name="lnviz_view.py",
+                mime="text/x-python",
+                on_click="ignore",
+                key="dl_script",
+                icon=":material/code:",
+            )
+        else:
+            st.caption("The script reproduces generated views; your own data is in the downloads above.")

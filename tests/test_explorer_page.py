@@ -249,6 +249,10 @@ def test_export_script_matches_the_view():
     from lnviz import export
 
     at = run_page(PAGE, {"batch": "5", "features": "7", "seed": "3", "gain": "1.5"})
+    # Closed, the downloads section is not even built (it cost the browser work on every move).
+    assert not [c for c in at.code if "import torch" in c.value] and not at.get("download_button")
+    at.session_state["downloads"] = True  # the user opens it: a rerun
+    at.run()
     scripts = [c.value for c in at.code if "import torch" in c.value]
     assert scripts == [export.script("heterogeneous features", 5, 7, 3, 1.5, 0.0, False, 1e-5).rstrip()]
     labels = {b.proto.label for b in at.get("download_button")}
