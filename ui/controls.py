@@ -133,14 +133,15 @@ class Normalization:
     eps: float
 
 
-def normalization_controls() -> Normalization:
-    """Draw the Normalization section in the sidebar (the explorer and the walkthrough share it)."""
-    st.sidebar.header("Normalization")
+def normalization_controls(where: Any = None) -> Normalization:
+    """Draw the Normalization section in ``where`` (default: the sidebar); the explorer and the walkthrough share it."""
+    where = st.sidebar if where is None else where
+    where.header("Normalization")
     return Normalization(
-        gain=control(state.GAIN),
-        bias=control(state.BIAS),
-        affine=control(state.AFFINE, "toggle"),
-        eps=control(state.EPS, "select_slider"),
+        gain=control(state.GAIN, where=where),
+        bias=control(state.BIAS, where=where),
+        affine=control(state.AFFINE, "toggle", where=where),
+        eps=control(state.EPS, "select_slider", where=where),
     )
 
 
