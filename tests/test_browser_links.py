@@ -92,3 +92,34 @@ def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):
         assert frame.locator(".st-key-batch [data-testid='stSliderThumbValue']").inner_text() == "5"
     finally:
         frame_page.close()
+
+
+def test_a_gain_move_reruns_only_the_fragment_below_the_input(app_server, browser_context):
+    """γ lives in the explorer's fragment: its run ends as a fragment run, and the charts still follow it."""
+    from browser import AppPage
+    from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+    finished: list[int] = []
+
+    def on_frame(payload) -> None:
+        if isinstance(payload, bytes):
+            msg = ForwardMsg()
+            msg.ParseFromString(payload)
+            if msg.WhichOneof("type") == "script_finished":
+                finished.append(msg.script_finished)
+
+    page = browser_context.new_page()
+    page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
+    app = AppPage(page).goto(f"{app_server}/?batch=6&features=10")
+    assert finished and finished[-1] == ForwardMsg.FINISHED_SUCCESSFULLY  # the first run: the whole page
+    before = charts_json(app.charts())
+    finished.clear()
+    page.locator(".st-key-gain input[type='range']").focus()
+    page.keyboard.press("ArrowRight")
+    page.wait_for_function("() => new URL(location.href).searchParams.has('gain')", timeout=30_000)
+    app.settle()
+    assert finished and set(finished) == {ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY}
+    after = charts_json(app.charts())
+    assert after[0] == before[0] and after[1:] != before[1:]  # x's grid unchanged; the outputs moved
+    assert not app.exceptions() and not app.errors
+    page.close()
