@@ -27,9 +27,20 @@ FONT = dict(family="Inter, Source Sans Pro, sans-serif", size=13)
 TITLE_FONT = dict(size=16)  # subplot titles, as make_subplots draws them
 
 
-def figure(traces: list[dict[str, Any]], layout: dict[str, Any]) -> go.Figure:
-    """A figure from plain trace and layout dicts, without plotly's validation (see the module's note)."""
-    return go.Figure({"data": traces, "layout": {"font": FONT} | layout}, _validate=False)
+def figure(traces: list[dict[str, Any]], layout: dict[str, Any], margin: dict[str, int]) -> go.Figure:
+    """A figure from plain trace and layout dicts, without plotly's validation (see the module's note).
+
+    The margins are fixed (``margin``: l, r, t, b in pixels, room for the axis
+    titles, tick labels, colour bar and legend): plotly.js otherwise measures
+    every label and redraws to fit them, the largest part of a redraw after a
+    slider move. Streamlit's theme turns that on for every axis, so each axis
+    here turns it off.
+    """
+    layout = {"font": FONT} | layout | {"margin": margin | {"autoexpand": False}}
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            axis.setdefault("automargin", False)
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
 def subplot_title(text: str, x: float, y: float = 1.0) -> dict[str, Any]:
@@ -90,6 +101,11 @@ def _outline(rows: slice, cols: slice, cell: tuple[int, int], axes: tuple[str, s
             )
         )
     return shapes
+
+
+def _rows_axis(rows: slice) -> dict[str, Any]:
+    """A samples axis: top to bottom like a matrix, with whole-number ticks when there are few rows."""
+    return dict(autorange="reversed") | (dict(dtick=1) if rows.stop - rows.start < 8 else {})
 
 
 def _heatmap(z: np.ndarray, rows: slice, cols: slice, name: str, **kw) -> dict[str, Any]:
@@ -176,19 +192,17 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
     layout = dict(
         # The grid spans x [0, 0.784] and y [0.243, 1]; LN's panel sits right of it, BN's under it.
         xaxis=dict(domain=[0, 0.784], anchor="y2" if has_bn else "y", title=dict(text="feature j (column)")),
-        yaxis=dict(
-            domain=[0.243 if has_bn else 0, 1], anchor="x", autorange="reversed", title=dict(text="sample i (row)")
-        ),
+        yaxis=dict(domain=[0.243 if has_bn else 0, 1], anchor="x", title=dict(text="sample i (row)"))
+        | _rows_axis(rows),
         xaxis2=dict(domain=[0.804, 1], anchor="y", title=dict(text="LN stats")),
         shapes=_outline(rows, cols, cell, ("x", "y"), "row col"),
         height=620,
-        margin=dict(l=10, r=10, t=30, b=10),
         clickmode="event+select",
         legend=dict(orientation="h", y=1.06, x=0),
     )
     if has_bn:
         layout["yaxis2"] = dict(domain=[0, 0.213], anchor="x", title=dict(text="BN stats"))
-    return figure(traces, layout)
+    return figure(traces, layout, margin=dict(l=70, r=110, t=40, b=55))
 
 
 def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int], stage: str = "y") -> go.Figure:
@@ -202,24 +216,21 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     finite = [a[np.isfinite(a)] for a in arrays if a is not None]
     lim = max((float(np.abs(a).max()) for a in finite if a.size), default=1.0) or 1.0
     label = "y" if stage == "y" else "x̂"
+    has_bn = result.bn is not None
+    ln_domain = [0.52, 1] if has_bn else [0.6, 1]  # alone, LN's half needs room for its own row labels
     traces, shapes = [], []
     annotations = [
         subplot_title("BatchNorm: each column normalized", 0.24),
-        subplot_title("LayerNorm: each row normalized", 0.76),
+        subplot_title("LayerNorm: each row normalized", sum(ln_domain) / 2),
     ]
     for k, (norm_name, z) in enumerate(zip(("BN", "LN"), arrays, strict=True), start=1):
         axes = ("x" if k == 1 else f"x{k}", "y" if k == 1 else f"y{k}")
-        if z is None:
+        if z is None:  # in BN's empty half, whose axes are hidden below
             annotations.append(
                 dict(
-                    text="No BatchNorm output for B = 1",
-                    showarrow=False,
-                    x=0.5,
-                    y=0.5,
-                    xref=f"{axes[0]} domain",
-                    yref=f"{axes[1]} domain",
-                    font=TITLE_FONT,
+                    text="No BatchNorm output<br>for B = 1", showarrow=False, x=0.24, y=0.5, xref="paper", yref="paper"
                 )
+                | dict(font=TITLE_FONT)
             )
             continue
         traces.append(
@@ -227,19 +238,21 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
         )
         shapes += _outline(rows, cols, cell, axes, "col" if norm_name == "BN" else "row")
     layout = dict(
-        xaxis=dict(domain=[0, 0.48], anchor="y", title=dict(text="feature j")),
-        xaxis2=dict(domain=[0.52, 1], anchor="y2", title=dict(text="feature j")),
-        yaxis=dict(anchor="x", autorange="reversed", title=dict(text="sample i")),
-        yaxis2=dict(anchor="x2", autorange="reversed", matches="y", showticklabels=False),
+        xaxis=dict(domain=[0, 0.48], anchor="y", title=dict(text="feature j"), visible=has_bn),
+        xaxis2=dict(domain=ln_domain, anchor="y2", title=dict(text="feature j")),
+        yaxis=dict(anchor="x", title=dict(text="sample i"), visible=has_bn) | _rows_axis(rows),
+        # LN's half shares BN's rows; alone (B = 1) it labels its own.
+        yaxis2=dict(anchor="x2", matches="y", showticklabels=False) | _rows_axis(rows)
+        if has_bn
+        else dict(anchor="x2", title=dict(text="sample i")) | _rows_axis(rows),
         coloraxis=dict(
             colorscale=palette.DIVERGING, cmid=0, cmin=-lim, cmax=lim, colorbar=dict(title=dict(text=label))
         ),
         annotations=annotations,
         shapes=shapes,
         height=460,
-        margin=dict(l=10, r=10, t=40, b=10),
     )
-    return figure(traces, layout)
+    return figure(traces, layout, margin=dict(l=70, r=110, t=40, b=55))
 
 
 def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
@@ -264,9 +277,8 @@ def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
         barmode="overlay",
         bargap=0,
         height=300,
-        margin=dict(l=10, r=10, t=30, b=10),
         xaxis=dict(title=dict(text="value")),
         yaxis=dict(title=dict(text="count")),
         legend=dict(orientation="h", y=1.12, x=0),
     )
-    return figure(traces, layout)
+    return figure(traces, layout, margin=dict(l=70, r=20, t=40, b=55))
