@@ -59,6 +59,7 @@ from tests.browser import (
     CHROMIUM,
     CHROMIUM_ARGS,
     SETTLE_TIMEOUT,
+    AppProcess,
     free_port,
     is_local,
     start_app,
@@ -505,23 +506,24 @@ def measure(
     errors: list[str] = []
     with sync_playwright() as p:
         browser = launch(p)
-        app = bare = None
+        servers: list[AppProcess] = []
+
+        def cold_open(script: str, log: Path) -> tuple[AppProcess, Tab, Settle, ColdStart]:
+            """Start ``script``'s server and open its first tab, timing the cold start."""
+            t0 = time.time()
+            server = start_app(free_port(), log, script)
+            servers.append(server)
+            wait_app(server)
+            healthy = time.time()
+            tab, first = open_tab(context, server.url + "/")
+            return server, tab, first, ColdStart.of(t0, healthy, first)
+
         try:
             context = new_context(browser)
             context.new_page().close()  # the browser's own start-up is not the server's cold start
-            t0 = time.time()
-            app = start_app(free_port(), log_dir / "app.log", MAIN_APP)
-            wait_app(app)
-            healthy = time.time()
-            main_tab, first = open_tab(context, app.url + "/")
-            cold = ColdStart.of(t0, healthy, first)
+            app, main_tab, first, cold = cold_open(MAIN_APP, log_dir / "app.log")
             main = Series("explorer, default 16 × 32", app.url + "/", first)
-            t0 = time.time()
-            bare = start_app(free_port(), log_dir / "bare.log", BARE_APP)
-            wait_app(bare)
-            healthy = time.time()
-            bare_tab, bare_first = open_tab(context, bare.url + "/")
-            bare_cold = ColdStart.of(t0, healthy, bare_first)
+            bare, bare_tab, bare_first, bare_cold = cold_open(BARE_APP, log_dir / "bare.log")
             bare_series = Series("bare page (one slider, one line)", bare.url + "/", bare_first)
             for tab in (main_tab, bare_tab):
                 for i in range(warmup):
@@ -572,9 +574,8 @@ def measure(
             )
         finally:
             browser.close()
-            for server in (app, bare):
-                if server is not None:
-                    stop(server.proc)
+            for server in servers:
+                stop(server.proc)
     return report
 
 
