@@ -110,8 +110,10 @@ def _normalize(
         mean = torch.zeros_like(x.mean(dim=dims, keepdim=True))  # RMSNorm: μ is 0
         var = x.square().mean(dim=dims, keepdim=True)  # E[x²]
     x_hat = (x - mean) * torch.rsqrt(var + eps)
-    # γ = 1, β = 0 (what the explorer caches before its own affine step): y is x̂, without two more passes.
-    identity = bool((weight == 1).all()) and bool((bias == 0).all())
+    # A fixed γ = 1, β = 0 (what the explorer caches before its own affine step): y is x̂, without
+    # two more passes. Not for learnable ones, which must stay in the autograd graph.
+    fixed = not (weight.requires_grad or bias.requires_grad)
+    identity = fixed and bool((weight == 1).all()) and bool((bias == 0).all())
     y = x_hat if identity else torch.addcmul(bias, x_hat, weight)
     count = 1
     for d in dims:

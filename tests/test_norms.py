@@ -147,3 +147,15 @@ def test_with_affine_matches_torch_and_checks_sizes():
     torch.testing.assert_close(got.y, want, rtol=0, atol=1e-10)
     with pytest.raises(ValueError):
         with_affine(layer_norm(x), torch.ones(5, dtype=x.dtype))
+
+
+def test_learnable_unit_gain_and_zero_bias_get_gradients():
+    # γ = 1 and β = 0 are the usual initial values of learnable parameters: they must stay in the graph.
+    x = torch.randn(4, 6, dtype=torch.float64, generator=torch.Generator().manual_seed(0))
+    weight = torch.ones(6, dtype=torch.float64, requires_grad=True)
+    bias = torch.zeros(6, dtype=torch.float64, requires_grad=True)
+    ours = layer_norm(x, weight, bias).y
+    g_w, g_b = torch.autograd.grad(ours.square().sum(), (weight, bias))
+    ref_w, ref_b = torch.autograd.grad(F.layer_norm(x, (6,), weight, bias).square().sum(), (weight, bias))
+    torch.testing.assert_close(g_w, ref_w, rtol=1e-10, atol=1e-12)
+    torch.testing.assert_close(g_b, ref_b, rtol=1e-10, atol=1e-12)
