@@ -50,7 +50,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
 # .streamlit/config.toml holds the hosting settings (headless, no file watcher,
 # viewer toolbar, no error details, XSRF on, 32 MiB uploads); the flags repeat
 # the ones a container must have.
-# serve.py is `streamlit run app.py`, with torch imported while the first browser loads.
-CMD ["python", "serve.py", \
+CMD ["python", "-m", "streamlit", "run", "app.py", \
      "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", \
      "--server.fileWatcherType=none", "--browser.gatherUsageStats=false"]

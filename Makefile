@@ -23,9 +23,8 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 system-deps:
 	@bash scripts/system-deps.sh
 
-# serve.py is `streamlit run app.py` that starts torch's import while the first browser loads.
 run: $(VENV)/.runtime
-	$(PY) serve.py --server.port $(PORT)
+	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 # While editing: reload pages from disk (the hosting config turns the watcher off).
 dev: $(VENV)/.runtime

@@ -1,28 +1,16 @@
 """lnviz: the router. Each page is one file in pages/, with an explicit url_path.
 
 App-wide things live here: the page config (lecture mode collapses the
-sidebar), torch's thread count for a shared server, the garbage collector
-and the lecture style.
+sidebar), the lecture style and the garbage collector. Nothing here imports
+torch: on a fresh server a page paints its title while torch loads.
 """
 
 import gc
+import sys
 
-# Imported before any page runs: plotly looks pandas up in sys.modules, and on a
-# fresh server two first sessions could otherwise meet it half-imported.
-import pandas  # noqa: F401
 import streamlit as st
 
-from lnviz import device, figures  # noqa: F401  (torch and plotly, loaded before the freeze below)
 from ui import mode
-
-# Streamlit's server runs a full garbage collection after every script run
-# (runner.postScriptGC). With torch, pandas and plotly loaded that walks about
-# 250,000 objects: 250-700 ms per slider move on a 2-core CPU. Those modules
-# live as long as the process, so they are moved out of the collector's sight
-# once; what the pages create afterwards is still collected as usual.
-if not gc.get_freeze_count():
-    gc.collect()
-    gc.freeze()
 
 st.set_page_config(
     page_title="lnviz: LayerNorm vs BatchNorm",
@@ -30,8 +18,6 @@ st.set_page_config(
     layout="wide",
     initial_sidebar_state="collapsed" if mode.presenting() else "auto",
 )
-
-device.configure_threads()
 
 PAGES = {
     "Explore": [
@@ -62,3 +48,13 @@ mode.apply_lecture_style()
 if mode.presenting():
     st.sidebar.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
 page.run()
+
+# Streamlit's server runs a full garbage collection after every script run
+# (runner.postScriptGC). With torch, pandas and plotly loaded that walks about
+# 250,000 objects: 250-700 ms per slider move on a 2-core CPU. Those modules
+# live as long as the process, so once a page has loaded them they are moved
+# out of the collector's sight; what the pages create afterwards is still
+# collected as usual.
+if not gc.get_freeze_count() and "torch" in sys.modules:
+    gc.collect()
+    gc.freeze()

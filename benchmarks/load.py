@@ -4,7 +4,7 @@
     python -m benchmarks.load --client browser             # 20 Chromium tabs instead (a quiet machine)
     python -m benchmarks.load --sessions 5 --seconds 20
 
-One ``serve.py`` (``streamlit run app.py``). Each session opens the explorer with its own
+One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
 ``--seconds`` keeps acting and waiting for the answer: three ``gain`` steps
 up, three down, and every fifth action a new seed.
@@ -566,7 +566,7 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
         f"## Many users (`make load`, {time.strftime('%Y-%m-%d %H:%M %Z')})",
         "",
         machine_table(machine(), load_start, load_end),
-        f"{r.sessions} sessions against one `serve.py` (`streamlit run app.py`), each {who}, driving the explorer for "
+        f"{r.sessions} sessions against one `streamlit run app.py`, each {who}, driving the explorer for "
         f"{r.seconds:.0f} s: three gain steps up, three down, and every {SEED_EVERY}th action a new seed; after "
         "each answer the session's charts are checked against torch (float64) for its own seed, preset, B, H and "
         "γ. The machine is shared, so the latencies are those of this machine at this load, not a target.",

@@ -63,16 +63,18 @@ Found by measuring first (the tables below; `benchmarks/browser_work.py` for the
 - **The browser's own work.** The downloads section, with its highlighted script, is built only
   while open; the figures have fixed margins, because plotly.js measuring every label to fit them
   was the largest part of a redraw.
-- **Cold start.** `serve.py` imports torch, pandas and plotly while the first browser loads the
-  frontend.
+- **Cold start.** Nothing before the explorer's title and introduction imports torch, so they
+  are on the screen while torch's first import (2.6 to 3.2 s here) runs. Importing torch in a
+  background thread as the server starts was tried and dropped: it slowed the frontend's own
+  load by more than it saved (first paint 5.8 s against 3.7 s, median of three pairs).
 
 What is left is mostly the browser's. A γ move must redraw two plotly charts and two KaTeX
 formulas; plotly.js alone, in a blank page, needs about as long for those two charts as the bare
 page needs for its whole press (see "Where a gain move's time goes"). On this 2-core machine the
 browser and the server also share the cores. The 1.5× target would need a page that redraws far
 less per move (for instance a custom canvas component that applies γ and β in the browser), which
-would no longer show torch's own numbers. The cold start's first paint waits for torch's import
-(2.6 to 3.2 s here), on top of the bare page's 3 s.
+would no longer show torch's own numbers. The charts of a cold start still wait for torch's
+import and plotly.js's first load.
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [

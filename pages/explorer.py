@@ -1,11 +1,8 @@
 """The main explorer: one grid x (B, H), LayerNorm by rows against BatchNorm by columns."""
 
 import streamlit as st
-import torch
 
-from lnviz import data, device, explain, explorer, export, figures, state
-from ui import mode, own_data
-from ui.controls import control, device_picker, normalization_controls, share_box, show_notes
+from ui import mode
 
 mode.apply_lesson()
 st.title("LayerNorm vs BatchNorm")
@@ -18,6 +15,14 @@ mode.say(
     "over the B samples of the batch, so every output depends on the whole batch.\n\n"
     "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does."
 )
+
+# The rest needs torch, whose first import on a fresh server takes seconds on a small CPU:
+# the title and the introduction above are on the viewer's screen meanwhile.
+import torch  # noqa: E402
+
+from lnviz import data, device, explain, explorer, export, figures, state  # noqa: E402
+from ui import own_data  # noqa: E402
+from ui.controls import control, device_picker, normalization_controls, share_box, show_notes  # noqa: E402
 
 own = own_data.panel()
 with st.sidebar:

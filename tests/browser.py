@@ -11,7 +11,7 @@ marks its tests::
         assert not app.exceptions() and not app.errors
         charts = app.charts()  # each chart's traces, with x, y, z as lists
 
-- ``app_server`` (session): ``serve.py`` (``streamlit run app.py``) on a free port, up and
+- ``app_server`` (session): ``streamlit run app.py`` on a free port, up and
   healthy; its value is the base URL. ``app_process`` is the same server as an
   :class:`AppProcess`, whose ``log_tail()`` helps a failure message.
 - ``browser`` (session): Debian's Chromium through Playwright; no browser is
@@ -135,7 +135,7 @@ def free_port() -> int:
 
 @dataclass
 class AppProcess:
-    """One app server (``serve.py``, which is ``streamlit run app.py``): its process, base URL and log file."""
+    """One ``streamlit run``: its process, base URL and log file."""
 
     proc: subprocess.Popen
     url: str
@@ -149,14 +149,9 @@ class AppProcess:
 
 
 def start_app(port: int, log: Path, script: str = "app.py") -> AppProcess:
-    """Start ``script`` from the repo root on ``port``; does not wait for it.
-
-    The app starts as ``make run`` and the Dockerfile start it, through
-    ``serve.py``; any other script (the benchmarks' bare page) with ``streamlit run``.
-    """
-    launcher = ["serve.py"] if script == "app.py" else ["-m", "streamlit", "run", script]
+    """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it."""
     cmd = [
-        sys.executable, *launcher,
+        sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",

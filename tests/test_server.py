@@ -1,5 +1,6 @@
 """What app.py sets up for the server process as a whole."""
 
+import ast
 import subprocess
 import sys
 import textwrap
@@ -35,3 +36,32 @@ def test_long_lived_imports_are_frozen_out_of_the_post_run_collection():
     frozen, tracked = map(int, out.stdout.split()[-2:])
     assert frozen > 100_000
     assert tracked < frozen / 5
+
+
+def test_the_explorers_title_and_introduction_come_before_torch():
+    """On a fresh server the first viewer sees the title while torch's first import runs (seconds).
+
+    So the router and what the explorer draws before its title must not import
+    torch, and the explorer imports it only after its introduction.
+    """
+    probe = "import sys, streamlit, ui.mode; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split()[-1] == "False"
+    for path in ("app.py",):
+        tree = ast.parse((ROOT / path).read_text())
+        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+        assert imported <= {"gc", "sys", "streamlit", "ui"}, imported
+    page = ast.parse((ROOT / "pages" / "explorer.py").read_text())
+    calls = [n for n in ast.walk(page) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
+    title = min(n.lineno for n in calls if n.func.attr == "title")
+    say = min(n.lineno for n in calls if n.func.attr == "say")
+
+    def needs_torch(node: ast.stmt) -> bool:
+        if isinstance(node, ast.Import):
+            return any(a.name == "torch" for a in node.names)
+        return isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("torch", "lnviz", "ui.controls"))
+
+    torch_at = min(n.lineno for n in page.body if needs_torch(n))
+    assert title < say < torch_at

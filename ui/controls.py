@@ -15,6 +15,10 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlencode
 
+# Every page imports this module before it builds a figure. plotly looks pandas up in
+# sys.modules, and on a fresh server a page could otherwise meet it half-imported (by
+# another session); importing it here waits until it is complete.
+import pandas  # noqa: F401
 import streamlit as st
 import torch
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -22,6 +26,8 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 from lnviz import device, state
 from lnviz.state import Param
 from ui import mode
+
+device.configure_threads()  # torch's thread count for a shared server, once per process
 
 _NOTES = "_lnviz_url_notes"
 _SEEN = "_lnviz_keys_seen"
