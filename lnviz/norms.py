@@ -101,8 +101,19 @@ def _affine(
 
 
 def _normalize(
-    x: Tensor, dims: tuple[int, ...], weight: Tensor, bias: Tensor, eps: float, center: bool = True
+    x: Tensor,
+    dims: tuple[int, ...],
+    weight: Tensor,
+    bias: Tensor,
+    eps: float,
+    center: bool = True,
+    identity: bool = False,
 ) -> NormResult:
+    """The shared steps. ``identity``: the caller gave no γ and no β, so y is x̂ itself.
+
+    That saves two passes over x where it matters most: the explorer caches
+    exactly this, then applies its own γ and β.
+    """
     if center:
         mean = x.mean(dim=dims, keepdim=True)  # one μ per group
         var = x.var(dim=dims, keepdim=True, unbiased=False)  # biased, as PyTorch
@@ -110,10 +121,6 @@ def _normalize(
         mean = torch.zeros_like(x.mean(dim=dims, keepdim=True))  # RMSNorm: μ is 0
         var = x.square().mean(dim=dims, keepdim=True)  # E[x²]
     x_hat = (x - mean) * torch.rsqrt(var + eps)
-    # A fixed γ = 1, β = 0 (what the explorer caches before its own affine step): y is x̂, without
-    # two more passes. Not for learnable ones, which must stay in the autograd graph.
-    fixed = not (weight.requires_grad or bias.requires_grad)
-    identity = fixed and bool((weight == 1).all()) and bool((bias == 0).all())
     y = x_hat if identity else torch.addcmul(bias, x_hat, weight)
     count = 1
     for d in dims:
@@ -147,7 +154,7 @@ def layer_norm(
     dims = tuple(range(x.dim() - normalized_ndim, x.dim()))
     w = _affine(weight, 1.0, shape, view, x, "weight", name)
     b = _affine(bias, 0.0, shape, view, x, "bias", name)
-    return _normalize(x, dims, w, b, eps)
+    return _normalize(x, dims, w, b, eps, identity=weight is None and bias is None)
 
 
 def rms_norm(x: Tensor, weight: Affine = None, eps: float = 1e-5, normalized_ndim: int = 1) -> NormResult:
@@ -168,7 +175,7 @@ def rms_norm(x: Tensor, weight: Affine = None, eps: float = 1e-5, normalized_ndi
     dims = tuple(range(x.dim() - normalized_ndim, x.dim()))
     w = _affine(weight, 1.0, shape, view, x, "weight", name)
     b = _affine(None, 0.0, shape, view, x, "bias", name)
-    return _normalize(x, dims, w, b, eps, center=False)
+    return _normalize(x, dims, w, b, eps, center=False, identity=weight is None)
 
 
 def batch_norm(
@@ -204,7 +211,7 @@ def batch_norm(
             raise ValueError(
                 f"{name}: Expected more than 1 value per channel when training, got input of shape {tuple(x.shape)}"
             )
-        return _normalize(x, dims, w, b, eps)
+        return _normalize(x, dims, w, b, eps, identity=weight is None and bias is None)
     if running_mean is None or running_var is None:
         raise ValueError(f"{name}: eval mode (training=False) needs running_mean and running_var")
     for stat, what in ((running_mean, "running_mean"), (running_var, "running_var")):
@@ -233,7 +240,7 @@ def instance_norm(x: Tensor, weight: Affine = None, bias: Affine = None, eps: fl
     view = (1, channels) + (1,) * (x.dim() - 2)
     w = _affine(weight, 1.0, (channels,), view, x, "weight", name)
     b = _affine(bias, 0.0, (channels,), view, x, "bias", name)
-    return _normalize(x, dims, w, b, eps)
+    return _normalize(x, dims, w, b, eps, identity=weight is None and bias is None)
 
 
 def group_norm(x: Tensor, groups: int, weight: Affine = None, bias: Affine = None, eps: float = 1e-5) -> NormResult:

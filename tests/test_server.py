@@ -48,11 +48,10 @@ def test_the_explorers_title_and_introduction_come_before_torch():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "False"
-    for path in ("app.py",):
-        tree = ast.parse((ROOT / path).read_text())
-        imported = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
-        imported |= {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
-        assert imported <= {"gc", "sys", "streamlit", "ui"}, imported
+    router = ast.parse((ROOT / "app.py").read_text())
+    imported = {a.name for n in ast.walk(router) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module for n in ast.walk(router) if isinstance(n, ast.ImportFrom)}
+    assert imported <= {"gc", "sys", "streamlit", "ui"}, imported
     page = ast.parse((ROOT / "pages" / "explorer.py").read_text())
     calls = [n for n in ast.walk(page) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
     title = min(n.lineno for n in calls if n.func.attr == "title")
