@@ -35,10 +35,9 @@ import torch.nn.functional as F
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import palette
+from lnviz import theme
 from lnviz.data import make_activations
 from lnviz.device import synchronize, timed
-from lnviz.state import Param
 
 try:
     import triton
@@ -62,45 +61,8 @@ GPU_WORKING_SET = 256 * MIB
 QUICK_WORKING_SET = 1 * MIB
 QUICK_BUDGET_S = 0.004  # per variant
 MIN_ITERS = 3
-
-ROWS = Param(
-    "rows",
-    "Rows B",
-    "int",
-    128,
-    lo=1,
-    hi=8192,
-    help="Samples (tokens): one LN row each. The per-rerun case keeps x and y under 1 MiB; the sweep sizes its own.",
-)
-HIDDEN = Param(
-    "hidden",
-    "Hidden size H",
-    "int",
-    1024,
-    lo=2,
-    hi=16384,
-    help="Features per row. Try 1023 against 1024: a row that is not a multiple of 4 takes a slower path.",
-)
-DTYPE = Param("dtype", "dtype", "choice", "float32", options=SWEEP_DTYPES, help="The precision the kernels run in.")
-# One thread by default: the same on every machine, and the steadiest timing on a shared one.
-THREADS = Param(
-    "threads",
-    "CPU threads",
-    "int",
-    1,
-    lo=1,
-    hi=max(2, os.cpu_count() or 1, torch.get_num_threads()),
-    help="torch.set_num_threads for the measurement only; the previous value is restored afterwards.",
-)
-COMPILE = Param(
-    "compile",
-    "Sweep torch.compile too",
-    "bool",
-    True,
-    help="Compiling takes seconds per size on a CPU; it is never part of the per-rerun measurement.",
-)
-
-PARAMS = (ROWS, HIDDEN, DTYPE, THREADS, COMPILE)
+# The most threads a measurement may ask for: this machine's cores.
+MAX_THREADS = max(2, os.cpu_count() or 1, torch.get_num_threads())
 
 
 class Unavailable(RuntimeError):
@@ -725,13 +687,13 @@ _DASH = {
     "bn_train": "solid",
     "bn_eval": "dot",
 }
-_COLOR = {"copy": palette.BLACK, "LN": palette.NORM_COLORS["LN"], "RMSNorm": palette.NORM_COLORS["RMSNorm"]}
+_COLOR = {"copy": theme.BLACK, "LN": theme.ROLES["LN"], "RMSNorm": theme.ROLES["RMSNorm"]}
 COPY_NAME = "copy ceiling"
 
 
 def variant_color(m: Measurement | Variant) -> str:
-    """The norm's colour from :mod:`lnviz.palette` (BN in both modes shares BN's)."""
-    return _COLOR.get(m.norm, palette.NORM_COLORS["BN"])
+    """The norm's colour from :mod:`lnviz.theme` (BN in both modes shares BN's)."""
+    return _COLOR.get(m.norm, theme.ROLES["BN"])
 
 
 def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
@@ -763,7 +725,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
                 y=[copy.gbps, copy.gbps],
                 mode="lines",
                 name=COPY_NAME,
-                line={"color": palette.BLACK, "dash": "dash", "width": 2},
+                line={"color": theme.BLACK, "dash": "dash", "width": 2},
                 hovertemplate=f"copy: {copy.gbps:.1f} GB/s<extra></extra>",
             )
         )

@@ -21,35 +21,15 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import palette
+from lnviz import theme
 from lnviz.data import generator, make_activations
 from lnviz.norms import NormResult, batch_norm, layer_norm
-from lnviz.state import SEED, Param
 
 PERTURBATIONS: dict[str, str] = {
     "outlier": "row i is replaced by a·u, a fresh standard-normal row u scaled by a",
     "scale": "row i is multiplied by a",
     "shift": "a is added to every feature of row i",
 }
-
-# Batch and features stay small here: the heatmaps draw every cell (2 × B × H).
-BATCH = Param("batch", "Batch size B", "int", 16, lo=2, hi=64, help="Rows: samples in the mini-batch (BN needs ≥ 2).")
-FEATURES = Param("features", "Features H", "int", 16, lo=2, hi=32, help="Columns: features of each sample.")
-SAMPLE = Param("sample", "Perturbed sample i", "int", 0, lo=0, hi=BATCH.hi - 1, help="The row that is changed.")
-PERTURB = Param(
-    "perturb", "Perturbation", "choice", "outlier", options=tuple(PERTURBATIONS), help="How row i is changed."
-)
-AMOUNT = Param(
-    "amount",
-    "Amount a",
-    "float",
-    5.0,
-    lo=-10.0,
-    hi=10.0,
-    step=0.5,
-    help="The outlier's scale, the scale factor, or the shift, by perturbation.",
-)
-PARAMS = (BATCH, FEATURES, SEED, SAMPLE, PERTURB, AMOUNT)
 
 # The batch sizes of the sweep, and how many batches are drawn at each.
 SWEEP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -231,7 +211,7 @@ def fig_delta(result: Coupling) -> go.Figure:
             x1=h - 0.5,
             y0=result.sample - 0.5,
             y1=result.sample + 0.5,
-            line=dict(color=palette.NORM_COLORS[name], width=3),
+            line=dict(color=theme.ROLES[name], width=3),
             row=1,
             col=col,
         )
@@ -239,7 +219,7 @@ def fig_delta(result: Coupling) -> go.Figure:
     ticks = list(range(lo, hi + 1, 2))
     fig.update_layout(
         coloraxis=dict(
-            colorscale=palette.SEQUENTIAL,
+            colorscale=theme.SEQUENTIAL,
             cmin=lo,
             cmax=hi,
             colorbar=dict(title="|Δy|", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks]),
@@ -271,8 +251,8 @@ def fig_sweep(sweep: BatchSweep) -> go.Figure:
             y=values,
             mode="markers+lines",
             name="BN, one line per set of batch-mates",
-            line=dict(color=palette.NORM_COLORS["BN"], width=1),
-            marker=dict(color=palette.NORM_COLORS["BN"], size=6),
+            line=dict(color=theme.ROLES["BN"], width=1),
+            marker=dict(color=theme.ROLES["BN"], size=6),
             opacity=0.55,
             hovertemplate="B = %{x}<br>BN y = %{y:.4f}<extra></extra>",
         )
@@ -284,7 +264,7 @@ def fig_sweep(sweep: BatchSweep) -> go.Figure:
             y=np.repeat(_np(sweep.ln_y[j : j + 1]), 2),
             mode="lines",
             name="LN, every batch",
-            line=dict(color=palette.NORM_COLORS["LN"], width=3),
+            line=dict(color=theme.ROLES["LN"], width=3),
         )
     )
     fig.add_trace(
@@ -293,7 +273,7 @@ def fig_sweep(sweep: BatchSweep) -> go.Figure:
             y=np.repeat(_np(sweep.bn_limit[j : j + 1]), 2),
             mode="lines",
             name="BN as B → ∞",
-            line=dict(color=palette.GREY, dash="dot"),
+            line=dict(color=theme.GREY, dash="dot"),
         )
     )
     fig.update_layout(

@@ -1,8 +1,8 @@
 """Seeded activation grids x of shape (B, H): B samples by H features.
 
-Each preset tells a story about which norm suits it. Randomness comes from a
+Each distribution (``dist``) tells a story about which norm suits it. Randomness comes from a
 ``torch.Generator`` seeded by ``seed`` on the CPU, never from the global RNG, so
-the same (preset, B, H, seed) gives the same numbers on every machine and in
+the same (dist, B, H, seed) gives the same numbers on every machine and in
 every concurrent session; the tensor is moved to the device afterwards.
 """
 
@@ -11,7 +11,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
-PRESETS: dict[str, str] = {
+DISTS: dict[str, str] = {
     "heterogeneous features": "Each feature has its own mean and scale, the same for every sample: "
     "the case BN was made for.",
     "heterogeneous samples": "Each sample has its own offset and scale across all its features: "
@@ -27,7 +27,7 @@ NEAR_CONSTANT_SCALE = 1e-3
 
 
 def outlier_feature(features: int) -> int:
-    """The index of the outlier feature in the "outlier feature" preset."""
+    """The index of the outlier feature in the "outlier feature" distribution."""
     return features // 3
 
 
@@ -37,40 +37,40 @@ def generator(seed: int) -> torch.Generator:
 
 
 def make_activations(
-    preset: str,
+    dist: str,
     batch: int,
     features: int,
     seed: int,
     device: torch.device | str = "cpu",
     dtype: torch.dtype = torch.float64,
 ) -> Tensor:
-    """x of shape (B, H) = (batch, features) for ``preset``, seeded by ``seed``.
+    """x of shape (B, H) = (batch, features) for the distribution ``dist``, seeded by ``seed``.
 
     The numbers are drawn in float64 on the CPU and then cast and moved, so a
     seed means the same grid on any device.
     """
-    if preset not in PRESETS:
-        raise ValueError(f"unknown preset {preset!r}; choose one of {list(PRESETS)}")
+    if dist not in DISTS:
+        raise ValueError(f"unknown dist {dist!r}; choose one of {list(DISTS)}")
     if batch < 1 or features < 1:
         raise ValueError(f"batch and features must be >= 1, got ({batch}, {features})")
     g = generator(seed)
     z = torch.randn(batch, features, generator=g, dtype=torch.float64)  # (B, H)
-    if preset == "heterogeneous features":
+    if dist == "heterogeneous features":
         loc = 3.0 * torch.randn(1, features, generator=g, dtype=torch.float64)  # (1, H)
         scale = torch.exp(torch.randn(1, features, generator=g, dtype=torch.float64))  # (1, H)
         x = loc + scale * z
-    elif preset == "heterogeneous samples":
+    elif dist == "heterogeneous samples":
         loc = 3.0 * torch.randn(batch, 1, generator=g, dtype=torch.float64)  # (B, 1)
         scale = torch.exp(torch.randn(batch, 1, generator=g, dtype=torch.float64))  # (B, 1)
         x = loc + scale * z
-    elif preset == "outlier feature":
+    elif dist == "outlier feature":
         x = z.clone()
         j = outlier_feature(features)
         x[:, j] = OUTLIER_SCALE * (1.0 + z[:, j].abs())
-    elif preset == "near-constant row":
+    elif dist == "near-constant row":
         x = z.clone()
         x[0] = 0.5 + NEAR_CONSTANT_SCALE * z[0]
-    elif preset == "constant row":
+    elif dist == "constant row":
         x = z.clone()
         x[0] = 0.5
     else:
@@ -79,19 +79,19 @@ def make_activations(
 
 
 def affine(
-    features: int, seed: int, gain: float, bias: float, per_feature: bool, like: Tensor | None = None
+    features: int, seed: int, gain: float, bias: float, affine: bool, like: Tensor | None = None
 ) -> tuple[Tensor | float, Tensor | float]:
     """γ and β as the explorer and the walkthrough apply them.
 
-    The scalars ``gain`` and ``bias``; with ``per_feature``, the seeded
-    per-feature γ = gain·g and β = bias + b of :func:`random_affine`, shape
-    (H,), in ``like``'s dtype and device when given.
+    The scalars ``gain`` and ``bias``; with ``affine`` (per-feature γ, β), the
+    seeded γ = gain·g and β = bias + b of :func:`random_affine`, shape (H,), in
+    ``like``'s dtype and device when given.
     """
-    if not per_feature:
+    if not affine:
         return gain, bias
     g, b = random_affine(features, seed)  # (H,), (H,)
-    gamma, beta = gain * g, bias + b
-    return (gamma, beta) if like is None else (gamma.to(like), beta.to(like))
+    gains, biases = gain * g, bias + b  # (H,), (H,)
+    return (gains, biases) if like is None else (gains.to(like), biases.to(like))
 
 
 def random_affine(features: int, seed: int) -> tuple[Tensor, Tensor]:

@@ -52,7 +52,7 @@ def to_npy(t: Tensor) -> bytes:
     return buf.getvalue()
 
 
-def _preset_lines(dist: str, features: int) -> list[str]:
+def _dist_lines(dist: str, features: int) -> list[str]:
     """The lines after ``z`` that turn it into x, exactly as :func:`lnviz.data.make_activations` does."""
     draw = "generator=g, dtype=torch.float64"
     if dist == "heterogeneous features":
@@ -83,7 +83,7 @@ def _preset_lines(dist: str, features: int) -> list[str]:
 def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: float, affine: bool, eps: float) -> str:
     """A short, plain PyTorch script (imports torch only) that reproduces the explorer's view.
 
-    It draws x of shape (B, H) = (batch, features) for the preset ``dist`` as
+    It draws x of shape (B, H) = (batch, features) for the distribution ``dist`` as
     :func:`lnviz.data.make_activations` does (same generator, same draws, in
     float64), sets γ and β (scalars ``gain`` and ``bias`` for every feature,
     or with ``affine`` the seeded per-feature γ = gain·g, β = bias + b of
@@ -94,8 +94,8 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
     so ``bn`` is the formula itself. The names ``x``, ``ln``, ``bn``,
     ``weight`` and ``bias`` are the script's results.
     """
-    if dist not in data.PRESETS:
-        raise ValueError(f"script: unknown preset {dist!r}; choose one of {list(data.PRESETS)}")
+    if dist not in data.DISTS:
+        raise ValueError(f"script: unknown dist {dist!r}; choose one of {list(data.DISTS)}")
     if batch < 1 or features < 1:
         raise ValueError(f"script: batch and features must be >= 1, got ({batch}, {features})")
     for name, value in (("gain", gain), ("bias", bias), ("eps", eps)):
@@ -113,7 +113,7 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
         f"B, H, seed, eps = {int(batch)}, {int(features)}, {int(seed)}, {eps!r}",
         "g = torch.Generator().manual_seed(seed)  # the only randomness: a CPU generator",
         f"z = torch.randn(B, H, generator=g, {draw})  # (B, H)",
-        *_preset_lines(dist, features),
+        *_dist_lines(dist, features),
         "",
     ]
     if affine:

@@ -26,34 +26,19 @@ The norms themselves are :mod:`lnviz.norms`; this module picks the sets.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import state
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, group_norm, instance_norm, layer_norm, rms_norm
-from lnviz.palette import BLACK, GREY, NORM_COLORS
-from lnviz.state import Param
+from lnviz.theme import BLACK, GREY, ROLES
 
 NORMS = ("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm")  # Wu and He's order, then RMSNorm
 
-# The page's controls. Shapes stay small: the cube draws one marker per element.
-BATCH = replace(state.BATCH, label="Batch N", default=4, lo=1, hi=8, help="Samples in the batch.")
-CHANNELS = Param("channels", "Channels C", "int", 6, lo=1, hi=16, help="Feature maps per sample.")
-POSITIONS = Param(
-    "positions", "Positions H·W", "int", 8, lo=2, hi=16, help="Spatial positions per feature map, flattened."
-)
-NORM = Param("norm", "Norm", "choice", "GroupNorm", options=NORMS, help="Whose pooled set to highlight.")
-GROUPS = Param("groups", "Groups G", "int", 2, lo=1, hi=16, help="GroupNorm's groups; G must divide C.")
-N_PICK = Param("n", "Sample n", "int", 1, lo=0, hi=BATCH.hi - 1, help="The picked element's sample.")
-C_PICK = Param("c", "Channel c", "int", 2, lo=0, hi=CHANNELS.hi - 1, help="The picked element's channel.")
-POS = Param("pos", "Position", "int", 3, lo=0, hi=POSITIONS.hi - 1, help="The picked element's position in H·W.")
-
-PARAMS = (BATCH, CHANNELS, POSITIONS, GROUPS, state.SEED, NORM, N_PICK, C_PICK, POS)
 
 Pick = tuple[int, int, int]  # (n, c, pos)
 
@@ -194,7 +179,7 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
     fig = go.Figure()
     for name, select, color, size, opacity in (
         ("not pooled", ~mask, GREY, 5, 0.3),
-        (f"pooled by {norm} ({int(mask.sum())} elements)", mask & ~is_pick, NORM_COLORS[norm], 8, 0.95),
+        (f"pooled by {norm} ({int(mask.sum())} elements)", mask & ~is_pick, ROLES[norm], 8, 0.95),
         (f"picked (n={pick[0]}, c={pick[1]}, pos={pick[2]})", is_pick, BLACK, 12, 1.0),
     ):
         fig.add_trace(
@@ -246,7 +231,7 @@ def fig_family(masks: dict[str, Tensor | None], pick: Pick, chosen: str, note: s
                 xref="paper",
                 yref="paper",
                 showarrow=False,
-                font=dict(color=NORM_COLORS[name]),
+                font=dict(color=ROLES[name]),
             )
             missing.append(i)
             continue
@@ -256,7 +241,7 @@ def fig_family(masks: dict[str, Tensor | None], pick: Pick, chosen: str, note: s
                 z=share.tolist(),
                 zmin=0,
                 zmax=1,
-                colorscale=[[0, "#f2f2f2"], [1, NORM_COLORS[name]]],
+                colorscale=[[0, "#f2f2f2"], [1, ROLES[name]]],
                 showscale=False,
                 xgap=2,
                 ygap=2,

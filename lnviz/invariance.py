@@ -31,9 +31,6 @@ from torch import Tensor
 
 from lnviz.data import generator
 from lnviz.norms import batch_norm, layer_norm, rms_norm
-from lnviz.state import EPS, SEED
-
-PARAMS = (EPS, SEED)
 
 CASES, INPUTS, UNITS = 16, 10, 12  # N, D, H
 FACTOR = 3.0  # δ: every re-scaling multiplies by this positive number

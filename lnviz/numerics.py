@@ -29,26 +29,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lnviz import norms, palette
+from lnviz import norms, theme
 from lnviz.data import make_activations
-from lnviz.state import Param, format_number
+from lnviz.param import format_number
 
 OFFSETS = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 METHODS = ("single-pass", "two-pass", "Welford")
-METHOD_COLORS = {"single-pass": palette.VERMILLION, "two-pass": palette.BLUE, "Welford": palette.GREEN}
+METHOD_COLORS = {"single-pass": theme.VERMILLION, "two-pass": theme.BLUE, "Welford": theme.GREEN}
 LOW_PRECISION = ("float32", "float16", "bfloat16")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 EPS_VALUES = (1e-12, 1e-8, 1e-6, 1e-5)
-
-OFFSET = Param(
-    "offset",
-    "Mean offset",
-    "choice",
-    1e3,
-    options=OFFSETS,
-    help="Added to every x (spread stays 1): the larger it is, the more E[x²] − E[x]² cancels.",
-)
-PARAMS = (OFFSET,)
 
 
 def single_pass_var(x: Tensor) -> Tensor:
@@ -254,8 +244,8 @@ def fig_variance(curve: VarianceCurve, offset: float) -> go.Figure:
                 f"<br>%{{customdata[1]}} of {curve.rows} rows negative<extra></extra>",
             )
         )
-    fig.add_hline(y=1.0, line={"color": palette.GREY, "dash": "dash"}, annotation_text="100% error")
-    fig.add_vline(x=max(offset, 0.1), line={"color": palette.BLACK, "dash": "dot"})
+    fig.add_hline(y=1.0, line={"color": theme.GREY, "dash": "dash"}, annotation_text="100% error")
+    fig.add_vline(x=max(offset, 0.1), line={"color": theme.BLACK, "dash": "dot"})
     fig.update_xaxes(
         type="log",
         title_text="mean offset |E[x]| / σ (0 drawn at 0.1)",

@@ -20,61 +20,21 @@ Hinton 2016, §1 and §3.1).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import state
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, layer_norm
-from lnviz.palette import BLACK, DIVERGING, GREY, NORM_COLORS
-from lnviz.state import Param
-
-# The page's controls. batch, features, seed and col mean what they mean on the
-# explorer; their ranges are narrower here so that the (B, T) grid stays light.
-BATCH = replace(state.BATCH, default=8, lo=2, hi=64, help="Sequences in the training batch.")
-STEPS = Param(
-    "steps",
-    "Time steps T",
-    "int",
-    24,
-    lo=2,
-    hi=64,
-    help="The longest training sequence; shorter ones are padded up to T.",
-)
-FEATURES = replace(state.FEATURES, default=8, hi=64, help="Features of each token.")
-SPREAD = Param(
-    "spread",
-    "Length spread",
-    "float",
-    0.75,
-    lo=0.0,
-    hi=1.0,
-    step=0.05,
-    help="0: every sequence has T steps. 1: lengths anywhere from 1 to T.",
-)
-PAD = Param(
-    "pad", "Pad value", "float", 0.0, lo=-10.0, hi=10.0, step=0.5, help="What fills the steps after a sequence ends."
-)
-EXTRA = Param(
-    "extra",
-    "Extra test steps",
-    "int",
-    12,
-    lo=1,
-    hi=64,
-    help="How many steps the test sequence runs past the longest training sequence.",
-)
-COL = replace(state.COL, hi=63, help="The feature whose per-step statistics are plotted.")
-
-PARAMS = (BATCH, STEPS, FEATURES, SPREAD, PAD, EXTRA, state.SEED, COL)
+from lnviz.theme import BLACK, DIVERGING, GREY, ROLES
 
 # The drift is drawn for this many steps whatever T and the test length are,
 # so that changing the test length never changes the training batch.
-MAX_STEPS = STEPS.hi + EXTRA.hi
+MAX_LENGTH, MAX_EXTRA = 64, 64  # the ranges of T and of the extra test steps
+MAX_STEPS = MAX_LENGTH + MAX_EXTRA
 MIN_SAMPLES = 2  # BN in training mode needs two values per feature, as PyTorch
 
 
@@ -337,7 +297,7 @@ def fig_step_stats(lab: SequenceLab, col: int) -> go.Figure:
         vertical_spacing=0.06,
         subplot_titles=("BN mean μ at step t", "BN variance σ² at step t", "real samples at step t"),
     )
-    bn = NORM_COLORS["BN"]
+    bn = ROLES["BN"]
     for row, naive, masked in (
         (1, lab.naive.mean[0, :, col], lab.masked.mean[0, :, col]),
         (2, lab.naive.var[0, :, col], lab.masked.var[0, :, col]),
@@ -395,8 +355,8 @@ def fig_test(lab: SequenceLab, col: int) -> go.Figure:
     fig = go.Figure()
     for name, values, color in (
         ("input x", lab.test_x[:, col], GREY),
-        ("LN output", lab.test_ln.y[:, col], NORM_COLORS["LN"]),
-        ("BN output (per-step statistics)", lab.test_bn.y[:, col], NORM_COLORS["BN"]),
+        ("LN output", lab.test_ln.y[:, col], ROLES["LN"]),
+        ("BN output (per-step statistics)", lab.test_bn.y[:, col], ROLES["BN"]),
     ):
         fig.add_trace(
             go.Scatter(

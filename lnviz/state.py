@@ -1,20 +1,25 @@
-"""The state table: every control that defines a view, its type, default and range.
+"""The state table: every control that defines a view, declared once.
 
-A view is the page plus the values of its controls. Each control is a
-:class:`Param`; its ``key`` is the widget key, the URL query parameter and the
-lnviz argument name all at once. A value from a link goes through
-:meth:`Param.parse`, which follows the widget's own rules exactly: text, NaN,
-±inf and out-of-range numbers never get through; each is dropped for the
-default (or cut to a whole number), and a short note says what was changed.
+A view is a page plus the values of its controls. Each control is a
+:class:`~lnviz.param.Param` whose ``key`` is at once the widget key, the URL
+query parameter, the lnviz argument name and the name in figure labels:
+``batch``, ``features``, ``seed``, ``gain``, ``bias``, ``eps``, ...
+
+Each key is declared exactly once, below. Where a page needs the same control
+with another range, default or label (BN needs two samples, a cube draws one
+marker per element), the page's table at the end of this module says so with
+``.but(...)``; the key and its meaning stay the same. A control that older
+links named differently lists the old names in ``old_keys`` there, and those
+links keep working.
 """
 
 from __future__ import annotations
 
-import math
-from dataclasses import dataclass, field
 from typing import Any
 
-from lnviz.data import PRESETS
+from lnviz import bench, coupling, family, numerics, sequences, training, walkthrough
+from lnviz.data import DISTS
+from lnviz.param import Param
 
 # The largest integer a seed may be: what torch.Generator.manual_seed and a
 # JavaScript number (a slider in the browser) both hold exactly.
@@ -31,167 +36,21 @@ def eps_options() -> tuple[float, ...]:
     return tuple(values)
 
 
-def format_number(value: float) -> str:
-    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(value)
+def lr_options() -> tuple[float, ...]:
+    """Learning rates: 1, 2, 5 per decade from 1e-4 to 1 (log scale)."""
+    values = [float(f"{m}e{e}") for e in range(-4, 0) for m in (1, 2, 5)]
+    return (*values, 1.0)
 
 
-@dataclass(frozen=True)
-class Param:
-    """One control of a view.
-
-    ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
-    range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
-    log-scale steps, which a link may give as any number and which snap to the
-    nearest option in log space).
-    """
-
-    key: str
-    label: str
-    kind: str
-    default: Any
-    lo: float | None = None
-    hi: float | None = None
-    step: float | None = None
-    options: tuple = field(default=())
-    help: str = ""
-
-    def __post_init__(self) -> None:
-        if self.kind not in ("int", "float", "bool", "choice"):
-            raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
-        if self.kind == "choice" and self.default not in self.options:
-            raise ValueError(f"{self.key}: default {self.default!r} is not an option")
-        if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
-            raise ValueError(f"{self.key}: default {self.default!r} outside [{self.lo}, {self.hi}]")
-
-    def format(self, value: Any) -> str:
-        """``value`` as it appears in a URL."""
-        if self.kind == "bool":
-            return "true" if value else "false"
-        if isinstance(value, float):
-            return format_number(value)
-        return str(value)
-
-    def coerce(self, value: Any) -> Any:
-        """The valid value nearest to ``value``: clamped into range, or the default if unusable.
-
-        For a value already held in session state that this control cannot
-        take, such as a batch size left by a page whose range is wider.
-        """
-        if self.kind in ("int", "float"):
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                return self.default
-            if not math.isfinite(number):
-                return self.default
-            return type(self.default)(min(max(number, self.lo), self.hi))
-        if self.kind == "bool":
-            return value if isinstance(value, bool) else self.default
-        return value if value in self.options else self.default
-
-    def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
-        """The value a link asks for, made valid, and a note if anything changed.
-
-        The rules are the widget's own (Streamlit's, for a control bound to
-        the URL): a number outside the range, NaN, ±inf or text is dropped for
-        the default; a fraction given to a whole-number control is cut to its
-        integer part; a choice must be spelled as the option is. ``raw`` is
-        the query string's value, a list when the key is repeated: the last
-        one counts. Returns ``(value, None)`` when the link's value was taken
-        as it is. Used for a control that has no widget (hidden by the link).
-        """
-        if raw is None or (isinstance(raw, list | tuple) and not raw):
-            return self.default, None
-        value, _ = self._parse_text(_last(raw))
-        return value, self.note(raw, value)
-
-    def note(self, raw: str | list[str], used: Any) -> str | None:
-        """What to tell the user when a link said ``raw`` and the control got ``used``.
-
-        None when the link's value was taken as it is; otherwise one line
-        naming the control, what the link said, why it was not taken (by this
-        control's rules, or the widget's own), and the value used instead.
-        """
-        text = _last(raw)
-        value, why = self._parse_text(text)
-        repeated = f" ({self.key} was given {len(raw)} times; the last one counts)" if _count(raw) > 1 else ""
-        if used != value and why is None:
-            why = "was not accepted"
-        if why is None and not repeated:
-            return None
-        if why is None:
-            return f"{self.label}: using {self.format(used)}{repeated}."
-        shown = text if len(text) <= 24 else text[:21] + "..."
-        return f"{self.label}: {shown!r} {why}; using {self.format(used)}{repeated}."
-
-    def _parse_text(self, text: str) -> tuple[Any, str | None]:
-        default = self.default
-        if self.kind == "bool":
-            if text.lower() in ("true", "false"):
-                return text.lower() == "true", None
-            return default, "is not true or false"
-        if self.kind == "choice":
-            for option in self.options:
-                if text == self.format(option):
-                    return option, None
-            listed = ", ".join(self.format(o) for o in self.options[:6])
-            more = ", ..." if len(self.options) > 6 else ""
-            return default, f"is not one of the options ({listed}{more})"
-        try:
-            number = float(text)
-        except ValueError:
-            return default, "is not a number"
-        if not math.isfinite(number):
-            return default, "is not a finite number"
-        if not self.lo <= number <= self.hi:
-            return default, f"is outside {format_number(self.lo)} to {format_number(self.hi)}"
-        if self.kind == "int":
-            whole = int(number)
-            if whole != number:
-                return whole, "is not a whole number"
-            return whole, None
-        return number, None
-
-
-def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tuple[dict[str, Any], list[str]]:
-    """Every param's value from ``query`` (defaults where absent) and the notes."""
-    values, notes = {}, []
-    for p in params:
-        value, note = p.parse(query.get(p.key))
-        values[p.key] = value
-        if note:
-            notes.append(note)
-    return values, notes
-
-
-def _last(raw: str | list[str]) -> str:
-    """The value that counts when a key is repeated in a query string: the last."""
-    return str(raw[-1]) if isinstance(raw, list | tuple) else str(raw)
-
-
-def _count(raw: str | list[str]) -> int:
-    return len(raw) if isinstance(raw, list | tuple) else 1
-
-
-def to_query(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, str]:
-    """The query parameters that reproduce ``values``: every value that is not its default."""
-    return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}
-
-
-# The main explorer's controls. Keys are the URL parameters: keep them stable.
+# The data: a grid x of B samples by H features, drawn from a seeded distribution.
 BATCH = Param("batch", "Batch size B", "int", 16, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
 FEATURES = Param("features", "Features H", "int", 32, lo=2, hi=1024, help="Columns: features of each sample.")
 SEED = Param("seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.")
 DIST = Param(
-    "dist",
-    "Input",
-    "choice",
-    "heterogeneous features",
-    options=tuple(PRESETS),
-    help="What kind of activations x holds.",
+    "dist", "Input", "choice", "heterogeneous features", options=tuple(DISTS), help="What kind of activations x holds."
 )
+
+# The normalization: y = γ (x − μ) / √(σ² + ε) + β.
 GAIN = Param("gain", "Gain γ", "float", 1.0, lo=-5.0, hi=5.0, step=0.05, help="Scales every normalized value.")
 BIAS = Param("bias", "Bias β", "float", 0.0, lo=-5.0, hi=5.0, step=0.05, help="Shifts every normalized value.")
 AFFINE = Param(
@@ -200,15 +59,21 @@ AFFINE = Param(
 EPS = Param(
     "eps", "Epsilon ε", "choice", 1e-5, options=eps_options(), help="Added to σ² inside the square root: √(σ² + ε)."
 )
-ROW = Param("row", "Sample i", "int", 0, lo=0, hi=1023, help="The chosen cell's row: the sample LN normalizes.")
-COL = Param("col", "Feature j", "int", 0, lo=0, hi=1023, help="The chosen cell's column: the feature BN normalizes.")
+
+# One chosen element: its sample (row) and its feature (column). Pages clamp them to their grid.
+SAMPLE = Param("sample", "Sample i", "int", 0, lo=0, hi=1023, help="The chosen sample (row): the one LN normalizes.")
+FEATURE = Param(
+    "feature", "Feature j", "int", 0, lo=0, hi=1023, help="The chosen feature (column): the one BN normalizes."
+)
+
+# How the explorer shows it, and where torch runs.
 STAGE = Param(
     "stage",
     "Outputs shown",
     "choice",
     "y",
     options=("y", "x_hat"),
-    help="y: after γ and β. x_hat: the normalized values before them (mean 0, variance 1).",
+    help="y: after γ and β. x_hat: the normalized values before them (mean 0, variance σ²/(σ² + ε)).",
 )
 VIEW = Param(
     "view", "View", "choice", "charts", options=("charts", "numbers"), help="numbers: the same grid as tables."
@@ -221,5 +86,280 @@ DEVICE = Param(
     options=("auto", "cuda", "mps", "cpu"),
     help="Where torch computes. auto: CUDA, then MPS, else CPU.",
 )
+STEP = Param(
+    "step",
+    "Step",
+    "int",
+    0,
+    lo=0,
+    hi=walkthrough.N_STEPS - 1,
+    help="Counted from 0: 0–5 follow LayerNorm along row i (steps 1–6), 6–11 BatchNorm down column j (7–12).",
+)
 
-EXPLORER = (BATCH, FEATURES, SEED, DIST, GAIN, BIAS, AFFINE, EPS, ROW, COL, STAGE, VIEW, DEVICE)
+# Batch coupling: one sample is changed.
+PERTURB = Param(
+    "perturb", "Perturbation", "choice", "outlier", options=tuple(coupling.PERTURBATIONS), help="How row i is changed."
+)
+AMOUNT = Param(
+    "amount",
+    "Amount a",
+    "float",
+    5.0,
+    lo=-10.0,
+    hi=10.0,
+    step=0.5,
+    help="The outlier's scale, the scale factor, or the shift, by perturbation.",
+)
+
+# Training: batches stream through a model (train vs eval, the training race).
+STEPS = Param("steps", "Training steps", "int", 50, lo=1, hi=3000, help="How many batches the model is trained on.")
+MOMENTUM = Param(
+    "momentum",
+    "Momentum m",
+    "float",
+    0.1,
+    lo=0.01,
+    hi=1.0,
+    step=0.01,
+    help="Weight of each new batch in the running statistics (PyTorch's default is 0.1).",
+)
+SHIFT = Param(
+    "shift",
+    "Test shift",
+    "float",
+    2.0,
+    lo=-5.0,
+    hi=5.0,
+    step=0.1,
+    help="The test batch's mean moves by this many of each feature's standard deviations.",
+)
+TASK = Param(
+    "task", "Task", "choice", "spirals", options=tuple(training.TASKS), help="Which synthetic problem to train on."
+)
+LR = Param("lr", "Learning rate", "choice", 0.01, options=lr_options(), help="Adam's step size, the same for all.")
+VARIANT = Param("variant", "Model", "choice", "LN", options=training.VARIANTS, help="Whose activations to send.")
+LAYER = Param(
+    "layer",
+    "Normalized layer",
+    "int",
+    1,
+    lo=1,
+    hi=training.SPIRAL_LAYERS,
+    help="Which norm layer's input to send (1 = first).",
+)
+DEPTH = Param("depth", "Depth (blocks)", "int", 12, lo=1, hi=32, help="How many residual blocks are stacked.")
+
+# Sequences: a padded batch of B sequences of up to T tokens.
+LENGTH = Param(
+    "length",
+    "Time steps T",
+    "int",
+    24,
+    lo=2,
+    hi=sequences.MAX_LENGTH,
+    help="The longest training sequence; shorter ones are padded up to T.",
+)
+SPREAD = Param(
+    "spread",
+    "Length spread",
+    "float",
+    0.75,
+    lo=0.0,
+    hi=1.0,
+    step=0.05,
+    help="0: every sequence has T steps. 1: lengths anywhere from 1 to T.",
+)
+PAD = Param(
+    "pad", "Pad value", "float", 0.0, lo=-10.0, hi=10.0, step=0.5, help="What fills the steps after a sequence ends."
+)
+EXTRA = Param(
+    "extra",
+    "Extra test steps",
+    "int",
+    12,
+    lo=1,
+    hi=sequences.MAX_EXTRA,
+    help="How many steps the test sequence runs past the longest training sequence.",
+)
+
+# The norm family: a batch of feature maps (N, C, H·W).
+CHANNELS = Param("channels", "Channels C", "int", 6, lo=1, hi=16, help="Feature maps per sample.")
+POSITIONS = Param(
+    "positions", "Positions H·W", "int", 8, lo=2, hi=16, help="Spatial positions per feature map, flattened."
+)
+GROUPS = Param("groups", "Groups G", "int", 2, lo=1, hi=16, help="GroupNorm's groups; G must divide C.")
+NORM = Param("norm", "Norm", "choice", "GroupNorm", options=family.NORMS, help="Whose pooled set to highlight.")
+CHANNEL = Param("channel", "Channel c", "int", 2, lo=0, hi=15, help="The picked element's channel.")
+POSITION = Param("position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.")
+
+# The kernel benchmark.
+DTYPE = Param(
+    "dtype", "dtype", "choice", "float32", options=bench.SWEEP_DTYPES, help="The precision the kernels run in."
+)
+THREADS = Param(
+    "threads",
+    "CPU threads",
+    "int",
+    1,
+    lo=1,
+    hi=bench.MAX_THREADS,
+    help="torch.set_num_threads for the measurement only; the previous value is restored afterwards.",
+)
+COMPILE = Param(
+    "compile",
+    "Sweep torch.compile too",
+    "bool",
+    True,
+    help="Compiling takes seconds per size on a CPU; it is never part of the per-rerun measurement.",
+)
+OFFSET = Param(
+    "offset",
+    "Mean offset",
+    "choice",
+    1e3,
+    options=numerics.OFFSETS,
+    help="Added to every x (spread stays 1): the larger it is, the more E[x²] − E[x]² cancels.",
+)
+
+
+class Controls:
+    """The controls of one page, by key: ``COUPLING.batch`` is the batch control as that page draws it."""
+
+    def __init__(self, *params: Param) -> None:
+        self._params = {p.key: p for p in params}
+        if len(self._params) != len(params):
+            raise ValueError("a page lists the same control twice")
+
+    def __getattr__(self, key: str) -> Param:
+        try:
+            return self.__dict__["_params"][key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __iter__(self):
+        return iter(self._params.values())
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __getitem__(self, key: str) -> Param:
+        return self._params[key]
+
+    def keys(self) -> list[str]:
+        return list(self._params)
+
+
+def defaults(controls: Controls) -> dict[str, Any]:
+    """Every control's default value, by key."""
+    return {p.key: p.default for p in controls}
+
+
+# Each page's controls. A `.but(...)` is the same control with this page's range, default or label.
+EXPLORER = Controls(
+    BATCH,
+    FEATURES,
+    SEED,
+    DIST,
+    GAIN,
+    BIAS,
+    AFFINE,
+    EPS,
+    SAMPLE.but(old_keys=("row",)),
+    FEATURE.but(old_keys=("col",)),
+    STAGE,
+    VIEW,
+    DEVICE,
+)
+# The explorer's controls, so a link carries over between the two pages, and the step.
+WALKTHROUGH = Controls(*EXPLORER, STEP)
+# BN needs two samples; the heatmaps draw every cell (2 × B × H), so the grid stays small.
+COUPLING = Controls(
+    BATCH.but(lo=2, hi=64, help="Rows: samples in the mini-batch (BN needs ≥ 2)."),
+    FEATURES.but(default=16, hi=32),
+    SEED,
+    SAMPLE.but(label="Perturbed sample i", hi=63, help="The row that is changed."),
+    PERTURB,
+    AMOUNT,
+)
+TRAIN_EVAL = Controls(
+    BATCH.but(lo=2, hi=256, help="Samples per batch (BN needs ≥ 2)."),
+    FEATURES.but(default=8, hi=64, help="Features of each sample."),
+    STEPS.but(hi=300, help="How many batches stream through BN."),
+    MOMENTUM,
+    SHIFT,
+    SEED,
+)
+INVARIANCE = Controls(EPS, SEED)
+# The (B, T) grid stays light.
+SEQUENCES = Controls(
+    BATCH.but(default=8, lo=2, hi=64, help="Sequences in the training batch."),
+    LENGTH.but(old_keys=("steps",)),
+    FEATURES.but(default=8, hi=64, help="Features of each token."),
+    SPREAD,
+    PAD,
+    EXTRA,
+    SEED,
+    FEATURE.but(hi=63, old_keys=("col",), help="The feature whose per-step statistics are plotted."),
+)
+# The cube draws one marker per element.
+FAMILY = Controls(
+    BATCH.but(label="Batch N", default=4, lo=1, hi=8, help="Samples in the batch."),
+    CHANNELS,
+    POSITIONS,
+    GROUPS,
+    SEED,
+    NORM,
+    SAMPLE.but(label="Sample n", default=1, hi=7, old_keys=("n",), help="The picked element's sample."),
+    CHANNEL.but(old_keys=("c",)),
+    POSITION.but(old_keys=("pos",)),
+)
+TRAINING = Controls(
+    TASK,
+    BATCH.but(
+        label="Batch size",
+        default=32,
+        hi=512,
+        help="Samples per training step. At 1 BN has no batch to average over; at 2 its statistics are mostly noise.",
+    ),
+    LR,
+    STEPS.but(label="Steps", default=300, lo=10, step=10, help="Optimizer steps per variant."),
+    SEED,
+    VARIANT,
+    LAYER,
+    DEPTH,
+    DEVICE,
+)
+BENCH = Controls(
+    BATCH.but(
+        label="Rows B",
+        default=128,
+        hi=8192,
+        old_keys=("rows",),
+        help="Samples (tokens): one LN row each. The per-rerun case keeps x and y under 1 MiB; the sweep sizes its own.",
+    ),
+    FEATURES.but(
+        label="Hidden size H",
+        default=1024,
+        hi=16384,
+        old_keys=("hidden",),
+        help="Features per row. Try 1023 against 1024: a row that is not a multiple of 4 takes a slower path.",
+    ),
+    DTYPE,
+    SEED,
+    DEVICE,
+    THREADS,
+    COMPILE,
+    OFFSET,
+)
+
+PAGES: dict[str, Controls] = {
+    "explorer": EXPLORER,
+    "walkthrough": WALKTHROUGH,
+    "coupling": COUPLING,
+    "train_eval": TRAIN_EVAL,
+    "invariance": INVARIANCE,
+    "sequences": SEQUENCES,
+    "family": FAMILY,
+    "training": TRAINING,
+    "bench": BENCH,
+}

@@ -28,35 +28,9 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import palette
+from lnviz import theme
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, layer_norm
-from lnviz.state import SEED, Param
-
-BATCH = Param("batch", "Batch size B", "int", 16, lo=2, hi=256, help="Samples per batch (BN needs ≥ 2).")
-FEATURES = Param("features", "Features H", "int", 8, lo=2, hi=64, help="Features of each sample.")
-STEPS = Param("steps", "Training steps", "int", 50, lo=1, hi=300, help="How many batches stream through BN.")
-MOMENTUM = Param(
-    "momentum",
-    "Momentum m",
-    "float",
-    0.1,
-    lo=0.01,
-    hi=1.0,
-    step=0.01,
-    help="Weight of each new batch in the running statistics (PyTorch's default is 0.1).",
-)
-SHIFT = Param(
-    "shift",
-    "Test shift",
-    "float",
-    2.0,
-    lo=-5.0,
-    hi=5.0,
-    step=0.1,
-    help="The test batch's mean moves by this many of each feature's standard deviations.",
-)
-PARAMS = (BATCH, FEATURES, STEPS, MOMENTUM, SHIFT, SEED)
 
 # The running-statistics chart draws this many features, to stay light.
 SHOWN_FEATURES = 4
@@ -201,7 +175,7 @@ def _np(t: Tensor) -> np.ndarray:
 
 
 # Not BLUE or VERMILLION: on these pages those mean LN and BN.
-FEATURE_COLORS = (palette.ORANGE, palette.SKY, palette.GREEN, palette.PURPLE, palette.BLACK, palette.GREY)
+FEATURE_COLORS = (theme.ORANGE, theme.SKY, theme.GREEN, theme.PURPLE, theme.BLACK, theme.GREY)
 
 
 def fig_running(stats: RunningStats, shown: int = SHOWN_FEATURES) -> go.Figure:
@@ -255,7 +229,7 @@ def fig_outputs(result: TrainEval, sample: int = 0) -> go.Figure:
     for col, (name, train, ev) in enumerate(
         (("BN", result.bn_train, result.bn_eval), ("LN", result.ln_train, result.ln_eval)), start=1
     ):
-        color = palette.NORM_COLORS[name]
+        color = theme.ROLES[name]
         fig.add_trace(
             go.Scatter(
                 x=feats,

@@ -41,8 +41,8 @@ from torch import Tensor, nn
 from lnviz import norms
 from lnviz.data import generator
 from lnviz.device import timed
-from lnviz.palette import NORM_COLORS
-from lnviz.state import SEED, Param, format_number
+from lnviz.param import format_number
+from lnviz.theme import ROLES
 
 VARIANTS = ("none", "BN", "LN", "RMSNorm")
 
@@ -68,32 +68,6 @@ BN_BATCH_ONE = (
     "LN and RMSNorm normalize each sample over its own features, so they train as usual."
 )
 
-
-def lr_options() -> tuple[float, ...]:
-    """Learning rates: 1, 2, 5 per decade from 1e-4 to 1 (log scale)."""
-    values = [float(f"{m}e{e}") for e in range(-4, 0) for m in (1, 2, 5)]
-    return (*values, 1.0)
-
-
-# The race's controls. Keys are URL parameters: keep them stable.
-TASK = Param("task", "Task", "choice", "spirals", options=tuple(TASKS), help="Which synthetic problem to train on.")
-BATCH = Param(
-    "batch",
-    "Batch size",
-    "int",
-    32,
-    lo=1,
-    hi=512,
-    help="Samples per training step. At 1 BN has no batch to average over; at 2 its statistics are mostly noise.",
-)
-LR = Param("lr", "Learning rate", "choice", 0.01, options=lr_options(), help="Adam's step size, the same for all.")
-STEPS = Param("steps", "Steps", "int", 300, lo=10, hi=3000, step=10, help="Optimizer steps per variant.")
-VARIANT = Param("variant", "Model", "choice", "LN", options=VARIANTS, help="Whose activations to send.")
-LAYER = Param(
-    "layer", "Normalized layer", "int", 1, lo=1, hi=SPIRAL_LAYERS, help="Which norm layer's input to send (1 = first)."
-)
-
-PARAMS = (TASK, BATCH, LR, STEPS, SEED, VARIANT, LAYER)
 
 # Races that put one claim of the paper to the test: (button label, what to look for, settings).
 SUGGESTED: dict[str, tuple[str, str, dict]] = {
@@ -571,7 +545,7 @@ def fig_race(result: Race, train_points: int = 60) -> go.Figure:
         horizontal_spacing=0.08,
     )
     for c in result.curves:
-        color = NORM_COLORS[c.variant]
+        color = ROLES[c.variant]
         name = c.variant if not c.failed else f"{c.variant} (failed)"
         fig.add_trace(
             go.Scatter(
@@ -633,7 +607,7 @@ def fig_step_time(result: Race) -> go.Figure:
             x=times,
             y=variants,
             orientation="h",
-            marker_color=[NORM_COLORS[v] for v in variants],
+            marker_color=[ROLES[v] for v in variants],
             text=[f"{t:.2f} ms" for t in times],
             textposition="auto",
         )

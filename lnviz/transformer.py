@@ -35,18 +35,13 @@ from torch import Tensor
 from lnviz import norms
 from lnviz.data import generator
 from lnviz.device import compute_dtype
-from lnviz.palette import BLUE, ORANGE
-from lnviz.state import Param
+from lnviz.theme import BLUE, ORANGE
 
 WIDTH = 64  # d, features per token
 HEADS = 4
 TOKENS = 16  # T
 SAMPLES = 8  # B
 CLASSES = 32  # the readout's vocabulary
-
-DEPTH = Param("depth", "Depth (blocks)", "int", 12, lo=1, hi=32, help="How many residual blocks are stacked.")
-
-PARAMS = (DEPTH,)
 
 
 @dataclass(frozen=True)

@@ -25,28 +25,15 @@ import torch
 from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import palette, state
+from lnviz import theme
 from lnviz.explain import num
 from lnviz.explorer import BN_SINGLE_SAMPLE
-from lnviz.figures import FONT, to_numpy
 from lnviz.norms import Affine, NormResult, batch_norm, layer_norm
-from lnviz.state import Param
+from lnviz.plot import to_numpy
 
 STAGES = ("input", "mean", "centred", "variance", "normalized", "affine")
 N_STEPS = 2 * len(STAGES)  # LN's six steps, then BN's
 
-STEP = Param(
-    "step",
-    "Step",
-    "int",
-    0,
-    lo=0,
-    hi=N_STEPS - 1,
-    help="Counted from 0: 0–5 follow LayerNorm along row i (steps 1–6), 6–11 BatchNorm down column j (7–12).",
-)
-
-# The explorer's controls, so a link carries over between the two pages, and the step.
-PARAMS = (*state.EXPLORER, STEP)
 
 BN_ZERO_EPS = (
     'F.batch_norm refuses ε = 0 in training mode ("eps must be positive"); these numbers are the '
@@ -325,7 +312,7 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
     (BN) outlined in the norm's colour. Bottom: ``step.values`` as bars, one per
     feature (LN) or sample (BN), with the step's statistic (μ or σ²) as a line.
     """
-    color = palette.NORM_COLORS[step.norm]
+    color = theme.ROLES[step.norm]
     z = to_numpy(x[rows, cols])  # (window B, window H)
     dim = (~step.mask[rows, cols]).to(torch.float32).numpy()  # 1 where dimmed
     r_idx, c_idx = np.arange(rows.start, rows.stop), np.arange(cols.start, cols.stop)
@@ -339,7 +326,7 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
             x=c_idx,
             y=r_idx,
             name="x",
-            colorscale=palette.DIVERGING,
+            colorscale=theme.DIVERGING,
             zmid=0,
             zmin=-(lim or 1.0),
             zmax=lim or 1.0,
@@ -401,7 +388,7 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
         name = "μ" if step.stage == "mean" else "σ²"
         fig.add_hline(
             y=step.level,
-            line=dict(color=palette.BLACK, dash="dash", width=2),
+            line=dict(color=theme.BLACK, dash="dash", width=2),
             annotation_text=f"{name} = {step.level:.4g}",
             annotation_position="top left",
             row=2,

@@ -32,9 +32,9 @@ def test_a_link_fills_the_widgets(app_server, open_app):
     assert slider_text(app, "batch") == "8"
     assert slider_text(app, "features") == "12"
     assert slider_text(app, "gain") == "1.50"
-    from lnviz.data import PRESETS
+    from lnviz.data import DISTS
 
-    assert PRESETS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
+    assert DISTS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
     assert app.page.locator(".st-key-seed input").input_value() == "7"
 
 

@@ -10,7 +10,7 @@ from conftest import assert_no_exception, figures, run_page
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
-from lnviz import coupling, data
+from lnviz import coupling, data, state
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -246,4 +246,4 @@ def test_page_clamps_a_wider_value_left_by_another_page() -> None:
     at.run()
     assert_no_exception(at)
     bn, _ = _delta_maps(at)
-    assert bn.shape == (coupling.BATCH.hi, coupling.FEATURES.hi)
+    assert bn.shape == (state.COUPLING.batch.hi, state.COUPLING.features.hi)

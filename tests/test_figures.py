@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 import torch
 
-from lnviz import data, explorer, figures, palette
+from lnviz import data, explorer, figures, theme
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):
@@ -113,7 +113,7 @@ def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
 
 
 def test_the_diverging_scale_is_rdbu_reversed():
-    ours = palette.DIVERGING
+    ours = theme.DIVERGING
     theirs = plotly.colors.get_colorscale("RdBu_r")
     assert [c for _, c in ours] == [c for _, c in theirs]
     np.testing.assert_allclose([p for p, _ in ours], [p for p, _ in theirs], atol=1e-12)

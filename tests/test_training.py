@@ -13,10 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import training
+from lnviz import state, training
 from lnviz.data import generator
-from lnviz.palette import NORM_COLORS
 from lnviz.state import MAX_SEED, SEED
+from lnviz.theme import ROLES
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -355,7 +355,7 @@ def test_fig_race_has_three_traces_per_variant_in_its_colour():
     for i, c in enumerate(result.curves):
         held_out, train, accuracy = fig.data[3 * i : 3 * i + 3]
         assert held_out.name == c.variant == accuracy.name
-        assert {held_out.line.color, train.line.color, accuracy.line.color} == {NORM_COLORS[c.variant]}
+        assert {held_out.line.color, train.line.color, accuracy.line.color} == {ROLES[c.variant]}
         assert list(held_out.x) == list(c.eval_steps) and list(held_out.y) == list(c.loss)
         assert list(accuracy.y) == list(c.accuracy) and accuracy.xaxis == "x2"
         assert len(train.y) == 58  # 400 steps averaged into blocks of 7, the last one of 1
@@ -372,24 +372,24 @@ def test_fig_race_names_a_failed_variant_and_fig_step_time_shows_the_medians():
     bars = training.fig_step_time(result).data[0]
     assert list(bars.y) == ["none", "LN", "RMSNorm"]  # BN never finished a step
     assert list(bars.x) == [result.curve(v).ms_per_step for v in bars.y]
-    assert list(bars.marker.color) == [NORM_COLORS[v] for v in bars.y]
+    assert list(bars.marker.color) == [ROLES[v] for v in bars.y]
 
 
 def test_params_have_stable_unique_keys_and_strict_parsing():
-    keys = [p.key for p in training.PARAMS]
-    assert keys == ["task", "batch", "lr", "steps", "seed", "variant", "layer"]
-    assert training.SEED is SEED
-    assert training.BATCH.lo == 1 and training.BATCH.default >= 8
-    options = training.LR.options
+    keys = [p.key for p in state.TRAINING]
+    assert keys == ["task", "batch", "lr", "steps", "seed", "variant", "layer", "depth", "device"]
+    assert state.TRAINING.seed is SEED
+    assert state.TRAINING.batch.lo == 1 and state.TRAINING.batch.default >= 8
+    options = state.LR.options
     assert list(options) == sorted(options) and options[0] == 1e-4 and options[-1] == 1.0
-    assert training.LR.parse("0.002") == (0.002, None)
-    value, note = training.LR.parse("0.003")  # off the grid: a valid option instead, and a note says so
+    assert state.LR.parse("0.002") == (0.002, None)
+    value, note = state.LR.parse("0.003")  # off the grid: a valid option instead, and a note says so
     assert value in options and note
-    assert training.TASK.parse("adding") == ("adding", None)
-    value, note = training.TASK.parse("circles")
+    assert state.TASK.parse("adding") == ("adding", None)
+    value, note = state.TASK.parse("circles")
     assert value in training.TASKS and note
-    value, note = training.BATCH.parse("0")
-    assert training.BATCH.lo <= value <= training.BATCH.hi and note
+    value, note = state.TRAINING.batch.parse("0")
+    assert state.TRAINING.batch.lo <= value <= state.TRAINING.batch.hi and note
 
 
 # ---------------------------------------------------------------- the page

@@ -9,9 +9,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from lnviz import transformer
+from lnviz import state, transformer
 from lnviz.data import generator
-from lnviz.palette import BLUE, ORANGE
+from lnviz.theme import BLUE, ORANGE
 
 D = transformer.WIDTH
 
@@ -156,5 +156,5 @@ def test_fig_grad_profile_plots_both_placements_per_block():
 
 
 def test_depth_param():
-    assert transformer.PARAMS == (transformer.DEPTH,)
-    assert transformer.DEPTH.key == "depth" and transformer.DEPTH.default == 12 and transformer.DEPTH.lo == 1
+    assert state.TRAINING.depth is state.DEPTH
+    assert state.DEPTH.key == "depth" and state.DEPTH.default == 12 and state.DEPTH.lo == 1

@@ -12,7 +12,7 @@ from conftest import assert_no_exception, figures, run_page
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import data, palette
+from lnviz import data, theme
 from lnviz import walkthrough as wt
 from lnviz.data import generator
 from lnviz.explain import num
@@ -184,7 +184,7 @@ def test_figure_dims_every_cell_but_the_steps_and_shows_its_values():
     x = data.make_activations("heterogeneous features", 6, 9, seed=4)
     walk = wt.steps(x, row=4, col=7)
     rows, cols = slice(0, 6), slice(0, 9)
-    for k, box_name, color in ((1, "LN row", palette.BLUE), (9, "BN column", palette.VERMILLION)):
+    for k, box_name, color in ((1, "LN row", theme.BLUE), (9, "BN column", theme.VERMILLION)):
         fig = wt.fig_step(x, walk[k], rows, cols)
         np.testing.assert_allclose(heat(fig, "x").z, x.numpy(), **SHOWN)
         assert heat(fig, "x").colorscale == fig.data[0].colorscale and fig.data[0].zmid == 0

@@ -1,0 +1,193 @@
+"""One control of a view: its key, type, default and range, and how a link's value is read.
+
+A :class:`Param`'s ``key`` is the widget key, the URL query parameter and the
+lnviz argument name all at once. A value from a link goes through
+:meth:`Param.parse`, which follows the widget's own rules exactly: text, NaN,
+±inf and out-of-range numbers never get through; each is dropped for the
+default (or cut to a whole number), and a short note says what was changed.
+The table of every control is :mod:`lnviz.state`.
+
+Notes echo what a link said. A link is anyone's text, so every echoed value
+goes through :func:`quote`: shortened, and set as a Markdown code span, which
+renders as literal text (no link, image, HTML or Streamlit directive).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+# What a note shows of a link's value at most; the rest is cut.
+QUOTE_LIMIT = 24
+
+
+def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
+    """``text`` from a link, safe to put in Markdown: shortened, one line, as a code span.
+
+    A code span's content is literal in Markdown: no emphasis, link, image,
+    HTML or ``:color[...]`` directive inside it. Its fence is one backtick
+    longer than the longest run of backticks in the text, so the text can't
+    close it early.
+    """
+    flat = "".join(c if c.isprintable() else " " for c in str(text))
+    if len(flat) > limit:
+        flat = flat[: limit - 1] + "…"
+    longest = max(map(len, re.findall("`+", flat)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
+    return f"{fence}{pad}{flat}{pad}{fence}"
+
+
+def format_number(value: float) -> str:
+    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back)."""
+    short = f"{value:g}"
+    return short if float(short) == value else repr(value)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One control of a view.
+
+    ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
+    range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
+    log-scale steps, which a link may give as any number and which snap to the
+    nearest option in log space).
+    """
+
+    key: str
+    label: str
+    kind: str
+    default: Any
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    options: tuple = field(default=())
+    help: str = ""
+    old_keys: tuple[str, ...] = ()  # what older links called this control; still read, with a note
+
+    def but(self, **changes: Any) -> Param:
+        """This control as one page needs it: another range, default, label or help; the same key."""
+        return replace(self, **changes)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("int", "float", "bool", "choice"):
+            raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
+        if self.kind == "choice" and self.default not in self.options:
+            raise ValueError(f"{self.key}: default {self.default!r} is not an option")
+        if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
+            raise ValueError(f"{self.key}: default {self.default!r} outside [{self.lo}, {self.hi}]")
+
+    def format(self, value: Any) -> str:
+        """``value`` as it appears in a URL."""
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return format_number(value)
+        return str(value)
+
+    def coerce(self, value: Any) -> Any:
+        """The valid value nearest to ``value``: clamped into range, or the default if unusable.
+
+        For a value already held in session state that this control cannot
+        take, such as a batch size left by a page whose range is wider.
+        """
+        if self.kind in ("int", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                return self.default
+            if not math.isfinite(number):
+                return self.default
+            return type(self.default)(min(max(number, self.lo), self.hi))
+        if self.kind == "bool":
+            return value if isinstance(value, bool) else self.default
+        return value if value in self.options else self.default
+
+    def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
+        """The value a link asks for, made valid, and a note if anything changed.
+
+        The rules are the widget's own (Streamlit's, for a control bound to
+        the URL): a number outside the range, NaN, ±inf or text is dropped for
+        the default; a fraction given to a whole-number control is cut to its
+        integer part; a choice must be spelled as the option is. ``raw`` is
+        the query string's value, a list when the key is repeated: the last
+        one counts. Returns ``(value, None)`` when the link's value was taken
+        as it is. Used for a control that has no widget (hidden by the link).
+        """
+        if raw is None or (isinstance(raw, list | tuple) and not raw):
+            return self.default, None
+        value, _ = self._parse_text(_last(raw))
+        return value, self.note(raw, value)
+
+    def note(self, raw: str | list[str], used: Any) -> str | None:
+        """What to tell the user when a link said ``raw`` and the control got ``used``.
+
+        None when the link's value was taken as it is; otherwise one line
+        naming the control, what the link said, why it was not taken (by this
+        control's rules, or the widget's own), and the value used instead.
+        """
+        text = _last(raw)
+        value, why = self._parse_text(text)
+        repeated = f" ({self.key} was given {len(raw)} times; the last one counts)" if _count(raw) > 1 else ""
+        if used != value and why is None:
+            why = "was not accepted"
+        if why is None and not repeated:
+            return None
+        if why is None:
+            return f"{self.label}: using {self.format(used)}{repeated}."
+        return f"{self.label}: {quote(text)} {why}; using {self.format(used)}{repeated}."
+
+    def _parse_text(self, text: str) -> tuple[Any, str | None]:
+        default = self.default
+        if self.kind == "bool":
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true", None
+            return default, "is not true or false"
+        if self.kind == "choice":
+            for option in self.options:
+                if text == self.format(option):
+                    return option, None
+            listed = ", ".join(self.format(o) for o in self.options[:6])
+            more = ", ..." if len(self.options) > 6 else ""
+            return default, f"is not one of the options ({listed}{more})"
+        try:
+            number = float(text)
+        except ValueError:
+            return default, "is not a number"
+        if not math.isfinite(number):
+            return default, "is not a finite number"
+        if not self.lo <= number <= self.hi:
+            return default, f"is outside {format_number(self.lo)} to {format_number(self.hi)}"
+        if self.kind == "int":
+            whole = int(number)
+            if whole != number:
+                return whole, "is not a whole number"
+            return whole, None
+        return number, None
+
+
+def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tuple[dict[str, Any], list[str]]:
+    """Every param's value from ``query`` (defaults where absent) and the notes."""
+    values, notes = {}, []
+    for p in params:
+        value, note = p.parse(query.get(p.key))
+        values[p.key] = value
+        if note:
+            notes.append(note)
+    return values, notes
+
+
+def _last(raw: str | list[str]) -> str:
+    """The value that counts when a key is repeated in a query string: the last."""
+    return str(raw[-1]) if isinstance(raw, list | tuple) else str(raw)
+
+
+def _count(raw: str | list[str]) -> int:
+    return len(raw) if isinstance(raw, list | tuple) else 1
+
+
+def to_query(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, str]:
+    """The query parameters that reproduce ``values``: every value that is not its default."""
+    return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}

@@ -1,0 +1,241 @@
+"""The figure kit: every figure in lnviz is built from these helpers, as plain dicts.
+
+A builder (``fig_*`` in each module) returns a ``go.Figure`` and never renders.
+The kit writes traces and layouts as plain dicts and wraps them in
+:func:`figure` without plotly's per-property validation: building figures
+through ``make_subplots`` and ``update_*`` cost 20 to 150 ms each on every
+slider move, most of a rerun. ``tests/test_figures.py`` validates every
+builder's output against plotly instead.
+
+Margins are fixed and plotly.js's automatic margins are off: measuring every
+label and redrawing to fit them was the largest part of a redraw. Each
+builder says how much room its labels need (``margin``).
+
+Arrays go to plotly as float32 numpy arrays, which plotly sends as compact
+binary. The look (colour roles, value scales, type) is :mod:`lnviz.theme`;
+:func:`lecture` scales every text of a built figure for a projector.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+from torch import Tensor
+
+from lnviz import theme
+
+Axes = tuple[str, str]  # ("x2", "y2"): the axes a trace or shape is drawn on
+
+
+def figure(
+    traces: list[dict[str, Any]], layout: dict[str, Any], margin: dict[str, int], height: int | None = None
+) -> go.Figure:
+    """A figure from plain trace and layout dicts, with the theme's type and fixed ``margin`` (l, r, t, b px)."""
+    layout = {"font": {"family": theme.FONT_FAMILY, "size": theme.FONT_SIZE}} | layout
+    layout["margin"] = margin | {"autoexpand": False}
+    if height is not None:
+        layout["height"] = height
+    for name, axis in layout.items():
+        if name.startswith(("xaxis", "yaxis")):
+            axis.setdefault("automargin", False)
+    return go.Figure({"data": traces, "layout": layout}, _validate=False)
+
+
+def to_numpy(t: Tensor | np.ndarray | Sequence[float]) -> np.ndarray:
+    """A float32 numpy copy of ``t`` (a tensor on any device, an array or a list), for plotly."""
+    if isinstance(t, Tensor):
+        return t.detach().to("cpu").float().numpy()
+    return np.asarray(t, dtype=np.float32)
+
+
+def index(s: slice) -> np.ndarray:
+    """The integer positions of a window ``s`` (a slice with start and stop), for an axis."""
+    return np.arange(s.start, s.stop)
+
+
+def columns(n: int, gap: float = 0.06, start: float = 0.0, end: float = 1.0) -> list[list[float]]:
+    """Domains of ``n`` side-by-side panels between ``start`` and ``end`` (paper coordinates)."""
+    width = (end - start - gap * (n - 1)) / n
+    return [[start + k * (width + gap), start + k * (width + gap) + width] for k in range(n)]
+
+
+def axis_names(k: int) -> Axes:
+    """The axes of the ``k``-th panel, counted from 1: ("x", "y"), ("x2", "y2"), ..."""
+    return ("x", "y") if k == 1 else (f"x{k}", f"y{k}")
+
+
+def layout_key(axis: str) -> str:
+    """The layout key of a trace's axis name: "x2" -> "xaxis2", "y" -> "yaxis"."""
+    return axis[0] + "axis" + axis[1:]
+
+
+def title(text: str, x: float, y: float = 1.0, **font: Any) -> dict[str, Any]:
+    """A panel title centred at paper coordinate ``x`` above the plot area (an annotation)."""
+    return dict(
+        text=text,
+        x=x,
+        y=y,
+        xref="paper",
+        yref="paper",
+        xanchor="center",
+        yanchor="bottom",
+        showarrow=False,
+        font={"size": theme.TITLE_SIZE} | font,
+    )
+
+
+def note(text: str, x: float, y: float, axes: Axes | None = None, **kw: Any) -> dict[str, Any]:
+    """A free-standing text at (x, y): in paper coordinates, or on ``axes``."""
+    xref, yref = (f"{axes[0]}", f"{axes[1]}") if axes else ("paper", "paper")
+    return dict(text=text, x=x, y=y, xref=xref, yref=yref, showarrow=False) | kw
+
+
+def heatmap(z: np.ndarray, x: np.ndarray, y: np.ndarray, name: str, axes: Axes = ("x", "y"), **kw: Any) -> dict:
+    """A heatmap trace of ``z`` (rows along y, columns along x), with a hover naming the cell."""
+    return (
+        dict(
+            type="heatmap",
+            z=z,
+            x=x,
+            y=y,
+            name=name,
+            xaxis=axes[0],
+            yaxis=axes[1],
+            hovertemplate="sample %{y}, feature %{x}<br>" + name + " = %{z:.4g}<extra></extra>",
+        )
+        | kw
+    )
+
+
+def line(
+    x: Any,
+    y: Any,
+    name: str,
+    color: str,
+    axes: Axes = ("x", "y"),
+    dash: str | None = None,
+    width: float = 2,
+    markers: dict | None = None,
+    **kw: Any,
+) -> dict[str, Any]:
+    """A line trace in ``color``; with ``markers`` (a marker dict), markers on its points too."""
+    trace = dict(
+        type="scatter",
+        x=x,
+        y=y,
+        name=name,
+        mode="lines+markers" if markers is not None else "lines",
+        line=dict(color=color, width=width) | (dict(dash=dash) if dash else {}),
+        xaxis=axes[0],
+        yaxis=axes[1],
+    )
+    if markers is not None:
+        trace["marker"] = dict(color=color) | markers
+    return trace | kw
+
+
+def points(x: Any, y: Any, name: str, color: str, axes: Axes = ("x", "y"), **marker: Any) -> dict[str, Any]:
+    """A markers-only scatter trace."""
+    return dict(
+        type="scatter",
+        x=x,
+        y=y,
+        name=name,
+        mode="markers",
+        marker=dict(color=color) | marker,
+        xaxis=axes[0],
+        yaxis=axes[1],
+    )
+
+
+def bars(x: Any, y: Any, name: str, color: str | list[str], axes: Axes = ("x", "y"), **kw: Any) -> dict[str, Any]:
+    """A bar trace in ``color`` (one colour, or one per bar)."""
+    return dict(type="bar", x=x, y=y, name=name, marker=dict(color=color), xaxis=axes[0], yaxis=axes[1]) | kw
+
+
+def histogram(counts: Tensor, centres: Tensor, name: str, color: str, axes: Axes = ("x", "y")) -> dict[str, Any]:
+    """Counts already binned (by :func:`lnviz.explorer.histogram`) as touching bars."""
+    return bars(
+        to_numpy(centres),
+        to_numpy(counts),
+        name,
+        color,
+        axes,
+        hovertemplate=name + ": %{y:.0f} values near %{x:.3g}<extra></extra>",
+    )
+
+
+def rect(x0: float, x1: float, y0: float, y1: float, axes: Axes = ("x", "y"), **line: Any) -> dict[str, Any]:
+    """An outline (a shape) from (x0, y0) to (x1, y1) on ``axes``; ``line`` sets colour, width, dash."""
+    return dict(
+        type="rect", x0=x0, x1=x1, y0=y0, y1=y1, xref=axes[0], yref=axes[1], line=dict(width=3) | line, layer="above"
+    )
+
+
+def band(x0: float, x1: float, axes: Axes = ("x", "y"), color: str = theme.GREY, opacity: float = 0.25) -> dict:
+    """A shaded vertical band from x0 to x1 across the whole height of ``axes``' plot area."""
+    return dict(
+        type="rect",
+        x0=x0,
+        x1=x1,
+        y0=0,
+        y1=1,
+        xref=axes[0],
+        yref=f"{axes[1]} domain",
+        fillcolor=color,
+        opacity=opacity,
+        line=dict(width=0),
+        layer="below",
+    )
+
+
+def vline(x: float, axes: Axes = ("x", "y"), **line: Any) -> dict[str, Any]:
+    """A vertical line at x across the whole height of ``axes``' plot area (a shape)."""
+    return dict(type="line", x0=x, x1=x, y0=0, y1=1, xref=axes[0], yref=f"{axes[1]} domain", line=line)
+
+
+def hline(y: float, axes: Axes = ("x", "y"), **line: Any) -> dict[str, Any]:
+    """A horizontal line at y across the whole width of ``axes``' plot area (a shape)."""
+    return dict(type="line", x0=0, x1=1, y0=y, y1=y, xref=f"{axes[0]} domain", yref=axes[1], line=line)
+
+
+def samples_axis(count: int, **kw: Any) -> dict[str, Any]:
+    """A samples axis: top to bottom like a matrix, with whole-number ticks when there are few."""
+    return dict(autorange="reversed") | (dict(dtick=1) if count < 8 else {}) | kw
+
+
+def legend_above(y: float = 1.02) -> dict[str, Any]:
+    """A horizontal legend above the plot area, left-aligned (it never covers the data)."""
+    return dict(orientation="h", x=0, xanchor="left", y=y, yanchor="bottom")
+
+
+def lecture(fig: go.Figure, scale: float = theme.LECTURE_SCALE) -> go.Figure:
+    """``fig`` for a projector: every font size and margin times ``scale``.
+
+    Text that inherits the figure's font (ticks, legends, colour bars, hover
+    labels) grows with it; every explicit size (titles, annotations) is scaled
+    too, wherever it sits in the layout.
+    """
+    spec = fig.to_dict()
+    layout = spec["layout"]
+    _scale_sizes(layout, scale)
+    layout["margin"] = {k: round(v * scale) if k in "lrtb" else v for k, v in layout.get("margin", {}).items()}
+    if "height" in layout:
+        layout["height"] = round(layout["height"] * (1 + (scale - 1) / 2))
+    return go.Figure(spec, _validate=False)
+
+
+def _scale_sizes(node: Any, scale: float, in_font: bool = False) -> None:
+    """Multiply every ``size`` inside a font dict of ``node``, in place."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "size" and in_font and isinstance(value, int | float):
+                node[key] = round(value * scale, 1)
+            else:
+                _scale_sizes(value, scale, in_font=key.endswith("font"))
+    elif isinstance(node, list):
+        for item in node:
+            _scale_sizes(item, scale, in_font)

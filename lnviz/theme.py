@@ -1,0 +1,75 @@
+"""The look of every figure: colour roles, value scales, type sizes and the lecture scale.
+
+Colour roles. Each norm has one colour, the same on every page, in every chart
+and in the prose (:data:`ROLES`; the prose's Streamlit colour names are
+:data:`PROSE`). The categorical colours are Okabe and Ito's palette, which stays
+distinguishable under the common colour-vision deficiencies. Series that are
+not norms (features 0 to 3, Pre-LN and Post-LN, variance algorithms) take
+:data:`SERIES`, which never uses LN's or BN's colour.
+
+Values. Signed data use :data:`DIVERGING`, ColorBrewer's PRGn (purple, white at
+0, green): colour-blind safe, and free of LN's blue and BN's vermillion, so a
+cell's colour is never read as "this is LN" or "this is BN". Magnitudes use
+:data:`SEQUENTIAL`, PRGn's green half from white.
+"""
+
+# Okabe and Ito
+BLUE = "#0072B2"
+VERMILLION = "#D55E00"
+ORANGE = "#E69F00"
+SKY = "#56B4E9"
+GREEN = "#009E73"
+YELLOW = "#F0E442"
+PURPLE = "#CC79A7"
+BLACK = "#000000"
+GREY = "#999999"
+# Ink for marks on the value scale (hatching of NaN cells, outlines of a pick).
+INK = "#333333"
+
+# One colour per norm, on every page.
+ROLES = {
+    "LN": BLUE,
+    "BN": VERMILLION,
+    "RMSNorm": GREEN,
+    "InstanceNorm": PURPLE,
+    "GroupNorm": ORANGE,
+    "WN": BLACK,
+    "none": GREY,
+    "input": GREY,
+}
+# The same roles in Streamlit's Markdown (`:blue[LayerNorm]`): the closest of its named colours.
+PROSE = {"LN": "blue", "BN": "orange", "RMSNorm": "green", "InstanceNorm": "violet", "GroupNorm": "orange"}
+
+# Categories that are not norms, in order of use. Never LN's blue or BN's vermillion.
+SERIES = (BLACK, PURPLE, SKY, ORANGE, GREEN, GREY)
+
+# ColorBrewer's PRGn: negative purple, 0 white, positive green. Spelled out, because
+# plotly.js knows only a few scale names and the figures skip plotly's validation,
+# which would expand them.
+DIVERGING = [
+    [0.0, "rgb(64,0,75)"],
+    [0.1, "rgb(118,42,131)"],
+    [0.2, "rgb(153,112,171)"],
+    [0.3, "rgb(194,165,207)"],
+    [0.4, "rgb(231,212,232)"],
+    [0.5, "rgb(247,247,247)"],
+    [0.6, "rgb(217,240,211)"],
+    [0.7, "rgb(166,219,160)"],
+    [0.8, "rgb(90,174,97)"],
+    [0.9, "rgb(27,120,55)"],
+    [1.0, "rgb(0,68,27)"],
+]
+SEQUENTIAL = [
+    [0.0, "rgb(247,247,247)"],
+    [0.25, "rgb(217,240,211)"],
+    [0.5, "rgb(166,219,160)"],
+    [0.75, "rgb(90,174,97)"],
+    [1.0, "rgb(0,68,27)"],
+]
+
+# Type, in CSS pixels. Every chart text inherits FONT_SIZE unless it is a title.
+FONT_FAMILY = "Source Sans Pro, Source Sans 3, sans-serif"
+FONT_SIZE = 13
+TITLE_SIZE = 16
+# In lecture mode every chart's text grows by this factor, as the page's prose does (20 px against 13).
+LECTURE_SCALE = 1.55
