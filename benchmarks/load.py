@@ -143,7 +143,7 @@ class Plan:
 
 
 def plan(index: int) -> Plan:
-    presets = list(data.PRESETS)
+    presets = list(data.DISTS)
     return Plan(
         index=index,
         dist=presets[index % len(presets)],

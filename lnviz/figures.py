@@ -44,15 +44,8 @@ def _stats_line(x: np.ndarray, y: np.ndarray, name: str, color: str, sigma: bool
 def _picker(x: np.ndarray, rows: slice, cols: slice) -> dict[str, Any]:
     """An invisible marker on every cell centre: plotly can't select heatmap cells by a click, markers it can."""
     ii, jj = np.meshgrid(plot.index(rows), plot.index(cols), indexing="ij")
-    return plot.points(
-        jj.ravel(),
-        ii.ravel(),
-        PICKER,
-        theme.INK,
-        size=8,
-        opacity=0,
+    return plot.points(jj.ravel(), ii.ravel(), PICKER, theme.INK, size=8, opacity=0) | dict(
         customdata=x.ravel(),
-    ) | dict(
         showlegend=False,
         hovertemplate="sample %{y}, feature %{x}<br>x = %{customdata:.4g}<extra>click to choose</extra>",
     )

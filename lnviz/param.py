@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -86,6 +87,16 @@ class Param:
         if isinstance(value, float):
             return format_number(value)
         return str(value)
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` is one this control can take: the right type, and in range or an option."""
+        if self.kind == "int":
+            return isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+        if self.kind == "float":
+            return isinstance(value, float | int) and math.isfinite(value) and self.lo <= value <= self.hi
+        if self.kind == "bool":
+            return isinstance(value, bool)
+        return value in self.options
 
     def coerce(self, value: Any) -> Any:
         """The valid value nearest to ``value``: clamped into range, or the default if unusable.
@@ -168,17 +179,6 @@ class Param:
         return number, None
 
 
-def validate(params: tuple[Param, ...], query: dict[str, str | list[str]]) -> tuple[dict[str, Any], list[str]]:
-    """Every param's value from ``query`` (defaults where absent) and the notes."""
-    values, notes = {}, []
-    for p in params:
-        value, note = p.parse(query.get(p.key))
-        values[p.key] = value
-        if note:
-            notes.append(note)
-    return values, notes
-
-
 def _last(raw: str | list[str]) -> str:
     """The value that counts when a key is repeated in a query string: the last."""
     return str(raw[-1]) if isinstance(raw, list | tuple) else str(raw)
@@ -188,6 +188,6 @@ def _count(raw: str | list[str]) -> int:
     return len(raw) if isinstance(raw, list | tuple) else 1
 
 
-def to_query(params: tuple[Param, ...], values: dict[str, Any]) -> dict[str, str]:
+def to_query(params: Iterable[Param], values: dict[str, Any]) -> dict[str, str]:
     """The query parameters that reproduce ``values``: every value that is not its default."""
     return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}

@@ -10,7 +10,7 @@ not norms (features 0 to 3, Pre-LN and Post-LN, variance algorithms) take
 Values. Signed data use :data:`DIVERGING`, ColorBrewer's PRGn (purple, white at
 0, green): colour-blind safe, and free of LN's blue and BN's vermillion, so a
 cell's colour is never read as "this is LN" or "this is BN". Magnitudes use
-:data:`SEQUENTIAL`, PRGn's green half from white.
+:data:`SEQUENTIAL`, ColorBrewer's Greens, from white.
 """
 
 # Okabe and Ito
@@ -60,10 +60,14 @@ DIVERGING = [
     [1.0, "rgb(0,68,27)"],
 ]
 SEQUENTIAL = [
-    [0.0, "rgb(247,247,247)"],
-    [0.25, "rgb(217,240,211)"],
-    [0.5, "rgb(166,219,160)"],
-    [0.75, "rgb(90,174,97)"],
+    [0.0, "rgb(247,252,245)"],
+    [0.125, "rgb(229,245,224)"],
+    [0.25, "rgb(199,233,192)"],
+    [0.375, "rgb(161,217,155)"],
+    [0.5, "rgb(116,196,118)"],
+    [0.625, "rgb(65,171,93)"],
+    [0.75, "rgb(35,139,69)"],
+    [0.875, "rgb(0,109,44)"],
     [1.0, "rgb(0,68,27)"],
 ]
 

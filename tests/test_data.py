@@ -1,4 +1,4 @@
-"""Seeded activation presets: reproducible, and shaped like the story they tell."""
+"""Seeded activation grids: reproducible, and shaped like the story each distribution tells."""
 
 import pytest
 import torch
@@ -6,11 +6,11 @@ import torch
 from lnviz import data
 
 
-@pytest.mark.parametrize("preset", list(data.PRESETS))
-def test_same_seed_same_grid_different_seed_different_grid(preset):
-    a = data.make_activations(preset, 9, 13, seed=5)
-    b = data.make_activations(preset, 9, 13, seed=5)
-    c = data.make_activations(preset, 9, 13, seed=6)
+@pytest.mark.parametrize("dist", list(data.DISTS))
+def test_same_seed_same_grid_different_seed_different_grid(dist):
+    a = data.make_activations(dist, 9, 13, seed=5)
+    b = data.make_activations(dist, 9, 13, seed=5)
+    c = data.make_activations(dist, 9, 13, seed=6)
     assert a.shape == (9, 13) and a.dtype == torch.float64
     assert torch.equal(a, b)
     assert not torch.equal(a, c)

@@ -86,7 +86,7 @@ def test_only_matrices_are_exported(fn, shape):
 # The script: every preset, γ/β scalar and per feature, ε 0 and 1e-5, and a batch of one.
 CASES = [
     (dist, 7 + k % 3, 5 + 4 * k, 1000 + 37 * k, 1.35, -0.4, affine, eps)
-    for k, dist in enumerate(data.PRESETS)
+    for k, dist in enumerate(data.DISTS)
     for affine in (False, True)
     for eps in (0.0, 1e-5)
 ] + [

@@ -1,12 +1,10 @@
 """The explorer's figures, checked on their data, not by eye."""
 
-import json
-
 import numpy as np
 import plotly.colors
-import plotly.graph_objects as go
 import pytest
 import torch
+from figcheck import assert_plotly_valid
 
 from lnviz import data, explorer, figures, theme
 
@@ -88,11 +86,6 @@ def test_grid_has_a_clickable_marker_on_every_cell():
     assert abs(picker.customdata[k] - float(r.x[2, 7])) < 1e-5
 
 
-def _validated(fig):
-    """The figure through plotly's own validation, which the builders skip for speed: raises on any bad property."""
-    return go.Figure(fig.to_dict())
-
-
 @pytest.mark.parametrize("b, h, cell", [(6, 9, (2, 4)), (1, 9, (0, 3)), (200, 300, (150, 20))])
 def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
     r = explorer.explore(data.make_activations("heterogeneous features", b, h, seed=3), 1.5, -0.5, 1e-5)
@@ -106,14 +99,11 @@ def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
         figures.fig_distributions(hists),
     ]
     for fig in built:
-        # What the browser gets is what plotly's validation would have sent: no
-        # misspelt property, and no value (such as a named colour scale) left for
-        # the validator to expand.
-        assert json.loads(fig.to_json()) == json.loads(_validated(fig).to_json())
+        assert_plotly_valid(fig)
 
 
-def test_the_diverging_scale_is_rdbu_reversed():
-    ours = theme.DIVERGING
-    theirs = plotly.colors.get_colorscale("RdBu_r")
+@pytest.mark.parametrize("ours, name", [(theme.DIVERGING, "PRGn"), (theme.SEQUENTIAL, "Greens")])
+def test_the_value_scales_are_colorbrewers(ours, name):
+    theirs = plotly.colors.get_colorscale(name)
     assert [c for _, c in ours] == [c for _, c in theirs]
     np.testing.assert_allclose([p for p, _ in ours], [p for p, _ in theirs], atol=1e-12)

@@ -238,7 +238,7 @@ def test_npy_bool_and_fortran_order():
 
 
 def test_round_trip_of_the_apps_own_downloads_is_exact():
-    for dist in data.PRESETS:
+    for dist in data.DISTS:
         x = data.make_activations(dist, 9, 17, seed=5)
         check(parse_bytes("x.csv", export.to_csv(x)), x)
         check(parse_bytes("x.npy", export.to_npy(x)), x)

@@ -1,0 +1,120 @@
+"""A control's link values (lnviz.param): as strictly checked as the widget's, and echoed safely."""
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from lnviz import param, state
+
+JUNK = st.one_of(
+    st.text(max_size=30),
+    st.sampled_from(["nan", "NaN", "inf", "-inf", "1e308", "-1e308", "1e12", "-5", "", " ", "0x10", "1,5", "true"]),
+    st.floats(allow_nan=True, allow_infinity=True).map(repr),
+    st.integers(min_value=-(10**15), max_value=10**15).map(str),
+)
+
+
+EVERY = [p for controls in state.PAGES.values() for p in controls]  # every page's version of each
+
+
+@settings(max_examples=300, deadline=None)
+@given(param=st.sampled_from(EVERY), raw=st.one_of(JUNK, st.lists(JUNK, min_size=1, max_size=3)))
+def test_any_link_value_ends_in_range(param, raw):
+    value, note = param.parse(raw)
+    assert param.holds(value), (param.key, raw, value)
+    assert param.parse(param.format(value)) == (value, None)
+    if note is None:
+        assert (raw[-1] if isinstance(raw, list) else raw) != ""
+
+
+@pytest.mark.parametrize(
+    "raw, want, noted",
+    [
+        ("64", 64, False),
+        ("1e3", 1000, False),
+        ("5000", 16, True),
+        ("-3", 16, True),
+        ("12.7", 12, True),
+        ("abc", 16, True),
+        ("nan", 16, True),
+        ("inf", 16, True),
+        ("", 16, True),
+        (["3", "7"], 7, True),
+    ],
+)
+def test_batch_parse_follows_the_slider(raw, want, noted):
+    value, note = state.BATCH.parse(raw)
+    assert value == want
+    assert (note is not None) == noted
+
+
+def test_eps_takes_only_the_offered_steps_as_written():
+    assert state.EPS.parse("0") == (0.0, None)
+    assert state.EPS.parse("1e-05") == (1e-5, None)
+    assert state.EPS.parse("0.001") == (1e-3, None)
+    for junk in ("1e-3", "3e-7", "-1", "1e9", "banana"):
+        value, note = state.EPS.parse(junk)
+        assert value == state.EPS.default and "not one of the options" in note
+
+
+def test_eps_options_span_zero_and_log_scale():
+    opts = state.eps_options()
+    assert opts[0] == 0.0 and min(opts[1:]) == 1e-12 and max(opts) == 1.0
+    assert list(opts) == sorted(opts)
+
+
+def test_choice_must_be_spelled_as_the_option():
+    assert state.DIST.parse("standard normal") == ("standard normal", None)
+    for junk in ("STANDARD NORMAL", "uniform", ""):
+        value, note = state.DIST.parse(junk)
+        assert value == state.DIST.default and "not one of the options" in note
+
+
+def test_bool_parse():
+    assert state.AFFINE.parse("true") == (True, None)
+    assert state.AFFINE.parse("FALSE") == (False, None)
+    value, note = state.AFFINE.parse("1")
+    assert value is False and "not true or false" in note
+    assert state.AFFINE.parse("maybe")[1] is not None
+
+
+def test_note_compares_the_link_with_the_value_the_widget_took():
+    assert state.BATCH.note("12", 12) is None
+    assert "not a number" in state.BATCH.note("abc", 16)
+    # A value this parser would take but the widget refused is still reported, with the value used.
+    note = state.BATCH.note(["3", "7"], 16)
+    assert "was not accepted" in note and "using 16" in note and "2 times" in note
+
+
+def test_coerce_brings_held_values_into_range():
+    assert state.BATCH.coerce(5000) == 1024 and state.BATCH.coerce(-4) == 1
+    assert state.BATCH.coerce(float("nan")) == 16 and state.BATCH.coerce("x") == 16
+    assert state.DIST.coerce("uniform") == state.DIST.default
+    assert state.AFFINE.coerce(1) is False and state.AFFINE.coerce(True) is True
+
+
+@pytest.mark.parametrize(
+    "raw",
+    [
+        "![x](http://host/px.gif)",
+        "[log in](http://host/login)",
+        "<img src=x onerror=alert(1)>",
+        ":red[boom] :material/home:",
+        "$\\frac{1}{0}$",
+        "`a``b`",
+        "a\nb\tc",
+        "9" * 4000,
+    ],
+)
+def test_quote_is_one_short_literal_code_span(raw):
+    quoted = param.quote(raw)
+    fence = quoted[: len(quoted) - len(quoted.lstrip("`"))]
+    inner = quoted[len(fence) : len(quoted) - len(fence)]
+    assert quoted.endswith(fence) and fence not in inner  # nothing inside can close the span
+    assert "\n" not in quoted and len(inner.strip()) <= param.QUOTE_LIMIT
+    assert inner.strip() in raw.replace("\n", " ").replace("\t", " ") or inner.strip().endswith("…")
+
+
+def test_a_note_quotes_what_the_link_said():
+    note = state.BATCH.note("[log in](http://host)", 16)
+    assert "`[log in](http://host)`" in note and "using 16" in note
