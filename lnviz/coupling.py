@@ -177,6 +177,11 @@ def batch_sweep(
     return BatchSweep(star=star, sizes=tuple(sizes), feature=feature, bn_y=bn_y, ln_y=ln_y, bn_limit=bn_limit)
 
 
+def sweep_for(batch: int, features: int, seed: int, sample: int) -> BatchSweep:
+    """:func:`batch_sweep` of row ``sample`` of the unperturbed x (B, H) that :func:`couple` starts from."""
+    return batch_sweep(base(batch, features, seed)[sample], seed)
+
+
 def _np(t: Tensor) -> np.ndarray:
     return t.detach().to("cpu").float().numpy()
 

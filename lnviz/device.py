@@ -47,6 +47,13 @@ def pick(preference: str = "auto") -> torch.device:
     return torch.device("cpu")
 
 
+def unavailable(preference: str, picked: torch.device) -> str | None:
+    """What to tell the user when the device a link asked for is not here (None when it is, or for "auto")."""
+    if preference in ("auto", picked.type):
+        return None
+    return f"{preference.upper()} is not available here, so torch runs on the {picked.type.upper()}."
+
+
 def compute_dtype(device: torch.device) -> torch.dtype:
     """float64 where the device has it (MPS has no float64), else float32."""
     return torch.float32 if device.type == "mps" else torch.float64

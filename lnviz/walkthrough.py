@@ -402,7 +402,7 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
     fig.update_layout(
         height=620,
         margin=dict(l=10, r=10, t=30, b=10),
-        font=FONT,
+        font=dict(family=theme.FONT_FAMILY, size=theme.FONT_SIZE),
         showlegend=False,
         title=dict(text=f"{step.norm}: {step.title}", font=dict(color=color)),
     )

@@ -7,9 +7,7 @@ import streamlit as st
 
 from lnviz import bench, numerics
 from lnviz.device import label
-from lnviz.state import DEVICE, SEED
-from ui import mode
-from ui.controls import control, device_picker, share_box, show_notes
+from ui.page import Page
 
 HEADERS = {
     "label": "kernel",
@@ -43,57 +41,33 @@ def show_table(measurements: list[bench.Measurement], columns: list[str], key: s
         st.caption(note)
 
 
-@st.cache_data(max_entries=16)
-def variance_curve(seed: int) -> numerics.VarianceCurve:
-    return numerics.variance_curve(numerics.OFFSETS, seed=seed)
-
-
-@st.cache_data(max_entries=16)
-def precision_errors(seed: int) -> list[numerics.PrecisionError]:
-    return numerics.precision_errors(numerics.LOW_PRECISION, seed=seed)
-
-
-@st.cache_data(max_entries=1)
-def eps_table() -> list[numerics.EpsRounding]:
-    return numerics.eps_table()
-
-
-mode.apply_lesson()
-st.title("Kernel benchmark")
-mode.show_lesson()
-mode.say(
-    "**Claim:** LayerNorm is memory-bound. It reads each row of x once, computes μ and σ², and writes y once, "
+page = Page.start(
+    "Kernel benchmark",
+    "bench",
+    intro="**Claim:** LayerNorm is memory-bound. It reads each row of x once, computes μ and σ², and writes y once, "
     "with a few operations per byte, so memory bandwidth sets its speed and a plain copy `y.copy_(x)`, measured "
     "here, is its ceiling (the roofline model of Williams, Waterman and Patterson, 2009).\n\n"
     "LN written op by op makes several passes over memory. A fused kernel (`F.layer_norm`, `torch.compile`, "
     "or a Triton kernel as in Triton's LayerNorm tutorial) reads once and writes once.\n\n"
-    "GB/s counts only those ideal bytes: 2 × B × H × bytes per element."
+    "GB/s counts only those ideal bytes: 2 × B × H × bytes per element.",
 )
-
-with st.sidebar:
-    st.header("Case")
-    rows = control(bench.ROWS, "number")
-    hidden = control(bench.HIDDEN, "number")
-    dtype = control(bench.DTYPE, "radio")
-    seed = control(SEED, "number")
-    st.header("Timing")
-    device = device_picker()
-    threads = control(bench.THREADS)
-    with_compile = control(bench.COMPILE, "toggle")
-    st.header("Numerics")
-    offset = control(numerics.OFFSET, "select_slider")
-show_notes()
-share_box((*bench.PARAMS, SEED, *numerics.PARAMS, DEVICE))
+with page.sidebar("Case"):
+    rows = page.control("batch", "number")
+    hidden = page.control("features", "number")
+    dtype = page.control("dtype", "radio")
+    seed = page.control("seed", "number")
+with page.sidebar("Timing"):
+    device = page.device()
+    threads = page.control("threads")
+    with_compile = page.control("compile", "toggle")
+with page.sidebar("Numerics"):
+    offset = page.control("offset", "select_slider")
 
 # One case, every rerun --------------------------------------------------------------------------------------------
 st.header("One case, measured on every rerun")
 used_rows = bench.quick_rows(rows, hidden, dtype)
 start = time.perf_counter()
-try:
-    quick = bench.quick(rows, hidden, dtype, device, seed=seed, threads=threads)
-except ValueError as err:
-    st.warning(f"This case cannot be measured: {err}")
-    st.stop()
+quick = page.run(bench.quick, rows, hidden, dtype, device, seed=seed, threads=threads)
 elapsed_ms = 1e3 * (time.perf_counter() - start)
 threads_used = quick[0].threads
 st.caption(
@@ -108,7 +82,11 @@ if used_rows < rows:
         f"{bench.QUICK_WORKING_SET // bench.MIB} MiB (x and y) to stay fast, so it runs from cache. "
         "The sweep below uses large arrays."
     )
-st.plotly_chart(bench.fig_quick(quick), key="bench_quick")
+page.chart(
+    bench.fig_quick(quick),
+    key="bench_quick",
+    alt=f"GB/s of each kernel on {used_rows} × {hidden} {dtype}, against the copy's.",
+)
 if any(pct > 100 for pct in bench.percent_of_copy(quick)):
     st.caption(
         "Above 100% of the copy: a kernel moved its bytes faster than the copy did. On a case this small the "
@@ -141,7 +119,7 @@ if st.button("Run the full sweep", key="bench_run_sweep", type="primary"):
 
 results = st.session_state.get("bench_sweep")
 if results:
-    st.plotly_chart(bench.fig_sweep(results), key="bench_sweep_fig")
+    page.chart(bench.fig_sweep(results), key="bench_sweep_fig", alt="GB/s of each kernel against H, by dtype.")
     sweep_table = pd.DataFrame(bench.table(results))
     st.subheader("Error against float64, by dtype")
     st.caption(
@@ -172,8 +150,12 @@ st.markdown(
     "equal large numbers, and their difference is mostly rounding: catastrophic cancellation. Removing the mean "
     "first (two passes) or Welford's running update keeps the variance accurate."
 )
-curve = variance_curve(seed)
-st.plotly_chart(numerics.fig_variance(curve, offset), key="bench_variance")
+curve = page.compute(numerics.variance_curve, numerics.OFFSETS, seed)
+page.chart(
+    numerics.fig_variance(curve, offset),
+    key="bench_variance",
+    alt="Relative error of σ² against the mean offset, for single-pass, two-pass and Welford variance.",
+)
 at = curve.offsets.index(offset)
 cols = st.columns(len(numerics.METHODS))
 for col, method in zip(cols, numerics.METHODS, strict=True):
@@ -202,7 +184,7 @@ st.dataframe(
             "F.layer_norm error": p.fused,
             "op-by-op error": p.op_by_op,
         }
-        for p in precision_errors(seed)
+        for p in page.compute(numerics.precision_errors, numerics.LOW_PRECISION, seed)
     ).style.format({c: "{:.1e}" for c in ("u", "u · max|y|", "F.layer_norm error", "op-by-op error")}),
     hide_index=True,
     key="bench_precision",
@@ -215,4 +197,5 @@ st.markdown(
     "survives; bfloat16 keeps float32's range."
 )
 st.code(f"torch.tensor(1e-12, dtype=torch.float16) == 0  # {numerics.eps_rounding(1e-12, 'float16').vanishes}")
-st.dataframe(pd.DataFrame(numerics.eps_rows(eps_table())), hide_index=True, key="bench_eps")
+st.dataframe(pd.DataFrame(numerics.eps_rows(page.compute(numerics.eps_table))), hide_index=True, key="bench_eps")
+page.finish()

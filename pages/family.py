@@ -4,54 +4,60 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from lnviz import family, state
-from ui.controls import control, share_box, show_notes
+from lnviz import family
+from ui.page import Page
 
-st.title("The norm family on one tensor")
-st.markdown(
-    "**The claim.** BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and differ only in which "
-    "elements share a mean and a variance. The picture follows Figure 2 of Wu and He, *Group Normalization* "
+page = Page.start(
+    "The norm family on one tensor",
+    "family",
+    intro="**The claim.** BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and differ only in "
+    "which elements share a mean and a variance. The picture follows Figure 2 of Wu and He, *Group Normalization* "
     "(2018), which draws a batch of feature maps as an N × C × (H·W) block. RMSNorm (Zhang and Sennrich, 2019) "
     "pools like LayerNorm but does not subtract the mean.\n\n"
     "Pick an element and a norm: the highlighted elements are the ones averaged together with it. "
-    "The table shows what each norm makes of that one element."
+    "The table shows what each norm makes of that one element.",
+)
+with page.sidebar("Tensor"):
+    batch = page.control("batch")
+    channels = page.control("channels")
+    positions = page.control("positions")
+    groups = page.control("groups")
+    seed = page.control("seed", "number")
+norm = page.control("norm", "radio", where=st, horizontal=True)
+pick_n, pick_c, pick_pos = st.columns(3)
+pick = (
+    page.index("sample", batch, where=pick_n),
+    page.index("channel", channels, where=pick_c),
+    page.index("position", positions, where=pick_pos),
 )
 
-batch = control(family.BATCH)
-channels = control(family.CHANNELS)
-positions = control(family.POSITIONS)
-groups = control(family.GROUPS)
-seed = control(state.SEED, widget="number")
-norm = control(family.NORM, widget="radio", where=st, horizontal=True)
-pick_n, pick_c, pick_pos = st.columns(3)
-n = control(family.N_PICK, widget="number", where=pick_n)
-c = control(family.C_PICK, widget="number", where=pick_c)
-pos = control(family.POS, widget="number", where=pick_pos)
-show_notes()
-
 x = family.make_tensor(batch, channels, positions, seed)  # (N, C, H·W)
-pick, moved = family.clamp_pick(tuple(x.shape), (n, c, pos))
-if moved:
-    st.info("The picked element must lie inside the tensor:\n\n" + "\n".join(f"- {m}" for m in moved))
-
-groups_error = ""
 try:
     family.check_groups(channels, groups)
+    usable = family.NORMS
 except ValueError as err:
-    groups_error = str(err)
-    st.warning(groups_error + " GroupNorm is left out until then.")
-
-usable = [name for name in family.NORMS if not (name == "GroupNorm" and groups_error)]
+    st.warning(f"{err} GroupNorm is left out until then.", icon=":material/warning:")
+    usable = tuple(name for name in family.NORMS if name != "GroupNorm")
 results = {name: family.normalize(x, name, groups) for name in usable}
 masks = {name: family.pooled_mask(tuple(x.shape), name, pick, groups) for name in usable}
 
+where = f"x[{pick[0]}, {pick[1]}, {pick[2]}]"
 if norm in masks:
-    st.plotly_chart(family.fig_cube(x, masks[norm], pick, norm), key="family_cube")
-st.plotly_chart(
-    family.fig_family(masks, pick, norm, note=f"G = {groups} does not<br>divide C = {channels}"), key="family_panels"
+    page.chart(
+        family.fig_cube(x, masks[norm], pick, norm),
+        key="family_cube",
+        alt=f"The tensor as an N × C × H·W block; the {int(masks[norm].sum())} elements {norm} pools with {where} "
+        "are highlighted.",
+    )
+page.chart(
+    family.fig_family(masks, pick, norm, note=f"G = {groups} does not<br>divide C = {channels}"),
+    key="family_panels",
+    alt=f"For each norm, the elements pooled with {where}: "
+    + ", ".join(f"{name} {int(mask.sum())}" for name, mask in masks.items())
+    + ".",
 )
 
-st.subheader(f"What each norm makes of x[{pick[0]}, {pick[1]}, {pick[2]}]")
+st.subheader(f"What each norm makes of {where}")
 st.dataframe(
     [asdict(family.cell_stats(name, results[name], pick)) for name in usable],
     key="family_table",
@@ -66,5 +72,4 @@ st.dataframe(
     hide_index=True,
 )
 st.caption("ε = 1e-5, biased variance, as PyTorch. γ = 1 and β = 0, so the output y equals x̂.")
-
-share_box(family.PARAMS)
+page.finish()

@@ -3,40 +3,32 @@
 import streamlit as st
 
 from lnviz import invariance
-from ui.controls import control, share_box, show_notes
+from ui.page import Page
 
-st.title("Invariance table")
-st.markdown(
-    "**Claim:** each normalization undoes some re-scalings and re-centerings of the weights or the "
+page = Page.start(
+    "Invariance table",
+    "invariance",
+    intro="**Claim:** each normalization undoes some re-scalings and re-centerings of the weights or the "
     "data, and not others. This is Table 1 of Ba, Kiros and Hinton (2016, *Layer Normalization*, §5.1); "
     "RMSNorm (Zhang and Sennrich 2019) is an extra row.\n\n"
     "Here nothing is typed in: a random layer a = W x is transformed, each norm's output is computed "
     "before and after, and the cell shows max |Δ| with ✓ when it is at most "
     f"{invariance.TOL:g}.\n\n"
-    "With ε > 0 the scale invariances are only approximate: raise ε and watch them fail."
+    "With ε > 0 the scale invariances are only approximate: raise ε and watch them fail.",
 )
+with page.sidebar("Layer"):
+    eps = page.control("eps", "select_slider")
+    seed = page.control("seed", "number")
 
-with st.sidebar:
-    st.header("Layer")
-    eps = control(invariance.EPS, "select_slider")
-    seed = control(invariance.SEED, "number")
-show_notes()
-
-
-@st.cache_data(max_entries=64, show_spinner=False)
-def _table(eps: float, seed: int) -> dict[str, dict[str, float]]:
-    return invariance.invariance_table(eps, seed)
-
-
-try:
-    table = _table(eps, seed)
-except ValueError as err:
-    st.warning(f"This combination cannot be computed: {err}.")
-    st.stop()
-
+table = page.compute(invariance.invariance_table, eps, seed)
 agree = invariance.agreement(table)
 st.metric("Cells that agree with the paper (RMSNorm: with the derived row)", f"{agree} of {invariance.CELLS}")
-st.plotly_chart(invariance.fig_table(table), key="table_chart", width="stretch")
+page.chart(
+    invariance.fig_table(table),
+    key="table_chart",
+    alt=f"Which norm is invariant to which transformation, computed at ε = {eps:g}: "
+    f"{agree} of {invariance.CELLS} cells agree with the paper.",
+)
 
 with st.expander("What each transformation does, and the numbers used", expanded=True):
     st.markdown(
@@ -52,10 +44,9 @@ with st.expander("What each transformation does, and the numbers used", expanded
         "cancel in Δ: the table compares the normalized outputs themselves. Weight normalization divides each "
         "unit's a_i by ‖w_i‖ and has no ε. BN pools over the N cases, LN and RMSNorm over the H units of one case."
     )
-st.caption(
+page.say(
     "Why LN is invariant to re-centering W: adding the same vector γ to every unit's weights adds γᵀx to "
     "every summed input of a case, and LN subtracts the case's mean. RMSNorm does not subtract a mean, so it is "
     "not; it survives only scalings of a case's whole vector a."
 )
-
-share_box(invariance.PARAMS)
+page.finish()

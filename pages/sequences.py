@@ -2,46 +2,31 @@
 
 import streamlit as st
 
-from lnviz import sequences, state
-from lnviz.sequences import SequenceLab
-from ui.controls import control, share_box, show_notes
+from lnviz import sequences
+from ui.page import Page
 
-st.title("Sequences: why LN suits recurrent models")
-st.markdown(
-    "**The claim.** In a recurrent model BN must keep separate statistics for every time step. "
+page = Page.start(
+    "Sequences: why LN suits recurrent models",
+    "sequences",
+    intro="**The claim.** In a recurrent model BN must keep separate statistics for every time step. "
     "Padding pollutes them, late steps rest on a handful of samples, and a test sequence longer than any "
     "training sequence reaches steps with no statistics at all. LN normalizes each token by its own features, "
     "so none of this touches it. The argument is from Ba, Kiros and Hinton, *Layer Normalization* (2016), "
     "§1 and §3.1.\n\n"
     "Below, sequences of different lengths are padded into one batch. Per-step BN is computed twice: over the "
-    "whole padded batch, and over the real tokens only. Then a longer test sequence arrives."
+    "whole padded batch, and over the real tokens only. Then a longer test sequence arrives.",
 )
+with page.sidebar("Sequences"):
+    batch = page.control("batch")
+    length = page.control("length")
+    features = page.control("features")
+    spread = page.control("spread")
+    pad = page.control("pad")
+    extra = page.control("extra")
+    seed = page.control("seed", "number")
+    feature = page.index("feature", features, "slider")
 
-batch = control(sequences.BATCH)
-steps = control(sequences.STEPS)
-features = control(sequences.FEATURES)
-spread = control(sequences.SPREAD)
-pad = control(sequences.PAD)
-extra = control(sequences.EXTRA)
-seed = control(state.SEED, widget="number")
-col = control(sequences.COL)
-show_notes()
-
-
-@st.cache_data(max_entries=32, show_spinner=False)
-def compute(batch: int, steps: int, features: int, seed: int, spread: float, pad: float, extra: int) -> SequenceLab:
-    return sequences.sequence_lab(batch, steps, features, seed, spread, pad, extra)
-
-
-if col >= features:
-    st.info(f"Feature {col} does not exist with H = {features} features; showing feature {features - 1}.")
-    col = features - 1
-
-try:
-    lab = compute(batch, steps, features, seed, spread, pad, extra)
-except ValueError as err:
-    st.warning(f"These settings cannot be computed: {err}")
-    st.stop()
+lab = page.compute(sequences.sequence_lab, batch, length, features, seed, spread, pad, extra)
 
 padded = int((~lab.mask).sum())
 thin = int((~lab.masked.defined).sum())
@@ -60,27 +45,39 @@ m3.metric(
 )
 m4.metric(
     "Steps without BN stats",
-    f"{thin} of {steps}",
+    f"{thin} of {length}",
     help=f"Training steps with fewer than 2 real samples. The test sequence adds {extra} more, past step T.",
 )
 
 st.subheader("The batch and its padding")
-st.plotly_chart(sequences.fig_batch(lab, col), key="seq_batch")
+page.chart(
+    sequences.fig_batch(lab, feature),
+    key="seq_batch",
+    alt=f"{batch} sequences of up to {length} steps, feature {feature}; {padded} padded cells marked.",
+)
 
 st.subheader("BN's per-step statistics")
-st.markdown(
+page.say(
     "Over the padded batch, the pad value drags μ towards it and inflates σ² wherever sequences have ended. "
     "Over real tokens only, the statistics are right but rest on fewer samples as t grows; below two they do not "
     "exist. LN's statistics are one per token and never look at another sequence."
 )
-st.plotly_chart(sequences.fig_step_stats(lab, col), key="seq_stats")
+page.chart(
+    sequences.fig_step_stats(lab, feature),
+    key="seq_stats",
+    alt=f"BN's per-step mean and variance of feature {feature}, over the padded batch and over real tokens only.",
+)
 
 st.subheader("A test sequence longer than any in training")
-st.markdown(
-    f"BN at test time uses the statistics stored for each step, and there are none after step {steps - 1}. "
+page.say(
+    f"BN at test time uses the statistics stored for each step, and there are none after step {length - 1}. "
     "Steps that had only two or three training samples give wild outputs even before that. "
     "LN computes its statistics from the token itself, at any length."
 )
-st.plotly_chart(sequences.fig_test(lab, col), key="seq_test")
-
-share_box(sequences.PARAMS)
+page.chart(
+    sequences.fig_test(lab, feature),
+    key="seq_test",
+    alt=f"A test sequence of {length + extra} steps: its LN output stays on scale, its per-step BN output does "
+    f"not after step {length - 1}.",
+)
+page.finish()

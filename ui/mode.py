@@ -10,8 +10,10 @@ from __future__ import annotations
 import streamlit as st
 
 from lnviz import lessons
+from lnviz.param import quote
 
 _TRUE = ("1", "true", "yes", "on")
+NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
 
 LECTURE_CSS = """
 <style>
@@ -23,6 +25,11 @@ h2, h3 { font-size: 2.1rem !important; }
 .katex { font-size: 1.45em !important; }
 </style>
 """
+
+
+def add_note(note: str) -> None:
+    """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.param.quote`)."""
+    st.session_state.setdefault(NOTES, []).append(note)
 
 
 def presenting() -> bool:
@@ -42,12 +49,6 @@ def apply_lecture_style() -> None:
         st.html(LECTURE_CSS)
 
 
-def say(markdown: str) -> None:
-    """Explanatory prose: shown normally, left out in lecture mode (the lecturer talks)."""
-    if not presenting():
-        st.markdown(markdown)
-
-
 def lesson() -> lessons.Lesson | None:
     """The lesson a link names with ``preset=``, if any."""
     return lessons.find(st.query_params.get("preset"))
@@ -64,9 +65,7 @@ def apply_lesson() -> None:
         return
     found = lessons.find(name)
     if found is None:
-        from ui.controls import add_note
-
-        add_note(f"preset: {name!r} is not a lesson ({', '.join(lessons.LESSONS)}); ignored.")
+        add_note(f"preset: {quote(name)} is not a lesson ({', '.join(lessons.LESSONS)}); ignored.")
         return
     for key, value in found.values.items():
         if key not in st.query_params and key not in st.session_state:

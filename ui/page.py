@@ -1,0 +1,226 @@
+"""The page kit: what every page needs, written once.
+
+A page is a short script: declare the page and its controls, compute, place figures::
+
+    page = Page.start("Batch coupling", "coupling", intro="...")
+    with page.sidebar("Batch"):
+        batch = page.control("batch")
+    sample = page.index("sample", size=batch)
+    result = page.compute(coupling.couple, batch, sample)
+    page.chart(coupling.fig_delta(result), key="delta_chart", alt="...")
+    page.finish()
+
+What the kit owns, for every page:
+
+- lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
+  shows its story; :meth:`Page.say` is prose a lecturer speaks instead;
+  :meth:`Page.chart` scales every chart's text for a projector;
+- the notes about what a link's values became, under the title;
+- :meth:`Page.compute`: a cached call whose ``ValueError`` becomes a plain
+  warning that ends the page there;
+- :meth:`Page.index`: an index into something whose size another control sets
+  (a cell beyond the grid, a step beyond the steps) is kept inside it;
+- :meth:`Page.device` and :meth:`Page.on_device`: the device picker, and one way
+  of saying that the computation fell back to the CPU;
+- :meth:`Page.finish`: the share link, built from the controls this run drew.
+
+This module imports no torch, pandas or plotly: on a fresh server a page draws
+its title and introduction while those load (seconds on a small CPU). The
+methods that need them import them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+from urllib.parse import urlencode
+
+import streamlit as st
+
+from lnviz import param, theme
+from lnviz.param import Param
+from ui import mode
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+    import torch
+
+    from lnviz.state import Controls
+
+T = TypeVar("T")
+
+# Link parameters that are not controls but belong to the view.
+LINK_EXTRAS = ("preset", "hide", "present", "embed")
+_CACHED: dict[tuple[str, str], Callable] = {}  # (file, qualified name): a page's function is new on each run
+
+
+class Page:
+    """One page's run: its controls, the ones drawn so far, and the places the kit writes to."""
+
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.drawn: dict[str, Param] = {}
+        self._share = st.sidebar.container()  # filled by finish(), once every control is drawn
+        self._notes = st.container()  # under the title: what the link's values became
+
+    @classmethod
+    def start(cls, title: str, name: str, intro: str | None = None) -> Page:
+        """The page's title, its lesson (if the link names one) and its introduction.
+
+        ``name`` is the page's entry in the state table (:data:`lnviz.state.PAGES`).
+        """
+        mode.apply_lesson()
+        st.title(title)
+        mode.show_lesson()
+        page = cls(name)
+        if intro:
+            page.say(intro)
+        return page
+
+    @property
+    def table(self) -> Controls:
+        """This page's controls, from the state table."""
+        from lnviz import state
+
+        return state.PAGES[self.name]
+
+    @property
+    def hidden(self) -> frozenset[str]:
+        """The controls the link hides (``hide=eps,seed``): their values come from the link alone."""
+        return mode.hidden()
+
+    @staticmethod
+    def prose_color(norm: str) -> str:
+        """The Streamlit colour name of ``norm``'s role, for prose: ``f":{page.prose_color('LN')}[LN]"``."""
+        return theme.PROSE.get(norm, "gray")
+
+    # Controls --------------------------------------------------------------------------------------------------
+    def control(self, key: str, widget: str = "slider", where: Any = None, **kwargs: Any) -> Any:
+        """Draw this page's control ``key`` as ``widget`` (in ``where``, default the sidebar); its value."""
+        from ui import controls
+
+        p = self.table[key]
+        self.drawn[key] = p
+        return controls.control(p, widget, where, **kwargs)
+
+    def index(self, key: str, size: int, widget: str = "number", where: Any = None, **kwargs: Any) -> int:
+        """An index control kept inside ``range(size)``: a row of B rows, a step of N steps.
+
+        A value held from a larger size is lowered before the widget is drawn;
+        a link's value past the end is lowered after, with a note.
+        """
+        held = st.session_state.get(key)
+        if isinstance(held, int) and held > size - 1:
+            st.session_state[key] = size - 1
+        value = self.control(key, widget, where, **kwargs)
+        if value > size - 1:
+            self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
+            value = size - 1
+        return value
+
+    @contextmanager
+    def sidebar(self, header: str) -> Iterator[None]:
+        """A section of the sidebar with a header; controls drawn inside go there."""
+        with st.sidebar:
+            st.header(header)
+            yield
+
+    def device(self, where: Any = None) -> torch.device:
+        """The Device control, and the device it picks here (the CPU when the chosen one is missing)."""
+        from lnviz import device as devices
+
+        preference = self.control("device", "select", where, persist_state="session")
+        picked = devices.pick(preference)
+        missing = devices.unavailable(preference, picked)
+        if missing:
+            self.device_notice(missing)
+        return picked
+
+    def on_device(self, fn: Callable[[torch.device], T], dev: torch.device) -> tuple[T, torch.device]:
+        """``fn(dev)``, or ``fn`` on the CPU if the GPU ran out of memory (and the page says so)."""
+        from lnviz import device as devices
+
+        result, used, fallback = devices.with_fallback(fn, dev)
+        if fallback:
+            self.device_notice(fallback)
+        return result, used
+
+    def device_notice(self, text: str) -> None:
+        """How every page says that torch runs somewhere other than where the link asked."""
+        st.info(text, icon=":material/memory:")
+
+    # Computing and showing -------------------------------------------------------------------------------------
+    def compute(self, fn: Callable[..., T], *args: Any, shared: bool = False) -> T:
+        """``fn(*args)``, cached across sessions by the arguments (the view's values, never the session).
+
+        ``fn`` must depend on its arguments alone (it is cached by its file and
+        name, as first seen). With ``shared``, every session gets the same
+        object (large tensors, never mutated) instead of a copy. Fails as
+        :meth:`run` does.
+        """
+        name = (fn.__code__.co_filename, fn.__qualname__)
+        cached = _CACHED.get(name)
+        if cached is None:
+            cache = st.cache_resource if shared else st.cache_data
+            cached = _CACHED[name] = cache(max_entries=32, show_spinner=False)(fn)
+        return self.run(cached, *args)
+
+    def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``; a ``ValueError`` (these settings can't be computed) becomes a plain
+        warning, and the page ends there with its link."""
+        try:
+            return fn(*args, **kwargs)
+        except ValueError as err:
+            st.warning(f"These settings can't be computed: {err}", icon=":material/warning:")
+            self.finish()  # the link and its notes, for the controls drawn so far
+            st.stop()
+
+    def say(self, markdown: str, where: Any = None) -> None:
+        """Explanatory prose: shown normally, left out in lecture mode (the lecturer talks)."""
+        if not mode.presenting():
+            (where or st).markdown(markdown)
+
+    def chart(self, fig: go.Figure, key: str, alt: str, where: Any = None, **kwargs: Any) -> Any:
+        """Place a figure, with its text alternative; in lecture mode its text grows with the page's."""
+        if mode.presenting():
+            from lnviz import plot
+
+            fig = plot.lecture(fig)
+        kwargs.setdefault("width", "stretch")
+        return (where or st).plotly_chart(fig, key=key, alt=alt, **kwargs)
+
+    def note(self, text: str) -> None:
+        """Queue a note about the link, shown under the title by :meth:`finish`."""
+        mode.add_note(text)
+
+    # The end ---------------------------------------------------------------------------------------------------
+    def finish(self, caveat: str | None = None) -> str:
+        """Show the notes about the link, and the share box with the link to this view. Returns the link."""
+        unknown = sorted(mode.hidden() - set(self.drawn))
+        if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
+            st.session_state["_lnviz_noted_hide"] = unknown
+            self.note(f"hide: {', '.join(map(param.quote, unknown))} is not a control on this page; ignored.")
+        notes = st.session_state.pop(mode.NOTES, None)
+        if notes:
+            self._notes.info(
+                "Some values in the link were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes),
+                icon=":material/link:",
+            )
+        link = self.link()
+        with self._share.expander("Share this view", icon=":material/share:"):
+            st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
+            st.code(link, language=None, wrap_lines=True)
+        return link
+
+    def link(self) -> str:
+        """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
+        from ui import controls
+
+        values = {key: controls.current(p) for key, p in self.drawn.items()}
+        query = param.to_query(self.drawn.values(), values)
+        for extra in LINK_EXTRAS:
+            if extra in st.query_params:
+                query[extra] = st.query_params[extra]
+        base = st.context.url or ""
+        return base + ("?" + urlencode(query) if query else "")
