@@ -150,7 +150,7 @@ st.markdown(
     "equal large numbers, and their difference is mostly rounding: catastrophic cancellation. Removing the mean "
     "first (two passes) or Welford's running update keeps the variance accurate."
 )
-curve = page.compute(numerics.variance_curve, numerics.OFFSETS, seed)
+curve = page.compute(numerics.variance_curve, numerics.OFFSETS, seed=seed)
 page.chart(
     numerics.fig_variance(curve, offset),
     key="bench_variance",
@@ -184,7 +184,7 @@ st.dataframe(
             "F.layer_norm error": p.fused,
             "op-by-op error": p.op_by_op,
         }
-        for p in page.compute(numerics.precision_errors, numerics.LOW_PRECISION, seed)
+        for p in page.compute(numerics.precision_errors, numerics.LOW_PRECISION, seed=seed)
     ).style.format({c: "{:.1e}" for c in ("u", "u · max|y|", "F.layer_norm error", "op-by-op error")}),
     hide_index=True,
     key="bench_precision",

@@ -92,7 +92,12 @@ if result is None:
     chart.info("Press **Run** to start the race with these settings.", icon=":material/sports_score:")
 else:
     progress.progress(result.done / result.steps, text=progress_text(result))
-    page.chart(training.fig_race(result), key="race", alt=training.summary(result), where=chart)
+    page.chart(
+        training.fig_race(result),
+        key="race",
+        alt=f"Held-out loss and accuracy of each model over {result.done} steps.",
+        where=chart,
+    )
     if not result.complete:
         st.info(f"Stopped at step {result.done} of {result.steps}. Press **Run** to race again from the start.")
     for curve in result.curves:

@@ -64,6 +64,12 @@ def figures(at: AppTest) -> list[go.Figure]:
     return [go.Figure(decode_typed_arrays(json.loads(el.proto.spec))) for el in at.get("plotly_chart")]
 
 
+def share_link(at: AppTest) -> str:
+    """The link in the page's "Share this view" box (the page kit puts it at the top of the sidebar)."""
+    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+    return box.code[0].value
+
+
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 

@@ -446,10 +446,10 @@ def test_page_runs_and_every_control_changes_the_view():
     assert any("9 kernels each" in m.value for m in at.markdown)
     before = _variance_fig(at)
 
-    at.number_input(key="hidden").set_value(1023).run()
+    at.number_input(key="features").set_value(1023).run()
     assert_no_exception(at)
     assert _quick_title(at) == "x of shape (128, 1023), float32, cpu"
-    at.number_input(key="rows").set_value(8).run()
+    at.number_input(key="batch").set_value(8).run()
     assert _quick_title(at) == "x of shape (8, 1023), float32, cpu"
     at.radio(key="dtype").set_value("bfloat16").run()
     assert _quick_title(at) == "x of shape (8, 1023), bfloat16, cpu"
@@ -468,7 +468,7 @@ def test_page_runs_and_every_control_changes_the_view():
 
 
 def test_page_large_case_is_lowered_and_said_so():
-    at = run_page(PAGE, {"rows": "8192", "hidden": "16384"})
+    at = run_page(PAGE, {"batch": "8192", "features": "16384"})
     assert_no_exception(at)
     rows = bench.quick_rows(8192, 16384, "float32")
     assert _quick_title(at) == f"x of shape ({rows}, 16384), float32, cpu"
@@ -476,7 +476,7 @@ def test_page_large_case_is_lowered_and_said_so():
 
 
 def test_page_link_values_are_validated():
-    at = run_page(PAGE, {"hidden": "99999", "dtype": "float8", "threads": "zero"})
+    at = run_page(PAGE, {"features": "99999", "dtype": "float8", "threads": "zero"})
     assert_no_exception(at)
     note = "\n".join(i.value for i in at.info)
     assert "Hidden size H" in note and "dtype" in note and "CPU threads" in note
@@ -500,7 +500,7 @@ def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
     assert {t.xaxis for t in sweep_fig.data if t.name == bench.COPY_NAME} == {"x", "x2"}
     assert [b.label for b in at.get("download_button")] == ["Download the sweep (CSV)"]
     assert any("Triton" in c.value and "unavailable" in c.value for c in at.caption)
-    at.number_input(key="hidden").set_value(512).run()  # results stay through later reruns
+    at.number_input(key="features").set_value(512).run()  # results stay through later reruns
     assert_no_exception(at)
     assert at.get("download_button")
 

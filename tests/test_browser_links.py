@@ -74,9 +74,9 @@ def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     box = grid.bounding_box()
     # The heatmap spans the subplot: 8 × 8 cells. Click the middle of cell (row 5, column 2).
     app.page.mouse.click(box["x"] + box["width"] * 2.5 / 8, box["y"] + box["height"] * 5.5 / 8)
-    app.page.wait_for_function("() => new URL(location.href).searchParams.get('row') === '5'", timeout=30_000)
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('sample') === '5'", timeout=30_000)
     app.settle()
-    assert query(app)["row"] == ["5"] and query(app)["col"] == ["2"]
+    assert query(app)["sample"] == ["5"] and query(app)["feature"] == ["2"]
     assert "sample 5, feature 2" in app.page.locator("h3").all_inner_texts()[-2]
 
 

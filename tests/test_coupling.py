@@ -225,7 +225,7 @@ def test_page_clamps_the_sample_to_the_batch() -> None:
     at = run_page("pages/coupling.py", {"batch": "8", "sample": "40", "perturb": "bogus"})
     assert_no_exception(at)
     infos = " ".join(i.value for i in at.info)
-    assert "using sample 7" in infos
+    assert "Perturbed sample i: 40 is past the last of 8; using 7" in infos
     assert "Perturbation" in infos  # the bad choice was noted and replaced
     _, ln = _delta_maps(at)
     assert np.flatnonzero(ln.max(axis=1)).tolist() == [7]

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_no_exception, figures, run_page
+from conftest import assert_no_exception, figures, run_page, share_link
 
 from lnviz import data
 
@@ -98,8 +98,8 @@ def test_stage_x_hat_ignores_gain():
 
 def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
     at = run_page(PAGE)
-    at.number_input(key="row").set_value(5).run()
-    at.number_input(key="col").set_value(7).run()
+    at.number_input(key="sample").set_value(5).run()
+    at.number_input(key="feature").set_value(7).run()
     assert_no_exception(at)
     shapes = figures(at)[0].layout.shapes
     row_box = [s for s in shapes if s.name == "LN row"][0]
@@ -112,11 +112,11 @@ def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
 
 
 def test_cell_is_clamped_when_the_grid_shrinks():
-    at = run_page(PAGE, {"row": "15", "col": "31"})
+    at = run_page(PAGE, {"sample": "15", "feature": "31"})
     at.slider(key="batch").set_value(4).run()
     at.slider(key="features").set_value(3).run()
     assert_no_exception(at)
-    assert at.number_input(key="row").value == 3 and at.number_input(key="col").value == 2
+    assert at.number_input(key="sample").value == 3 and at.number_input(key="feature").value == 2
 
 
 def test_numbers_view_shows_tables():
@@ -152,12 +152,12 @@ def test_device_from_the_link_and_badge():
     at = run_page(PAGE, {"device": "cuda"})
     assert_no_exception(at)
     if not torch.cuda.is_available():
-        assert any("not available" in c.value for c in at.caption)
+        assert any("not available" in i.value for i in at.info)
         assert "CPU" in at.markdown[1].value
 
 
 def test_large_grid_is_windowed():
-    at = run_page(PAGE, {"batch": "1024", "features": "1024", "row": "700", "col": "10"})
+    at = run_page(PAGE, {"batch": "1024", "features": "1024", "sample": "700", "feature": "10"})
     assert_no_exception(at)
     assert grid_x(at).shape == (64, 64)
     assert any("window" in i.value for i in at.info)
@@ -202,7 +202,7 @@ def test_hidden_controls_are_not_drawn_but_keep_the_links_value():
 def test_share_link_reproduces_the_view():
     at = run_page(PAGE, {"batch": "8"})
     at.slider(key="gain").set_value(2.0).run()
-    link = at.code[0].value
+    link = share_link(at)
     assert "batch=8" in link and "gain=2" in link and "seed" not in link
     query = dict(part.split("=") for part in link.split("?")[1].split("&"))
     again = run_page(PAGE, query)
@@ -261,14 +261,14 @@ def test_export_script_matches_the_view():
 
 def test_infinite_whole_numbers_in_a_link_do_not_crash_number_inputs():
     # Streamlit 1.67's integer number_input raises OverflowError on int(inf) when seeding from a link.
-    at = run_page(PAGE, {"seed": "inf", "row": "-inf", "col": "1e999"})
+    at = run_page(PAGE, {"seed": "inf", "sample": "-inf", "feature": "1e999"})
     assert_no_exception(at)
-    assert at.number_input(key="seed").value == 0 and at.number_input(key="row").value == 0
+    assert at.number_input(key="seed").value == 0 and at.number_input(key="sample").value == 0
     assert "Seed" in " ".join(i.value for i in at.info)
 
 
 def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
     # Found by the link fuzz: ?row=16 with B = 16 indexed past the grid.
-    at = run_page(PAGE, {"row": "16", "col": "40"})
+    at = run_page(PAGE, {"sample": "16", "feature": "40"})
     assert_no_exception(at)
     assert "sample 15, feature 31" in " ".join(h.value for h in at.subheader)

@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from lnviz import family as fam
 from lnviz.data import generator
 from lnviz.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+from lnviz.theme import ROLES
 
 PAGE = "pages/family.py"
 EPS = 1e-5
@@ -216,7 +217,7 @@ def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
         expected = {tuple(i) for i in mask.nonzero().tolist()} - {pick}
         assert shown == expected
         assert (picked.y[0], picked.x[0], picked.z[0]) == pick
-        assert pooled.marker.color == fam.NORM_COLORS[norm]
+        assert pooled.marker.color == ROLES[norm]
         assert picked.customdata[0] == pytest.approx(x[pick].item(), rel=1e-6)
 
 
@@ -255,15 +256,15 @@ def test_page_runs_and_every_control_acts():
         at.radio(key="norm").set_value(norm).run()
         assert_no_exception(at)
         assert len(_pooled(at).x) == size - 1, norm
-        assert figures(at)[0].data[1].marker.color == fam.NORM_COLORS[norm]
+        assert figures(at)[0].data[1].marker.color == ROLES[norm]
 
     at.radio(key="norm").set_value("GroupNorm").run()
     at.slider(key="groups").set_value(3).run()
     assert len(_pooled(at).x) == 2 * 8 - 1
 
-    at.number_input(key="n").set_value(3).run()
-    at.number_input(key="c").set_value(5).run()
-    at.number_input(key="pos").set_value(7).run()
+    at.number_input(key="sample").set_value(3).run()
+    at.number_input(key="channel").set_value(5).run()
+    at.number_input(key="position").set_value(7).run()
     assert _picked(at) == (3, 5, 7)
     table = at.dataframe[0].value
     x_before = table["x"].tolist()
@@ -277,8 +278,7 @@ def test_page_runs_and_every_control_acts():
     assert_no_exception(at)
     cube = figures(at)[0]
     assert sum(len(tr.x) for tr in cube.data) == 2 * 12 * 4
-    assert _picked(at) == (1, 5, 3)  # n and pos moved inside the smaller tensor
-    assert any("n = 3 is outside 0 to 1" in i.value for i in at.info)
+    assert _picked(at) == (1, 5, 3)  # the sample and the position moved inside the smaller tensor
     assert len(_pooled(at).x) == 12 // 3 * 4 - 1
 
     at.slider(key="groups").set_value(5).run()
@@ -291,7 +291,7 @@ def test_page_runs_and_every_control_acts():
 
 
 def test_page_reads_the_link():
-    at = run_page(PAGE, {"norm": "InstanceNorm", "n": "2", "c": "4", "pos": "6", "groups": "abc"})
+    at = run_page(PAGE, {"norm": "InstanceNorm", "sample": "2", "channel": "4", "position": "6", "groups": "abc"})
     assert_no_exception(at)
     assert _picked(at) == (2, 4, 6)
     assert len(_pooled(at).x) == 8 - 1

@@ -12,7 +12,7 @@ from hypothesis import strategies as hs
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
-from lnviz import invariance
+from lnviz import invariance, state
 
 ORDER = (
     "weight_matrix_rescale",
@@ -215,5 +215,5 @@ def test_page_takes_eps_and_seed_from_the_link() -> None:
 
     at = run_page("pages/invariance.py", {"eps": "0.3"})  # not one of the ε steps
     assert_no_exception(at)
-    assert at.select_slider(key="eps").value == invariance.EPS.default
+    assert at.select_slider(key="eps").value == state.EPS.default
     assert "Epsilon" in " ".join(i.value for i in at.info)

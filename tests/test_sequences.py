@@ -12,6 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnviz import sequences as sq
+from lnviz import state
 from lnviz.data import generator
 
 PAGE = "pages/sequences.py"
@@ -234,7 +235,7 @@ def test_page_runs_and_every_control_acts():
     assert len(batch3.data[1].x) == 0  # nothing padded
     assert _metric(at, "BN shift from padding") == "0.000"
 
-    at.slider(key="steps").set_value(30).run()
+    at.slider(key="length").set_value(30).run()
     at.slider(key="extra").set_value(20).run()
     at.slider(key="batch").set_value(12).run()
     assert_no_exception(at)
@@ -242,7 +243,7 @@ def test_page_runs_and_every_control_acts():
     assert len(batch4.data[0].z) == 12 and len(batch4.data[0].z[0]) == 30
     assert len(test4.data[0].x) == 50
 
-    at.slider(key="col").set_value(3).run()
+    at.slider(key="feature").set_value(3).run()
     batch5, _, _ = figures(at)
     assert batch5.data[0].z != batch4.data[0].z
 
@@ -252,15 +253,17 @@ def test_page_runs_and_every_control_acts():
 
     at.slider(key="features").set_value(2).run()
     assert_no_exception(at)
-    assert any("Feature 3 does not exist" in i.value for i in at.info)
+    assert at.slider(key="feature").value == 1  # the chosen feature is kept inside the grid
     assert figures(at)[0].layout.title.text.endswith("(feature 1)")
 
 
 def test_page_reads_the_link_and_notes_what_it_fixed():
-    at = run_page(PAGE, {"steps": "10", "extra": "5", "pad": "abc", "batch": "500"})
+    at = run_page(PAGE, {"length": "10", "extra": "5", "pad": "abc", "batch": "500"})
     assert_no_exception(at)
     batch, _, test = figures(at)
-    assert len(batch.data[0].z) == sq.BATCH.default  # out of range: the widget's rule drops it for the default
+    assert (
+        len(batch.data[0].z) == state.SEQUENCES.batch.default
+    )  # out of range: the widget's rule drops it for the default
     assert len(batch.data[0].z[0]) == 10
     assert len(test.data[0].x) == 15
     notes = " ".join(i.value for i in at.info)

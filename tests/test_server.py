@@ -41,10 +41,10 @@ def test_long_lived_imports_are_frozen_out_of_the_post_run_collection():
 def test_the_explorers_title_and_introduction_come_before_torch():
     """On a fresh server the first viewer sees the title while torch's first import runs (seconds).
 
-    So the router and what the explorer draws before its title must not import
-    torch, and the explorer imports it only after its introduction.
+    So the router and the page kit must not import torch, and the explorer
+    imports it only after Page.start has drawn its title and introduction.
     """
-    probe = "import sys, streamlit, ui.mode; print('torch' in sys.modules)"
+    probe = "import sys, streamlit, ui.page; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "False"
@@ -54,8 +54,7 @@ def test_the_explorers_title_and_introduction_come_before_torch():
     assert imported <= {"gc", "sys", "streamlit", "ui"}, imported
     page = ast.parse((ROOT / "pages" / "explorer.py").read_text())
     calls = [n for n in ast.walk(page) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
-    title = min(n.lineno for n in calls if n.func.attr == "title")
-    say = min(n.lineno for n in calls if n.func.attr == "say")
+    start = min(n.end_lineno for n in calls if n.func.attr == "start")  # Page.start draws title and introduction
 
     def needs_torch(node: ast.stmt) -> bool:
         if isinstance(node, ast.Import):
@@ -63,4 +62,4 @@ def test_the_explorers_title_and_introduction_come_before_torch():
         return isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("torch", "lnviz", "ui.controls"))
 
     torch_at = min(n.lineno for n in page.body if needs_torch(n))
-    assert title < say < torch_at
+    assert start < torch_at

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_no_exception, figures, run_page
+from conftest import assert_no_exception, figures, run_page, share_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -242,7 +242,7 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
     assert step_shown(at) == 4 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
     np.testing.assert_allclose(bars(at), F.layer_norm(x, (32,))[0].numpy(), **SHOWN)
     assert at.query_params["step"] == "4"
-    assert "step=4" in at.code[0].value
+    assert "step=4" in share_link(at)
     row_cells = dimmed(at) == 0
     at.slider(key="step").set_value(5).run()
     at.button(key="next").click().run()
@@ -285,10 +285,10 @@ def test_every_control_changes_the_walk():
         ("selectbox", "dist", "heterogeneous samples", dict(dist="heterogeneous samples")),
         ("slider", "batch", 5, dict(batch=5)),
         ("slider", "features", 6, dict(features=6)),
-        ("number_input", "row", 3, dict(row=3)),
+        ("number_input", "sample", 3, dict(sample=3)),
     ]
     view = dict(dist="heterogeneous features", batch=16, features=32, seed=0, gain=1.0, bias=0.0, affine=False)
-    view |= dict(eps=1e-5, row=0)
+    view |= dict(eps=1e-5, sample=0)
     before = bars(at)
     for widget, key, value, change in changes:
         getattr(at, widget)(key=key).set_value(value).run()
@@ -300,13 +300,13 @@ def test_every_control_changes_the_walk():
         if view["affine"]:
             g, c = data.random_affine(view["features"], view["seed"])
             w, b = view["gain"] * g, view["bias"] + c
-        y = F.layer_norm(x, (view["features"],), w, b, view["eps"])[view["row"]]
+        y = F.layer_norm(x, (view["features"],), w, b, view["eps"])[view["sample"]]
         now = bars(at)
         np.testing.assert_allclose(now, y.numpy(), **SHOWN, err_msg=key)
         assert now.shape != before.shape or not np.allclose(now, before), key
         before = now
     at.slider(key="step").set_value(11).run()
-    at.number_input(key="col").set_value(4).run()
+    at.number_input(key="feature").set_value(4).run()
     assert_no_exception(at)
     x = data.make_activations(view["dist"], 5, 6, 7)
     g, c = data.random_affine(6, 7)

@@ -151,8 +151,8 @@ class Page:
         st.info(text, icon=":material/memory:")
 
     # Computing and showing -------------------------------------------------------------------------------------
-    def compute(self, fn: Callable[..., T], *args: Any, shared: bool = False) -> T:
-        """``fn(*args)``, cached across sessions by the arguments (the view's values, never the session).
+    def compute(self, fn: Callable[..., T], *args: Any, shared: bool = False, **kwargs: Any) -> T:
+        """``fn(*args, **kwargs)``, cached across sessions by the arguments (the view's values, never the session).
 
         ``fn`` must depend on its arguments alone (it is cached by its file and
         name, as first seen). With ``shared``, every session gets the same
@@ -164,7 +164,7 @@ class Page:
         if cached is None:
             cache = st.cache_resource if shared else st.cache_data
             cached = _CACHED[name] = cache(max_entries=32, show_spinner=False)(fn)
-        return self.run(cached, *args)
+        return self.run(cached, *args, **kwargs)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``; a ``ValueError`` (these settings can't be computed) becomes a plain

@@ -1,0 +1,44 @@
+"""On every page, the share link carries every control the page drew, with its value, and nothing else."""
+
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from conftest import assert_no_exception, run_page, share_link
+
+from lnviz import state
+from lnviz.param import Param
+
+WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
+
+
+def other_value(p: Param):
+    """A valid value that is not the default."""
+    if p.kind == "bool":
+        return not p.default
+    if p.kind == "choice":
+        return next(o for o in p.options if o != p.default)
+    step = p.step or 1
+    value = p.lo + step if p.lo + step != p.default else p.lo + 2 * step
+    return type(p.default)(min(value, p.hi))
+
+
+def drawn_widgets(at, keys) -> dict:
+    return {w.key: w.value for kind in WIDGETS for w in at.get(kind) if getattr(w, "key", None) in keys}
+
+
+@pytest.mark.parametrize("page", state.PAGES)
+def test_the_share_link_is_exactly_the_drawn_controls(page):
+    table = state.PAGES[page]
+    link = {p.key: p.format(other_value(p)) for p in table if p.key != "device"}
+    at = run_page(f"pages/{page}.py", link)
+    assert_no_exception(at)
+    drawn = drawn_widgets(at, set(table.keys()))
+    shared = {k: v[-1] for k, v in parse_qs(urlsplit(share_link(at)).query).items()}
+    assert set(shared) <= set(drawn), set(shared) - set(drawn)  # nothing that isn't on the page
+    for key, value in drawn.items():
+        p = table[key]
+        if value != p.default:
+            assert shared.get(key) == p.format(value), key  # everything that is, with its value
+        else:
+            assert key not in shared, key
+    assert len(drawn) >= len(table) - 2, set(table.keys()) - set(drawn)  # the page did draw its controls
