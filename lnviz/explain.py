@@ -27,6 +27,12 @@ def num(value: float) -> str:
     return text
 
 
+def term(value: float) -> str:
+    """A number as a term after an operator: negative numbers in parentheses, so "- (-1.5)" never reads "- -1.5"."""
+    text = num(value)
+    return rf"\left({text}\right)" if text.startswith("-") else text
+
+
 def cell_values(norm: NormResult, i: int, j: int) -> dict[str, float]:
     """The numbers of one cell's normalization: x, μ, σ², ε, x̂, γ, β, y."""
     mean = norm.mean.expand_as(norm.x)[i, j]
@@ -54,23 +60,23 @@ def latex(norm: NormResult, i: int, j: int, kind: str) -> str:
     v = cell_values(norm, i, j)
     if kind == "LN":
         n, idx, sub = norm.x.shape[1], "H", f"{i}"
-        term = rf"x_{{{i},k}}"
+        pooled = rf"x_{{{i},k}}"
     elif kind == "BN":
         n, idx, sub = norm.x.shape[0], "B", f"{j}"
-        term = rf"x_{{k,{j}}}"
+        pooled = rf"x_{{k,{j}}}"
     else:
         raise ValueError(f"kind must be 'LN' or 'BN', got {kind!r}")
     mu, var = rf"\mu_{{{sub}}}", rf"\sigma^2_{{{sub}}}"
     return "\n".join(
         [
             r"\begin{aligned}",
-            rf"{mu} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} {term} = {num(v['mean'])} \\",
-            rf"{var} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} ({term} - {mu})^2 = {num(v['var'])} \\",
+            rf"{mu} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} {pooled} = {num(v['mean'])} \\",
+            rf"{var} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} ({pooled} - {mu})^2 = {num(v['var'])} \\",
             rf"\hat x_{{{i},{j}}} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
-            rf" = \frac{{{num(v['x'])} - {num(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
+            rf" = \frac{{{num(v['x'])} - {term(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
             rf" = {num(v['x_hat'])} \\",
             rf"y_{{{i},{j}}} &= \gamma_{{{j}}}\,\hat x_{{{i},{j}}} + \beta_{{{j}}}"
-            rf" = {num(v['gain'])} \cdot {num(v['x_hat'])} + {num(v['bias'])} = {num(v['y'])}",
+            rf" = {num(v['gain'])} \cdot {term(v['x_hat'])} + {term(v['bias'])} = {num(v['y'])}",
             r"\end{aligned}",
         ]
     )

@@ -15,6 +15,7 @@ links keep working.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lnviz import bench, coupling, family, numerics, sequences, training, walkthrough
@@ -90,10 +91,10 @@ STEP = Param(
     "step",
     "Step",
     "int",
-    0,
-    lo=0,
-    hi=walkthrough.N_STEPS - 1,
-    help="Counted from 0: 0–5 follow LayerNorm along row i (steps 1–6), 6–11 BatchNorm down column j (7–12).",
+    1,
+    lo=1,
+    hi=walkthrough.N_STEPS,
+    help="Steps 1–6 follow LayerNorm along row i, 7–12 BatchNorm down column j.",
 )
 
 # Batch coupling: one sample is changed.
@@ -270,8 +271,11 @@ EXPLORER = Controls(
     VIEW,
     DEVICE,
 )
-# The explorer's controls, so a link carries over between the two pages, and the step.
-WALKTHROUGH = Controls(*EXPLORER, STEP)
+# The explorer's controls, so a link carries over between the two pages, and the step. Its own γ and β
+# make the last step visible (with γ = 1, β = 0, y would equal x̂).
+WALKTHROUGH = Controls(
+    *(p.but(default=1.5) if p is GAIN else p.but(default=0.5) if p is BIAS else p for p in EXPLORER), STEP
+)
 # BN needs two samples; the heatmaps draw every cell (2 × B × H), so the grid stays small.
 COUPLING = Controls(
     BATCH.but(lo=2, hi=64, help="Rows: samples in the mini-batch (BN needs ≥ 2)."),
@@ -363,3 +367,41 @@ PAGES: dict[str, Controls] = {
     "training": TRAINING,
     "bench": BENCH,
 }
+
+# Links carry the version of this table they were made with (``v=2``). A link without ``v`` that names
+# some of a page's controls was made before, when some defaults and counts were different: it opens
+# the view it opened then. (A visit with no controls in its link gets today's defaults.)
+LINK_VERSION = 2
+# The defaults a page had before: a control an old link does not name takes these.
+LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {"walkthrough": {"gain": 1.0, "bias": 0.0}}
+# Controls counted differently before: (the control as it was, what to add to its value).
+LEGACY_COUNTS: dict[str, dict[str, tuple[Param, int]]] = {
+    "walkthrough": {"step": (STEP.but(lo=0, hi=walkthrough.N_STEPS - 1, default=0), 1)},
+}
+
+
+def upgrade(page: str, query: Mapping[str, Sequence[str]]) -> tuple[dict[str, Any], list[str]]:
+    """What an old link (no ``v``) meant on ``page``, as values for today's controls, and notes saying so.
+
+    ``query`` maps each link parameter to its values. Returns ({}, []) for a
+    link that carries ``v`` or names none of the page's controls.
+    """
+    table = PAGES[page]
+    names = {p.key for p in table} | {old for p in table for old in p.old_keys}
+    if "v" in query or not names & set(query):
+        return {}, []
+    values = {
+        key: old for key, old in LEGACY_DEFAULTS.get(page, {}).items() if key not in query and old != table[key].default
+    }
+    notes = []
+    for key, (before, shift) in LEGACY_COUNTS.get(page, {}).items():
+        raw = list(query.get(key, ()))
+        if raw and before.note(raw, before.parse(raw)[0]) is None:
+            values[key] = before.parse(raw)[0] + shift
+            notes.append(
+                f"{table[key].label}: this link counts from 0, as lnviz did before; its {raw[-1]} is {values[key]}."
+            )
+    if set(values) - set(LEGACY_COUNTS.get(page, {})):
+        changed = ", ".join(f"{table[k].label} = {table[k].format(v)}" for k, v in values.items() if k not in query)
+        notes.append(f"This link is from an earlier lnviz, whose defaults it keeps: {changed}.")
+    return values, notes

@@ -4,10 +4,9 @@ import streamlit as st
 import torch
 
 from lnviz import data, device, explorer, walkthrough
+from ui import keys
 from ui.controls import normalization_controls
 from ui.page import Page
-
-LAST = walkthrough.N_STEPS - 1
 
 page = Page.start(
     "Walkthrough",
@@ -31,20 +30,27 @@ with page.sidebar("Compute"):
 
 
 def _move(by: int) -> None:
-    st.session_state["step"] = min(max(st.session_state.get("step", 0) + by, 0), LAST)
+    st.session_state["step"] = min(max(st.session_state.get("step", 1) + by, 1), walkthrough.N_STEPS)
 
 
+locked = "step" in page.hidden  # a link that hides the step pins it
+if not locked and (move := keys.step_keys("walk_keys")):
+    _move(move)
 indicator = st.container()
 back_col, next_col, step_col, row_col, col_col = st.columns([1, 1, 4, 1.3, 1.3], vertical_alignment="bottom")
-step = page.index("step", walkthrough.N_STEPS, "slider", where=step_col, format="step=%d")  # the link's value, from 0
+step = page.control("step", "slider", where=step_col)
 i = page.index("sample", batch, where=row_col)
 j = page.index("feature", features, where=col_col)
-locked = "step" in page.hidden  # a link that hides the step pins it
 back_col.button(
-    "Back", key="back", on_click=_move, args=(-1,), disabled=locked or step <= 0, icon=":material/arrow_back:"
+    "Back", key="back", on_click=_move, args=(-1,), disabled=locked or step <= 1, icon=":material/arrow_back:"
 )
 next_col.button(
-    "Next", key="next", on_click=_move, args=(1,), disabled=locked or step >= LAST, icon=":material/arrow_forward:"
+    "Next",
+    key="next",
+    on_click=_move,
+    args=(1,),
+    disabled=locked or step >= walkthrough.N_STEPS,
+    icon=":material/arrow_forward:",
 )
 
 
@@ -65,10 +71,10 @@ def walk_on(dev: torch.device) -> tuple[torch.Tensor, tuple[walkthrough.Step, ..
 
 
 (x, walk), dev = page.on_device(walk_on, picked)
-now = walk[step]
+now = walk[step - 1]
 
 with indicator:
-    st.subheader(f"Step {step + 1} of {walkthrough.N_STEPS}: :{page.prose_color(now.norm)}[{now.norm}] · {now.title}")
+    st.subheader(f"Step {step} of {walkthrough.N_STEPS}: :{page.prose_color(now.norm)}[{now.norm}] · {now.title}")
     page.say(now.text)
 
 if now.note:
@@ -82,7 +88,7 @@ if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
 page.chart(
     walkthrough.fig_step(x, now, rows, cols),
     key="step_chart",
-    alt=f"Step {step + 1}: {now.label}, on {'row ' + str(i) if now.norm == 'LN' else 'column ' + str(j)} of x.",
+    alt=f"Step {step}: {now.label}, on {'row ' + str(i) if now.norm == 'LN' else 'column ' + str(j)} of x.",
 )
 st.latex(now.latex)
 st.caption(f"Computed by torch on {device.label(dev)}, in {str(x.dtype).removeprefix('torch.')}.")

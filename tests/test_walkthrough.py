@@ -103,7 +103,7 @@ def test_masks_select_exactly_the_row_then_the_column(seed):
 
 def test_formulas_carry_the_live_numbers():
     x = data.make_activations("standard normal", 5, 4, seed=3)
-    walk = wt.steps(x, 2.0, 0.5, 0.1, row=2, col=1)
+    walk = wt.steps(x, 2.0, 0.5, 0.1, sample=2, feature=1)
     mu, var = float(x[2].mean()), float(x[2].var(unbiased=False))
     assert f"{mu:.4g}" in walk[1].latex and "H = 4" in walk[0].latex
     assert f"{var:.4g}" in walk[3].latex
@@ -112,56 +112,58 @@ def test_formulas_carry_the_live_numbers():
         assert f"{value:.4g}" in walk[4].latex
     assert f"{float(x[:, 1].mean()):.4g}" in walk[7].latex and "B = 5" in walk[6].latex
     assert len({s.latex for s in walk}) == wt.N_STEPS
-    long = wt.steps(data.make_activations("standard normal", 2, 40, seed=0), row=1, col=0)
+    long = wt.steps(data.make_activations("standard normal", 2, 40, seed=0), sample=1, feature=0)
     assert r"\ldots" in long[0].latex and r"\ldots" not in long[6].latex
 
 
 def test_a_negative_mean_is_subtracted_in_parentheses():
     x = torch.tensor([[-3.0, -1.0], [1.0, 2.0]], dtype=torch.float64)
-    assert r"- \left(-2\right)" in wt.steps(x, row=0, col=0)[2].latex
+    assert r"- \left(-2\right)" in wt.steps(x, sample=0, feature=0)[2].latex
 
 
-def test_single_sample_bn_is_explained_not_raised():
+def test_single_sample_bn_shows_the_formula_and_says_torch_refuses():
     x = data.make_activations("standard normal", 1, 8, seed=2)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
         F.batch_norm(x, None, None, training=True)  # what torch does
-    walk = wt.steps(x, 1.0, 0.0, 1e-5, row=0, col=5)
+    walk = wt.steps(x, 2.0, 0.3, 1e-5, sample=0, feature=5)
     torch.testing.assert_close(walk[4].values, F.layer_norm(x, (8,))[0], **TOL)
     for k in BN_STEPS:
-        assert "at least two samples" in walk[k].text and "B = 1" in walk[k].note
         assert torch.equal(walk[k].mask, torch.arange(8).expand(1, 8) == 5)
     torch.testing.assert_close(walk[6].values, x[:, 5], **TOL)
-    assert all(walk[k].values is None and "undefined" in walk[k].latex for k in BN_STEPS[1:])
+    assert walk[7].level == float(x[0, 5]) and walk[9].level == 0.0  # μ = x, the biased σ² of one value is 0
+    assert walk[10].values.tolist() == [0.0] and walk[11].values.tolist() == [0.3]  # x̂ = 0/√ε, y = β
+    for k in (10, 11):
+        assert "PyTorch refuses" in walk[k].note and "y = β" in walk[k].note
 
 
 def test_zero_eps_on_a_constant_row_explains_the_nan():
     x = data.make_activations("constant row", 4, 6, seed=0)
-    walk = wt.steps(x, 1.0, 0.0, 0.0, row=0, col=0)
+    walk = wt.steps(x, 1.0, 0.0, 0.0, sample=0, feature=0)
     assert walk[3].level == 0.0 and "ε = 0" in walk[3].note
     for k in (4, 5):
         assert torch.isnan(walk[k].values).all() and "0/0" in walk[k].note and "NaN" in walk[k].note
     assert r"\text{NaN}" in walk[4].latex
     # The same row with ε > 0 is 0, as torch says, and the note says why.
-    walk = wt.steps(x, 1.0, 0.0, 1e-5, row=0, col=0)
+    walk = wt.steps(x, 1.0, 0.0, 1e-5, sample=0, feature=0)
     torch.testing.assert_close(walk[4].values, F.layer_norm(x, (6,), eps=1e-5)[0], **TOL)
     assert torch.equal(walk[4].values, torch.zeros(6, dtype=torch.float64)) and "0/√ε" in walk[4].note
 
 
 def test_eps_larger_than_the_variance_is_noted():
     x = data.make_activations("near-constant row", 4, 16, seed=0)
-    walk = wt.steps(x, eps=1e-5, row=0, col=0)
+    walk = wt.steps(x, eps=1e-5, sample=0, feature=0)
     var = float(x[0].var(unbiased=False))
     assert var < 1e-5 and "smaller than ε" in walk[4].note
     assert f"{var / (var + 1e-5):.3g}" in walk[4].note
     assert walk[4].values.var(unbiased=False).item() == pytest.approx(var / (var + 1e-5), rel=1e-10)
-    assert wt.steps(x, eps=1e-5, row=1, col=0)[4].note == ""
+    assert wt.steps(x, eps=1e-5, sample=1, feature=0)[4].note == ""
 
 
 def test_bn_with_zero_eps_is_the_formula_and_says_torch_refuses():
     x = data.make_activations("standard normal", 6, 3, seed=1)
     with pytest.raises(ValueError, match="eps must be positive"):
         F.batch_norm(x, None, None, training=True, eps=0.0)
-    walk = wt.steps(x, eps=0.0, row=0, col=2)
+    walk = wt.steps(x, eps=0.0, sample=0, feature=2)
     column = x[:, 2]
     torch.testing.assert_close(walk[10].values, (column - column.mean()) / column.std(unbiased=False), **TOL)
     assert "refuses" in walk[10].note and "refuses" not in walk[4].note
@@ -173,7 +175,12 @@ def test_bn_with_zero_eps_is_the_formula_and_says_torch_refuses():
 )
 def test_bad_input_raises_in_words(x, row, col):
     with pytest.raises(ValueError):
-        wt.steps(x, row=row, col=col)
+        wt.steps(x, sample=row, feature=col)
+
+
+def bar_values(trace) -> np.ndarray:
+    """A bar trace's values: along y (LN's bars, under the grid) or along x (BN's, beside it)."""
+    return np.asarray(trace.x if trace.orientation == "h" else trace.y, dtype=np.float64)
 
 
 def heat(fig, name):
@@ -182,16 +189,22 @@ def heat(fig, name):
 
 def test_figure_dims_every_cell_but_the_steps_and_shows_its_values():
     x = data.make_activations("heterogeneous features", 6, 9, seed=4)
-    walk = wt.steps(x, row=4, col=7)
+    walk = wt.steps(x, sample=4, feature=7)
     rows, cols = slice(0, 6), slice(0, 9)
     for k, box_name, color in ((1, "LN row", theme.BLUE), (9, "BN column", theme.VERMILLION)):
         fig = wt.fig_step(x, walk[k], rows, cols)
-        np.testing.assert_allclose(heat(fig, "x").z, x.numpy(), **SHOWN)
+        after = x.clone()
+        if box_name == "LN row":
+            after[4] = walk[k].cells
+        else:
+            after[:, 7] = walk[k].cells  # the column holds x − μ at the variance step
+        np.testing.assert_allclose(heat(fig, "x").z, after.numpy(), **SHOWN)
+        assert box_name == "LN row" or not np.allclose(heat(fig, "x").z, x.numpy())
         assert heat(fig, "x").colorscale == fig.data[0].colorscale and fig.data[0].zmid == 0
         dimmed = np.asarray(heat(fig, "dimmed").z)
         np.testing.assert_array_equal(dimmed == 0, walk[k].mask.numpy())
         bars = [t for t in fig.data if t.type == "bar"][0]
-        np.testing.assert_allclose(bars.y, walk[k].values.numpy(), **SHOWN)
+        np.testing.assert_allclose(bar_values(bars), walk[k].values.numpy(), **SHOWN)
         assert bars.marker.color == color
         (box,) = [s for s in fig.layout.shapes if s.name == box_name]
         if box_name == "LN row":
@@ -199,20 +212,25 @@ def test_figure_dims_every_cell_but_the_steps_and_shows_its_values():
         else:
             assert box.x0 < 7 < box.x1 and (box.y0, box.y1) == (-0.5, 5.5)
         level = [s for s in fig.layout.shapes if s.type == "line"]
-        assert len(level) == 1 and level[0].y0 == pytest.approx(walk[k].level)
+        at = level[0].y0 if box_name == "LN row" else level[0].x0
+        assert len(level) == 1 and at == pytest.approx(walk[k].level)
 
 
-def test_figure_of_a_large_grid_is_a_window_and_an_undefined_step_has_no_bars():
+def test_figure_of_a_large_grid_is_a_window_with_bars_for_the_whole_line():
     x = data.make_activations("standard normal", 200, 300, seed=0)
-    walk = wt.steps(x, row=150, col=10)
+    walk = wt.steps(x, sample=150, feature=10)
     fig = wt.fig_step(x, walk[2], slice(118, 182), slice(0, 64))
-    np.testing.assert_allclose(heat(fig, "x").z, x[118:182, :64].numpy(), **SHOWN)
+    after = x[118:182, :64].clone()
+    after[150 - 118] = walk[2].cells[:64]  # the centred row
+    np.testing.assert_allclose(heat(fig, "x").z, after.numpy(), **SHOWN)
     assert np.asarray(heat(fig, "dimmed").z)[150 - 118].sum() == 0
     assert len([t for t in fig.data if t.type == "bar"][0].y) == 300  # the full row
+    column = wt.fig_step(x, walk[8], slice(118, 182), slice(0, 64))
+    (bars,) = [t for t in column.data if t.type == "bar"]
+    assert bars.orientation == "h" and len(bars.x) == 200  # BN's bars run down the samples, beside the grid
     one = data.make_activations("standard normal", 1, 5, seed=0)
-    fig = wt.fig_step(one, wt.steps(one, col=2)[8], slice(0, 1), slice(0, 5))
-    assert not [t for t in fig.data if t.type == "bar"]
-    assert any("B = 1" in a.text for a in fig.layout.annotations)
+    fig = wt.fig_step(one, wt.steps(one, feature=2)[11], slice(0, 1), slice(0, 5))
+    assert [t.x for t in fig.data if t.type == "bar"] == [(0.0,)]  # y = β = 0
 
 
 # The page, through the router.
@@ -223,7 +241,7 @@ def step_shown(at) -> int:
 
 
 def bars(at) -> np.ndarray:
-    return np.asarray([t for t in figures(at)[0].data if t.type == "bar"][0].y, dtype=np.float64)
+    return bar_values([t for t in figures(at)[0].data if t.type == "bar"][0])
 
 
 def dimmed(at) -> np.ndarray:
@@ -231,34 +249,51 @@ def dimmed(at) -> np.ndarray:
 
 
 def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
-    at = run_page(PAGE, {"step": "3"})
+    at = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0"})
     assert_no_exception(at)
-    assert step_shown(at) == 3 and "Step 4 of 12" in at.subheader[0].value
+    assert step_shown(at) == 4 and "Step 4 of 12" in at.subheader[0].value
     x = data.make_activations("heterogeneous features", 16, 32, seed=0)
     np.testing.assert_allclose(bars(at), ((x[0] - x[0].mean()) ** 2).numpy(), **SHOWN)
     latex = at.latex[0].value
     at.button(key="next").click().run()
     assert_no_exception(at)
-    assert step_shown(at) == 4 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
+    assert step_shown(at) == 5 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
     np.testing.assert_allclose(bars(at), F.layer_norm(x, (32,))[0].numpy(), **SHOWN)
-    assert at.query_params["step"] == "4"
-    assert "step=4" in share_link(at)
+    assert "step=5" in share_link(at) and "v=2" in share_link(at)
     row_cells = dimmed(at) == 0
-    at.slider(key="step").set_value(5).run()
+    at.slider(key="step").set_value(6).run()
     at.button(key="next").click().run()
-    assert step_shown(at) == 6 and "BN" in at.subheader[0].value
+    assert step_shown(at) == 7 and "BN" in at.subheader[0].value
     col_cells = dimmed(at) == 0
     assert row_cells[0].all() and row_cells.sum() == 32 and col_cells[:, 0].all() and col_cells.sum() == 16
     at.button(key="back").click().run()
-    assert step_shown(at) == 5 and not at.button(key="back").disabled
+    assert step_shown(at) == 6 and not at.button(key="back").disabled
+
+
+def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
+    old = run_page(PAGE, {"step": "3"})  # made when steps counted from 0 and γ = 1, β = 0 by default
+    new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0"})
+    assert_no_exception(old)
+    assert step_shown(old) == 4 and old.slider(key="gain").value == 1.0 and old.slider(key="bias").value == 0.0
+    np.testing.assert_array_equal(bars(old), bars(new))
+    notes = " ".join(i.value for i in old.info)
+    assert "counts from 0" in notes and "its 3 is 4" in notes and "earlier lnviz" in notes
+    assert "step=4" in share_link(old) and "v=2" in share_link(old)
+
+
+def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():
+    at = run_page(PAGE, {"v": "2", "step": "6"})
+    assert (at.slider(key="gain").value, at.slider(key="bias").value) == (1.5, 0.5)
+    x = data.make_activations("heterogeneous features", 16, 32, seed=0)
+    np.testing.assert_allclose(bars(at), (1.5 * F.layer_norm(x, (32,))[0] + 0.5).numpy(), **SHOWN)
 
 
 def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
     at = run_page(PAGE)
     assert_no_exception(at)
-    assert step_shown(at) == 0 and at.button(key="back").disabled and not at.button(key="next").disabled
+    assert step_shown(at) == 1 and at.button(key="back").disabled and not at.button(key="next").disabled
     words = sum(len(m.value) for m in at.markdown)
-    at.slider(key="step").set_value(11).run()
+    at.slider(key="step").set_value(12).run()
     assert at.button(key="next").disabled and not at.button(key="back").disabled
     assert "Step 12 of 12" in at.subheader[0].value
     lecture = run_page(PAGE, {"present": "1"})
@@ -268,14 +303,14 @@ def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
 
 
 def test_junk_step_in_the_link_falls_back_to_the_first_with_a_note():
-    at = run_page(PAGE, {"step": "99"})
+    at = run_page(PAGE, {"v": "2", "step": "99"})
     assert_no_exception(at)
-    assert step_shown(at) == 0
+    assert step_shown(at) == 1
     assert any("Step" in i.value and "99" in i.value for i in at.info)
 
 
 def test_every_control_changes_the_walk():
-    at = run_page(PAGE, {"step": "5"})
+    at = run_page(PAGE, {"v": "2", "step": "6", "gain": "1", "bias": "0"})
     changes = [
         ("slider", "gain", 2.0, dict(gain=2.0)),
         ("slider", "bias", -0.5, dict(bias=-0.5)),
@@ -305,7 +340,7 @@ def test_every_control_changes_the_walk():
         np.testing.assert_allclose(now, y.numpy(), **SHOWN, err_msg=key)
         assert now.shape != before.shape or not np.allclose(now, before), key
         before = now
-    at.slider(key="step").set_value(11).run()
+    at.slider(key="step").set_value(12).run()
     at.number_input(key="feature").set_value(4).run()
     assert_no_exception(at)
     x = data.make_activations(view["dist"], 5, 6, 7)
@@ -316,16 +351,16 @@ def test_every_control_changes_the_walk():
 
 
 def test_a_link_that_hides_the_step_pins_it():
-    at = run_page(PAGE, {"hide": "step", "step": "7"})
+    at = run_page(PAGE, {"v": "2", "hide": "step", "step": "8"})
     assert_no_exception(at)
     assert "Step 8 of 12" in at.subheader[0].value and "step" not in {s.key for s in at.slider}
     assert at.button(key="back").disabled and at.button(key="next").disabled
 
 
 def test_single_sample_and_zero_eps_are_explained_on_the_page():
-    at = run_page(PAGE, {"batch": "1", "step": "8"})
+    at = run_page(PAGE, {"v": "2", "batch": "1", "step": "11"})
     assert_no_exception(at)
-    assert any("B = 1" in w.value for w in at.warning) and "undefined" in at.latex[0].value
-    at = run_page(PAGE, {"dist": "constant row", "eps": "0", "step": "4"})
+    assert any("B = 1" in w.value and "PyTorch refuses" in w.value for w in at.warning)
+    at = run_page(PAGE, {"v": "2", "dist": "constant row", "eps": "0", "step": "5"})
     assert_no_exception(at)
     assert any("0/0" in w.value for w in at.warning) and r"\text{NaN}" in at.latex[0].value

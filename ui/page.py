@@ -40,7 +40,7 @@ import streamlit as st
 
 from lnviz import param, theme
 from lnviz.param import Param
-from ui import mode
+from ui import mode, streamlit_private
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -50,7 +50,8 @@ if TYPE_CHECKING:
 
 T = TypeVar("T")
 
-# Link parameters that are not controls but belong to the view.
+# Link parameters that are not controls but belong to the view. Every share link also carries
+# the state table's version, v (see lnviz.state.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed")
 _CACHED: dict[tuple[str, str], Callable] = {}  # (file, qualified name): a page's function is new on each run
 
@@ -100,6 +101,8 @@ class Page:
         """Draw this page's control ``key`` as ``widget`` (in ``where``, default the sidebar); its value."""
         from ui import controls
 
+        if not self.drawn:  # before the first control: the state table (and torch) are loaded by now
+            _upgrade_old_link(self.name)
         p = self.table[key]
         self.drawn[key] = p
         return controls.control(p, widget, where, **kwargs)
@@ -215,6 +218,7 @@ class Page:
 
     def link(self) -> str:
         """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
+        from lnviz import state
         from ui import controls
 
         values = {key: controls.current(p) for key, p in self.drawn.items()}
@@ -222,5 +226,27 @@ class Page:
         for extra in LINK_EXTRAS:
             if extra in st.query_params:
                 query[extra] = st.query_params[extra]
+        query["v"] = str(state.LINK_VERSION)
         base = st.context.url or ""
         return base + ("?" + urlencode(query) if query else "")
+
+
+def _upgrade_old_link(name: str) -> None:
+    """Once per page and session: give a link from before ``v=2`` the values it meant then (with notes)."""
+    from lnviz import state
+
+    flag = f"_lnviz_upgraded_{name}"
+    if st.session_state.get(flag):
+        return
+    st.session_state[flag] = True
+    query = {key: st.query_params.get_all(key) for key in st.query_params}
+    values, notes = state.upgrade(name, query)
+    for key, value in values.items():
+        if key in query:  # counted differently then: the widget must not take the link's raw value
+            del st.query_params[key]
+            streamlit_private.forget_initial_link_value(key)
+        elif key in st.session_state:  # set by a lesson, or on another page in this session
+            continue
+        st.session_state[key] = value
+    for text in notes:
+        mode.add_note(text)
