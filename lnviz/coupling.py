@@ -18,10 +18,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import theme
+from lnviz import plot, theme
 from lnviz.data import generator, make_activations
 from lnviz.norms import NormResult, batch_norm, layer_norm
 
@@ -182,110 +181,83 @@ def sweep_for(batch: int, features: int, seed: int, sample: int) -> BatchSweep:
     return batch_sweep(base(batch, features, seed)[sample], seed)
 
 
-def _np(t: Tensor) -> np.ndarray:
-    return t.detach().to("cpu").float().numpy()
+_TITLES = {"BN": "BatchNorm", "LN": "LayerNorm"}
+
+
+def _whole(count: int) -> dict[str, int]:
+    """Whole-number ticks on an index axis with few positions (plotly would otherwise write 0.5 steps)."""
+    return dict(dtick=1) if count < 8 else {}
 
 
 def fig_delta(result: Coupling) -> go.Figure:
-    """Two heatmaps of |Δy| (B, H), BN then LN, on one log colour scale; row i outlined.
+    """Two heatmaps of |Δy| (B, H), BN left and LN right: samples down, features across; row i outlined.
 
-    The colour is log10 |Δy|, floored at :data:`FLOOR` (exact zeros land
-    there); ``customdata`` holds |Δy| itself.
+    Both share one log colour scale: the colour is log10 |Δy|, floored at
+    :data:`FLOOR` (exact zeros land there), and ``customdata`` holds |Δy|
+    itself. The changed row is outlined in each norm's colour.
     """
     b, h = result.x.shape
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("BatchNorm |Δy|", "LayerNorm |Δy|"), horizontal_spacing=0.08)
     top = max(float(result.bn_delta.max()), float(result.ln_delta.max()), FLOOR * 10)
-    for col, (name, delta) in enumerate((("BN", result.bn_delta), ("LN", result.ln_delta)), start=1):
-        raw = _np(delta)
-        fig.add_trace(
-            go.Heatmap(
-                z=np.log10(np.maximum(raw, FLOOR)),
+    rows, feats = np.arange(b), np.arange(h)
+    traces, shapes, annotations, layout = [], [], [], {}
+    for k, (name, delta, domain) in enumerate(
+        zip(("BN", "LN"), (result.bn_delta, result.ln_delta), plot.columns(2, gap=0.08), strict=True), start=1
+    ):
+        axes = plot.axis_names(k)
+        raw = plot.to_numpy(delta)  # (B, H)
+        traces.append(
+            plot.heatmap(np.log10(np.maximum(raw, FLOOR)), feats, rows, name, axes, coloraxis="coloraxis")
+            | dict(
                 customdata=raw,
-                x=np.arange(h),
-                y=np.arange(b),
-                name=name,
-                coloraxis="coloraxis",
                 hovertemplate="sample %{y}, feature %{x}<br>|Δy| = %{customdata:.3g}<extra>" + name + "</extra>",
-            ),
-            row=1,
-            col=col,
+            )
         )
-        fig.add_shape(
-            type="rect",
-            x0=-0.5,
-            x1=h - 0.5,
-            y0=result.sample - 0.5,
-            y1=result.sample + 0.5,
-            line=dict(color=theme.ROLES[name], width=3),
-            row=1,
-            col=col,
-        )
+        color = theme.ROLES[name]
+        shapes.append(plot.rect(-0.5, h - 0.5, result.sample - 0.5, result.sample + 0.5, axes, color=color))
+        annotations.append(plot.title(_TITLES[name], sum(domain) / 2, color=color))
+        x_name, y_name = (plot.layout_key(a) for a in axes)
+        layout[x_name] = dict(domain=domain, anchor=axes[1], title=dict(text="feature j"), **_whole(h))
+        # LN's panel shares BN's rows, so only BN's axis is labelled.
+        y_label = dict(title=dict(text="sample i")) if k == 1 else dict(matches="y", showticklabels=False)
+        layout[y_name] = plot.samples_axis(b, anchor=axes[0], **y_label)
     lo, hi = int(np.log10(FLOOR)), int(np.ceil(np.log10(top)))
     ticks = list(range(lo, hi + 1, 2))
-    fig.update_layout(
-        coloraxis=dict(
-            colorscale=theme.SEQUENTIAL,
-            cmin=lo,
-            cmax=hi,
-            colorbar=dict(title="|Δy|", tickvals=ticks, ticktext=[f"1e{t}" for t in ticks]),
-        ),
-        height=420,
-        margin=dict(t=40, b=40, l=50, r=20),
+    # At x = 1 (not plotly's 1.02, a share of the width) the bar keeps its place in the fixed right margin.
+    colorbar = dict(x=1, title=dict(text="|Δy|"), tickvals=ticks, ticktext=[f"1e{t}" for t in ticks])
+    layout |= dict(
+        coloraxis=dict(colorscale=theme.SEQUENTIAL, cmin=lo, cmax=hi, colorbar=colorbar),
+        shapes=shapes,
+        annotations=annotations,
     )
-    fig.update_yaxes(autorange="reversed", title_text="sample", row=1, col=1)
-    fig.update_yaxes(autorange="reversed", row=1, col=2)
-    fig.update_xaxes(title_text="feature")
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=60, r=90, t=36, b=50), height=420)
 
 
 def fig_sweep(sweep: BatchSweep) -> go.Figure:
-    """x★'s output on one feature against batch size: BN one path per set of batch-mates, LN one line.
+    """x★'s output on one feature (y) against batch size B (x, log): BN one path per set of batch-mates, LN one line.
 
-    The BN trace holds R paths of S points, each path followed by a NaN gap.
+    The BN trace holds R paths of S points, each path followed by a NaN gap;
+    LN's level line and BN's limit as B → ∞ (dotted) span the sizes.
     """
     j = sweep.feature
     r = sweep.bn_y.shape[1]
     # One path per set of batch-mates, as one trace: the paths are separated by NaN.
     gap = np.full((r, 1), np.nan, dtype=np.float32)
     sizes = np.hstack([np.tile(np.asarray(sweep.sizes, dtype=np.float32), (r, 1)), gap]).reshape(-1)  # (R·(S+1),)
-    values = np.hstack([_np(sweep.bn_y[:, :, j].T), gap]).reshape(-1)  # (R·(S+1),)
-    fig = go.Figure()
-    fig.add_trace(
-        go.Scatter(
-            x=sizes,
-            y=values,
-            mode="markers+lines",
-            name="BN, one line per set of batch-mates",
-            line=dict(color=theme.ROLES["BN"], width=1),
-            marker=dict(color=theme.ROLES["BN"], size=6),
-            opacity=0.55,
-            hovertemplate="B = %{x}<br>BN y = %{y:.4f}<extra></extra>",
-        )
-    )
+    values = np.hstack([plot.to_numpy(sweep.bn_y[:, :, j].T), gap]).reshape(-1)  # (R·(S+1),)
     ends = np.asarray([sweep.sizes[0], sweep.sizes[-1]], dtype=np.float32)
-    fig.add_trace(
-        go.Scatter(
-            x=ends,
-            y=np.repeat(_np(sweep.ln_y[j : j + 1]), 2),
-            mode="lines",
-            name="LN, every batch",
-            line=dict(color=theme.ROLES["LN"], width=3),
-        )
+    traces = [
+        # Nearly opaque: paler, BN's vermillion would read as GroupNorm's orange. Legend names of at most
+        # 14 characters: plotly lays a wrapped legend out in columns as wide as the widest entry.
+        plot.line(sizes, values, f"BN, {r} batches", theme.ROLES["BN"], width=1, markers=dict(size=5))
+        | dict(opacity=0.8, hovertemplate="B = %{x}<br>BN y = %{y:.4f}<extra></extra>"),
+        plot.line(
+            ends, np.repeat(plot.to_numpy(sweep.ln_y[j : j + 1]), 2), "LN, any batch", theme.ROLES["LN"], width=3
+        ),
+        plot.line(ends, np.repeat(plot.to_numpy(sweep.bn_limit[j : j + 1]), 2), "BN, B → ∞", theme.GREY, dash="dot"),
+    ]
+    layout = dict(
+        xaxis=dict(type="log", title=dict(text="batch size B"), tickvals=list(sweep.sizes)),
+        yaxis=dict(title=dict(text=f"output of x★, feature {j}")),
+        legend=plot.legend_above(),
     )
-    fig.add_trace(
-        go.Scatter(
-            x=ends,
-            y=np.repeat(_np(sweep.bn_limit[j : j + 1]), 2),
-            mode="lines",
-            name="BN as B → ∞",
-            line=dict(color=theme.GREY, dash="dot"),
-        )
-    )
-    fig.update_layout(
-        xaxis=dict(type="log", title="batch size B", tickvals=list(sweep.sizes)),
-        yaxis=dict(title=f"output of x★, feature {j}"),
-        height=380,
-        margin=dict(t=30, b=40, l=60, r=20),
-        legend=dict(orientation="h", y=1.1),
-    )
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=70, r=20, t=60, b=50), height=380)

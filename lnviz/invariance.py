@@ -29,6 +29,7 @@ import plotly.graph_objects as go
 import torch
 from torch import Tensor
 
+from lnviz import plot, theme
 from lnviz.data import generator
 from lnviz.norms import batch_norm, layer_norm, rms_norm
 
@@ -56,7 +57,7 @@ TRANSFORM_LABELS = {
     "weight_vector_rescale": "weight vector<br>re-scaling",
     "dataset_rescale": "dataset<br>re-scaling",
     "dataset_recenter": "dataset<br>re-centering",
-    "case_rescale": "single training case<br>re-scaling",
+    "case_rescale": "single training<br>case re-scaling",
 }
 
 # Table 1 of the paper (True: invariant). RMSNorm is derived here, not in the
@@ -182,42 +183,67 @@ def agreement(table: dict[str, dict[str, float]], tol: float = TOL) -> int:
     return sum(ok[norm][name] == PAPER[norm][name] for norm in NORMS for name in TRANSFORMS)
 
 
-def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure:
-    """The table as a heatmap of log10 max |Δ|, each cell marked ✓ or ✗ with its value.
+# Cell fills: ColorBrewer PRGn's green for ✓ and its pale lilac for ✗. Far apart in lightness as well as
+# hue, so the two read apart in greyscale and under every colour-vision deficiency, and neither is a norm's colour.
+HOLDS, BREAKS = "rgb(90,174,97)", "rgb(231,212,232)"
+FLOOR = 1e-17  # max |Δ| below this is drawn as this (log scale; 0 has no logarithm)
+Z_RANGE = (-17.0, 1.0)  # log10 max |Δ| from FLOOR to 10
 
-    A cell whose mark differs from :data:`PAPER` gets a "≠ paper" note.
+
+def _cell(glyph: str, delta: float, off_paper: bool) -> str:
+    """A cell's text: the large ✓ or ✗, then max |Δ| and any "≠ paper" small under it."""
+    # One digit (the hover has the full value): six columns of these fit a phone's width. The rows are
+    # 90 px tall to hold a third line.
+    small = f"<br><span style='font-size:50%;font-weight:normal'>{delta:.0e}</span>"
+    if off_paper:
+        small += "<br><span style='font-size:50%;font-weight:normal'>≠ paper</span>"
+    return glyph + small
+
+
+def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure:
+    """The table as a heatmap: norms down (rows), transformations across; each cell ✓ or ✗ with max |Δ|.
+
+    ``z`` is log10 max |Δ| (floored at :data:`FLOOR`, ``customdata`` holds the
+    value itself), on a two-colour scale that changes at ``tol``: ✓ cells
+    green, ✗ cells pale lilac. A cell whose mark differs from :data:`PAPER`
+    gets a "≠ paper" note. Row labels take each norm's colour.
     """
     norms, names = list(table), list(TRANSFORMS)
     raw = np.array([[table[n][t] for t in names] for n in norms], dtype=np.float64)  # (norms, transforms)
-    z = np.log10(np.maximum(raw, 1e-17)).astype(np.float32)
+    z = np.log10(np.maximum(raw, FLOOR)).astype(np.float32)
     ok = marks(table, tol)
-    text = []
-    for n in norms:
-        row = []
-        for t in names:
-            cell = f"{'✓' if ok[n][t] else '✗'}<br>{table[n][t]:.1e}"
-            if n in PAPER and ok[n][t] != PAPER[n][t]:
-                cell += "<br>≠ paper"
-            row.append(cell)
-        text.append(row)
-    fig = go.Figure(
-        go.Heatmap(
-            z=z,
-            x=[TRANSFORM_LABELS[t] for t in names],
-            y=norms,
-            text=text,
-            texttemplate="%{text}",
-            textfont=dict(size=15),
-            colorscale="Greys",
-            zmin=-17,
-            zmax=1,
-            customdata=raw.astype(np.float32),
-            colorbar=dict(
-                title="max |Δ|", tickvals=[-16, -12, -8, -4, 0], ticktext=["1e-16", "1e-12", "1e-8", "1e-4", "1"]
-            ),
-            hovertemplate="%{y}, %{x}<br>max |Δ| = %{customdata:.3g}<extra></extra>",
-        )
+    text = [
+        [_cell("✓" if ok[n][t] else "✗", table[n][t], n in PAPER and ok[n][t] != PAPER[n][t]) for t in names]
+        for n in norms
+    ]
+    lo, hi = Z_RANGE
+    step = min(max((np.log10(tol) - lo) / (hi - lo), 0.0), 1.0)  # where the fill turns from ✓ to ✗
+    heat = plot.heatmap(z, [TRANSFORM_LABELS[t] for t in names], norms, "max |Δ|") | dict(
+        text=text,
+        texttemplate="%{text}",
+        # An explicit size: plotly's default shrinks heatmap text to fit the cell, to nothing on a phone.
+        textfont=dict(size=22, color=theme.BLACK, weight="bold"),
+        colorscale=[[0.0, HOLDS], [step, HOLDS], [step, BREAKS], [1.0, BREAKS]],
+        zmin=lo,
+        zmax=hi,
+        showscale=False,
+        xgap=2,
+        ygap=2,
+        customdata=raw.astype(np.float32),
+        hovertemplate="%{y}, %{x}<br>max |Δ| = %{customdata:.3g}<extra></extra>",
     )
-    fig.update_yaxes(autorange="reversed")
-    fig.update_layout(height=380, margin=dict(t=20, b=60, l=80, r=20))
-    return fig
+    key = f"<span style='color:{HOLDS}'>■</span> ✓ max |Δ| ≤ {tol:g}    <span style='color:{BREAKS}'>■</span> ✗ larger"
+    layout = dict(
+        # Level where the columns are wide enough, else on end (a phone): the top margin holds either.
+        xaxis=dict(side="top", showgrid=False, autotickangles=[0, 90]),
+        yaxis=dict(
+            autorange="reversed",
+            showgrid=False,
+            tickvals=norms,
+            ticktext=[f"<b><span style='color:{theme.ROLES.get(n, theme.INK)}'>{n}</span></b>" for n in norms],
+            tickfont=dict(size=theme.TITLE_SIZE),
+        ),
+        annotations=[plot.note(key, 0, 0, xanchor="left", yanchor="top", yshift=-8)],
+        plot_bgcolor="white",
+    )
+    return plot.figure([heat], layout, margin=dict(l=90, r=10, t=110, b=40), height=510)

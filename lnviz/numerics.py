@@ -29,13 +29,20 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lnviz import norms, theme
+from lnviz import norms, plot, theme
 from lnviz.data import make_activations
 from lnviz.param import format_number
 
 OFFSETS = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 METHODS = ("single-pass", "two-pass", "Welford")
-METHOD_COLORS = {"single-pass": theme.VERMILLION, "two-pass": theme.BLUE, "Welford": theme.GREEN}
+# Not LN's or BN's colours, which mean those norms everywhere else. Two-pass and Welford often coincide,
+# so each line has its own dash and marker too.
+METHOD_COLORS = dict(zip(METHODS, theme.SERIES, strict=False))
+METHOD_STYLES = {
+    "single-pass": dict(dash=None, symbol="circle"),
+    "two-pass": dict(dash="dash", symbol="square"),
+    "Welford": dict(dash="dot", symbol="diamond-open"),
+}
 LOW_PRECISION = ("float32", "float16", "bfloat16")
 DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16, "float64": torch.float64}
 EPS_VALUES = (1e-12, 1e-8, 1e-6, 1e-5)
@@ -224,34 +231,46 @@ ERROR_FLOOR = 1e-9  # exact zeros would vanish from a log axis
 
 
 def fig_variance(curve: VarianceCurve, offset: float) -> go.Figure:
-    """Median relative error of σ² against the mean offset, log–log, one line per method.
+    """Median relative error of σ² (y, log) against the mean offset (x, log), one line per method.
 
-    A dotted vertical line marks the chosen ``offset``; 100% error means the
-    variance is entirely rounding noise.
+    A dotted vertical line marks the chosen ``offset``; a dashed horizontal one
+    marks 100% error, where the variance is entirely rounding noise. Errors
+    of exactly 0 are drawn at :data:`ERROR_FLOOR`, an offset of 0 at 0.1.
     """
     xs = [max(o, 0.1) for o in curve.offsets]  # 0 drawn at 0.1 on the log axis
-    fig = go.Figure()
+    traces = []
     for method in METHODS:
-        fig.add_trace(
-            go.Scatter(
-                x=xs,
-                y=[max(e, ERROR_FLOOR) for e in curve.median_error[method]],
-                mode="lines+markers",
-                name=method,
-                line={"color": METHOD_COLORS[method]},
+        style = METHOD_STYLES[method]
+        traces.append(
+            plot.line(
+                xs,
+                [max(e, ERROR_FLOOR) for e in curve.median_error[method]],
+                method,
+                METHOD_COLORS[method],
+                dash=style["dash"],
+                markers=dict(size=8, symbol=style["symbol"]),
+            )
+            | dict(
                 customdata=[[format_number(o), n] for o, n in zip(curve.offsets, curve.negative[method], strict=True)],
                 hovertemplate=f"{method}<br>offset %{{customdata[0]}}: median error %{{y:.2e}}"
                 f"<br>%{{customdata[1]}} of {curve.rows} rows negative<extra></extra>",
             )
         )
-    fig.add_hline(y=1.0, line={"color": theme.GREY, "dash": "dash"}, annotation_text="100% error")
-    fig.add_vline(x=max(offset, 0.1), line={"color": theme.BLACK, "dash": "dot"})
-    fig.update_xaxes(
-        type="log",
-        title_text="mean offset |E[x]| / σ (0 drawn at 0.1)",
-        tickvals=xs,
-        ticktext=[format_number(o) for o in curve.offsets],
+    layout = dict(
+        xaxis=dict(
+            type="log",
+            title=dict(text="mean offset |E[x]| / σ (0 drawn at 0.1)"),
+            tickvals=xs,
+            ticktext=[format_number(o) for o in curve.offsets],
+        ),
+        # Two lines: one would outrun the plot's height in lecture mode.
+        yaxis=dict(type="log", title=dict(text="median relative error<br>of σ² (float32)"), exponentformat="power"),
+        shapes=[
+            plot.hline(1.0, color=theme.GREY, dash="dash"),
+            plot.vline(max(offset, 0.1), color=theme.INK, dash="dot"),
+        ],
+        # On a log axis an annotation's y is the value's log10: 0 for 100%.
+        annotations=[plot.note("100% error", 1, 0, ("x domain", "y"), xanchor="right", yanchor="bottom")],
+        legend=plot.legend_above(),
     )
-    fig.update_yaxes(type="log", title_text="median relative error of σ² (float32)", exponentformat="power")
-    fig.update_layout(height=380, margin={"t": 30, "b": 10}, legend={"orientation": "h", "y": 1.08})
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=88, r=30, t=60, b=55), height=400)

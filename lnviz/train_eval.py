@@ -25,10 +25,9 @@ from dataclasses import dataclass
 import numpy as np
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch import Tensor
 
-from lnviz import theme
+from lnviz import plot, theme
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, layer_norm
 
@@ -170,91 +169,88 @@ def train_eval(
     )
 
 
-def _np(t: Tensor) -> np.ndarray:
-    return t.detach().to("cpu").float().numpy()
+_TITLES = {"BN": "BatchNorm", "LN": "LayerNorm"}
 
 
-# Not BLUE or VERMILLION: on these pages those mean LN and BN.
-FEATURE_COLORS = (theme.ORANGE, theme.SKY, theme.GREEN, theme.PURPLE, theme.BLACK, theme.GREY)
+def _legend_top() -> dict:
+    """A horizontal legend at the very top of the figure, above the panel titles (the top margin holds both)."""
+    return plot.legend_above() | dict(yref="container", y=1, yanchor="top")
 
 
 def fig_running(stats: RunningStats, shown: int = SHOWN_FEATURES) -> go.Figure:
-    """Running μ̂ and σ̂² against the step, for the first ``shown`` features, with the true values dotted."""
+    """Running μ̂ (left) and σ̂² (right) against the training step, for the first ``shown`` features.
+
+    One solid line per feature in each panel, its true value dotted across the
+    steps; the features take :data:`lnviz.theme.SERIES` (not LN's or BN's
+    colour) and share one legend, titled "feature".
+    """
     steps = np.arange(stats.running_mean.shape[0])  # (S + 1,)
-    k = min(shown, stats.loc.shape[0])
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("running_mean μ̂", "running_var σ̂² (unbiased)"))
-    for j in range(k):
-        color = FEATURE_COLORS[j % len(FEATURE_COLORS)]
-        for col, (run, truth) in enumerate(
-            ((stats.running_mean, stats.loc), (stats.running_var, stats.scale.square())), start=1
-        ):
-            fig.add_trace(
-                go.Scatter(
-                    x=steps,
-                    y=_np(run[:, j]),
-                    mode="lines",
-                    name=f"feature {j}",
+    panels = ((stats.running_mean, stats.loc), (stats.running_var, stats.scale.square()))
+    domains = plot.columns(2, gap=0.1)
+    traces = []
+    for j in range(min(shown, stats.loc.shape[0])):
+        color = theme.SERIES[j % len(theme.SERIES)]
+        for k, (run, truth) in enumerate(panels, start=1):
+            axes = plot.axis_names(k)
+            traces.append(  # named by its number alone: the legend's title says "feature", one row on a phone
+                plot.line(steps, plot.to_numpy(run[:, j]), str(j), color, axes)
+                | dict(
                     legendgroup=f"f{j}",
-                    showlegend=col == 1,
-                    line=dict(color=color, width=2),
+                    showlegend=k == 1,
                     hovertemplate="step %{x}: %{y:.4f}<extra>feature " + str(j) + "</extra>",
-                ),
-                row=1,
-                col=col,
+                )
             )
-            fig.add_trace(
-                go.Scatter(
-                    x=steps[[0, -1]],
-                    y=np.repeat(_np(truth[j : j + 1]), 2),
-                    mode="lines",
-                    name=f"feature {j}, true value",
-                    legendgroup=f"f{j}",
-                    showlegend=False,
-                    line=dict(color=color, width=1, dash="dot"),
-                    hoverinfo="skip",
-                ),
-                row=1,
-                col=col,
+            true_value = np.repeat(plot.to_numpy(truth[j : j + 1]), 2)
+            traces.append(
+                plot.line(steps[[0, -1]], true_value, f"feature {j}, true value", color, axes, dash="dot", width=1)
+                | dict(legendgroup=f"f{j}", showlegend=False, hoverinfo="skip")
             )
-    fig.update_xaxes(title_text="training step")
-    fig.update_layout(height=360, margin=dict(t=40, b=40, l=50, r=20), legend=dict(orientation="h", y=-0.2))
-    return fig
+    layout = dict(
+        annotations=[
+            plot.title("running_mean μ̂", sum(domains[0]) / 2),
+            plot.title("running_var σ̂²<br>(unbiased)", sum(domains[1]) / 2),  # two lines: fits a phone's half
+        ],
+        legend=_legend_top() | dict(title=dict(text="feature")),
+    )
+    for k, domain in enumerate(domains, start=1):
+        x_name, y_name = plot.axis_names(k)
+        layout[plot.layout_key(x_name)] = dict(domain=domain, anchor=y_name, title=dict(text="training step"))
+        layout[plot.layout_key(y_name)] = dict(anchor=x_name)
+    return plot.figure(traces, layout, margin=dict(l=55, r=15, t=84, b=50), height=380)
 
 
 def fig_outputs(result: TrainEval, sample: int = 0) -> go.Figure:
-    """One test sample's outputs per feature: BN in train and eval mode (left), LN in both (right)."""
+    """One test sample's output (y) per feature j (x): BN in train and eval mode (left), LN in both (right).
+
+    Train mode is solid with filled dots, eval mode dashed with open circles;
+    both panels share the y axis. LN's two lines coincide.
+    """
     h = result.x_test.shape[1]
     feats = np.arange(h)
-    fig = make_subplots(rows=1, cols=2, subplot_titles=("BatchNorm", "LayerNorm"), shared_yaxes=True)
-    for col, (name, train, ev) in enumerate(
+    domains = plot.columns(2, gap=0.06)
+    traces, annotations, layout = [], [], {}
+    for k, (name, train, ev) in enumerate(
         (("BN", result.bn_train, result.bn_eval), ("LN", result.ln_train, result.ln_eval)), start=1
     ):
-        color = theme.ROLES[name]
-        fig.add_trace(
-            go.Scatter(
-                x=feats,
-                y=_np(train.y[sample]),
-                mode="markers+lines",
-                name=f"{name} train mode",
-                line=dict(color=color, width=2),
-                marker=dict(size=8),
+        color, axes = theme.ROLES[name], plot.axis_names(k)
+        traces += [
+            plot.line(feats, plot.to_numpy(train.y[sample]), f"{name} train mode", color, axes, markers=dict(size=8)),
+            plot.line(
+                feats,
+                plot.to_numpy(ev.y[sample]),
+                f"{name} eval mode",
+                color,
+                axes,
+                dash="dash",
+                markers=dict(size=12, symbol="circle-open"),
             ),
-            row=1,
-            col=col,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=feats,
-                y=_np(ev.y[sample]),
-                mode="markers+lines",
-                name=f"{name} eval mode",
-                line=dict(color=color, width=2, dash="dash"),
-                marker=dict(size=12, symbol="circle-open"),
-            ),
-            row=1,
-            col=col,
-        )
-    fig.update_xaxes(title_text="feature")
-    fig.update_yaxes(title_text=f"output of test sample {sample}", row=1, col=1)
-    fig.update_layout(height=360, margin=dict(t=40, b=40, l=60, r=20), legend=dict(orientation="h", y=-0.2))
-    return fig
+        ]
+        annotations.append(plot.title(_TITLES[name], sum(domains[k - 1]) / 2, color=color))
+        x_name, y_name = (plot.layout_key(a) for a in axes)
+        layout[x_name] = dict(domain=domains[k - 1], anchor=axes[1], title=dict(text="feature j"))
+        layout[x_name] |= dict(dtick=1) if h < 8 else {}
+        # The two panels share the y axis, so only BN's is labelled.
+        y_label = dict(title=dict(text=f"output of test sample {sample}")) if k == 1 else dict(matches="y")
+        layout[y_name] = dict(anchor=axes[0]) | y_label
+    layout |= dict(annotations=annotations, legend=_legend_top())
+    return plot.figure(traces, layout, margin=dict(l=65, r=15, t=80, b=50), height=380)

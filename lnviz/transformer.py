@@ -32,10 +32,9 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lnviz import norms
+from lnviz import norms, plot, theme
 from lnviz.data import generator
 from lnviz.device import compute_dtype
-from lnviz.theme import BLUE, ORANGE
 
 WIDTH = 64  # d, features per token
 HEADS = 4
@@ -199,27 +198,48 @@ def grad_profile(depth: int, seed: int = 0, device: torch.device | str = "cpu", 
     )
 
 
+# Placements of LN, not norms: series colours, never LN's blue or BN's vermillion. Each has its own dash
+# and marker as well, for a reader who can't tell the colours apart.
+PLACEMENT_STYLES = {
+    "Post-LN": dict(color=theme.SERIES[0], dash=None, symbol="circle"),
+    "Pre-LN": dict(color=theme.SERIES[1], dash="dash", symbol="square"),
+}
+
+
 def fig_grad_profile(profile: GradProfile) -> go.Figure:
-    """‖∂L/∂θ_l‖ against the block index l = 1..depth, log scale, one line per placement."""
+    """‖∂L/∂θ_l‖ (y, log) against the block index l = 1..depth (x), one line per placement of LN.
+
+    Each line's legend entry gives its last/first ratio; the y title, the
+    number of draws the norms are averaged over.
+    """
     layers = list(range(1, profile.depth + 1))
-    fig = go.Figure()
-    for name, values, color in (("Post-LN", profile.post, ORANGE), ("Pre-LN", profile.pre, BLUE)):
-        fig.add_trace(
-            go.Scatter(
-                x=layers,
-                y=list(values),
-                name=f"{name} (last/first {GradProfile.rise(values):.2f}×)",
-                mode="lines+markers",
-                line=dict(color=color, width=2),
+    traces = []
+    for name, values in (("Post-LN", profile.post), ("Pre-LN", profile.pre)):
+        style = PLACEMENT_STYLES[name]
+        traces.append(
+            plot.line(
+                layers,
+                list(values),
+                f"{name} (last/first {GradProfile.rise(values):.2f}×)",
+                style["color"],
+                dash=style["dash"],
+                markers=dict(size=7, symbol=style["symbol"]),
             )
         )
-    fig.update_layout(
-        title=f"Gradient norm per block at initialization (mean of {profile.draws} draws)",
-        xaxis_title="block l (1 = next to the input)",
-        yaxis_title="‖∂L/∂θ_l‖",
-        yaxis_type="log",
-        height=340,
-        margin=dict(l=10, r=10, t=40, b=10),
-        legend=dict(orientation="h", y=-0.25),
+    layout = dict(
+        # A figure title at the top of the figure, above the legend (an annotation can't be placed there).
+        title=dict(
+            text="Gradient norm per block at initialization",
+            x=0.5,
+            xanchor="center",
+            y=1,
+            yanchor="top",
+            yref="container",
+            pad=dict(t=6),
+            font=dict(size=theme.TITLE_SIZE),
+        ),
+        xaxis=dict(title=dict(text="block l (1 = next to the input)")) | (dict(dtick=1) if profile.depth < 16 else {}),
+        yaxis=dict(type="log", title=dict(text=f"‖∂L/∂θ<sub>l</sub>‖, mean of {profile.draws} draws")),
+        legend=plot.legend_above(),
     )
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=70, r=20, t=80, b=50), height=380)

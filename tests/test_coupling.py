@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
@@ -160,6 +161,20 @@ def test_fig_delta_and_sweep_are_built_from_the_result() -> None:
     np.testing.assert_allclose(np.asarray(bn_line.y)[: len(sw.sizes)], sw.bn_y[:, 0, 0].numpy(), rtol=1e-6)
     np.testing.assert_allclose(ln_line.y, [float(sw.ln_y[0])] * 2, rtol=1e-6)
     np.testing.assert_allclose(limit.y, [float(sw.bn_limit[0])] * 2, rtol=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("b", "h", "i", "kind", "a", "feature"),
+    [
+        (6, 5, 3, "outlier", 4.0, 0),
+        (2, 2, 1, "shift", -3.0, 1),  # the smallest batch BN accepts
+        (40, 32, 0, "scale", 1.0, 31),  # a = 1 changes nothing: every |Δy| sits at the floor
+    ],
+)
+def test_coupling_figures_pass_plotly_validation(b, h, i, kind, a, feature) -> None:
+    r = coupling.couple(b, h, 0, i, kind, a)
+    assert_plotly_valid(coupling.fig_delta(r))
+    assert_plotly_valid(coupling.fig_sweep(coupling.batch_sweep(r.x[i], 0, sizes=(2, 3), draws=2, feature=feature)))
 
 
 # The page, through the router.

@@ -7,6 +7,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as hs
 from torch import nn
@@ -169,6 +170,23 @@ def test_fig_table_shows_values_and_marks() -> None:
             ok = table[norm][name] <= invariance.TOL
             assert heat.text[r][c].startswith("✓" if ok else "✗")
             assert ("≠ paper" in heat.text[r][c]) == ((PAPER[norm][c] == "✓") != ok)
+
+
+@pytest.mark.parametrize(
+    ("eps", "tol"),
+    [
+        (1e-5, invariance.TOL),
+        (0.0, invariance.TOL),  # exact zeros, drawn at the floor
+        (1.0, invariance.TOL),  # several cells off the paper: three lines of text
+        (0.1, 1e-30),  # a threshold under the colour scale: every cell ✗
+        (0.1, 1e3),  # and over it: every cell ✓
+    ],
+)
+def test_fig_table_passes_plotly_validation(eps, tol) -> None:
+    fig = invariance.fig_table(invariance.invariance_table(eps, 0), tol)
+    assert_plotly_valid(fig)
+    marks = {text[0] for row in fig.data[0].text for text in row}
+    assert marks == ({"✗"} if tol < 1e-20 else {"✓"} if tol > 10 else {"✓", "✗"})
 
 
 # The page, through the router.

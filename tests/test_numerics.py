@@ -8,10 +8,11 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import numerics
+from lnviz import numerics, theme
 from lnviz.data import make_activations
 
 
@@ -176,3 +177,18 @@ def test_fig_variance_has_one_line_per_method_and_marks_the_offset():
     assert all(y >= numerics.ERROR_FLOOR for t in fig.data for y in t.y)
     assert fig.layout.xaxis.type == "log" and fig.layout.yaxis.type == "log"
     assert [s.x0 for s in fig.layout.shapes if s.x0 == s.x1] == [1e4]
+
+
+@pytest.mark.parametrize(
+    ("offsets", "offset"),
+    [
+        (numerics.OFFSETS, 1e4),
+        ((0.0,), 0.0),  # one point, at the offset drawn at 0.1
+        ((0.0, 1e6), 1e6),  # the chosen offset at the axis' end
+    ],
+)
+def test_fig_variance_passes_plotly_validation(offsets, offset):
+    curve = numerics.variance_curve(offsets, rows=4, hidden=16, seed=0)
+    fig = numerics.fig_variance(curve, offset)
+    assert_plotly_valid(fig)
+    assert {t.line.color for t in fig.data}.isdisjoint({theme.ROLES["LN"], theme.ROLES["BN"]})

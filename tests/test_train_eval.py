@@ -5,6 +5,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from torch import nn
 
 from lnviz import state, train_eval
@@ -117,6 +118,20 @@ def test_figures_are_built_from_the_result() -> None:
     np.testing.assert_allclose(got["BN train mode"], r.bn_train.y[2].numpy(), rtol=1e-6)
     np.testing.assert_allclose(got["BN eval mode"], r.bn_eval.y[2].numpy(), rtol=1e-6)
     np.testing.assert_array_equal(got["LN train mode"], got["LN eval mode"])
+
+
+@pytest.mark.parametrize(
+    ("b", "h", "steps", "sample"),
+    [
+        (8, 6, 20, 2),
+        (2, 2, 1, 1),  # the smallest batch, fewer features than the chart shows, a single step
+        (64, 32, 300, 63),
+    ],
+)
+def test_figures_pass_plotly_validation(b, h, steps, sample) -> None:
+    r = train_eval.train_eval(b, h, steps, 0.1, 2.0, 0)
+    assert_plotly_valid(train_eval.fig_running(r.stats))
+    assert_plotly_valid(train_eval.fig_outputs(r, sample=sample))
 
 
 # The page, through the router.

@@ -7,11 +7,11 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from figcheck import assert_plotly_valid
 from torch import nn
 
-from lnviz import state, transformer
+from lnviz import state, theme, transformer
 from lnviz.data import generator
-from lnviz.theme import BLUE, ORANGE
 
 D = transformer.WIDTH
 
@@ -150,9 +150,14 @@ def test_fig_grad_profile_plots_both_placements_per_block():
     assert list(post.x) == list(pre.x) == [1, 2, 3, 4, 5]
     assert list(post.y) == list(p.post) and list(pre.y) == list(p.pre)
     assert post.name.startswith("Post-LN") and pre.name.startswith("Pre-LN")
-    assert (post.line.color, pre.line.color) == (ORANGE, BLUE)
+    assert (post.line.color, pre.line.color) == theme.SERIES[:2]  # placements, not norms: never LN's or BN's colour
     assert f"{transformer.GradProfile.rise(p.post):.2f}" in post.name
     assert fig.layout.yaxis.type == "log"
+
+
+@pytest.mark.parametrize(("depth", "draws"), [(1, 1), (5, 1), (20, 1)])  # one block; a few; past the whole-number ticks
+def test_fig_grad_profile_passes_plotly_validation(depth, draws):
+    assert_plotly_valid(transformer.fig_grad_profile(transformer.grad_profile(depth, seed=0, draws=draws)))
 
 
 def test_depth_param():
