@@ -216,12 +216,13 @@ def lecture(fig: go.Figure, scale: float = theme.LECTURE_SCALE) -> go.Figure:
     """``fig`` for a projector: every font size and margin times ``scale``.
 
     Text that inherits the figure's font (ticks, legends, colour bars, hover
-    labels) grows with it; every explicit size (titles, annotations) is scaled
-    too, wherever it sits in the layout.
+    labels) grows with it; every explicit size (titles, annotations, a
+    trace's ``textfont``) is scaled too, wherever it sits.
     """
     spec = fig.to_dict()
     layout = spec["layout"]
     _scale_sizes(layout, scale)
+    _scale_sizes(spec["data"], scale)
     layout["margin"] = {k: round(v * scale) if k in "lrtb" else v for k, v in layout.get("margin", {}).items()}
     if "height" in layout:
         layout["height"] = round(layout["height"] * (1 + (scale - 1) / 2))
