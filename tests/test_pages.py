@@ -1,0 +1,51 @@
+"""What every page does, checked once for all of them through the router (AppTest).
+
+Each page's own tests check its numbers and controls; these check what the
+page kit promises on every page: it runs at its defaults, its share box says
+which state table the link belongs to, every chart has a text alternative,
+and in lecture mode every chart's text grows with the page's type.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import assert_no_exception, run_page, share_link
+
+from lnviz import state, theme
+
+PAGES = list(state.PAGES)
+DATA = ("x", "y", "z", "customdata")
+
+
+def chart_specs(at) -> list[dict]:
+    return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_page_runs_at_its_defaults_with_a_versioned_share_link(page):
+    at = run_page(f"pages/{page}.py")
+    assert_no_exception(at)
+    assert at.title and (at.get("plotly_chart") or at.get("arrow_data_frame"))
+    assert f"v={state.LINK_VERSION}" in share_link(at)
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_every_chart_has_a_text_alternative(page):
+    at = run_page(f"pages/{page}.py")
+    alts = [el.proto.alt for el in at.get("plotly_chart")]
+    assert alts and all(len(alt) > 20 for alt in alts), alts
+
+
+@pytest.mark.parametrize("page", PAGES)
+def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page):
+    normal, lecture = run_page(f"pages/{page}.py"), run_page(f"pages/{page}.py", {"present": "1"})
+    assert_no_exception(lecture)
+    big = round(theme.FONT_SIZE * theme.LECTURE_SCALE, 1)
+    for before, after in zip(chart_specs(normal), chart_specs(lecture), strict=True):
+        assert before["layout"]["font"]["size"] == theme.FONT_SIZE
+        assert after["layout"]["font"]["size"] == big
+        if page != "bench":  # the bench's timings differ from run to run
+            for old, new in zip(before["data"], after["data"], strict=True):
+                assert {k: old.get(k) for k in DATA} == {k: new.get(k) for k in DATA}
