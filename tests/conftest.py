@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -13,14 +11,9 @@ import plotly.graph_objects as go
 import pytest
 from streamlit.testing.v1 import AppTest
 
-# The hosting config shows viewers no tracebacks; tests want them in AppTest's exceptions.
-os.environ.setdefault("STREAMLIT_CLIENT_SHOW_ERROR_DETAILS", "full")
-
 pytest_plugins = ("browser",)
 
-ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+ROOT = Path(__file__).resolve().parents[1]  # on sys.path through pyproject.toml's pythonpath
 
 DEFAULT_PAGE = "pages/explorer.py"
 
@@ -74,6 +67,9 @@ def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
 
 
-@pytest.fixture
-def page_runner():
-    return run_page
+@pytest.fixture(scope="session", autouse=True)
+def error_details():
+    """The hosting config shows viewers no tracebacks; tests want them in AppTest's exceptions."""
+    from streamlit import config
+
+    config.set_option("client.showErrorDetails", "full")
