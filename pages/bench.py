@@ -52,14 +52,12 @@ page = Page.start(
     "GB/s counts only those ideal bytes: 2 × B × H × bytes per element.",
 )
 with page.sidebar("Case"):
-    rows = page.control("batch", "number")
-    hidden = page.control("features", "number")
-    dtype = page.control("dtype", "radio")
-    seed = page.control("seed", "number")
+    rows, hidden, dtype, seed = page.controls(
+        ("batch", "number"), ("features", "number"), ("dtype", "radio"), ("seed", "number")
+    )
 with page.sidebar("Timing"):
     device = page.device()
-    threads = page.control("threads")
-    with_compile = page.control("compile", "toggle")
+    threads, with_compile = page.controls("threads", ("compile", "toggle"))
 with page.sidebar("Numerics"):
     offset = page.control("offset", "select_slider")
 

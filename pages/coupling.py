@@ -18,9 +18,7 @@ page = Page.start(
     "The second chart keeps one sample fixed and redraws the rest of its batch.",
 )
 with page.sidebar("Batch"):
-    batch = page.control("batch")
-    features = page.control("features")
-    seed = page.control("seed", "number")
+    batch, features, seed = page.controls("batch", "features", ("seed", "number"))
 pick_sample, pick_kind, pick_amount = st.columns([1, 2, 2])
 sample = page.index("sample", batch, where=pick_sample)
 kind = page.control("perturb", "radio", where=pick_kind, horizontal=True)
@@ -34,9 +32,12 @@ st.caption(
     f"exact zeros sit at the bottom ({coupling.FLOOR:.0e}). Row {sample} is outlined."
 )
 bn_rows, ln_rows = result.bn_rows_changed, result.ln_rows_changed
-m1, m2 = st.columns(2)
-m1.metric("BN: rows whose output moved", f"{len(bn_rows)} of {batch}")
-m2.metric("LN: rows whose output moved", f"{len(ln_rows)} of {batch}")
+page.metrics(
+    {
+        "BN: rows whose output moved": f"{len(bn_rows)} of {batch}",
+        "LN: rows whose output moved": f"{len(ln_rows)} of {batch}",
+    }
+)
 page.chart(
     coupling.fig_delta(result),
     key="delta_chart",

@@ -29,8 +29,7 @@ with page.sidebar("Input"):
     if own is None:
         dist = page.control("dist", "select")
         st.caption(data.DISTS[dist])
-        batch = page.control("batch")
-        features = page.control("features")
+        batch, features = page.controls("batch", "features")
     else:
         dist, (batch, features) = None, own.x.shape
         st.caption(f"Your data: {own.source}, {batch} × {features}.")

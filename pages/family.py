@@ -18,11 +18,9 @@ page = Page.start(
     "The table shows what each norm makes of that one element.",
 )
 with page.sidebar("Tensor"):
-    batch = page.control("batch")
-    channels = page.control("channels")
-    positions = page.control("positions")
-    groups = page.control("groups")
-    seed = page.control("seed", "number")
+    batch, channels, positions, groups, seed = page.controls(
+        "batch", "channels", "positions", "groups", ("seed", "number")
+    )
 norm = page.control("norm", "radio", where=st, horizontal=True)
 pick_n, pick_c, pick_pos = st.columns(3)
 pick = (

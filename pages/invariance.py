@@ -17,8 +17,7 @@ page = Page.start(
     "With ε > 0 the scale invariances are only approximate: raise ε and watch them fail.",
 )
 with page.sidebar("Layer"):
-    eps = page.control("eps", "select_slider")
-    seed = page.control("seed", "number")
+    eps, seed = page.controls(("eps", "select_slider"), ("seed", "number"))
 
 table = page.compute(invariance.invariance_table, eps, seed)
 agree = invariance.agreement(table)

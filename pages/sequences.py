@@ -17,36 +17,30 @@ page = Page.start(
     "whole padded batch, and over the real tokens only. Then a longer test sequence arrives.",
 )
 with page.sidebar("Sequences"):
-    batch = page.control("batch")
-    length = page.control("length")
-    features = page.control("features")
-    spread = page.control("spread")
-    pad = page.control("pad")
-    extra = page.control("extra")
-    seed = page.control("seed", "number")
+    batch, length, features, spread, pad, extra, seed = page.controls(
+        "batch", "length", "features", "spread", "pad", "extra", ("seed", "number")
+    )
     feature = page.index("feature", features, "slider")
 
 lab = page.compute(sequences.sequence_lab, batch, length, features, seed, spread, pad, extra)
 
 padded = int((~lab.mask).sum())
 thin = int((~lab.masked.defined).sum())
-m1, m2, m3, m4 = st.columns(4)
-m1.metric("Padded cells", f"{padded} of {lab.mask.numel()}")
-m2.metric(
-    "LN shift from padding",
-    f"{lab.ln_shift:.3f}",
-    help="Largest change, over every real token, between its LN output in the padded batch and in its sequence alone.",
-)
-m3.metric(
-    "BN shift from padding",
-    f"{lab.bn_shift:.3f}",
-    help="Largest change, over real tokens at steps with statistics, between per-step BN over the padded "
-    "batch and over real tokens only.",
-)
-m4.metric(
-    "Steps without BN stats",
-    f"{thin} of {length}",
-    help=f"Training steps with fewer than 2 real samples. The test sequence adds {extra} more, past step T.",
+page.metrics(
+    {
+        "Padded cells": f"{padded} of {lab.mask.numel()}",
+        "LN shift from padding": f"{lab.ln_shift:.3f}",
+        "BN shift from padding": f"{lab.bn_shift:.3f}",
+        "Steps without BN stats": f"{thin} of {length}",
+    },
+    helps={
+        "LN shift from padding": "Largest change, over every real token, between its LN output in the padded batch "
+        "and in its sequence alone.",
+        "BN shift from padding": "Largest change, over real tokens at steps with statistics, between per-step BN "
+        "over the padded batch and over real tokens only.",
+        "Steps without BN stats": f"Training steps with fewer than 2 real samples. The test sequence adds {extra} "
+        "more, past step T.",
+    },
 )
 
 st.subheader("The batch and its padding")

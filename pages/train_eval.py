@@ -17,11 +17,7 @@ page = Page.start(
     "Then a test batch whose mean has shifted goes through both norms in both modes.",
 )
 with page.sidebar("Training stream"):
-    batch = page.control("batch")
-    features = page.control("features")
-    steps = page.control("steps")
-    momentum = page.control("momentum")
-    seed = page.control("seed", "number")
+    batch, features, steps, momentum, seed = page.controls("batch", "features", "steps", "momentum", ("seed", "number"))
 with page.sidebar("Test batch"):
     shift = page.control("shift")
 
@@ -35,9 +31,12 @@ st.caption(
     f"with m = {momentum:g}, from μ̂ = 0, σ̂² = 1. "
     f"The first {min(train_eval.SHOWN_FEATURES, features)} of {features} features are drawn."
 )
-err_mean, err_var = st.columns(2)
-err_mean.metric("Mean |μ̂ − μ| after the last step", f"{float(stats.mean_error[-1]):.3g}")
-err_var.metric("Mean |σ̂² − σ²| after the last step", f"{float(stats.var_error[-1]):.3g}")
+page.metrics(
+    {
+        "Mean |μ̂ − μ| after the last step": f"{float(stats.mean_error[-1]):.3g}",
+        "Mean |σ̂² − σ²| after the last step": f"{float(stats.var_error[-1]):.3g}",
+    }
+)
 page.chart(
     train_eval.fig_running(stats),
     key="running_chart",
@@ -50,10 +49,13 @@ st.caption(
     "Eval mode uses μ̂ and σ̂² from training, so the shift passes into the output. LN has no mode: "
     "its two curves lie on top of each other."
 )
-gap_bn, gap_ln = st.columns(2)
 bn_gap, ln_gap = float(result.bn_gap.max()), float(result.ln_gap.max())
-gap_bn.metric("BN: max |train − eval| over the test batch", f"{bn_gap:.3g}")
-gap_ln.metric("LN: max |train − eval| over the test batch", f"{ln_gap:.3g}")
+page.metrics(
+    {
+        "BN: max |train − eval| over the test batch": f"{bn_gap:.3g}",
+        "LN: max |train − eval| over the test batch": f"{ln_gap:.3g}",
+    }
+)
 page.chart(
     train_eval.fig_outputs(result),
     key="outputs_chart",

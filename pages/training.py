@@ -39,11 +39,9 @@ page = Page.start(
     "Each **Try** button sets up a race that puts one claim to the test.",
 )
 with page.sidebar("Race"):
-    task = page.control("task", "radio")
-    batch = page.control("batch", "number")
-    lr = page.control("lr", "select_slider")
-    steps = page.control("steps", "slider")
-    seed = page.control("seed", "number")
+    task, batch, lr, steps, seed = page.controls(
+        ("task", "radio"), ("batch", "number"), ("lr", "select_slider"), "steps", ("seed", "number")
+    )
 with page.sidebar("Compute"):
     device = page.device()
 

@@ -21,9 +21,7 @@ page = Page.start(
 with page.sidebar("Input"):
     dist = page.control("dist", "select")
     st.caption(data.DISTS[dist])
-    batch = page.control("batch")
-    features = page.control("features")
-    seed = page.control("seed", "number")
+    batch, features, seed = page.controls("batch", "features", ("seed", "number"))
 norm = normalization_controls(page.control)
 with page.sidebar("Compute"):
     picked = page.device()

@@ -107,6 +107,10 @@ class Page:
         self.drawn[key] = p
         return controls.control(p, widget, where, **kwargs)
 
+    def controls(self, *specs: str | tuple[str, str], where: Any = None) -> tuple[Any, ...]:
+        """Several controls at once: each spec is a key (a slider) or (key, widget). Their values, in order."""
+        return tuple(self.control(*((spec,) if isinstance(spec, str) else spec), where=where) for spec in specs)
+
     def index(self, key: str, size: int, widget: str = "number", where: Any = None, **kwargs: Any) -> int:
         """An index control kept inside ``range(size)``: a row of B rows, a step of N steps.
 
@@ -178,6 +182,11 @@ class Page:
             st.warning(f"These settings can't be computed: {err}", icon=":material/warning:")
             self.finish()  # the link and its notes, for the controls drawn so far
             st.stop()
+
+    def metrics(self, values: dict[str, str], helps: dict[str, str] | None = None) -> None:
+        """Headline numbers side by side: ``{label: value}``, with an optional help per label."""
+        for column, (label, value) in zip(st.columns(len(values)), values.items(), strict=True):
+            column.metric(label, value, help=(helps or {}).get(label))
 
     def say(self, markdown: str, where: Any = None) -> None:
         """Explanatory prose: shown normally, left out in lecture mode (the lecturer talks)."""
