@@ -45,7 +45,7 @@ PAGES = {
 
 # In lecture mode the navigation moves to the top bar, so the sidebar starts with the controls that matter.
 page = st.navigation(PAGES, position="top" if mode.presenting() else "sidebar")
-mode.apply_lecture_style()
+mode.apply_style()
 if mode.presenting():
     st.sidebar.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
 page.run()

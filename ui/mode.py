@@ -7,6 +7,9 @@ These parameters are read from the URL directly (they are not widgets):
 
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
 import streamlit as st
 
 from lnviz import lessons
@@ -15,16 +18,7 @@ from lnviz.param import quote
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
 
-LECTURE_CSS = """
-<style>
-html, body, [data-testid="stAppViewContainer"] { font-size: 20px; }
-[data-testid="stMarkdownContainer"] p, [data-testid="stMarkdownContainer"] li { font-size: 1.25rem; }
-h1 { font-size: 3.2rem !important; }
-h2, h3 { font-size: 2.1rem !important; }
-[data-testid="stMainBlockContainer"] { max-width: 100%; padding-left: 2rem; padding-right: 2rem; }
-.katex { font-size: 1.45em !important; }
-</style>
-"""
+ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def add_note(note: str) -> None:
@@ -43,10 +37,15 @@ def hidden() -> frozenset[str]:
     return frozenset(k.strip() for k in raw.split(",") if k.strip())
 
 
-def apply_lecture_style() -> None:
-    """Large fonts and a full-width page in lecture mode; nothing otherwise."""
-    if presenting():
-        st.html(LECTURE_CSS)
+@functools.cache
+def _css(name: str) -> str:
+    return (ASSETS / name).read_text()
+
+
+def apply_style() -> None:
+    """lnviz's stylesheet (assets/style.css); in lecture mode also large type and a full-width page (lecture.css)."""
+    css = _css("style.css") + (_css("lecture.css") if presenting() else "")
+    st.html(f"<style>{css}</style>")
 
 
 def lesson() -> lessons.Lesson | None:

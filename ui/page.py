@@ -200,6 +200,8 @@ class Page:
 
             fig = plot.lecture(fig)
         kwargs.setdefault("width", "stretch")
+        # No toolbar: on a touch screen it is always shown, over the titles and legends.
+        kwargs.setdefault("config", {"displayModeBar": False})
         return (where or st).plotly_chart(fig, key=key, alt=alt, **kwargs)
 
     def note(self, text: str) -> None:
