@@ -58,10 +58,9 @@ def short_name(name: str, sep: str = " ") -> str:
 
 
 def _heading(text: str) -> dict[str, Any]:
-    """A figure title at the top left, above any legend (``layout.title``)."""
-    return dict(
-        text=text, x=0, xref="container", xanchor="left", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8)
-    )
+    """A figure title at the figure's top left, above the legend (``layout.title``)."""
+    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
+    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE))
 
 
 def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
