@@ -250,11 +250,8 @@ def _undefined_spans(defined: Tensor) -> list[tuple[int, int]]:
 def _heading(text: str, note: str = "") -> dict[str, Any]:
     """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
     at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
-    return (
-        at
-        | dict(text=text, font=dict(size=theme.TITLE_SIZE))
-        | (dict(subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))) if note else {})
-    )
+    sub = dict(subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))) if note else {}
+    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE)) | sub
 
 
 def _rows(n: int, gap: float) -> list[list[float]]:
