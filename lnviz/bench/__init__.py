@@ -30,7 +30,7 @@ patches a constant patches it on the module that reads it
 
 from __future__ import annotations
 
-from lnviz.bench.figures import COPY_NAME, fig_quick, fig_sweep, short_name, variant_color
+from lnviz.bench.figures import COPY_NAME, fig_quick, fig_sweep, variant_color
 from lnviz.bench.kernels import (
     DTYPES,
     EPS,
@@ -120,7 +120,6 @@ __all__ = [
     "quick_rows",
     "reference",
     "rows_for",
-    "short_name",
     "sweep",
     "sweep_cases",
     "table",

@@ -50,7 +50,7 @@ def variant_color(m: Measurement | Variant) -> str:
     return _COLOR.get(m.norm, theme.ROLES["BN"])
 
 
-def short_name(name: str, sep: str = " ") -> str:
+def _short_name(name: str, sep: str = " ") -> str:
     """Variant ``name``'s brief label, its norm and kernel joined by ``sep`` ("LN fused", or "LN<br>fused")."""
     if name == "copy":
         return COPY_NAME
@@ -105,7 +105,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
     title = f"x of shape ({first.rows}, {first.hidden}), {first.dtype}, {first.device}" if first else ""
     layout = dict(
         title=_heading(title),
-        xaxis=dict(tickvals=labels, ticktext=[short_name(m.variant, "<br>") for m, _ in pairs], tickangle=0),
+        xaxis=dict(tickvals=labels, ticktext=[_short_name(m.variant, "<br>") for m, _ in pairs], tickangle=0),
         yaxis=dict(title=dict(text="effective GB/s (ideal bytes)"), range=[0, 1.2 * top]),
         showlegend=False,
     ) | (dict(annotations=annotations) if annotations else {})
@@ -126,7 +126,7 @@ def _sweep_traces(measurements: Sequence[Measurement], dtype: str, axes: plot.Ax
         line = plot.line(
             [str(m.hidden) for m in points],
             [m.gbps for m in points],
-            short_name(name),
+            _short_name(name),
             variant_color(variant),
             axes,
             dash="dash" if is_copy else _DASH.get(name, "solid"),
