@@ -27,20 +27,29 @@ The norms themselves are :mod:`lnviz.norms`; this module picks the sets.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch import Tensor
 
+from lnviz import plot, theme
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, group_norm, instance_norm, layer_norm, rms_norm
-from lnviz.theme import BLACK, GREY, ROLES
 
 NORMS = ("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm")  # Wu and He's order, then RMSNorm
+# The theme's font family as valid CSS, each name quoted. WebGL text (the cube's axis titles) parses it
+# as CSS, where an unquoted name with a token that starts with a digit ("Source Sans 3") is invalid:
+# the titles then fall back to a tiny default.
+_GL_FAMILY = ", ".join(
+    name if name in ("serif", "sans-serif") else f'"{name}"'
+    for name in (part.strip().strip("'\"") for part in theme.FONT_FAMILY.split(","))
+)
 
 
-Pick = tuple[int, int, int]  # (n, c, pos)
+Pick = tuple[int, int, int]  # (sample, channel, position): (n, c, p)
+PICK_NAMES = ("sample", "channel", "position")  # the indices of a pick, as the controls and links name them
 
 
 @dataclass(frozen=True)
@@ -86,8 +95,8 @@ def check_groups(channels: int, groups: int) -> None:
 
 
 def check_pick(shape: tuple[int, ...], pick: Pick) -> None:
-    """Raise ValueError unless ``pick`` = (n, c, pos) indexes an element of a tensor of ``shape`` (N, C, H·W)."""
-    for name, index, size in zip(("n", "c", "pos"), pick, shape, strict=True):
+    """Raise ValueError unless ``pick`` = (sample, channel, position) indexes a tensor of ``shape`` (N, C, H·W)."""
+    for name, index, size in zip(PICK_NAMES, pick, shape, strict=True):
         if not 0 <= index < size:
             raise ValueError(f"{name} = {index} is outside 0 to {size - 1}")
 
@@ -95,7 +104,7 @@ def check_pick(shape: tuple[int, ...], pick: Pick) -> None:
 def clamp_pick(shape: tuple[int, ...], pick: Pick) -> tuple[Pick, list[str]]:
     """``pick`` moved inside a tensor of ``shape`` (N, C, H·W), and a note for each index moved."""
     fixed, notes = [], []
-    for name, index, size in zip(("n", "c", "pos"), pick, shape, strict=True):
+    for name, index, size in zip(PICK_NAMES, pick, shape, strict=True):
         value = min(max(index, 0), size - 1)
         if value != index:
             notes.append(f"{name} = {index} is outside 0 to {size - 1}; using {value}.")
@@ -169,110 +178,145 @@ def cell_stats(norm: str, result: NormResult, pick: Pick) -> CellStats:
     )
 
 
-def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
-    """x (N, C, H·W) as a 3-D block of markers: the pooled set in the norm's colour, the pick in black."""
+def _heading(text: str, note: str) -> dict[str, Any]:
+    """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
+    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
+    return at | dict(
+        text=text, font=dict(size=theme.TITLE_SIZE), subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))
+    )
+
+
+def _aspect(shape: tuple[int, ...], zoom: float = 1.2) -> dict[str, float]:
+    """The cube's proportions: one unit per element along each axis, no axis under a third of the longest.
+
+    In orthographic projection the ratios also set the zoom: ``zoom`` times
+    plotly's unit box for the longest axis fills the scene without cutting it.
+    """
+    n, c, p = shape
+    longest = max(shape)
+    return {axis: zoom * max(size, longest / 3) / longest for axis, size in (("x", c), ("y", n), ("z", p))}
+
+
+def _cube_traces(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> list[dict[str, Any]]:
+    """Three marker sets over x (N, C, H·W): the elements not pooled, the pooled set less the pick, the pick."""
     n_idx, c_idx, p_idx = torch.meshgrid(
         torch.arange(x.shape[0]), torch.arange(x.shape[1]), torch.arange(x.shape[2]), indexing="ij"
     )  # each (N, C, H·W)
-    is_pick = torch.zeros_like(mask)
+    is_pick = torch.zeros_like(mask)  # (N, C, H·W)
     is_pick[pick] = True
-    fig = go.Figure()
-    for name, select, color, size, opacity in (
-        ("not pooled", ~mask, GREY, 5, 0.3),
-        (f"pooled by {norm} ({int(mask.sum())} elements)", mask & ~is_pick, ROLES[norm], 8, 0.95),
-        (f"picked (n={pick[0]}, c={pick[1]}, pos={pick[2]})", is_pick, BLACK, 12, 1.0),
+    traces = []
+    for name, select, color, marker in (
+        ("not pooled", ~mask, theme.GREY, dict(size=3, opacity=0.35)),
+        ("pooled", mask & ~is_pick, theme.ROLES[norm], dict(size=7, symbol="square")),
+        ("picked", is_pick, theme.INK, dict(size=13, symbol="diamond", line=dict(width=2, color="white"))),
     ):
-        fig.add_trace(
-            go.Scatter3d(
+        traces.append(
+            dict(
+                type="scatter3d",
                 x=c_idx[select].tolist(),
                 y=n_idx[select].tolist(),
                 z=p_idx[select].tolist(),
                 mode="markers",
-                marker=dict(symbol="square", size=size, color=color, line=dict(width=0)),
-                opacity=opacity,
                 name=name,
-                customdata=x[select].to(torch.float32).tolist(),
-                hovertemplate="n=%{y}, c=%{x}, pos=%{z}<br>x = %{customdata:.3f}<extra></extra>",
+                marker=dict(color=color) | marker,
+                customdata=plot.to_numpy(x[select]),
+                hovertemplate="sample %{y}, channel %{x}, position %{z}<br>x = %{customdata:.3f}<extra></extra>",
             )
         )
-    fig.update_layout(
-        title=f"{norm}: the elements that share the picked element's statistics",
-        scene=dict(
-            xaxis=dict(title="C", dtick=1),
-            yaxis=dict(title="N", dtick=1, autorange="reversed"),
-            zaxis=dict(title="H·W", dtick=2),
-            aspectmode="cube",
-            camera=dict(eye=dict(x=1.2, y=-1.7, z=0.8)),
-        ),
-        height=520,
-        legend=dict(orientation="h", y=-0.05),
-        margin=dict(l=0, r=0, t=50, b=0),
+    return traces
+
+
+def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
+    """x (N, C, H·W) as a 3-D block of markers: the pooled set in the norm's colour, the pick in black.
+
+    ``mask`` (N, C, H·W) is the pooled set of element ``pick`` = (sample,
+    channel, position) under ``norm`` (:func:`pooled_mask`): the elements its
+    μ and σ² reduce over. The others are small grey dots, so the set stands
+    out as a solid block; the pick is a large black diamond. Channel runs
+    across, sample into the page, position up, as in Wu and He's Figure 2,
+    seen in orthographic projection so that equal blocks look equal.
+    """
+    n, c, p = pick
+    count = int(mask.sum())
+    font = dict(family=_GL_FAMILY)
+    axis = dict(showbackground=False, gridcolor="#e5e5e5", zeroline=False, tickfont=font)
+    scene = dict(
+        xaxis=axis | dict(title=dict(text="channel", font=font), dtick=1),
+        yaxis=axis | dict(title=dict(text="sample", font=font), dtick=1, autorange="reversed"),
+        zaxis=axis | dict(title=dict(text="position", font=font), dtick=2 if x.shape[2] > 8 else 1),
+        aspectmode="manual",
+        aspectratio=_aspect(tuple(x.shape)),
+        camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
-    return fig
+    layout = dict(
+        title=_heading(f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share its μ and σ²"),
+        scene=scene,
+        legend=plot.legend_above(),
+    )
+    return plot.figure(_cube_traces(x, mask, pick, norm), layout, margin=dict(l=0, r=0, t=110, b=0), height=540)
+
+
+def _panel_axes(k: int, domain: list[float], channels: int, shown: bool) -> dict[str, dict[str, Any]]:
+    """The axes of panel ``k`` of the small multiples: channel across, sample down; titled on the first only."""
+    x, y = plot.axis_names(k)
+    grid = dict(showgrid=False, zeroline=False, visible=shown)
+    # At most about six channel ticks, so that they stay apart on a phone.
+    across = grid | dict(domain=domain, anchor=y, dtick=max(1, -(-channels // 6)), tickangle=0)
+    down = grid | dict(anchor=x, autorange="reversed", dtick=1)
+    if k == 1:
+        across["title"], down["title"] = dict(text="channel"), dict(text="sample")
+    return {plot.layout_key(x): across, plot.layout_key(y): down}
 
 
 def fig_family(masks: dict[str, Tensor | None], pick: Pick, chosen: str, note: str = "") -> go.Figure:
     """One small (N, C) panel per norm: the share of each (n, c) row of H·W positions that is pooled.
 
     ``masks`` maps each name in :data:`NORMS` to its (N, C, H·W) pooled mask,
-    or None when that norm cannot be computed (``note`` says why, on its panel).
+    or None when that norm cannot be computed (``note`` says why, across its
+    empty panel). Each panel's cell (n, c) is the mean of its mask over H·W,
+    in [0, 1]; the pick is an ×. The chosen norm's title is bold. Panel k's
+    title is annotation k - 1.
     """
-    titles = [f"<b>{name}</b>" if name == chosen else name for name in NORMS]
-    fig = make_subplots(rows=1, cols=len(NORMS), subplot_titles=titles, horizontal_spacing=0.03)
-    missing = []
-    for i, name in enumerate(NORMS, start=1):
+    channels = next((m.shape[1] for m in masks.values() if m is not None), 1)
+    domains = plot.columns(len(NORMS), gap=0.03)
+    traces, titles, notes, layout = [], [], [], {}
+    for k, (name, domain) in enumerate(zip(NORMS, domains, strict=True), start=1):
+        title = name.replace("Norm", "<br>Norm") if len(name) > 2 else name  # five titles side by side fit a phone
+        titles.append(plot.title(f"<b>{title}</b>" if name == chosen else title, sum(domain) / 2, size=theme.FONT_SIZE))
         mask = masks.get(name)
-        if mask is None:
-            left, right = fig.get_subplot(1, i).xaxis.domain
-            fig.add_annotation(
-                text=note or "not computed",
-                x=(left + right) / 2,
-                y=0.5,
-                xref="paper",
-                yref="paper",
-                showarrow=False,
-                font=dict(color=ROLES[name]),
-            )
-            missing.append(i)
+        layout |= _panel_axes(k, domain, channels, shown=mask is not None)
+        if mask is None:  # written upwards, to fit the panel's width on a phone
+            font = dict(color=theme.ROLES[name])
+            notes.append(plot.note(note or "not computed", sum(domain) / 2, 0.5, font=font, textangle=-90))
             continue
-        share = mask.to(torch.float32).mean(dim=2)  # (N, C): fraction of the H·W positions pooled
-        fig.add_trace(
-            go.Heatmap(
-                z=share.tolist(),
-                zmin=0,
-                zmax=1,
-                colorscale=[[0, "#f2f2f2"], [1, ROLES[name]]],
-                showscale=False,
-                xgap=2,
-                ygap=2,
-                name=name,
-                hovertemplate="n=%{y}, c=%{x}: %{z:.0%} of H·W pooled<extra>" + name + "</extra>",
-            ),
-            row=1,
-            col=i,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=[pick[1]],
-                y=[pick[0]],
-                mode="markers",
-                marker=dict(symbol="x", size=12, color=BLACK),
-                name="picked",
-                showlegend=False,
-                hoverinfo="skip",
-            ),
-            row=1,
-            col=i,
-        )
-    fig.update_xaxes(title_text="C", dtick=1, showgrid=False, zeroline=False)
-    fig.update_yaxes(autorange="reversed", dtick=1, showgrid=False, zeroline=False)
-    fig.update_yaxes(title_text="N", col=1)
-    for i in missing:
-        fig.update_xaxes(visible=False, row=1, col=i)
-        fig.update_yaxes(visible=False, row=1, col=i)
-    fig.update_layout(
-        title="Each norm's pooled set, seen from the front: one cell is a whole row of H·W positions",
-        height=300,
-        margin=dict(t=80, b=40),
+        traces += _family_panel(mask, pick, name, plot.axis_names(k))
+    layout |= dict(
+        title=_heading(
+            "Each norm's pooled set, seen from the front", "a cell is a sample's channel: its H·W positions"
+        ),
+        annotations=titles + notes,
+        showlegend=False,
     )
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=55, r=10, t=100, b=45), height=340)
+
+
+def _family_panel(mask: Tensor, pick: Pick, name: str, axes: plot.Axes) -> list[dict[str, Any]]:
+    """One norm's panel: its pooled share per (n, c), (N, C), from white to its colour, and the pick's ×."""
+    share = mask.to(torch.float32).mean(dim=2)  # (N, C): fraction of the H·W positions pooled
+    n, c = share.shape
+    heat = plot.heatmap(
+        plot.to_numpy(share),
+        np.arange(c),
+        np.arange(n),
+        name,
+        axes,
+        zmin=0,
+        zmax=1,
+        colorscale=[[0, "#f2f2f2"], [1, theme.ROLES[name]]],
+        showscale=False,
+        xgap=2,
+        ygap=2,
+        hovertemplate="sample %{y}, channel %{x}: %{z:.0%} of H·W pooled<extra>" + name + "</extra>",
+    )
+    cross = plot.points([pick[1]], [pick[0]], "picked", theme.INK, axes, symbol="x", size=12)
+    return [heat, cross | dict(showlegend=False, hoverinfo="skip")]

@@ -21,21 +21,23 @@ Hinton 2016, §1 and §3.1).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
+import numpy as np
 import plotly.graph_objects as go
 import torch
-from plotly.subplots import make_subplots
 from torch import Tensor
 
+from lnviz import plot, theme
 from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, layer_norm
-from lnviz.theme import BLACK, DIVERGING, GREY, ROLES
 
 # The drift is drawn for this many steps whatever T and the test length are,
 # so that changing the test length never changes the training batch.
 MAX_LENGTH, MAX_EXTRA = 64, 64  # the ranges of T and of the extra test steps
 MAX_STEPS = MAX_LENGTH + MAX_EXTRA
 MIN_SAMPLES = 2  # BN in training mode needs two values per feature, as PyTorch
+_TITLE, _LEGEND = 56, 30  # px of a figure title with a note under it, and of one legend row
 
 
 @dataclass(frozen=True)
@@ -245,143 +247,152 @@ def _undefined_spans(defined: Tensor) -> list[tuple[int, int]]:
     return spans
 
 
+def _heading(text: str, note: str = "") -> dict[str, Any]:
+    """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
+    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
+    sub = dict(subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))) if note else {}
+    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE)) | sub
+
+
+def _rows(n: int, gap: float) -> list[list[float]]:
+    """y domains of ``n`` stacked panels, top first, ``gap`` apart (paper coordinates)."""
+    height = (1 - gap * (n - 1)) / n
+    tops = [1 - k * (height + gap) for k in range(n)]
+    return [[max(0.0, round(top - height, 9)), round(top, 9)] for top in tops]
+
+
+def _bands(defined: Tensor, axes: plot.Axes) -> list[dict[str, Any]]:
+    """Grey bands over the steps where ``defined`` (T,) is False: BN has no statistics there."""
+    return [plot.band(first - 0.5, last + 0.5, axes) for first, last in _undefined_spans(defined)]
+
+
 def fig_batch(lab: SequenceLab, col: int) -> go.Figure:
-    """The padded batch as a (B, T) grid for feature ``col``: real tokens coloured, padding marked ×."""
+    """The padded batch as a (B, T) grid for feature ``col``: real tokens coloured, padding marked ×.
+
+    The heatmap holds x[:, :, col] of shape (B, T), NaN at padded cells (left
+    grey); a marker on every padded cell names the pad value.
+    """
     values = torch.where(lab.mask, lab.x[:, :, col], torch.tensor(float("nan"), dtype=lab.x.dtype))  # (B, T)
     batch, steps = lab.mask.shape
-    fig = go.Figure(
-        go.Heatmap(
-            z=values.to(torch.float32).tolist(),
-            x=list(range(steps)),
-            y=list(range(batch)),
-            colorscale=DIVERGING,
-            zmid=0,
-            xgap=1,
-            ygap=1,
-            colorbar=dict(title=f"x[:, t, {col}]"),
-            hovertemplate="sequence %{y}, step %{x}<br>x = %{z:.3f}<extra></extra>",
-            name="real tokens",
-        )
+    pad_b, pad_t = (~lab.mask).nonzero(as_tuple=True)  # (P,), (P,): the padded cells
+    heat = plot.heatmap(
+        plot.to_numpy(values),
+        np.arange(steps),
+        np.arange(batch),
+        "real tokens",
+        colorscale=theme.DIVERGING,
+        zmid=0,
+        xgap=1,
+        ygap=1,
+        colorbar=dict(title=dict(text=f"x[:, t, {col}]")),
+        hovertemplate="sequence %{y}, step %{x}<br>x = %{z:.3f}<extra></extra>",
     )
-    pad_b, pad_t = (~lab.mask).nonzero(as_tuple=True)
-    fig.add_trace(
-        go.Scatter(
-            x=pad_t.tolist(),
-            y=pad_b.tolist(),
-            mode="markers",
-            marker=dict(symbol="x-thin", size=7, line=dict(width=1.5, color=GREY)),
-            name=f"padding (x = {lab.pad:g})",
-            hovertemplate="sequence %{y}, step %{x}: padding<extra></extra>",
-        )
-    )
-    fig.update_layout(
-        title=f"The padded batch: {batch} sequences, T = {steps} steps (feature {col})",
-        xaxis_title="time step t",
-        yaxis_title="sequence b",
-        yaxis_autorange="reversed",
+    pads = plot.points(
+        pad_t.tolist(),
+        pad_b.tolist(),
+        f"padding (x = {lab.pad:g})",
+        theme.INK,
+        symbol="x-thin",
+        size=7,
+        line=dict(width=1.5, color=theme.INK),
+    ) | dict(hovertemplate="sequence %{y}, step %{x}: padding<extra></extra>")
+    layout = dict(
+        title=_heading(f"Padded batch, B = {batch}, T = {steps} (feature {col})"),
+        xaxis=dict(title=dict(text="time step t")),
+        yaxis=plot.samples_axis(batch, title=dict(text="sequence b")),
         plot_bgcolor="#f2f2f2",
-        height=max(260, 22 * batch + 120),
-        legend=dict(orientation="h", y=-0.25),
-        margin=dict(t=50, b=40),
+        showlegend=True,  # the padding's entry alone: plotly would hide a legend of one
+        legend=plot.legend_above(),
     )
-    return fig
+    height = min(640, max(280, 22 * batch + 130))
+    return plot.figure([heat, pads], layout, margin=dict(l=60, r=100, t=64, b=50), height=height)
+
+
+def _stats_traces(lab: SequenceLab, col: int) -> list[dict[str, Any]]:
+    """Per-step μ and σ² of feature ``col``, naive (dashed) and masked (solid), and the real-sample counts (T,)."""
+    steps = np.arange(lab.steps)
+    bn = theme.ROLES["BN"]
+    traces = []
+    for k, naive, masked in (
+        (1, lab.naive.mean[0, :, col], lab.masked.mean[0, :, col]),  # (T,) each
+        (2, lab.naive.var[0, :, col], lab.masked.var[0, :, col]),
+    ):
+        axes, legend = plot.axis_names(k), dict(showlegend=k == 1)
+        dots = dict(size=5, symbol="circle-open")
+        traces.append(
+            plot.line(steps, plot.to_numpy(naive), "over the padded batch", bn, axes, dash="dash", markers=dots)
+            | dict(legendgroup="naive")
+            | legend
+        )
+        traces.append(
+            plot.line(steps, plot.to_numpy(masked), "over real tokens only", bn, axes, markers=dict(size=5))
+            | dict(legendgroup="masked", connectgaps=False)
+            | legend
+        )
+    count = plot.to_numpy(lab.masked.count)  # (T,)
+    traces.append(plot.bars(steps, count, "real samples", theme.SERIES[0], ("x3", "y3"), showlegend=False))
+    return traces
 
 
 def fig_step_stats(lab: SequenceLab, col: int) -> go.Figure:
-    """Per-step BN mean and variance of feature ``col``, naive vs masked, over the real-sample count."""
-    steps = list(range(lab.steps))
-    fig = make_subplots(
-        rows=3,
-        cols=1,
-        shared_xaxes=True,
-        vertical_spacing=0.06,
-        subplot_titles=("BN mean μ at step t", "BN variance σ² at step t", "real samples at step t"),
+    """Per-step BN mean and variance of feature ``col``, naive vs masked, over the real-sample count.
+
+    Three stacked panels share the step axis t: μ_{t, col} and σ²_{t, col}
+    (each reduced over the B sequences at step t, (T,)), over the padded batch
+    and over the real tokens only, and n_t, the real samples at step t. Grey
+    bands cover the steps with fewer than MIN_SAMPLES real samples.
+    """
+    height, top, bottom = 600, _TITLE + 2 * _LEGEND + 26, 50  # two legend rows on a phone
+    domains = _rows(3, gap=0.1)
+    titles = ("BN mean μ at step t", "BN variance σ² at step t", "real samples at step t")
+    layout: dict[str, Any] = dict(
+        title=_heading(
+            f"Per-step BN statistics of feature {col}", f"grey: under {MIN_SAMPLES} real samples, no statistics"
+        ),
+        annotations=[plot.title(text, 0.5, domain[1]) for text, domain in zip(titles, domains, strict=True)],
+        legend=plot.legend_above(1 + 26 / (height - top - bottom)),  # above the first panel's title
     )
-    bn = ROLES["BN"]
-    for row, naive, masked in (
-        (1, lab.naive.mean[0, :, col], lab.masked.mean[0, :, col]),
-        (2, lab.naive.var[0, :, col], lab.masked.var[0, :, col]),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=steps,
-                y=naive.to(torch.float32).tolist(),
-                mode="lines+markers",
-                line=dict(color=GREY, dash="dash"),
-                name="over the padded batch",
-                legendgroup="naive",
-                showlegend=row == 1,
-            ),
-            row=row,
-            col=1,
-        )
-        fig.add_trace(
-            go.Scatter(
-                x=steps,
-                y=masked.to(torch.float32).tolist(),
-                mode="lines+markers",
-                line=dict(color=bn),
-                name="over real tokens only",
-                legendgroup="masked",
-                showlegend=row == 1,
-                connectgaps=False,
-            ),
-            row=row,
-            col=1,
-        )
-    fig.add_trace(
-        go.Bar(x=steps, y=lab.masked.count.tolist(), marker_color=BLACK, name="real samples", showlegend=False),
-        row=3,
-        col=1,
-    )
-    fig.add_hline(y=MIN_SAMPLES, line=dict(color=bn, dash="dot"), row=3, col=1)
-    for first, last in _undefined_spans(lab.masked.defined):
-        for row in (1, 2, 3):
-            fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor=GREY, opacity=0.25, line_width=0, row=row, col=1)
-    fig.update_xaxes(title_text="time step t", row=3, col=1)
-    fig.update_layout(
-        title=f"Per-step BN statistics of feature {col} (grey band: under {MIN_SAMPLES} real samples, no statistics)",
-        height=560,
-        legend=dict(orientation="h", y=-0.15),
-        margin=dict(t=60),
-    )
-    return fig
+    shapes = []
+    for k, domain in enumerate(domains, start=1):
+        axes = plot.axis_names(k)
+        shapes += _bands(lab.masked.defined, axes)
+        if k < len(domains):  # the step axis is drawn once, under the last panel
+            layout[plot.layout_key(axes[0])] = dict(anchor=axes[1], matches="x3", showticklabels=False)
+        else:
+            layout[plot.layout_key(axes[0])] = dict(anchor=axes[1], title=dict(text="time step t"))
+        layout[plot.layout_key(axes[1])] = dict(domain=domain, anchor=axes[0])
+    shapes.append(plot.hline(MIN_SAMPLES, ("x3", "y3"), color=theme.ROLES["BN"], dash="dot"))
+    layout["shapes"] = shapes
+    return plot.figure(_stats_traces(lab, col), layout, margin=dict(l=60, r=20, t=top, b=bottom), height=height)
 
 
 def fig_test(lab: SequenceLab, col: int) -> go.Figure:
-    """The longer test sequence, feature ``col``: input, LN output, BN output (NaN where BN has no statistics)."""
+    """The longer test sequence, feature ``col``: input, LN output, BN output (NaN where BN has no statistics).
+
+    Each line has T + extra points, one per step. LN normalizes each token
+    over its own H features; BN uses the per-step statistics of training,
+    which exist only for t < T with at least MIN_SAMPLES real samples (the
+    grey bands cover the rest). The dashed line marks T.
+    """
     total = lab.test_x.shape[0]
-    steps = list(range(total))
-    fig = go.Figure()
-    for name, values, color in (
-        ("input x", lab.test_x[:, col], GREY),
-        ("LN output", lab.test_ln.y[:, col], ROLES["LN"]),
-        ("BN output (per-step statistics)", lab.test_bn.y[:, col], ROLES["BN"]),
-    ):
-        fig.add_trace(
-            go.Scatter(
-                x=steps, y=values.to(torch.float32).tolist(), mode="lines+markers", name=name, line=dict(color=color)
-            )
+    steps = np.arange(total)
+    traces = [
+        plot.line(steps, plot.to_numpy(values[:, col]), name, color, markers=dict(size=5))
+        for name, values, color in (
+            ("input x", lab.test_x, theme.ROLES["input"]),
+            ("LN output", lab.test_ln.y, theme.ROLES["LN"]),
+            ("BN output", lab.test_bn.y, theme.ROLES["BN"]),
         )
+    ]
     defined = torch.cat([lab.masked.defined, torch.zeros(total - lab.steps, dtype=torch.bool)])  # (T + extra,)
-    for first, last in _undefined_spans(defined):
-        fig.add_vrect(x0=first - 0.5, x1=last + 0.5, fillcolor=GREY, opacity=0.25, line_width=0)
-    fig.add_vline(x=lab.steps - 0.5, line=dict(color=BLACK, dash="dash"))
-    fig.add_annotation(
-        x=lab.steps - 0.5,
-        y=1,
-        yref="paper",
-        text=f"longest training sequence ends (T = {lab.steps})",
-        showarrow=False,
-        xanchor="left",
-        yanchor="bottom",
+    end = lab.steps - 0.5
+    height, top, bottom = 420, _TITLE + 2 * _LEGEND + 24, 50  # two legend rows on a phone
+    layout = dict(
+        title=_heading(f"A test sequence of {total} steps, feature {col}", "grey: steps where BN has no statistics"),
+        xaxis=dict(title=dict(text="time step t")),
+        yaxis=dict(title=dict(text="value")),
+        shapes=[*_bands(defined, ("x", "y")), plot.vline(end, color=theme.SERIES[0], dash="dash")],
+        annotations=[plot.note(f"T = {lab.steps}", end, 1, xref="x", xanchor="left", yanchor="bottom")],
+        legend=plot.legend_above(1 + 24 / (height - top - bottom)),  # above the note on the T line
     )
-    fig.update_layout(
-        title=f"A test sequence of {total} steps, feature {col} (grey: steps where BN has no statistics)",
-        xaxis_title="time step t",
-        yaxis_title="value",
-        height=380,
-        legend=dict(orientation="h", y=-0.25),
-        margin=dict(t=70),
-    )
-    return fig
+    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=top, b=bottom), height=height)

@@ -18,6 +18,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -153,7 +154,7 @@ def test_triton_variant_is_unavailable_without_cuda():
 
 
 @pytest.mark.cuda
-@pytest.mark.skipif(not torch.cuda.is_available() or bench.triton is None, reason="needs CUDA and triton")
+@pytest.mark.skipif(not torch.cuda.is_available() or bench.kernels.triton is None, reason="needs CUDA and triton")
 @pytest.mark.parametrize("hidden", [256, 1023, 4096, 16384])
 def test_triton_kernel_matches_layer_norm(hidden):
     cuda = torch.device("cuda")
@@ -405,6 +406,8 @@ def test_fig_quick_shows_bars_and_the_copy_ceiling():
     assert list(bars[0].text) == ["25% of copy", "75% of copy"]
     ceiling = [t for t in fig.data if t.name == bench.COPY_NAME]
     assert len(ceiling) == 1 and set(ceiling[0].y) == {80.0}
+    assert_plotly_valid(fig)
+    assert_plotly_valid(bench.fig_quick([]))
 
 
 def test_fig_sweep_has_a_copy_line_per_dtype_and_orders_h():
@@ -422,6 +425,7 @@ def test_fig_sweep_has_a_copy_line_per_dtype_and_orders_h():
     assert list(fig.layout.xaxis.categoryarray) == ["256", "1023", "1024"]
     assert [a.text for a in fig.layout.annotations] == ["float32", "float16"]
     assert sum(1 for t in fig.data if t.showlegend is not False) == 2  # one legend entry per variant
+    assert_plotly_valid(fig)
 
 
 # The page -------------------------------------------------------------------------------------------------------
@@ -486,7 +490,7 @@ def test_page_link_values_are_validated():
 def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
     monkeypatch.setattr(bench, "HIDDENS", (64, 63))
     monkeypatch.setattr(bench, "SWEEP_DTYPES", ("float32", "float16"))
-    monkeypatch.setattr(bench, "CPU_WORKING_SET", 128 * KIB)
+    monkeypatch.setattr(bench.timing, "CPU_WORKING_SET", 128 * KIB)
     at = run_page(PAGE, {"compile": "false"})
     assert_no_exception(at)
     assert not at.get("download_button")

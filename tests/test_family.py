@@ -6,13 +6,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnviz import family as fam
+from lnviz import theme
 from lnviz.data import generator
 from lnviz.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
-from lnviz.theme import ROLES
 
 PAGE = "pages/family.py"
 EPS = 1e-5
@@ -184,7 +185,7 @@ def test_groups_that_do_not_divide_c_are_refused_in_words():
 
 
 def test_picks_outside_the_tensor_are_refused_or_clamped():
-    with pytest.raises(ValueError, match="c = 6"):
+    with pytest.raises(ValueError, match="channel = 6"):
         fam.pooled_mask((2, 6, 4), "BN", (0, 6, 0))
     with pytest.raises(ValueError, match="unknown norm"):
         fam.pooled_mask((2, 6, 4), "WN", (0, 0, 0))
@@ -193,7 +194,7 @@ def test_picks_outside_the_tensor_are_refused_or_clamped():
     assert fam.clamp_pick((2, 6, 4), (1, 5, 3)) == ((1, 5, 3), [])
     fixed, notes = fam.clamp_pick((2, 6, 4), (7, 2, 9))
     assert fixed == (1, 2, 3)
-    assert len(notes) == 2 and notes[0].startswith("n = 7") and notes[1].startswith("pos = 9")
+    assert len(notes) == 2 and notes[0].startswith("sample = 7") and notes[1].startswith("position = 9")
 
 
 def test_make_tensor_is_seeded():
@@ -217,8 +218,9 @@ def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
         expected = {tuple(i) for i in mask.nonzero().tolist()} - {pick}
         assert shown == expected
         assert (picked.y[0], picked.x[0], picked.z[0]) == pick
-        assert pooled.marker.color == ROLES[norm]
+        assert pooled.marker.color == theme.ROLES[norm]
         assert picked.customdata[0] == pytest.approx(x[pick].item(), rel=1e-6)
+        assert_plotly_valid(fam.fig_cube(x, mask, pick, norm))
 
 
 def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
@@ -234,6 +236,8 @@ def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
     fig = fam.fig_family(masks, pick, "GroupNorm", note="G = 3 does not divide C = 4")
     assert [tr.name for tr in fig.data if tr.type == "heatmap"] == ["BN", "LN", "InstanceNorm", "RMSNorm"]
     assert "G = 3 does not divide C = 4" in [a.text for a in fig.layout.annotations]
+    assert_plotly_valid(fig)
+    assert_plotly_valid(fam.fig_family(masks | {"GroupNorm": fam.pooled_mask(shape, "GroupNorm", pick, 2)}, pick, "LN"))
 
 
 def _pooled(at):
@@ -256,7 +260,7 @@ def test_page_runs_and_every_control_acts():
         at.radio(key="norm").set_value(norm).run()
         assert_no_exception(at)
         assert len(_pooled(at).x) == size - 1, norm
-        assert figures(at)[0].data[1].marker.color == ROLES[norm]
+        assert figures(at)[0].data[1].marker.color == theme.ROLES[norm]
 
     at.radio(key="norm").set_value("GroupNorm").run()
     at.slider(key="groups").set_value(3).run()

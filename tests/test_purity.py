@@ -22,10 +22,11 @@ def test_lnviz_source_never_imports_streamlit():
 
 
 def test_importing_every_lnviz_module_loads_no_streamlit():
-    modules = [p.stem for p in (ROOT / "lnviz").glob("*.py") if p.stem != "__init__"]
+    paths = [p.relative_to(ROOT).with_suffix("").parts for p in (ROOT / "lnviz").rglob("*.py")]
+    modules = [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in paths]  # packages too
     code = (
         "import sys, importlib\n"
-        f"for m in {modules!r}: importlib.import_module('lnviz.' + m)\n"
+        f"for m in {modules!r}: importlib.import_module(m)\n"
         "print(any(k == 'streamlit' or k.startswith('streamlit.') for k in sys.modules))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
@@ -33,6 +34,6 @@ def test_importing_every_lnviz_module_loads_no_streamlit():
 
 
 def test_no_global_seeding_in_app_code():
-    for path in [*ROOT.glob("lnviz/*.py"), *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
+    for path in [*ROOT.glob("lnviz/**/*.py"), *ROOT.glob("pages/*.py"), *ROOT.glob("ui/*.py"), ROOT / "app.py"]:
         text = path.read_text()
         assert "torch.manual_seed" not in text and "np.random.seed(" not in text, path

@@ -8,6 +8,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -204,6 +205,8 @@ def test_figures_show_the_lab():
     bn_line = [tr for tr in test.data if tr.name.startswith("BN")][0]
     assert len(bn_line.x) == 16
     assert all(v is None or math.isnan(v) for v in bn_line.y[12:])
+    for fig in (sq.fig_batch(lab, col), stats, test):
+        assert_plotly_valid(fig)
 
 
 def _lines(fig, name):

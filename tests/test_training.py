@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
+from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
@@ -363,6 +364,7 @@ def test_fig_race_has_three_traces_per_variant_in_its_colour():
         assert train.y[-1] == pytest.approx(c.train_loss[-1]) and train.x[-1] == 400
         assert sum(train.y[:-1]) * 7 + train.y[-1] == pytest.approx(sum(c.train_loss))
     assert fig.layout.yaxis.type == "log" and tuple(fig.layout.xaxis.range) == (0, 400)
+    assert_plotly_valid(fig)
 
 
 def test_fig_race_names_a_failed_variant_and_fig_step_time_shows_the_medians():
@@ -373,6 +375,8 @@ def test_fig_race_names_a_failed_variant_and_fig_step_time_shows_the_medians():
     assert list(bars.y) == ["none", "LN", "RMSNorm"]  # BN never finished a step
     assert list(bars.x) == [result.curve(v).ms_per_step for v in bars.y]
     assert list(bars.marker.color) == [ROLES[v] for v in bars.y]
+    assert_plotly_valid(fig)
+    assert_plotly_valid(training.fig_step_time(result))
 
 
 def test_params_have_stable_unique_keys_and_strict_parsing():
@@ -510,3 +514,15 @@ def test_page_depth_control_recomputes_the_gradient_profile():
     (grad_fig,) = figures(at)
     assert [len(t.x) for t in grad_fig.data] == [5, 5]
     assert any("√5" in m.value for m in at.markdown)
+
+
+def test_the_log_loss_axis_reads_as_plain_numbers():
+    wide = training.log_ticks([0.004, 0.7, 2.5, float("nan"), 0.0])
+    assert wide["ticktext"] == ["0.001", "0.01", "0.1", "1", "10"]
+    assert wide["tickvals"] == [0.001, 0.01, 0.1, 1.0, 10.0]
+    short = training.log_ticks([0.3, 0.69])
+    assert short["ticktext"] == ["0.1", "0.2", "0.5", "1", "2", "5"]
+    assert training.log_ticks([0.05, 1.5])["ticktext"] == ["0.01", "0.03", "0.1", "0.3", "1", "3", "10", "30"]
+    assert training.log_ticks([float("inf")]) == {}
+    fig = training.fig_race(_synthetic_race(100))
+    assert all("e" not in t for t in fig.layout.yaxis.ticktext)

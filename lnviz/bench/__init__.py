@@ -1,0 +1,132 @@
+"""How fast the norms run, measured against the speed of a plain copy.
+
+LayerNorm on x of shape (B, H) reduces over each row's H features: it reads the
+row, computes μ and σ², and writes y. At the least that is one read and one
+write of every element, the same traffic as ``y.copy_(x)``:
+
+.. math::
+
+    \\text{ideal bytes} = 2 \\cdot B H \\cdot \\text{itemsize}, \\qquad
+    \\text{GB/s} = \\frac{\\text{ideal bytes}}{\\text{median seconds} \\cdot 10^9}
+
+(γ and β, H values each, are left out: a rounding error next to B·H.) So a norm
+is memory-bound, and the copy's bandwidth, measured on the same machine, is its
+ceiling. A written-out LN makes several passes over memory; a fused kernel
+makes one read and one write, and gets close to the copy.
+
+Every variant is checked against torch's float64 result on the same (rounded)
+input, so the error shown is the kernel's own. Nothing here holds state between
+calls: inputs, buffers and compiled functions are built fresh inside each
+measurement.
+
+The package, one idea a module: :mod:`~lnviz.bench.kernels` (the inputs of a
+case, the variants, the Triton kernel, the float64 references),
+:mod:`~lnviz.bench.timing` (the timing harness: measure, quick, sweep, tables
+and CSV) and :mod:`~lnviz.bench.figures`. Callers use the names re-exported
+here (``bench.quick``, ``bench.VARIANTS``, ``bench.fig_sweep``); a test that
+patches a constant patches it on the module that reads it
+(``bench.timing.CPU_WORKING_SET``).
+"""
+
+from __future__ import annotations
+
+from lnviz.bench.figures import COPY_NAME, fig_quick, fig_sweep, variant_color
+from lnviz.bench.kernels import (
+    DTYPES,
+    EPS,
+    QUICK,
+    TRITON_MAX_H,
+    VARIANTS,
+    Inputs,
+    Runner,
+    Unavailable,
+    Variant,
+    as_float64,
+    ideal_bytes,
+    make_inputs,
+    naive_layer_norm,
+    naive_rms_norm,
+    reference,
+    torch_dtype,
+    triton_layer_norm,
+)
+from lnviz.bench.timing import (
+    COLUMNS,
+    CPU_WORKING_SET,
+    GPU_WORKING_SET,
+    HIDDENS,
+    MAX_THREADS,
+    MIB,
+    MIN_ITERS,
+    QUICK_BUDGET_S,
+    QUICK_WORKING_SET,
+    SWEEP_DTYPES,
+    Case,
+    Measurement,
+    errors,
+    gbps,
+    measure,
+    measure_inputs,
+    num_threads,
+    percent_of_copy,
+    quick,
+    quick_rows,
+    rows_for,
+    sweep,
+    sweep_cases,
+    table,
+    time_runners,
+    to_csv,
+    working_set,
+)
+
+__all__ = [
+    "COLUMNS",
+    "COPY_NAME",
+    "CPU_WORKING_SET",
+    "DTYPES",
+    "EPS",
+    "GPU_WORKING_SET",
+    "HIDDENS",
+    "MAX_THREADS",
+    "MIB",
+    "MIN_ITERS",
+    "QUICK",
+    "QUICK_BUDGET_S",
+    "QUICK_WORKING_SET",
+    "SWEEP_DTYPES",
+    "TRITON_MAX_H",
+    "VARIANTS",
+    "Case",
+    "Inputs",
+    "Measurement",
+    "Runner",
+    "Unavailable",
+    "Variant",
+    "as_float64",
+    "errors",
+    "fig_quick",
+    "fig_sweep",
+    "gbps",
+    "ideal_bytes",
+    "make_inputs",
+    "measure",
+    "measure_inputs",
+    "naive_layer_norm",
+    "naive_rms_norm",
+    "num_threads",
+    "percent_of_copy",
+    "quick",
+    "quick_rows",
+    "reference",
+    "rows_for",
+    "sweep",
+    "sweep_cases",
+    "table",
+    "time_runners",
+    "to_csv",
+    "torch_dtype",
+    "triton_layer_norm",
+    "variant_color",
+    "working_set",
+]
