@@ -39,13 +39,6 @@ from lnviz.data import generator
 from lnviz.norms import NormResult, batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 
 NORMS = ("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm")  # Wu and He's order, then RMSNorm
-# The theme's font family as valid CSS, each name quoted. WebGL text (the cube's axis titles) parses it
-# as CSS, where an unquoted name with a token that starts with a digit ("Source Sans 3") is invalid:
-# the titles then fall back to a tiny default.
-_GL_FAMILY = ", ".join(
-    name if name in ("serif", "sans-serif") else f'"{name}"'
-    for name in (part.strip().strip("'\"") for part in theme.FONT_FAMILY.split(","))
-)
 
 
 Pick = tuple[int, int, int]  # (sample, channel, position): (n, c, p)
@@ -178,14 +171,6 @@ def cell_stats(norm: str, result: NormResult, pick: Pick) -> CellStats:
     )
 
 
-def _heading(text: str, note: str) -> dict[str, Any]:
-    """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
-    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
-    return at | dict(
-        text=text, font=dict(size=theme.TITLE_SIZE), subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))
-    )
-
-
 def _aspect(shape: tuple[int, ...], zoom: float = 1.2) -> dict[str, float]:
     """The cube's proportions: one unit per element along each axis, no axis under a third of the longest.
 
@@ -238,7 +223,7 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
     """
     n, c, p = pick
     count = int(mask.sum())
-    font = dict(family=_GL_FAMILY)
+    font = dict(family=theme.FONT_FAMILY)
     axis = dict(showbackground=False, gridcolor="#e5e5e5", zeroline=False, tickfont=font)
     scene = dict(
         xaxis=axis | dict(title=dict(text="channel", font=font), dtick=1),
@@ -249,7 +234,9 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
         camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
     layout = dict(
-        title=_heading(f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share its μ and σ²"),
+        title=plot.heading(
+            f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share its μ and σ²"
+        ),
         scene=scene,
         legend=plot.legend_above(),
     )
@@ -291,7 +278,7 @@ def fig_family(masks: dict[str, Tensor | None], pick: Pick, chosen: str, note: s
             continue
         traces += _family_panel(mask, pick, name, plot.axis_names(k))
     layout |= dict(
-        title=_heading(
+        title=plot.heading(
             "Each norm's pooled set, seen from the front", "a cell is a sample's channel: its H·W positions"
         ),
         annotations=titles + notes,

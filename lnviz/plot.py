@@ -87,6 +87,13 @@ def title(text: str, x: float, y: float = 1.0, **font: Any) -> dict[str, Any]:
     )
 
 
+def heading(text: str, note: str = "") -> dict[str, Any]:
+    """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
+    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
+    sub = dict(subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))) if note else {}
+    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE)) | sub
+
+
 def note(text: str, x: float, y: float, axes: Axes | None = None, **kw: Any) -> dict[str, Any]:
     """A free-standing text at (x, y): in paper coordinates, or on ``axes``."""
     xref, yref = (f"{axes[0]}", f"{axes[1]}") if axes else ("paper", "paper")

@@ -247,13 +247,6 @@ def _undefined_spans(defined: Tensor) -> list[tuple[int, int]]:
     return spans
 
 
-def _heading(text: str, note: str = "") -> dict[str, Any]:
-    """A figure title at the figure's top left (``layout.title``), with a smaller ``note`` under it."""
-    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
-    sub = dict(subtitle=dict(text=note, font=dict(size=theme.FONT_SIZE))) if note else {}
-    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE)) | sub
-
-
 def _rows(n: int, gap: float) -> list[list[float]]:
     """y domains of ``n`` stacked panels, top first, ``gap`` apart (paper coordinates)."""
     height = (1 - gap * (n - 1)) / n
@@ -297,7 +290,7 @@ def fig_batch(lab: SequenceLab, col: int) -> go.Figure:
         line=dict(width=1.5, color=theme.INK),
     ) | dict(hovertemplate="sequence %{y}, step %{x}: padding<extra></extra>")
     layout = dict(
-        title=_heading(f"Padded batch, B = {batch}, T = {steps} (feature {col})"),
+        title=plot.heading(f"Padded batch, B = {batch}, T = {steps} (feature {col})"),
         xaxis=dict(title=dict(text="time step t")),
         yaxis=plot.samples_axis(batch, title=dict(text="sequence b")),
         plot_bgcolor="#f2f2f2",
@@ -346,7 +339,7 @@ def fig_step_stats(lab: SequenceLab, col: int) -> go.Figure:
     domains = _rows(3, gap=0.1)
     titles = ("BN mean μ at step t", "BN variance σ² at step t", "real samples at step t")
     layout: dict[str, Any] = dict(
-        title=_heading(
+        title=plot.heading(
             f"Per-step BN statistics of feature {col}", f"grey: under {MIN_SAMPLES} real samples, no statistics"
         ),
         annotations=[plot.title(text, 0.5, domain[1]) for text, domain in zip(titles, domains, strict=True)],
@@ -388,7 +381,9 @@ def fig_test(lab: SequenceLab, col: int) -> go.Figure:
     end = lab.steps - 0.5
     height, top, bottom = 420, _TITLE + 2 * _LEGEND + 24, 50  # two legend rows on a phone
     layout = dict(
-        title=_heading(f"A test sequence of {total} steps, feature {col}", "grey: steps where BN has no statistics"),
+        title=plot.heading(
+            f"A test sequence of {total} steps, feature {col}", "grey: steps where BN has no statistics"
+        ),
         xaxis=dict(title=dict(text="time step t")),
         yaxis=dict(title=dict(text="value")),
         shapes=[*_bands(defined, ("x", "y")), plot.vline(end, color=theme.SERIES[0], dash="dash")],

@@ -72,7 +72,7 @@ SEQUENTIAL = [
 ]
 
 # Type, in CSS pixels. Every chart text inherits FONT_SIZE unless it is a title.
-FONT_FAMILY = "Source Sans Pro, Source Sans 3, sans-serif"
+FONT_FAMILY = '"Source Sans Pro", "Source Sans 3", sans-serif'
 FONT_SIZE = 13
 TITLE_SIZE = 16
 # In lecture mode every chart's text grows by this factor, as the page's prose does (20 px against 13).

@@ -57,12 +57,6 @@ def _short_name(name: str, sep: str = " ") -> str:
     return sep.join(_SHORT[name]) if name in _SHORT else VARIANTS[name].label
 
 
-def _heading(text: str) -> dict[str, Any]:
-    """A figure title at the figure's top left, above the legend (``layout.title``)."""
-    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
-    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE))
-
-
 def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
     """Bars of GB/s per variant on one case, x of shape (B, H), and the copy's GB/s as a dashed line.
 
@@ -104,7 +98,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
     first = measurements[0] if measurements else None
     title = f"x of shape ({first.rows}, {first.hidden}), {first.dtype}, {first.device}" if first else ""
     layout = dict(
-        title=_heading(title),
+        title=plot.heading(title),
         xaxis=dict(tickvals=labels, ticktext=[_short_name(m.variant, "<br>") for m, _ in pairs], tickangle=0),
         yaxis=dict(title=dict(text="effective GB/s (ideal bytes)"), range=[0, 1.2 * top]),
         showlegend=False,

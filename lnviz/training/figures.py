@@ -96,12 +96,6 @@ def fig_race(result: Race, train_points: int = 60) -> go.Figure:
     return plot.figure(traces, layout, margin=dict(l=60, r=15, t=top, b=bottom), height=height)
 
 
-def _heading(text: str) -> dict[str, Any]:
-    """A figure title at the figure's top left, above the plot (``layout.title``)."""
-    at = dict(x=0, xref="container", y=1, yref="container", yanchor="top", pad=dict(t=8, l=8))
-    return at | dict(text=text, font=dict(size=theme.TITLE_SIZE))
-
-
 def fig_step_time(result: Race) -> go.Figure:
     """Median wall time of one training step per variant, in ms, on the race's device (bars, one per variant)."""
     variants = [c.variant for c in result.curves if c.step_seconds]
@@ -117,7 +111,7 @@ def fig_step_time(result: Race) -> go.Figure:
         hovertemplate="%{y}: %{x:.2f} ms per step<extra></extra>",
     )
     layout = dict(
-        title=_heading(f"Wall time per step on {result.device} (median)"),
+        title=plot.heading(f"Wall time per step on {result.device} (median)"),
         xaxis=dict(title=dict(text="ms per step"), rangemode="tozero"),
         yaxis=dict(autorange="reversed"),
         showlegend=False,
