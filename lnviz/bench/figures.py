@@ -9,7 +9,6 @@ copy ceiling in black and dashed. Bars and legends name a variant briefly
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import plotly.graph_objects as go
 
