@@ -3,9 +3,11 @@
 import pytest
 import torch
 import torch.nn.functional as F
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from lnviz.data import generator
-from lnviz.norms import batch_norm, layer_norm
+from lnviz.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 
 SHAPES = [(2, 2), (3, 7), (16, 32), (5, 1024), (64, 3), (1, 9)]
 
@@ -159,3 +161,100 @@ def test_learnable_unit_gain_and_zero_bias_get_gradients():
     ref_w, ref_b = torch.autograd.grad(F.layer_norm(x, (6,), weight, bias).square().sum(), (weight, bias))
     torch.testing.assert_close(g_w, ref_w, rtol=1e-10, atol=1e-12)
     torch.testing.assert_close(g_b, ref_b, rtol=1e-10, atol=1e-12)
+
+
+# On (N, C, *) tensors, with per-channel γ and β: every norm of the family against torch.
+FAMILY_EPS = 1e-5
+FAMILY_TOL = dict(atol=1e-10, rtol=1e-10)
+FAMILY = settings(max_examples=20, deadline=None, derandomize=True)
+
+
+def draw(g: torch.Generator, lo: int, hi: int) -> int:
+    return int(torch.randint(lo, hi + 1, (1,), generator=g))
+
+
+def random_input(seed: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """x of a random seeded shape (N, C, *) with one or two spatial dims, and random per-channel γ, β."""
+    g = generator(seed)
+    spatial = [draw(g, 2, 5) for _ in range(draw(g, 1, 2))]
+    shape = (draw(g, 1, 4), draw(g, 1, 8), *spatial)
+    x = 2.0 * torch.randn(*shape, generator=g, dtype=torch.float64) + torch.randn(1, generator=g, dtype=torch.float64)
+    gamma = 1.0 + 0.5 * torch.randn(shape[1], generator=g, dtype=torch.float64)
+    beta = 0.5 * torch.randn(shape[1], generator=g, dtype=torch.float64)
+    return x, gamma, beta
+
+
+@FAMILY
+@given(seed=st.integers(0, 2**31 - 1))
+def test_batch_norm_on_feature_maps_matches_torch(seed):
+    x, gamma, beta = random_input(seed)
+    out = batch_norm(x, gamma, beta, eps=FAMILY_EPS)
+    running_mean = torch.zeros(x.shape[1], dtype=x.dtype)
+    running_var = torch.zeros(x.shape[1], dtype=x.dtype)
+    y = F.batch_norm(x, running_mean, running_var, gamma, beta, training=True, momentum=1.0, eps=FAMILY_EPS)
+    torch.testing.assert_close(out.y, y, **FAMILY_TOL)
+    m = out.count
+    assert m == x.numel() // x.shape[1]
+    torch.testing.assert_close(out.mean.flatten(), running_mean, **FAMILY_TOL)
+    torch.testing.assert_close(out.var.flatten(), running_var * (m - 1) / m, **FAMILY_TOL)
+
+
+@FAMILY
+@given(seed=st.integers(0, 2**31 - 1))
+def test_layer_norm_over_channels_and_positions_matches_torch(seed):
+    x, _, _ = random_input(seed)
+    ndim = x.dim() - 1  # everything but the sample: (C, *)
+    g = generator(seed + 1)
+    gamma = torch.randn(*x.shape[1:], generator=g, dtype=torch.float64)
+    beta = torch.randn(*x.shape[1:], generator=g, dtype=torch.float64)
+    out = layer_norm(x, gamma, beta, eps=FAMILY_EPS, normalized_ndim=ndim)
+    torch.testing.assert_close(out.y, F.layer_norm(x, x.shape[1:], gamma, beta, eps=FAMILY_EPS), **FAMILY_TOL)
+    assert out.count == x[0].numel()
+    var, mean = torch.var_mean(x.flatten(1), dim=1, unbiased=False)
+    torch.testing.assert_close(out.mean.flatten(), mean, **FAMILY_TOL)
+    torch.testing.assert_close(out.var.flatten(), var, **FAMILY_TOL)
+
+
+@FAMILY
+@given(seed=st.integers(0, 2**31 - 1))
+def test_instance_norm_matches_torch(seed):
+    x, gamma, beta = random_input(seed)
+    out = instance_norm(x, gamma, beta, eps=FAMILY_EPS)
+    torch.testing.assert_close(out.y, F.instance_norm(x, weight=gamma, bias=beta, eps=FAMILY_EPS), **FAMILY_TOL)
+    assert out.count == x[0, 0].numel()
+    var, mean = torch.var_mean(x.flatten(2), dim=2, unbiased=False)  # (N, C)
+    torch.testing.assert_close(out.mean.flatten(2).squeeze(2), mean, **FAMILY_TOL)
+    torch.testing.assert_close(out.var.flatten(2).squeeze(2), var, **FAMILY_TOL)
+
+
+@FAMILY
+@given(seed=st.integers(0, 2**31 - 1))
+def test_group_norm_matches_torch_for_every_valid_group_count(seed):
+    x, gamma, beta = random_input(seed)
+    n, c = x.shape[:2]
+    for groups in [g for g in range(1, c + 1) if c % g == 0]:
+        out = group_norm(x, groups, gamma, beta, eps=FAMILY_EPS)
+        torch.testing.assert_close(out.y, F.group_norm(x, groups, gamma, beta, eps=FAMILY_EPS), **FAMILY_TOL)
+        assert out.count == x[0].numel() // groups
+        var, mean = torch.var_mean(x.reshape(n, groups, -1), dim=2, unbiased=False)  # (N, G)
+        per_channel = c // groups
+        torch.testing.assert_close(out.mean.flatten(1)[:, ::per_channel], mean, **FAMILY_TOL)
+        torch.testing.assert_close(out.var.flatten(1)[:, ::per_channel], var, **FAMILY_TOL)
+    if c > 1:
+        with pytest.raises(ValueError):
+            group_norm(x, c + 1)
+
+
+@FAMILY
+@given(seed=st.integers(0, 2**31 - 1))
+def test_rms_norm_matches_torch(seed):
+    x, _, _ = random_input(seed)
+    g = generator(seed + 2)
+    for ndim in range(1, x.dim()):
+        shape = x.shape[-ndim:]
+        gamma = torch.randn(*shape, generator=g, dtype=torch.float64)
+        out = rms_norm(x, gamma, eps=FAMILY_EPS, normalized_ndim=ndim)
+        torch.testing.assert_close(out.y, F.rms_norm(x, shape, gamma, eps=FAMILY_EPS), **FAMILY_TOL)
+        assert (out.mean == 0).all()
+        dims = tuple(range(x.dim() - ndim, x.dim()))
+        torch.testing.assert_close(out.var, x.square().mean(dim=dims, keepdim=True), **FAMILY_TOL)
