@@ -79,11 +79,12 @@ def test_gain_bias_and_eps_move_every_output():
     assert "0.1" in at.latex[0].value
 
 
-def test_affine_uses_per_feature_vectors():
+def test_affine_uses_per_feature_vectors_and_leaves_x_alone():
     at = run_page(PAGE, {"gain": "1.5", "bias": "0.25"})
     at.toggle(key="affine").set_value(True).run()
     assert_no_exception(at)
     x = x_for()
+    np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)  # γ, β have a generator of their own
     g, b = data.random_affine(32, seed=0)
     _, ln = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (32,), 1.5 * g, 0.25 + b, 1e-5).numpy(), rtol=1e-5, atol=1e-5)
