@@ -118,7 +118,10 @@ def couple(
     |Δy| is exactly 0 outside row i. Both with γ = 1, β = 0 and the biased variance.
     """
     if batch < 2:
-        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+        raise ValueError(
+            "the coupling needs at least 2 samples (with one, BN's output is β, and PyTorch refuses it in "
+            f"training mode), got batch = {batch}"
+        )
     x = base(batch, features, seed)  # (B, H)
     x_new = perturb_row(x, sample, perturb, amount, seed)  # (B, H)
     bn, bn_new = batch_norm(x, eps=eps), batch_norm(x_new, eps=eps)
@@ -161,7 +164,10 @@ def batch_sweep(
     over x★'s own H features: one output for every batch.
     """
     if min(sizes) < 2:
-        raise ValueError(f"BatchNorm in training mode needs batches of at least 2, got sizes {sizes}")
+        raise ValueError(
+            "the sweep needs batches of at least 2 (PyTorch refuses BN on one value per feature in training "
+            f"mode), got sizes {sizes}"
+        )
     h = star.shape[0]
     if not 0 <= feature < h:
         raise ValueError(f"feature must be 0 to {h - 1}, got {feature}")

@@ -110,7 +110,10 @@ def stream(batch: int, features: int, steps: int, momentum: float, seed: int, ep
     σ²_B · B/(B - 1) with weight ``momentum``. Matches ``nn.BatchNorm1d``.
     """
     if batch < 2:
-        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+        raise ValueError(
+            "the running variance needs at least 2 samples per batch (its unbiased update divides by B − 1), "
+            f"got batch = {batch}"
+        )
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     if not 0.0 < momentum <= 1.0:
