@@ -110,6 +110,13 @@ class Degenerate:
         return bool(self.ln_rows or self.bn_cols)
 
 
+def listed(noun: str, indices: tuple[int, ...], most: int = 8) -> str:
+    """Indices in words: "sample 3", "features 0, 2, 5", or the first ``most`` and how many more."""
+    shown = ", ".join(map(str, indices[:most]))
+    more = f" and {len(indices) - most} more" if len(indices) > most else ""
+    return f"{noun}{'s' if len(indices) > 1 else ''} {shown}{more}"
+
+
 def degenerate(result: Exploration) -> Degenerate:
     """Which statistics divide by zero: σ² = 0 with ε = 0."""
 

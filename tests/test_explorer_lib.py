@@ -126,3 +126,9 @@ def test_with_affine_reuses_the_statistics():
     assert again.ln.mean is base.ln.mean and again.bn.var is base.bn.var
     torch.testing.assert_close(again.ln.y, F.layer_norm(x, (11,), g, b, 1e-4), rtol=0, atol=1e-10)
     torch.testing.assert_close(again.bn.y, F.batch_norm(x, None, None, g, b, True, 0.0, 1e-4), rtol=0, atol=1e-10)
+
+
+def test_listed_indices_are_plural_only_when_several_and_say_how_many_are_left_out():
+    assert explorer.listed("sample", (3,)) == "sample 3"
+    assert explorer.listed("feature", (0, 2)) == "features 0, 2"
+    assert explorer.listed("feature", tuple(range(10))) == "features 0, 1, 2, 3, 4, 5, 6, 7 and 2 more"
