@@ -141,6 +141,35 @@ def couple(
     )
 
 
+def why_ln_row_moves(perturb: str, amount: float, sample: int) -> str | None:
+    """What LN does to the changed row i itself, for a shift or a scaling by ``amount``; None when nothing to say.
+
+    A shift leaves σ² unchanged, so LN's row i moves by rounding only (about
+    1e-15). A positive scale moves it by ε's share of √(σ² + ε) only (about
+    1e-5 at a = 0.5); a negative one flips its sign; 0 makes the row constant.
+    BN moves every row in each case, a = 1 and shift 0 (nothing changes) aside.
+    """
+    i = sample
+    if perturb == "shift" and amount != 0:
+        return (
+            f"LN removes each sample's own mean, and a shift leaves σ² unchanged, so row {i}'s LN output does not "
+            "move (|Δy| is rounding, about 1e-15). BN still moves every row."
+        )
+    if perturb != "scale" or amount == 1:
+        return None
+    if amount > 0:
+        return (
+            f"LN divides each sample by its own σ, so scaling sample {i} by a > 0 barely moves row {i}: only ε's "
+            "share of √(σ² + ε) changes. BN still moves every row."
+        )
+    if amount < 0:
+        return f"Scaling by a < 0 flips row {i}: its LN output changes sign, up to ε. BN moves every row."
+    return (
+        f"Scaling by 0 makes row {i} constant: σ² = 0, so its LN output is x̂ = 0/√ε = 0 (here γ = 1, β = 0). "
+        "BN moves every row."
+    )
+
+
 def companions(features: int, seed: int, draws: int = SWEEP_DRAWS, most: int = max(SWEEP_SIZES)) -> Tensor:
     """(R, most - 1, H): ``draws`` sets of standard-normal batch-mates, from their own generator (seed + 2)."""
     g = generator(int(seed) + 2)
