@@ -8,7 +8,7 @@ from ui.page import Page
 page = Page.start(
     "Batch coupling",
     "coupling",
-    intro="**Claim:** BatchNorm couples the samples of a batch; LayerNorm does not. "
+    intro="**Claim:** in training mode, BatchNorm couples the samples of a batch; LayerNorm does not. "
     "Ba, Kiros and Hinton (2016, *Layer Normalization*, §3) make the point: BN's statistics are "
     "taken over the mini-batch, LN's over one case's own hidden units.\n\n"
     "Below, one sample i of a batch x (B samples × H features) is changed. Under "
