@@ -118,7 +118,10 @@ def couple(
     |Δy| is exactly 0 outside row i. Both with γ = 1, β = 0 and the biased variance.
     """
     if batch < 2:
-        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+        raise ValueError(
+            "the coupling needs at least 2 samples (with one, BN's output is β, and PyTorch refuses it in "
+            f"training mode), got batch = {batch}"
+        )
     x = base(batch, features, seed)  # (B, H)
     x_new = perturb_row(x, sample, perturb, amount, seed)  # (B, H)
     bn, bn_new = batch_norm(x, eps=eps), batch_norm(x_new, eps=eps)
@@ -135,6 +138,35 @@ def couple(
         ln_new=ln_new,
         bn_delta=(bn_new.y - bn.y).abs(),
         ln_delta=(ln_new.y - ln.y).abs(),
+    )
+
+
+def why_ln_row_moves(perturb: str, amount: float, sample: int) -> str | None:
+    """What LN does to the changed row i itself, for a shift or a scaling by ``amount``; None when nothing to say.
+
+    A shift leaves σ² unchanged, so LN's row i moves by rounding only (about
+    1e-15). A positive scale moves it by ε's share of √(σ² + ε) only (about
+    1e-5 at a = 0.5); a negative one flips its sign; 0 makes the row constant.
+    BN moves every row in each case, a = 1 and shift 0 (nothing changes) aside.
+    """
+    i = sample
+    if perturb == "shift" and amount != 0:
+        return (
+            f"LN removes each sample's own mean, and a shift leaves σ² unchanged, so row {i}'s LN output does not "
+            "move (|Δy| is rounding, about 1e-15). BN still moves every row."
+        )
+    if perturb != "scale" or amount == 1:
+        return None
+    if amount > 0:
+        return (
+            f"LN divides each sample by its own σ, so scaling sample {i} by a > 0 barely moves row {i}: only ε's "
+            "share of √(σ² + ε) changes. BN still moves every row."
+        )
+    if amount < 0:
+        return f"Scaling by a < 0 flips row {i}: its LN output changes sign, up to ε. BN moves every row."
+    return (
+        f"Scaling by 0 makes row {i} constant: σ² = 0, so its LN output is x̂ = 0/√ε = 0 (here γ = 1, β = 0). "
+        "BN moves every row."
     )
 
 
@@ -161,7 +193,10 @@ def batch_sweep(
     over x★'s own H features: one output for every batch.
     """
     if min(sizes) < 2:
-        raise ValueError(f"BatchNorm in training mode needs batches of at least 2, got sizes {sizes}")
+        raise ValueError(
+            "the sweep needs batches of at least 2 (PyTorch refuses BN on one value per feature in training "
+            f"mode), got sizes {sizes}"
+        )
     h = star.shape[0]
     if not 0 <= feature < h:
         raise ValueError(f"feature must be 0 to {h - 1}, got {feature}")

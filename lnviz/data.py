@@ -1,6 +1,6 @@
 """Seeded activation grids x of shape (B, H): B samples by H features.
 
-Each distribution (``dist``) tells a story about which norm suits it. Randomness comes from a
+Each distribution (``dist``) shows which differences each norm removes. Randomness comes from a
 ``torch.Generator`` seeded by ``seed`` on the CPU, never from the global RNG, so
 the same (dist, B, H, seed) gives the same numbers on every machine and in
 every concurrent session; the tensor is moved to the device afterwards.
@@ -13,12 +13,15 @@ from torch import Tensor
 
 DISTS: dict[str, str] = {
     "heterogeneous features": "Each feature has its own mean and scale, the same for every sample: "
-    "the case BN was made for.",
+    "BN removes these differences; LN, which normalizes across the features, keeps them.",
     "heterogeneous samples": "Each sample has its own offset and scale across all its features: "
-    "the case LN was made for.",
-    "standard normal": "Every entry drawn from N(0, 1): both norms change little.",
-    "outlier feature": "One feature is 25× larger than the rest: it dominates LN's statistics for every sample.",
-    "near-constant row": "Sample 0 is almost constant (σ ≈ 0.001, so σ² ≈ 1e-6 < ε): ε decides its output.",
+    "LN removes these differences; BN, which normalizes across the samples, keeps them.",
+    "standard normal": "Every entry drawn from N(0, 1): the true mean and variance are 0 and 1, so x̂ differs "
+    "from x only by each norm's estimation error, which grows as B (BN) or H (LN) shrinks.",
+    "outlier feature": "One feature is at least 25× larger than the rest (about 56× on average): it dominates "
+    "LN's statistics for every sample.",
+    "near-constant row": "Sample 0 is almost constant (σ ≈ 0.001, so σ² ≈ 1e-6, below the default ε = 1e-5): "
+    "ε decides its output.",
     "constant row": "Sample 0 is exactly constant (σ = 0): with ε = 0 its LN output is 0/0.",
 }
 

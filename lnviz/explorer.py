@@ -1,8 +1,9 @@
 """The main explorer's computation: LN and BN of one grid x (B, H), side by side.
 
-:func:`explore` runs both norms in torch on x's device and times them. BN in
-training mode is undefined for a batch of one; the result then carries the
-reason in words instead of a BN result, so the page can explain it.
+:func:`explore` runs both norms in torch on x's device and times them. PyTorch
+refuses BN in training mode for a batch of one (its output would be β); the
+result then carries the reason in words instead of a BN result, so the page
+can explain it.
 """
 
 from __future__ import annotations
@@ -23,10 +24,10 @@ from lnviz.norms import NormResult, batch_norm, layer_norm
 WINDOW = 64
 
 BN_SINGLE_SAMPLE = (
-    "BatchNorm in training mode needs at least two samples: with B = 1 each feature's "
-    "batch has one value, so its variance over the batch is undefined. PyTorch refuses "
-    '("Expected more than 1 value per channel when training"). LayerNorm is fine: it '
-    "normalizes each sample over its own features."
+    "With B = 1 each feature's batch holds one value: μ = x and the biased σ² = 0, so x̂ = 0/√ε = 0 "
+    "and BN's output is β, whatever the input. PyTorch refuses a feature with a single value in training "
+    'mode ("Expected more than 1 value per channel when training"): the unbiased update of the running '
+    "variance, σ² · n/(n − 1), would be 0/0. LayerNorm is fine: it normalizes each sample over its own features."
 )
 
 
@@ -107,6 +108,13 @@ class Degenerate:
 
     def __bool__(self) -> bool:
         return bool(self.ln_rows or self.bn_cols)
+
+
+def listed(noun: str, indices: tuple[int, ...], most: int = 8) -> str:
+    """Indices in words: "sample 3", "features 0, 2, 5", or the first ``most`` and how many more."""
+    shown = ", ".join(map(str, indices[:most]))
+    more = f" and {len(indices) - most} more" if len(indices) > most else ""
+    return f"{noun}{'s' if len(indices) > 1 else ''} {shown}{more}"
 
 
 def degenerate(result: Exploration) -> Degenerate:

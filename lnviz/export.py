@@ -89,8 +89,9 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
     or with ``affine`` the seeded per-feature γ = gain·g, β = bias + b of
     :func:`lnviz.data.random_affine`), then computes ``ln = F.layer_norm(...)``
     (one μ, σ² per row, over H) and ``bn = F.batch_norm(..., training=True)``
-    (one μ, σ² per column, over B), and prints a few numbers. When B = 1 BN is
-    undefined and ``bn = None``; when ε = 0, ``F.batch_norm`` refuses to run,
+    (one μ, σ² per column, over B), and prints a few numbers. When B = 1
+    ``F.batch_norm`` refuses one value per feature in training mode (BN's
+    output would be β) and ``bn = None``; when ε = 0, ``F.batch_norm`` refuses to run,
     so ``bn`` is the formula itself. The names ``x``, ``ln``, ``bn``,
     ``weight`` and ``bias`` are the script's results.
     """
@@ -129,7 +130,10 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
         ]
     lines += ["", "ln = F.layer_norm(x, (H,), weight, bias, eps)  # (B, H): one μ, σ² per sample (row)"]
     if batch == 1:
-        lines += ["bn = None  # BatchNorm in training mode needs B >= 2: one value per feature has no variance"]
+        lines += [
+            "bn = None  # F.batch_norm refuses one value per feature in training mode (its biased variance is 0, "
+            "so y would be bias)"
+        ]
     elif eps == 0:
         lines += [
             '# F.batch_norm refuses eps = 0 in training ("eps must be positive"), so BN is its formula:',

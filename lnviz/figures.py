@@ -119,7 +119,13 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
         axes = plot.axis_names(k)
         if z is None:  # in BN's empty half, whose axes are hidden below
             annotations.append(
-                plot.note("No BatchNorm output<br>for B = 1", 0.24, 0.5, font=dict(size=theme.TITLE_SIZE))
+                # short lines: the half is about 170 px wide on a phone
+                plot.note(
+                    "BatchNorm refused<br>at B = 1: its output<br>would be β",
+                    0.24,
+                    0.5,
+                    font=dict(size=theme.TITLE_SIZE),
+                )
             )
             continue
         traces.append(plot.heatmap(z, c_idx, r_idx, f"{norm_name} {label}", axes, coloraxis="coloraxis"))

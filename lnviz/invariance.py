@@ -1,5 +1,7 @@
 """Invariance under re-scaling and re-centering: Table 1 of Ba, Kiros and Hinton (2016), computed.
 
+RMSNorm's row is Table 1 of Zhang and Sennrich (2019), *Root Mean Square Layer Normalization*.
+
 A random layer has summed inputs a = x Wᵀ, shape (N, H), for N cases x (N, D)
 and weights W (H, D), one row w_i per hidden unit. Each norm turns a into a
 normalized output, with gain 1 and bias 0 (the paper applies g and b *after*
@@ -11,7 +13,7 @@ norm       normalized output                                   reduces over
 BN         (a - μ) / √(σ² + ε)                                 the N cases (dim 0)
 WN         x (W / ‖w_i‖)ᵀ, i.e. a_i / ‖w_i‖                    w_i's D inputs
 LN         (a - μ) / √(σ² + ε)                                 the H units (dim 1)
-RMSNorm    a / √(mean(a²) + ε)  (not in the paper)             the H units (dim 1)
+RMSNorm    a / √(mean(a²) + ε)  (Zhang and Sennrich 2019)      the H units (dim 1)
 =========  ==================================================  ====================
 
 Each transformation of Table 1 changes W or x; the table reports max |Δ| of the
@@ -60,10 +62,10 @@ TRANSFORM_LABELS = {
     "case_rescale": "single training<br>case re-scaling",
 }
 
-# Table 1 of the paper (True: invariant). RMSNorm is derived here, not in the
-# paper: a / rms(a) per case survives any positive scaling of a case's whole
-# vector a (weight matrix, dataset, single case) but no shift, and scaling one
-# unit changes the case's rms.
+# Table 1 of the paper (True: invariant). RMSNorm's row is Table 1 of Zhang and
+# Sennrich (2019): a / rms(a) per case survives any positive scaling of a case's
+# whole vector a (weight matrix, dataset, single case) but no shift, and scaling
+# one unit changes the case's rms.
 PAPER: dict[str, dict[str, bool]] = {
     "BN": dict(zip(TRANSFORMS, (True, False, True, True, True, False), strict=True)),
     "WN": dict(zip(TRANSFORMS, (True, False, True, False, False, False), strict=True)),

@@ -21,24 +21,27 @@ class Lesson:
 
 LESSONS: dict[str, Lesson] = {
     "small-batch": Lesson(
-        "Small batch: BN's statistics are noise",
-        "With 4 samples, each feature's BN mean and σ are estimated from 4 numbers. Change the seed: "
-        "BN's output for the same kind of data jumps around, because its statistics are noise. "
-        "LN's statistics come from each sample's own 32 features, whatever the batch.",
+        "Small batch: BN's statistics rest on 4 samples",
+        "With 4 samples, each feature's BN mean and σ are estimated from 4 numbers, so a sample's BN output "
+        "depends on which 3 samples share its batch. A new seed does not show this: it redraws every sample, "
+        "so LN's output changes about as much as BN's. The [Batch coupling page](/coupling?batch=4&v=2) does: "
+        "its chart *One sample, many batches* keeps one sample fixed among different batch-mates, and only "
+        "its BN output moves. LN's statistics come from each sample's own 32 features, whatever the batch.",
         {"batch": 4, "features": 32, "dist": "heterogeneous features", "seed": 0},
     ),
     "outlier-feature": Lesson(
         "One outlier feature",
-        "Feature 5 is 25× larger than the others. LN's μ and σ for every sample are dominated by it, "
-        "so the other features of each sample are squashed towards the same value. BN gives that "
-        "feature a column of its own and leaves the others alone.",
+        "Feature 5 is 25·(1 + |z|), at least 25, while the others are standard normal: about 56 times their "
+        "typical size. LN's μ and σ for every sample are dominated by it, so the other 15 features of each "
+        "sample are squashed towards the same value, about −1/√15 ≈ −0.26. BN normalizes that feature in a "
+        "column of its own, so the other columns never see it.",
         {"dist": "outlier feature", "batch": 16, "features": 16, "col": 5},
     ),
     "heterogeneous-samples": Lesson(
         "Samples on different scales",
         "Each sample has its own offset and scale. BN normalizes each column across samples, so the "
-        "samples' differences survive. LN removes each sample's own scale and offset: every row comes "
-        "out with mean 0 and variance 1.",
+        "samples' differences survive. LN removes each sample's own scale and offset: every row of x̂ comes "
+        "out with mean 0 and variance σ²/(σ² + ε), within 0.2% of 1 here.",
         {"dist": "heterogeneous samples", "batch": 16, "features": 32},
     ),
     "eps-matters": Lesson(

@@ -74,7 +74,8 @@ STAGE = Param(
     "choice",
     "y",
     options=("y", "x_hat"),
-    help="y: after γ and β. x_hat: the normalized values before them (mean 0, variance σ²/(σ² + ε)).",
+    help="y: after γ and β. x_hat: the normalized values before them, with mean 0 and variance σ²/(σ² + ε) per row "
+    "(LN) or column (BN): about 1 when ε ≪ σ².",
 )
 VIEW = Param(
     "view", "View", "choice", "charts", options=("charts", "numbers"), help="numbers: the same grid as tables."
@@ -276,9 +277,14 @@ EXPLORER = Controls(
 WALKTHROUGH = Controls(
     *(p.but(default=1.5) if p is GAIN else p.but(default=0.5) if p is BIAS else p for p in EXPLORER), STEP
 )
-# BN needs two samples; the heatmaps draw every cell (2 × B × H), so the grid stays small.
+# Coupling needs two samples (PyTorch refuses BN on one); the heatmaps draw every cell (2 × B × H), so the grid stays small.
 COUPLING = Controls(
-    BATCH.but(lo=2, hi=64, help="Rows: samples in the mini-batch (BN needs ≥ 2)."),
+    BATCH.but(
+        lo=2,
+        hi=64,
+        help="Rows: samples in the mini-batch. At least 2: with one, BN's output is β, and PyTorch refuses it in "
+        "training mode.",
+    ),
     FEATURES.but(default=16, hi=32),
     SEED,
     SAMPLE.but(label="Perturbed sample i", hi=63, help="The row that is changed."),
@@ -286,7 +292,9 @@ COUPLING = Controls(
     AMOUNT,
 )
 TRAIN_EVAL = Controls(
-    BATCH.but(lo=2, hi=256, help="Samples per batch (BN needs ≥ 2)."),
+    BATCH.but(
+        lo=2, hi=256, help="Samples per batch. At least 2: the running variance takes the unbiased B/(B − 1) · σ²_B."
+    ),
     FEATURES.but(default=8, hi=64, help="Features of each sample."),
     STEPS.but(hi=300, help="How many batches stream through BN."),
     MOMENTUM,
@@ -323,7 +331,9 @@ TRAINING = Controls(
         label="Batch size",
         default=32,
         hi=512,
-        help="Samples per training step. At 1 BN has no batch to average over; at 2 its statistics are mostly noise.",
+        help="Samples per training step. At 1 each feature's batch holds one value, BN's output would be β, and "
+        "PyTorch refuses to train. At 2 each BN-normalized value is about ±1: only which of the two samples is "
+        "larger survives.",
     ),
     LR,
     STEPS.but(label="Steps", default=300, lo=10, step=10, help="Optimizer steps per variant."),

@@ -14,7 +14,11 @@ variance in the running estimate, while the normalization itself uses the
 biased one. In eval mode BN uses μ̂ and σ̂² instead of the batch's statistics,
 so a test batch from a shifted distribution is normalized with stale numbers.
 LN reduces over each sample's own H features in both modes: there is nothing
-to keep, and train and eval outputs are identical.
+to keep, and train and eval outputs are identical. That does not make LN
+immune to the shift: the shift is per feature (shift · scale_j), so it moves
+each sample's own μ and σ² and LN's output with them, while BN in training
+mode removes it exactly (Ba, Kiros and Hinton 2016, Table 1: dataset
+re-centering, ✓ for BN, ✗ for LN).
 """
 
 from __future__ import annotations
@@ -71,6 +75,8 @@ class TrainEval:
     bn_eval: NormResult  # μ̂, σ̂² from the stream: (1, H)
     ln_train: NormResult  # μ, σ² per sample: (B, 1)
     ln_eval: NormResult  # the same computation again
+    bn_unshifted: NormResult  # BN in training mode of the same batch without the shift: loc + scale·z
+    ln_unshifted: NormResult  # LN of the same batch without the shift
 
     @property
     def bn_gap(self) -> Tensor:
@@ -81,6 +87,16 @@ class TrainEval:
     def ln_gap(self) -> Tensor:
         """(B, H): |LN_train(x) - LN_eval(x)|, zero."""
         return (self.ln_train.y - self.ln_eval.y).abs()
+
+    @property
+    def ln_shift_delta(self) -> Tensor:
+        """(B, H): |LN(x) - LN(x without the shift)|: LN has no mode, yet the per-feature shift moves it."""
+        return (self.ln_train.y - self.ln_unshifted.y).abs()
+
+    @property
+    def bn_shift_delta(self) -> Tensor:
+        """(B, H): |BN_train(x) - BN_train(x without the shift)|: rounding only, BN removes the shift."""
+        return (self.bn_train.y - self.bn_unshifted.y).abs()
 
 
 def training_batches(batch: int, features: int, steps: int, seed: int) -> tuple[Tensor, Tensor, Iterator[Tensor]]:
@@ -110,7 +126,10 @@ def stream(batch: int, features: int, steps: int, momentum: float, seed: int, ep
     σ²_B · B/(B - 1) with weight ``momentum``. Matches ``nn.BatchNorm1d``.
     """
     if batch < 2:
-        raise ValueError(f"BatchNorm in training mode needs at least 2 samples, got batch = {batch}")
+        raise ValueError(
+            "the running variance needs at least 2 samples per batch (its unbiased update divides by B − 1), "
+            f"got batch = {batch}"
+        )
     if steps < 1:
         raise ValueError(f"steps must be at least 1, got {steps}")
     if not 0.0 < momentum <= 1.0:
@@ -156,6 +175,7 @@ def train_eval(
     g = generator(int(seed) + 1)
     z = torch.randn(batch, features, generator=g, dtype=torch.float64)  # (B, H)
     x_test = stats.loc + stats.scale * (shift + z)  # (B, H)
+    x_plain = stats.loc + stats.scale * z  # (B, H): the same batch, unshifted
     return TrainEval(
         stats=stats,
         shift=float(shift),
@@ -166,6 +186,8 @@ def train_eval(
         ),
         ln_train=layer_norm(x_test, eps=eps),
         ln_eval=layer_norm(x_test, eps=eps),
+        bn_unshifted=batch_norm(x_plain, eps=eps, training=True),
+        ln_unshifted=layer_norm(x_plain, eps=eps),
     )
 
 

@@ -170,7 +170,7 @@ st.subheader("float16 and bfloat16 outputs")
 st.markdown(
     "float16 keeps 11 significant bits, bfloat16 8: the unit roundoff u is 2⁻¹¹ or 2⁻⁸. `F.layer_norm` computes "
     "in float32 and rounds y once; op by op, μ, x − μ and σ² are each rounded too. Op by op, float16 can also "
-    "overflow: (x − μ)² passes its largest number, 65504, once |x − μ| > 256; σ² becomes ∞ and the row's y "
+    "overflow: (x − μ)² passes its largest number, 65504, once |x − μ| ≥ 256; σ² becomes ∞ and the row's y "
     "collapses to β. The sweep's float16 op-by-op errors of order 1 come from such rows."
 )
 st.dataframe(

@@ -8,7 +8,7 @@ from ui.page import Page
 page = Page.start(
     "Batch coupling",
     "coupling",
-    intro="**Claim:** BatchNorm couples the samples of a batch; LayerNorm does not. "
+    intro="**Claim:** in training mode, BatchNorm couples the samples of a batch; LayerNorm does not. "
     "Ba, Kiros and Hinton (2016, *Layer Normalization*, §3) make the point: BN's statistics are "
     "taken over the mini-batch, LN's over one case's own hidden units.\n\n"
     "Below, one sample i of a batch x (B samples × H features) is changed. Under "
@@ -44,17 +44,16 @@ page.chart(
     alt=f"|Δy| per cell after changing sample {sample}: under BN {len(bn_rows)} of {batch} rows moved, "
     f"under LN {len(ln_rows)}.",
 )
-if kind in ("scale", "shift"):
-    page.say(
-        "LN removes each sample's own mean and scale, so shifting sample i, or scaling it by a > 0, "
-        "barely moves even row i: only ε's share of √(σ² + ε) changes. BN still moves every row."
-    )
+why = coupling.why_ln_row_moves(kind, amount, sample)
+if why:
+    page.say(why)
 
 st.subheader("One sample, many batches")
 st.caption(
     f"x★ is sample {sample} before the change. Each line puts it among one of {coupling.SWEEP_DRAWS} sets of "
     "standard-normal batch-mates, a batch that grows as B does. Its BN output moves with its batch-mates, less "
-    "as B grows (with B samples, |BN output| ≤ √(B − 1)); its LN output is one number for every batch."
+    "as B grows (with B samples, |x̂| ≤ √(B − 1), and the output here is x̂); its LN output is one number for "
+    "every batch."
 )
 sweep = page.compute(coupling.sweep_for, batch, features, seed, sample)
 page.chart(

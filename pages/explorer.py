@@ -11,7 +11,7 @@ page = Page.start(
     ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: "
     "each sample is normalized over its own H features.\n\n"
     ":orange[**BatchNorm**] takes one μ and σ per **column**: each feature is normalized "
-    "over the B samples of the batch, so every output depends on the whole batch.\n\n"
+    "over the B samples of the batch, so in training mode every output depends on the whole batch.\n\n"
     "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does.",
 )
 
@@ -102,9 +102,9 @@ def warnings(result: Exploration, rows: slice, cols: slice) -> None:
     if bad:
         where = []
         if bad.ln_rows:
-            where.append(f"sample(s) {', '.join(map(str, bad.ln_rows[:8]))} (LN)")
+            where.append(f"{explorer.listed('sample', bad.ln_rows)} (LN)")
         if bad.bn_cols:
-            where.append(f"feature(s) {', '.join(map(str, bad.bn_cols[:8]))} (BN)")
+            where.append(f"{explorer.listed('feature', bad.bn_cols)} (BN)")
         st.warning(
             f"ε = 0 and σ = 0 for {' and '.join(where)}: every value there equals its mean, so "
             "x̂ = (x − μ)/√(σ² + ε) = 0/0, which is undefined (NaN). Those cells are left blank. "
@@ -175,7 +175,9 @@ def cell(result: Exploration, i: int, j: int, eps: float) -> None:
         st.latex(explain.latex(result.ln, i, j, "LN"))
         st.code(explain.pytorch_line("LN", i, j, features), language="python")
     with bn_col:
-        st.markdown(f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} samples")
+        st.markdown(
+            f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'' if batch == 1 else 's'}"
+        )
         if result.bn is None:
             st.info(explorer.BN_SINGLE_SAMPLE)
             return

@@ -10,8 +10,8 @@ from ui.page import Page
 page = Page.start(
     "The norm family on one tensor",
     "family",
-    intro="**The claim.** BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and differ only in "
-    "which elements share a mean and a variance. The picture follows Figure 2 of Wu and He, *Group Normalization* "
+    intro="**The claim.** In training mode, BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and "
+    "differ only in which elements share a mean and a variance (at test time BN uses running statistics instead). The picture follows Figure 2 of Wu and He, *Group Normalization* "
     "(2018), which draws a batch of feature maps as an N × C × (H·W) block. RMSNorm (Zhang and Sennrich, 2019) "
     "pools like LayerNorm but does not subtract the mean.\n\n"
     "Pick an element and a norm: the highlighted elements are the ones averaged together with it. "

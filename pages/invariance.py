@@ -10,7 +10,7 @@ page = Page.start(
     "invariance",
     intro="**Claim:** each normalization undoes some re-scalings and re-centerings of the weights or the "
     "data, and not others. This is Table 1 of Ba, Kiros and Hinton (2016, *Layer Normalization*, §5.1); "
-    "RMSNorm (Zhang and Sennrich 2019) is an extra row.\n\n"
+    "the RMSNorm row is Table 1 of Zhang and Sennrich (2019).\n\n"
     "Here nothing is typed in: a random layer a = W x is transformed, each norm's output is computed "
     "before and after, and the cell shows max |Δ| with ✓ when it is at most "
     f"{invariance.TOL:g}.\n\n"
@@ -21,12 +21,12 @@ with page.sidebar("Layer"):
 
 table = page.compute(invariance.invariance_table, eps, seed)
 agree = invariance.agreement(table)
-st.metric("Cells that agree with the paper (RMSNorm: with the derived row)", f"{agree} of {invariance.CELLS}")
+st.metric("Cells that agree with the papers (RMSNorm: Zhang and Sennrich's Table 1)", f"{agree} of {invariance.CELLS}")
 page.chart(
     invariance.fig_table(table),
     key="table_chart",
     alt=f"Which norm is invariant to which transformation, computed at ε = {eps:g}: "
-    f"{agree} of {invariance.CELLS} cells agree with the paper.",
+    f"{agree} of {invariance.CELLS} cells agree with the papers.",
 )
 
 with st.expander("What each transformation does, and the numbers used", expanded=True):
@@ -46,6 +46,6 @@ with st.expander("What each transformation does, and the numbers used", expanded
 page.say(
     "Why LN is invariant to re-centering W: adding the same vector γ to every unit's weights adds γᵀx to "
     "every summed input of a case, and LN subtracts the case's mean. RMSNorm does not subtract a mean, so it is "
-    "not; it survives only scalings of a case's whole vector a."
+    "not; it survives only positive scalings of a case's whole vector a, exactly at ε = 0."
 )
 page.finish()

@@ -8,11 +8,17 @@ from ui.page import Page
 page = Page.start(
     "Sequences: why LN suits recurrent models",
     "sequences",
-    intro="**The claim.** In a recurrent model BN must keep separate statistics for every time step. "
-    "Padding pollutes them, late steps rest on a handful of samples, and a test sequence longer than any "
-    "training sequence reaches steps with no statistics at all. LN normalizes each token by its own features, "
-    "so none of this touches it. The argument is from Ba, Kiros and Hinton, *Layer Normalization* (2016), "
-    "§1 and §3.1.\n\n"
+    intro='**The claim.** Applied to a recurrent network "in the obvious way", BN computes and stores separate '
+    "statistics for each time step (Ba, Kiros and Hinton 2016, *Layer Normalization*, §3.1); their introduction "
+    'says BN "appears to require" them (§1). Other variants share one set of statistics over all steps (Laurent '
+    "et al. 2015; Amodei et al. 2015), or reuse the last step's statistics for longer test sequences (Cooijmans "
+    "et al. 2016). With per-step statistics, padding changes them, late steps rest on a handful of samples, and "
+    "a test sequence longer than any training sequence reaches steps with none. LN normalizes each token by its "
+    "own features, so none of this touches it.\n\n"
+    "The paper's main reason for LN in recurrent networks is another (§3.1). The summed inputs of a plain RNN "
+    "tend to grow or shrink at every step, which makes gradients explode or vanish. LN is invariant to "
+    're-scaling all the summed inputs to a layer, "which results in much more stable hidden-to-hidden '
+    'dynamics".\n\n'
     "Below, sequences of different lengths are padded into one batch. Per-step BN is computed twice: over the "
     "whole padded batch, and over the real tokens only. Then a longer test sequence arrives.",
 )
@@ -51,10 +57,23 @@ page.chart(
 )
 
 st.subheader("BN's per-step statistics")
+# Steps with some padding and at least two real values: where padding can move σ² either way.
+mixed = (lab.masked.count < batch) & (lab.masked.count >= 2)  # (T,)
+naive_var, real_var = lab.naive.var[0][mixed], lab.masked.var[0][mixed]  # (k, H) each
+shrunk = (
+    f" Here padding shrinks σ² in {int((naive_var < real_var).sum())} of the {naive_var.numel()} padded "
+    "(step, feature) cells with at least two real values."
+    if naive_var.numel()
+    else ""
+)
 page.say(
-    "Over the padded batch, the pad value drags μ towards it and inflates σ² wherever sequences have ended. "
-    "Over real tokens only, the statistics are right but rest on fewer samples as t grows; below two they do not "
-    "exist. LN's statistics are one per token and never look at another sequence."
+    "Over the padded batch, each step pools its n real values (mean μ, variance σ²) with B − n copies of the pad "
+    "value p. The mean moves towards p: (n μ + (B − n) p)/B. The variance becomes "
+    "(n/B)·σ² + (n/B)(1 − n/B)(μ − p)²: it grows when p is far from the step's mean, (μ − p)² > σ²·B/n, and "
+    f"shrinks when p is near it.{shrunk}\n\n"
+    "Over real tokens only, the statistics are the real tokens' own, but they rest on fewer samples as t grows. "
+    "Below two the page leaves them out: with one value σ² is 0, BN's output would be β, and PyTorch refuses it."
+    "\n\nLN's statistics are one per token and never look at another sequence."
 )
 page.chart(
     sequences.fig_step_stats(lab, feature),
@@ -64,9 +83,11 @@ page.chart(
 
 st.subheader("A test sequence longer than any in training")
 page.say(
-    f"BN at test time uses the statistics stored for each step, and there are none after step {length - 1}. "
-    "Steps that had only two or three training samples give wild outputs even before that. "
-    "LN computes its statistics from the token itself, at any length."
+    "Here BN at test time uses the statistics stored for each step: there are none after step "
+    f"{length - 1}, nor at steps that had fewer than two training samples. (Cooijmans et al. reuse the last "
+    "step's statistics for every step beyond it instead.) Steps whose statistics came from only two or three "
+    "training samples are poor estimates, so their outputs can be far off even before that. LN computes its "
+    "statistics from the token itself, at any length."
 )
 page.chart(
     sequences.fig_test(lab, feature),

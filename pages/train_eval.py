@@ -45,20 +45,39 @@ page.chart(
 
 st.subheader(f"Evaluation: a test batch shifted by {shift:g} σ")
 st.caption(
-    "Train mode normalizes the test batch with its own μ and σ², so the shift disappears. "
-    "Eval mode uses μ̂ and σ̂² from training, so the shift passes into the output. LN has no mode: "
-    "its two curves lie on top of each other."
+    "Train mode normalizes the test batch with its own μ and σ², so a shift shared by every sample disappears. "
+    "Eval mode uses μ̂ and σ̂² from training, so the shift passes into the output. Even with no shift the two "
+    "modes differ: a batch's own statistics are not the running ones. LN has no mode: its two curves lie on "
+    "top of each other."
 )
 bn_gap, ln_gap = float(result.bn_gap.max()), float(result.ln_gap.max())
+ln_moved = float(result.ln_shift_delta.max())
 page.metrics(
     {
         "BN: max |train − eval| over the test batch": f"{bn_gap:.3g}",
         "LN: max |train − eval| over the test batch": f"{ln_gap:.3g}",
-    }
+        "Shift's effect on LN: max |Δy|": f"{ln_moved:.3g}",
+    },
+    helps={
+        "Shift's effect on LN: max |Δy|": "|LN(x) − LN(x without the shift)| over the same samples. "
+        "BN in train mode moves by rounding only."
+    },
 )
 page.chart(
     train_eval.fig_outputs(result),
     key="outputs_chart",
     alt=f"One test sample's outputs in train and eval mode: BN's differ by up to {bn_gap:.3g}, LN's by {ln_gap:.3g}.",
 )
+if shift == 0:
+    page.say(
+        "LN having no mode does not make it robust to a shift: move the shift, and LN's output moves with it, "
+        "while BN in train mode removes it."
+    )
+else:
+    page.say(
+        "LN having no mode does not make it robust to the shift. The shift is per feature (each feature moves by "
+        f"{shift:g} of its own σ), so it changes each sample's own μ and σ, and LN's output changes: by up to "
+        f"{ln_moved:.2f} against the same batch unshifted. BN in train mode removes the shift exactly. This is "
+        "the dataset re-centering column of the [invariance table](/invariance): BN ✓, LN ✗."
+    )
 page.finish()

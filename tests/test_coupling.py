@@ -221,6 +221,8 @@ def test_page_runs_and_every_control_acts() -> None:
     at.radio(key="perturb").set_value("shift").run()
     bn_shift, ln_shift = _delta_maps(at)
     assert ln_shift.max() < 1e-3 and np.all(bn_shift.max(axis=1) > 1e-6)
+    prose = " ".join(m.value for m in at.markdown)
+    assert "row 5's LN output does not move" in prose and "ε's share" not in prose
 
     at.slider(key="batch").set_value(8).run()
     at.slider(key="features").set_value(10).run()
@@ -234,6 +236,39 @@ def test_page_runs_and_every_control_acts() -> None:
     assert not np.allclose(bn_seed, bn)
     sweep_seed = np.asarray(figures(at)[1].data[1].y)
     assert sweep_seed[0] != sweep_5[0]
+
+
+@pytest.mark.parametrize(
+    ("kind", "amount", "words"),
+    [
+        ("shift", 5.0, "does not move"),
+        ("shift", -10.0, "does not move"),
+        ("scale", 5.0, "barely moves"),
+        ("scale", 0.5, "barely moves"),
+        ("scale", -2.0, "changes sign"),
+        ("scale", 0.0, "makes row 0 constant"),
+        ("scale", 1.0, None),
+        ("outlier", 5.0, None),
+    ],
+)
+def test_what_the_page_says_about_ln_row_i_is_what_it_computes(kind, amount, words) -> None:
+    """A shift leaves σ² alone (row i does not move); only a positive scale is ε's share; a < 0 flips the row."""
+    r = coupling.couple(16, 16, 0, 0, kind, amount)
+    text = coupling.why_ln_row_moves(kind, amount, 0)
+    assert (text is None) == (words is None)
+    if text is None:
+        return
+    assert words in text and "BN" in text and len(r.bn_rows_changed) == 16
+    row, row_new = r.ln.y[0], r.ln_new.y[0]
+    moved = float((row_new - row).abs().max())
+    if kind == "shift":
+        assert moved < 1e-12 and "ε" not in text
+    elif amount > 0:
+        assert 1e-12 < moved < 1e-3 and "ε's share" in text
+    elif amount < 0:
+        torch.testing.assert_close(row_new, -row, rtol=0, atol=1e-3)
+    else:
+        assert float(row_new.abs().max()) == 0.0
 
 
 def test_page_clamps_the_sample_to_the_batch() -> None:

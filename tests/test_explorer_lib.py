@@ -20,8 +20,20 @@ def test_explore_matches_torch_and_times_itself():
 
 def test_explore_single_sample_explains_instead_of_raising():
     r = explorer.explore(data.make_activations("standard normal", 1, 8, seed=0))
-    assert r.bn is None and "at least two samples" in r.bn_error
+    assert r.bn is None and r.bn_error == explorer.BN_SINGLE_SAMPLE
     torch.testing.assert_close(r.ln.y, F.layer_norm(r.x, (8,)), rtol=0, atol=1e-10)
+
+
+def test_the_single_sample_message_says_what_bn_would_give_and_who_refuses():
+    """With one value per feature the biased σ² is 0 and y = β (not "undefined"); it is PyTorch that refuses."""
+    x = data.make_activations("standard normal", 1, 8, seed=0)
+    beta = torch.linspace(-1, 1, 8, dtype=torch.float64)
+    formula = torch.batch_norm(x, None, beta, None, None, True, 0.1, 1e-5, False)  # the op under F.batch_norm
+    torch.testing.assert_close(formula, beta.expand_as(x), rtol=0, atol=1e-12)  # rounding only
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel"):
+        F.batch_norm(x, None, None, training=True)
+    text = explorer.BN_SINGLE_SAMPLE
+    assert "output is β" in text and "PyTorch refuses" in text and "undefined" not in text
 
 
 @pytest.mark.parametrize("n, at", [(10, 3), (64, 63), (100, 0), (100, 99), (1024, 500)])
@@ -114,3 +126,9 @@ def test_with_affine_reuses_the_statistics():
     assert again.ln.mean is base.ln.mean and again.bn.var is base.bn.var
     torch.testing.assert_close(again.ln.y, F.layer_norm(x, (11,), g, b, 1e-4), rtol=0, atol=1e-10)
     torch.testing.assert_close(again.bn.y, F.batch_norm(x, None, None, g, b, True, 0.0, 1e-4), rtol=0, atol=1e-10)
+
+
+def test_listed_indices_are_plural_only_when_several_and_say_how_many_are_left_out():
+    assert explorer.listed("sample", (3,)) == "sample 3"
+    assert explorer.listed("feature", (0, 2)) == "features 0, 2"
+    assert explorer.listed("feature", tuple(range(10))) == "features 0, 1, 2, 3, 4, 5, 6, 7 and 2 more"

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page, share_link
 
-from lnviz import data
+from lnviz import data, explorer
 
 PAGE = "pages/explorer.py"
 
@@ -132,7 +132,8 @@ def test_numbers_view_shows_tables():
 def test_single_sample_explains_bn_in_words():
     at = run_page(PAGE, {"batch": "1"})
     assert_no_exception(at)
-    assert any("at least two samples" in i.value for i in at.info)
+    assert any(explorer.BN_SINGLE_SAMPLE in i.value for i in at.info)
+    assert any("over the 1 sample" in m.value and "samples" not in m.value for m in at.markdown)
     bn, ln = outputs(at)
     assert bn is None and ln.shape == (1, 32)
 
@@ -140,7 +141,7 @@ def test_single_sample_explains_bn_in_words():
 def test_zero_eps_and_constant_row_is_explained_not_nan():
     at = run_page(PAGE, {"dist": "constant row", "eps": "0"})
     assert_no_exception(at)
-    assert any("0/0" in w.value for w in at.warning)
+    assert any("0/0" in w.value and "for sample 0 (LN)" in w.value for w in at.warning)
     assert r"\text{NaN}" in at.latex[0].value
 
 

@@ -28,7 +28,7 @@ PAPER = {
     "BN": "✓✗✓✓✓✗",
     "WN": "✓✗✓✗✗✗",
     "LN": "✓✓✗✓✗✓",
-    # Not in the paper; derived: y = a / rms(a) per case survives a → c·a for c > 0 (weight matrix,
+    # Zhang and Sennrich (2019), Table 1: y = a / rms(a) per case survives a → c·a for c > 0 (weight matrix,
     # dataset and single-case re-scaling), but not a shift of a (either re-centering) and not the
     # re-scaling of one unit, which changes the case's rms and that unit's share of it.
     "RMSNorm": "✓✗✗✓✗✓",

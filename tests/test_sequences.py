@@ -223,6 +223,33 @@ def _metric(at, label):
     return [m.value for m in at.metric if m.label == label][0]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_padding_moves_sigma2_either_way_as_the_page_says(seed):
+    """Pooled over n real values and B − n pads p: mean f μ + (1 − f) p, variance f σ² + f (1 − f)(μ − p)², f = n/B.
+
+    So padding shrinks σ² where (μ − p)² < σ²·B/n: about 40% of the padded cells at the defaults, not never.
+    """
+    batch, pad = 8, 0.0
+    lab = sq.sequence_lab(batch, 24, 8, seed, 0.75, pad, 12)
+    n = lab.masked.count.to(torch.float64).view(-1, 1)  # (T, 1)
+    mixed = ((n < batch) & (n >= 2)).flatten()
+    mu, var, f = lab.masked.mean[0][mixed], lab.masked.var[0][mixed], (n / batch)[mixed]
+    torch.testing.assert_close(lab.naive.mean[0][mixed], f * mu + (1 - f) * pad, **TOL)
+    torch.testing.assert_close(lab.naive.var[0][mixed], f * var + f * (1 - f) * (mu - pad) ** 2, **TOL)
+    grows = (mu - pad) ** 2 > var * batch / n[mixed]
+    assert torch.equal(grows, lab.naive.var[0][mixed] > var)
+    assert 0.2 < float((~grows).double().mean()) < 0.6
+
+
+def test_page_says_padding_can_shrink_sigma2_and_cites_the_ln_papers_reasons():
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    prose = " ".join(m.value for m in at.markdown)
+    assert "inflates" not in prose and "must keep" not in prose
+    assert "shrinks when p is near it" in prose and "Here padding shrinks σ² in " in prose
+    assert '"appears to require"' in prose and "hidden-to-hidden dynamics" in prose
+
+
 def test_page_runs_and_every_control_acts():
     at = run_page(PAGE)
     assert_no_exception(at)

@@ -93,6 +93,30 @@ def test_shifted_test_batch() -> None:
     )
 
 
+def test_ln_has_no_mode_but_the_per_feature_shift_still_moves_it() -> None:
+    """The invariance table's dataset re-centering: BN (train mode) removes a shared shift, LN does not."""
+    r = train_eval.train_eval(16, 8, 50, 0.1, 2.0, 0)  # the page's defaults, shift 2
+    plain = r.x_test - 2.0 * r.stats.scale
+    torch.testing.assert_close(r.ln_unshifted.y, F.layer_norm(plain, (8,), eps=1e-5), **TOL)
+    torch.testing.assert_close(
+        r.ln_shift_delta, (F.layer_norm(r.x_test, (8,), eps=1e-5) - r.ln_unshifted.y).abs(), **TOL
+    )
+    assert float(r.ln_gap.max()) == 0.0  # no mode...
+    assert float(r.ln_shift_delta.max()) > 0.5  # ...yet the shift moves it (0.76)
+    assert float(r.bn_shift_delta.max()) < 1e-12
+    assert float(train_eval.train_eval(16, 8, 50, 0.1, 0.0, 0).ln_shift_delta.max()) == 0.0
+
+
+def test_page_says_the_shift_moves_ln_and_links_the_invariance_table() -> None:
+    at = run_page(PAGE, {"shift": "2"})
+    assert_no_exception(at)
+    moved = _metric(at, "Shift's effect on LN")
+    assert moved > 0.5
+    prose = " ".join(m.value for m in at.markdown)
+    assert "does not make it robust" in prose and f"{moved:.2f}" in prose
+    assert "](/invariance)" in prose and "dataset re-centering" in prose
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [((1, 4, 5, 0.1, 0.0, 0), "at least 2"), ((4, 4, 0, 0.1, 0.0, 0), "steps"), ((4, 4, 5, 0.0, 0.0, 0), "momentum")],

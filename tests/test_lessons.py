@@ -1,0 +1,44 @@
+"""Lesson stories: what they claim is what the app shows, and the pages they send to exist."""
+
+import itertools
+import re
+from urllib.parse import parse_qs, urlparse
+
+from conftest import assert_no_exception, run_page
+
+from lnviz import coupling, data, explorer, lessons, state
+
+
+def _links(markdown: str) -> list[str]:
+    return re.findall(r"\]\(([^)\s]+)\)", markdown)
+
+
+def test_small_batch_lesson_sends_to_the_coupling_page_at_its_own_batch_size():
+    """A new seed redraws all of x, so it cannot isolate BN's batch noise; the coupling page's sweep does."""
+    lesson = lessons.LESSONS["small-batch"]
+    (link,) = [u for u in _links(lesson.story) if urlparse(u).path == "/coupling"]
+    query = {k: v[0] for k, v in parse_qs(urlparse(link).query).items()}
+    assert query == {"batch": str(lesson.values["batch"]), "v": str(state.LINK_VERSION)}
+    assert "jumps around" not in lesson.story
+
+    at = run_page("pages/coupling.py", query)
+    assert_no_exception(at)
+    assert at.slider(key="batch").value == lesson.values["batch"]
+    assert not at.info  # the link needed no adjusting
+    assert "One sample, many batches" in [s.value for s in at.subheader]
+
+
+def test_a_new_seed_moves_ln_about_as_much_as_bn_at_the_small_batch_lessons_settings():
+    """Why the story no longer says that only BN's output jumps when the seed changes."""
+    v = lessons.LESSONS["small-batch"].values
+    out = [explorer.explore(data.make_activations(v["dist"], v["batch"], v["features"], s)) for s in range(4)]
+    for a, b in itertools.pairwise(out):
+        ln = float((a.ln.y - b.ln.y).abs().mean())
+        bn = float((a.bn.y - b.bn.y).abs().mean())
+        assert 0.5 < ln / bn < 2
+
+    # The coupling page's sweep keeps the sample: its LN output is one value, its BN output moves.
+    sweep = coupling.sweep_for(v["batch"], v["features"], 0, 0)
+    at_four = sweep.bn_y[sweep.sizes.index(v["batch"])]  # (R, H): one row per set of batch-mates
+    assert float(at_four.std(dim=0).mean()) > 0.1
+    assert sweep.ln_y.shape == (v["features"],)
