@@ -30,9 +30,10 @@ EVAL_POINTS = 30  # held-out evaluations per race, besides step 0
 
 BN_BATCH_ONE = (
     "BN cannot train at batch 1. With one sample, each feature's batch mean is the value itself, so x − μ = 0 "
-    "and the batch variance is 0: every normalized value would be 0/√ε = 0, whatever the input, and no signal "
+    "and the batch variance is 0: every normalized value would be 0/√ε = 0, so y = β whatever the input, and no signal "
     "would pass. PyTorch refuses instead (“Expected more than 1 value per channel when training”). "
-    "LN and RMSNorm normalize each sample over its own features, so they train as usual."
+    "LN and RMSNorm normalize each sample over its own features, so they train, with the noise of one-sample "
+    "gradients."
 )
 
 
@@ -50,7 +51,8 @@ SUGGESTED: dict[str, tuple[str, str, dict]] = {
     ),
     "one": (
         "Batch of 1",
-        "BN cannot train at all; LN and RMSNorm do not notice.",
+        "BN cannot train at all. LN and RMSNorm normalize each sample on its own, so they train, with the noise of "
+        "one-sample gradients.",
         {"task": "spirals", "batch": 1, "lr": 0.01},
     ),
 }
@@ -265,7 +267,7 @@ def activations(result: Race, variant: str, layer: int, rows: int = 256) -> Tens
     model.eval()
     count = len(model.norms)
     if not 1 <= layer <= count:
-        raise ValueError(f"the {result.task} model has {count} normalized layer(s); layer {layer} does not exist")
+        raise ValueError(f"the {result.task} model has {count} normalized layer{'' if count == 1 else 's'}; layer {layer} does not exist")
     seen: list[Tensor] = []
     hook = model.norms[layer - 1].register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach()))
     data = make_batch(result.task, rows, generator(result.seed + 3))

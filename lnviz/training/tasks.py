@@ -26,7 +26,10 @@ VARIANTS = ("none", "BN", "LN", "RMSNorm")
 TASKS: dict[str, str] = {
     "spirals": "An MLP (2 → 64 → 64 → 2, ReLU, a norm before each ReLU) sorts points of two interleaved spirals.",
     "adding": "A recurrent network (32 tanh units, the norm inside the recurrence) reads 5 to 15 pairs "
-    "(number, marker) and outputs the sum of the two marked numbers: the adding problem.",
+    "(number, marker) and outputs the sum of the two marked numbers: the adding problem. Its BN normalizes each "
+    "step's summed inputs over the batch at that step, finished sequences included, and keeps one set of running "
+    "statistics for all 15 steps, updated at every step. Held-out evaluation uses that one set at every step. This "
+    "is the simple baseline, not per-step recurrent BN (Cooijmans et al. 2016).",
 }
 
 SPIRAL_HIDDEN = 64
