@@ -111,8 +111,8 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     ln_domain = [0.52, 1] if has_bn else [0.6, 1]  # alone, LN's half needs room for its own row labels
     traces, shapes = [], []
     annotations = [
-        plot.title("BatchNorm: each column normalized", 0.24, color=BN),
-        plot.title("LayerNorm: each row normalized", sum(ln_domain) / 2, color=LN),
+        plot.title("BatchNorm", 0.24, color=BN),
+        plot.title("LayerNorm", sum(ln_domain) / 2, color=LN),
     ]
     r_idx, c_idx = plot.index(rows), plot.index(cols)
     for k, (norm_name, z) in enumerate(zip(("BN", "LN"), arrays, strict=True), start=1):

@@ -34,14 +34,34 @@ def figure(
     traces: list[dict[str, Any]], layout: dict[str, Any], margin: dict[str, int], height: int | None = None
 ) -> go.Figure:
     """A figure from plain trace and layout dicts, with the theme's type and fixed ``margin`` (l, r, t, b px)."""
-    layout = {"font": {"family": theme.FONT_FAMILY, "size": theme.FONT_SIZE}} | layout
+    size = {"size": theme.FONT_SIZE}
+    layout = {"font": {"family": theme.FONT_FAMILY} | size} | layout
     layout["margin"] = margin | {"autoexpand": False}
     if height is not None:
         layout["height"] = height
+    # Every text size is set here, not left to a template: Streamlit's chart theme sizes ticks, legends and
+    # axis titles itself, which would win over the figure's font and escape the lecture scale.
+    layout.setdefault("legend", {}).setdefault("font", size)
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             axis.setdefault("automargin", False)
+            axis.setdefault("tickfont", size)
+            if isinstance(axis.get("title"), dict):
+                axis["title"].setdefault("font", size)
+    for bar in _colorbars(traces, layout):
+        bar.setdefault("tickfont", size)
+        if isinstance(bar.get("title"), dict):
+            bar["title"].setdefault("font", size)
     return go.Figure({"data": traces, "layout": layout}, _validate=False)
+
+
+def _colorbars(traces: list[dict[str, Any]], layout: dict[str, Any]) -> list[dict[str, Any]]:
+    """The colour bars of a figure: on its traces, and on its shared colour axes."""
+    bars = [t["colorbar"] for t in traces if isinstance(t.get("colorbar"), dict)]
+    bars += [
+        a["colorbar"] for k, a in layout.items() if k.startswith("coloraxis") and isinstance(a.get("colorbar"), dict)
+    ]
+    return bars
 
 
 def to_numpy(t: Tensor | np.ndarray | Sequence[float]) -> np.ndarray:

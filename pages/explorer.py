@@ -127,7 +127,7 @@ def charts(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int],
         on_select=_pick_from_click,
         selection_mode="points",
     )
-    st.subheader("The outputs, on one colour scale")
+    st.subheader("The outputs: BN normalizes each column, LN each row")
     page.chart(
         figures.fig_outputs(result, rows, cols, cell, stage),
         key="outputs_chart",
@@ -173,7 +173,7 @@ def cell(result: Exploration, i: int, j: int, eps: float) -> None:
     with ln_col:
         st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
         st.latex(explain.latex(result.ln, i, j, "LN"))
-        st.code(explain.pytorch_line("LN", i, j, features), language="python")
+        st.code(explain.pytorch_line("LN", i, j, features), language="python", wrap_lines=True)
     with bn_col:
         st.markdown(
             f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'' if batch == 1 else 's'}"
@@ -182,7 +182,7 @@ def cell(result: Exploration, i: int, j: int, eps: float) -> None:
             st.info(explorer.BN_SINGLE_SAMPLE)
             return
         st.latex(explain.latex(result.bn, i, j, "BN"))
-        st.code(explain.pytorch_line("BN", i, j, features), language="python")
+        st.code(explain.pytorch_line("BN", i, j, features), language="python", wrap_lines=True)
         if eps == 0:
             st.caption(
                 'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '

@@ -267,7 +267,9 @@ def activations(result: Race, variant: str, layer: int, rows: int = 256) -> Tens
     model.eval()
     count = len(model.norms)
     if not 1 <= layer <= count:
-        raise ValueError(f"the {result.task} model has {count} normalized layer{'' if count == 1 else 's'}; layer {layer} does not exist")
+        raise ValueError(
+            f"the {result.task} model has {count} normalized layer{'' if count == 1 else 's'}; layer {layer} does not exist"
+        )
     seen: list[Tensor] = []
     hook = model.norms[layer - 1].register_forward_pre_hook(lambda _m, args: seen.append(args[0].detach()))
     data = make_batch(result.task, rows, generator(result.seed + 3))
