@@ -55,16 +55,19 @@ from lnviz.explorer import Exploration
 from lnviz.norms import NormResult
 from lnviz.state import eps_options
 
-# The stage's default window: large cells, one projected screen.
+# The stage's window: few cells, large enough to read their numbers.
 ROWS = 8
 COLS = 12
+# In lecture mode (a 1280 × 720 projector, large type) fewer rows keep the cells tall.
+LECTURE_ROWS = 6
+LECTURE_COLS = 10
 
 
-def window(batch: int, features: int, row: int, col: int) -> tuple[slice, slice]:
-    """The stage's ROWS × COLS window of a (B, H) grid containing (row, col), as :func:`explorer.window`."""
-    rows, _ = explorer.window(batch, features, row, col, size=ROWS)
-    _, cols = explorer.window(batch, features, row, col, size=COLS)
-    return rows, cols
+def window(batch: int, features: int, row: int, col: int, rows: int = ROWS, cols: int = COLS) -> tuple[slice, slice]:
+    """The ``rows`` × ``cols`` window of a (B, H) grid that contains (row, col), as :func:`explorer.window`."""
+    row_span, _ = explorer.window(batch, features, row, col, size=rows)
+    _, col_span = explorer.window(batch, features, row, col, size=cols)
+    return row_span, col_span
 
 
 def _number(value: float) -> float | str:

@@ -141,10 +141,11 @@ def test_payload_refuses_controls_that_did_not_make_the_result():
 
 
 @pytest.mark.parametrize("n, at", [(3, 2), (8, 7), (12, 0), (100, 50), (1024, 1023)])
-def test_window_holds_the_cell_and_is_at_most_rows_by_cols(n, at):
-    rows, cols = stage.window(n, n, at, at)
+@pytest.mark.parametrize("size", [(stage.ROWS, stage.COLS), (stage.LECTURE_ROWS, stage.LECTURE_COLS)])
+def test_window_holds_the_cell_and_is_at_most_rows_by_cols(n, at, size):
+    rows, cols = stage.window(n, n, at, at, *size)
     assert rows.start <= at < rows.stop and cols.start <= at < cols.stop
-    assert rows.stop - rows.start == min(n, stage.ROWS) and cols.stop - cols.start == min(n, stage.COLS)
+    assert (rows.stop - rows.start, cols.stop - cols.start) == (min(n, size[0]), min(n, size[1]))
     assert rows.stop <= n and cols.stop <= n
 
 
