@@ -89,6 +89,11 @@ function maxAbs(...arrays) {
 
 // ---- the DOM --------------------------------------------------------------------------
 
+// A text that did not change is not set again: each set costs the grid a layout pass.
+function put(e, text) {
+  if (e.textContent !== text) e.textContent = text;
+}
+
 function el(tag, cls, parent, text) {
   const e = document.createElement(tag);
   if (cls) e.className = cls;
@@ -141,7 +146,7 @@ function create(parent) {
     count: controls.querySelector(".count"),
     badge: controls.querySelector(".badge"),
     legend: controls.querySelector(".legend"),
-    shape: "", d: null, ctl: null, dragging: false, pending: null, seen: null,
+    shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
     step: 0, timer: 0, hover: null,
   };
   wire(s);
@@ -159,10 +164,15 @@ function build(s) {
     c.dataset.k = k;
     return c;
   });
+  // Each block's colours and numbers are drawn on one canvas: a drag frame is one pass of
+  // fills, not a style, layout and paint of every cell. The cells above it are transparent
+  // and take the pointer, the focus, the hatching of NaN and the veil of Play.
+  s.paints = { x: el("canvas", "paint", s.grid), ln: el("canvas", "paint", s.grid), bn: s.d.bn ? el("canvas", "paint", s.grid) : null };
   s.cells = { x: block("x", R * C, "cell"), ln: block("ln", R * C, "cell out"), bn: s.d.bn ? block("bn", R * C, "cell out") : [] };
   s.cells.x.forEach((c, k) => {
     c.tabIndex = k === 0 ? 0 : -1; // one tab stop; the arrows move within x
     c.setAttribute("role", "button");
+    c.setAttribute("aria-label", `sample ${s.d.r0 + Math.floor(k / C)}, feature ${s.d.c0 + (k % C)}`);
     c.setAttribute("aria-describedby", "stage-tip");
   });
   s.stats = {
@@ -217,9 +227,10 @@ function layout(s) {
   const lnTitle = wide ? 1 : R + 6, ln0 = wide ? x0 : R + 7;
   const bnTitle = wide ? R + 6 : 2 * R + 7, bn0 = bnTitle + 1;
   const ctlRow = wide ? bst : bn0 + R;
+  const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
   s.grid.style.gridTemplateRows = wide
-    ? `auto auto ${rows(R)} 6px var(--ch) var(--ch) auto ${Array(R).fill("minmax(var(--ch), auto)").join(" ")}`
-    : `auto auto ${rows(R)} 6px var(--ch) var(--ch) auto ${rows(R)} auto ${rows(R)} auto`;
+    ? `auto auto ${rows(R)} ${bnStats} auto ${Array(R).fill("minmax(var(--ch), auto)").join(" ")}`
+    : `auto auto ${rows(R)} ${bnStats} auto ${rows(R)} auto ${rows(R)} auto`;
   const at = (e, r, c, r2, c2) => {
     e.style.gridArea = `${r} / ${c} / ${r2 ?? r + 1} / ${c2 ?? c + 1}`;
   };
@@ -257,6 +268,9 @@ function layout(s) {
   at(s.titles.ln, lnTitle, wide ? ls : 1, lnTitle + 1, wide ? ls + C : C + 5);
   at(s.titles.bn, bnTitle, 1, bnTitle + 1, C + 2);
   if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), xs + C);
+  at(s.paints.x, x0, xs, x0 + R, xs + C);
+  at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
+  if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
   if (wide) at(s.controls, bst, st, bn0 + R, ls + C);
   else at(s.controls, ctlRow, 1, ctlRow + 1, C + 5);
   s.lines = { x0, ln0, bn0, xs, ls, st, bst };
@@ -268,14 +282,21 @@ function layout(s) {
     const over = s.grid.offsetHeight - room;
     if (over > 0) s.root.style.setProperty("--ch", `${Math.max(18, ch - Math.ceil(over / lines))}px`);
   }
+  s.geometry = {};
+  if (s.shown) paint(s);
 }
+
+const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+const span = (a, n, one, many) => (n === 1 ? `${one} ${a}` : `${many} ${a}–${a + n - 1}`);
 
 function titles(s) {
   const { B, H, r0, c0, R, C } = s.d;
-  const part = R < B || C < H ? ` · rows ${r0}–${r0 + R - 1}, features ${c0}–${c0 + C - 1}` : "";
-  s.titles.x.innerHTML = `<b>x</b> <span>${B} samples × ${H} features${part}</span>`;
+  const part = R < B || C < H ? ` · ${span(r0, R, "row", "rows")}, ${span(c0, C, "feature", "features")}` : "";
+  s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
   s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own μ, σ (over its ${H} features)</span>`;
-  s.titles.bn.innerHTML = `<b>BatchNorm</b> <span>each column by its μ, σ (over the ${B} samples)</span>`;
+  s.titles.bn.innerHTML = s.d.bn
+    ? `<b>BatchNorm</b> <span>each column by its μ, σ (over the ${B} samples)</span>`
+    : "<b>BatchNorm</b> <span>needs a batch: here B = 1</span>";
 }
 
 // ---- data in, numbers out -------------------------------------------------------------
@@ -295,19 +316,20 @@ function receive(s, raw) {
   s.step = Math.min(s.step, s.steps.length - 1);
   s.root.classList.toggle("present", !!d.present);
   s.input.eps.max = d.eps_options.length - 1;
-  if (shape !== s.shape) {
-    s.shape = shape;
-    build(s);
-  }
   const torchCtl = { gain: d.gain, bias: d.bias, eps: d.eps };
   if (!s.dragging) s.ctl = torchCtl;
   s.torch = { ln: d.ln, bn: d.bn, ctl: torchCtl };
+  if (shape !== s.shape) {
+    s.shape = shape;
+    s.pending = null; // another window: the preview was of other cells
+    build(s);
+  }
   if (s.pending && same(s.pending.ctl, torchCtl)) {
-    s.badge.textContent = `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`;
+    put(s.badge, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`);
     s.badge.className = "badge torch";
     s.pending = null;
   } else if (!s.pending && !s.dragging) {
-    s.badge.textContent = `torch · ${d.dtype}`;
+    put(s.badge, `torch · ${d.dtype}`);
     s.badge.className = "badge torch";
   }
   syncInputs(s);
@@ -366,41 +388,69 @@ function paint(s) {
   const xr = maxAbs(s.d.x);
   const outs = [v.ln.y, v.bn ? v.bn.y : []];
   const yr = fixed ? FIXED : maxAbs(...outs);
-  fill(s.cells.x, s.d.x, xr);
-  fill(s.cells.ln, v.ln.y, yr);
-  if (v.bn) fill(s.cells.bn, v.bn.y, yr);
-  const stat = (cells, arr, f) => cells.forEach((c, k) => { c.textContent = short(f(arr[k])); });
+  s.ranges = { x: xr, y: yr };
+  draw(s, "x", s.d.x, xr);
+  draw(s, "ln", v.ln.y, yr);
+  if (v.bn) draw(s, "bn", v.bn.y, yr);
+  const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]))));
   stat(s.stats.lnMu, v.ln.mean, (m) => m);
   stat(s.stats.lnSd, v.ln.var, Math.sqrt);
   if (v.bn) {
     stat(s.stats.bnMu, v.bn.mean, (m) => m);
     stat(s.stats.bnSd, v.bn.var, Math.sqrt);
   }
-  s.legend.querySelector(".lo").textContent = sign(`-${fmtRange(yr)}`);
-  s.legend.querySelector(".hi").textContent = `+${fmtRange(yr)}`;
-  s.legend.querySelector(".what").textContent = `outputs${fixed ? " (fixed)" : ""}; x: ±${fmtRange(xr)}`;
-  for (const n of ["gain", "bias"]) s.out[n].textContent = sign(s.ctl[n].toFixed(2));
-  s.out.eps.textContent = epsText(s.ctl.eps);
+  put(s.legend.querySelector(".lo"), sign(`-${fmtRange(yr)}`));
+  put(s.legend.querySelector(".hi"), `+${fmtRange(yr)}`);
+  put(s.legend.querySelector(".what"), `outputs${fixed ? " (fixed)" : ""}; x: ±${fmtRange(xr)}`);
+  for (const n of ["gain", "bias"]) put(s.out[n], sign(s.ctl[n].toFixed(2)));
+  put(s.out.eps, epsText(s.ctl.eps));
   if (s.hover) showTip(s, s.hover);
 }
 
 const fmtRange = (r) => (r >= 10 ? r.toFixed(0) : r.toFixed(1));
 
-function fill(cells, values, range) {
-  for (let k = 0; k < cells.length; k++) {
+// Where each cell of a block lies on its canvas, measured once per layout.
+function geometry(s, name) {
+  const canvas = s.paints[name];
+  const box = canvas.getBoundingClientRect();
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(box.width * dpr);
+  canvas.height = Math.round(box.height * dpr);
+  const rects = s.cells[name].map((c) => {
+    const r = c.getBoundingClientRect();
+    return [r.left - box.left, r.top - box.top, r.width, r.height];
+  });
+  const [, , w, h] = rects[0];
+  const size = Math.min(Math.max(Math.min(w * 0.3, h * 0.7), 10), 15);
+  const font = `${size}px ${getComputedStyle(s.root).fontFamily}`;
+  return { dpr, rects, font, text: s.root.classList.contains("numbers"), w: box.width, h: box.height };
+}
+
+function draw(s, name, values, range) {
+  const g = (s.geometry[name] ??= geometry(s, name));
+  const ctx = s.paints[name].getContext("2d");
+  ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
+  ctx.clearRect(0, 0, g.w, g.h);
+  ctx.font = g.font;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fontVariantNumeric = "tabular-nums";
+  const cells = s.cells[name];
+  for (let k = 0; k < values.length; k++) {
     const v = values[k];
-    const c = cells[k];
-    c.textContent = short(v);
-    if (Number.isNaN(v)) {
-      c.classList.add("nan");
-      c.style.background = "";
-      c.style.color = "";
-      continue;
-    }
-    c.classList.remove("nan");
+    const nan = Number.isNaN(v);
+    cells[k].classList.toggle("nan", nan); // hatched by the CSS, never drawn like 0
+    if (nan) continue;
+    const [x, y, w, h] = g.rects[k];
     const rgb = colour(v, range);
-    c.style.background = `rgb(${rgb})`;
-    c.style.color = ink(rgb);
+    ctx.fillStyle = `rgb(${rgb})`;
+    ctx.beginPath();
+    ctx.roundRect(x, y, w, h, 3);
+    ctx.fill();
+    if (g.text) {
+      ctx.fillStyle = ink(rgb);
+      ctx.fillText(short(v), x + w / 2, y + h / 2 + 0.5);
+    }
   }
 }
 
@@ -427,7 +477,7 @@ function wire(s) {
       s.dragging = true;
       s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
       if (n === "eps") input.setAttribute("aria-valuetext", epsText(s.ctl.eps));
-      s.badge.textContent = "preview (browser)";
+      put(s.badge, "preview (browser)");
       s.badge.className = "badge preview";
       paint(s);
     });
@@ -435,7 +485,7 @@ function wire(s) {
       s.dragging = false;
       if (same(s.ctl, s.torch.ctl)) return;
       s.pending = { ctl: { ...s.ctl }, shown: current(s) };
-      s.badge.textContent = "torch: computing…";
+      put(s.badge, "torch: computing…");
       s.send("scrub", { ...s.ctl });
     });
   }
@@ -689,11 +739,13 @@ function fly(s, what) {
   from.forEach((c, k) => {
     const a = c.getBoundingClientRect();
     const b = to[k].getBoundingClientRect();
-    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, c.textContent);
+    const v = s.d.x[+c.dataset.k];
+    const rgb = colour(v, s.ranges.x);
+    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v));
     g.setAttribute("aria-hidden", "true");
     Object.assign(g.style, {
       left: `${a.left - root.left}px`, top: `${a.top - root.top}px`,
-      width: `${a.width}px`, height: `${a.height}px`, background: c.style.background, color: c.style.color,
+      width: `${a.width}px`, height: `${a.height}px`, backgroundColor: `rgb(${rgb})`, color: ink(rgb),
     });
     const dx = b.left + b.width / 2 - (a.left + a.width / 2);
     const dy = b.top + b.height / 2 - (a.top + a.height / 2);
