@@ -65,11 +65,10 @@ function epsText(e) {
 
 // ---- colour ---------------------------------------------------------------------------
 
-function colour(v, range) {
-  const t = Math.min(Math.max((v / range + 1) / 2, 0), 1) * (PRGN.length - 1);
-  const k = Math.min(Math.floor(t), PRGN.length - 2);
-  const f = t - k;
-  return PRGN[k].map((c, n) => Math.round(c + f * (PRGN[k + 1][n] - c)));
+function interpolate(t) {
+  const u = t * (PRGN.length - 1);
+  const k = Math.min(Math.floor(u), PRGN.length - 2);
+  return PRGN[k].map((c, n) => Math.round(c + (u - k) * (PRGN[k + 1][n] - c)));
 }
 
 // Black or white text, whichever contrasts more with the cell (WCAG relative luminance).
@@ -79,6 +78,17 @@ function ink(rgb) {
     return u <= 0.03928 ? u / 12.92 : ((u + 0.055) / 1.055) ** 2.4;
   });
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#111" : "#fff";
+}
+
+// 256 shades of the scale with their text colours, computed once: a drag frame only looks up.
+const SHADES = Array.from({ length: 256 }, (_, k) => {
+  const rgb = interpolate(k / 255);
+  return { fill: `rgb(${rgb})`, ink: ink(rgb) };
+});
+
+// The shade of v on a scale from −range (purple) through 0 (white) to +range (green).
+function shade(v, range) {
+  return SHADES[Math.round(Math.min(Math.max((v / range + 1) / 2, 0), 1) * 255)];
 }
 
 function maxAbs(...arrays) {
@@ -389,7 +399,8 @@ function paint(s) {
   const outs = [v.ln.y, v.bn ? v.bn.y : []];
   const yr = fixed ? FIXED : maxAbs(...outs);
   s.ranges = { x: xr, y: yr };
-  draw(s, "x", s.d.x, xr);
+  if (!s.geometry.x || s.drawnX !== s.d) draw(s, "x", s.d.x, xr); // x moves with no control
+  s.drawnX = s.d;
   draw(s, "ln", v.ln.y, yr);
   if (v.bn) draw(s, "bn", v.bn.y, yr);
   const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]))));
@@ -442,13 +453,11 @@ function draw(s, name, values, range) {
     cells[k].classList.toggle("nan", nan); // hatched by the CSS, never drawn like 0
     if (nan) continue;
     const [x, y, w, h] = g.rects[k];
-    const rgb = colour(v, range);
-    ctx.fillStyle = `rgb(${rgb})`;
-    ctx.beginPath();
-    ctx.roundRect(x, y, w, h, 3);
-    ctx.fill();
+    const { fill, ink: text } = shade(v, range);
+    ctx.fillStyle = fill;
+    ctx.fillRect(x, y, w, h);
     if (g.text) {
-      ctx.fillStyle = ink(rgb);
+      ctx.fillStyle = text;
       ctx.fillText(short(v), x + w / 2, y + h / 2 + 0.5);
     }
   }
@@ -740,12 +749,12 @@ function fly(s, what) {
     const a = c.getBoundingClientRect();
     const b = to[k].getBoundingClientRect();
     const v = s.d.x[+c.dataset.k];
-    const rgb = colour(v, s.ranges.x);
+    const { fill, ink: text } = shade(v, s.ranges.x);
     const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v));
     g.setAttribute("aria-hidden", "true");
     Object.assign(g.style, {
       left: `${a.left - root.left}px`, top: `${a.top - root.top}px`,
-      width: `${a.width}px`, height: `${a.height}px`, backgroundColor: `rgb(${rgb})`, color: ink(rgb),
+      width: `${a.width}px`, height: `${a.height}px`, backgroundColor: fill, color: text,
     });
     const dx = b.left + b.width / 2 - (a.left + a.width / 2);
     const dy = b.top + b.height / 2 - (a.top + a.height / 2);
