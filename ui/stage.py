@@ -57,7 +57,7 @@ def _scrub(value: Any) -> Scrub | None:
     return Scrub(
         gain=round(state.GAIN.coerce(value.get("gain")), 2),
         bias=round(state.BIAS.coerce(value.get("bias")), 2),
-        eps=state.EPS.coerce(value.get("eps")),
+        eps=float(state.EPS.coerce(value.get("eps"))),
     )
 
 
@@ -68,19 +68,23 @@ def _pick(value: Any, batch: int, features: int) -> Pick | None:
     return Pick(row=min(row, batch - 1), col=min(col, features - 1))
 
 
+def _set(values: dict[str, Any]) -> None:
+    """Give the widgets new values, only those that changed: a value set from code goes into the URL."""
+    for key, value in values.items():
+        if st.session_state.get(key) != value:
+            st.session_state[key] = value
+
+
 def _on_scrub() -> None:
     scrub = _scrub(st.session_state[KEY].get("scrub"))
     if scrub is not None:
-        st.session_state[state.GAIN.key] = scrub.gain
-        st.session_state[state.BIAS.key] = scrub.bias
-        st.session_state[state.EPS.key] = scrub.eps
+        _set({state.GAIN.key: scrub.gain, state.BIAS.key: scrub.bias, state.EPS.key: scrub.eps})
 
 
 def _on_pick(batch: int, features: int) -> None:
     pick = _pick(st.session_state[KEY].get("pick"), batch, features)
     if pick is not None:
-        st.session_state[state.ROW.key] = pick.row
-        st.session_state[state.COL.key] = pick.col
+        _set({state.ROW.key: pick.row, state.COL.key: pick.col})
 
 
 def draw(payload: dict[str, Any], cell: tuple[int, int]) -> Scrub | Pick | None:

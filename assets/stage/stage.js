@@ -30,8 +30,14 @@ export default function (component) {
   }
   s.send = setTriggerValue;
   receive(s, data);
-  // Streamlit calls this before every new payload too: keep the DOM, stop only when unmounted.
-  return () => setTimeout(() => s.root.isConnected || stop(s), 0);
+  // Streamlit calls this before every new payload too: keep the DOM, let go only when unmounted.
+  return () =>
+    setTimeout(() => {
+      if (s.root.isConnected) return;
+      stop(s);
+      s.resized.disconnect();
+      stages.delete(parentElement);
+    }, 0);
 }
 
 // ---- numbers --------------------------------------------------------------------------
@@ -160,7 +166,10 @@ function create(parent) {
     step: 0, timer: 0, hover: null,
   };
   wire(s);
-  new ResizeObserver(() => layout(s)).observe(root);
+  // The stage fits below what is above it: lay out again when it, or the page, changes size.
+  s.resized = new ResizeObserver(() => layout(s));
+  s.resized.observe(root);
+  s.resized.observe(document.body);
   return s;
 }
 
