@@ -6,10 +6,9 @@
 // with no round trip. On release it sends the values to Python, torch recomputes, and
 // the badge says how far the browser's preview was from torch's numbers.
 
-const LN = "#0072B2";
-const BN = "#D55E00";
-// ColorBrewer PRGn: purple below 0, white at 0, green above. Colour-blind safe, and it
-// holds neither LN's blue nor BN's vermillion, which mean "LN" and "BN" on the stage.
+// Values: ColorBrewer PRGn, purple below 0, white at 0, green above. Colour-blind safe,
+// and it holds neither LN's blue (#0072B2) nor BN's vermillion (#D55E00), which mean
+// "LN" and "BN" everywhere on the stage (stage.css).
 const PRGN = [
   "#40004b", "#762a83", "#9970ab", "#c2a5cf", "#e7d4e8", "#f7f7f7",
   "#d9f0d3", "#a6dba0", "#5aae61", "#1b7837", "#00441b",
@@ -176,6 +175,7 @@ function create(parent) {
 // The cells of one window, rebuilt only when its shape changes.
 function build(s) {
   const { R, C } = s.d;
+  hover(s, null);
   for (const e of [...s.grid.children]) if (e !== s.controls) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
@@ -344,16 +344,21 @@ function receive(s, raw) {
     build(s);
   }
   if (s.pending && same(s.pending.ctl, torchCtl)) {
-    put(s.badge, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`);
-    s.badge.className = "badge torch";
+    badge(s, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`);
     s.pending = null;
   } else if (!s.pending && !s.dragging) {
-    put(s.badge, `torch · ${d.dtype}`);
-    s.badge.className = "badge torch";
+    badge(s, `torch · ${d.dtype}`);
   }
   syncInputs(s);
   paint(s);
   applyStep(s);
+}
+
+// What the numbers on the stage are: torch's, the browser's preview, or torch's after a
+// release with how far the preview was from them.
+function badge(s, text) {
+  put(s.badge, text);
+  s.badge.classList.toggle("preview", text.startsWith("preview"));
 }
 
 function norm(n) {
@@ -495,15 +500,14 @@ function wire(s) {
       s.dragging = true;
       s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
       if (n === "eps") input.setAttribute("aria-valuetext", epsText(s.ctl.eps));
-      put(s.badge, "preview (browser)");
-      s.badge.className = "badge preview";
+      badge(s, same(s.ctl, s.torch.ctl) ? `torch · ${s.d.dtype}` : "preview (browser)");
       paint(s);
     });
     input.addEventListener("change", () => {
       s.dragging = false;
-      if (same(s.ctl, s.torch.ctl)) return;
+      if (same(s.ctl, s.torch.ctl)) return; // back where torch is: nothing to ask
       s.pending = { ctl: { ...s.ctl }, shown: current(s) };
-      put(s.badge, "torch: computing…");
+      badge(s, "torch: computing…");
       s.send("scrub", { ...s.ctl });
     });
   }
@@ -512,10 +516,7 @@ function wire(s) {
   s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));
   s.controls.querySelector("[name=next]").addEventListener("click", () => go(s, +1));
 
-  s.grid.addEventListener("pointerover", (e) => {
-    const c = e.target.closest(".cell, .stat");
-    if (c) hover(s, c);
-  });
+  s.grid.addEventListener("pointerover", (e) => hover(s, e.target.closest(".cell, .stat")));
   s.grid.addEventListener("pointerleave", () => hover(s, null));
   s.grid.addEventListener("click", (e) => {
     const c = e.target.closest(".cell");
@@ -578,7 +579,6 @@ function hover(s, c) {
   s.hover = c;
   if (!c) {
     s.tip.hidden = true;
-    s.tip.classList.remove("on");
     showBands(s);
     return;
   }
@@ -614,12 +614,14 @@ function showBands(s) {
   }
 }
 
-function formula(name, n, k, m, over, s, v) {
+// One norm's steps for cell k (its statistics: the m-th), with the numbers shown.
+function formula(s, v, name, n, k, m, over) {
   if (!n) return `<div class="bn"><b>BatchNorm</b>: ${s.d.bn_error}</div>`;
-  const { C } = s.d;
-  const j = k % C;
+  const j = k % s.d.C;
   const { gain, bias, eps } = v.ctl;
-  const gamma = gain * s.d.g[j], beta = bias + s.d.b[j];
+  // torch's γ and β, or those the controls make while one is dragged (lnviz.data.affine).
+  const gamma = v.preview ? gain * s.d.g[j] : s.d.gamma[j];
+  const beta = v.preview ? bias + s.d.b[j] : s.d.beta[j];
   const mu = n.mean[m], var_ = n.var[m];
   const cls = name === "LayerNorm" ? "ln" : "bn";
   return `<div class="${cls}"><b>${name}</b> <span>${over}</span></div>
@@ -644,12 +646,11 @@ function showTip(s, c) {
   } else {
     const k = (i - r0) * C + (j - c0);
     html = `<div class="tx">x[${i}, ${j}] = <b data-v="x">${exact(s.d.x[k])}</b>${v.preview ? " <i>(preview)</i>" : ""}</div>
-      ${formula("LayerNorm", v.ln, k, i - r0, `row ${i}, over its ${H} features`, s, v)}
-      ${formula("BatchNorm", v.bn, k, j - c0, `column ${j}, over the ${B} samples`, s, v)}`;
+      ${formula(s, v, "LayerNorm", v.ln, k, i - r0, `row ${i}, over its ${H} features`)}
+      ${formula(s, v, "BatchNorm", v.bn, k, j - c0, `column ${j}, over the ${B} samples`)}`;
   }
   s.tip.innerHTML = html;
   s.tip.hidden = false;
-  s.tip.classList.add("on");
   const root = s.root.getBoundingClientRect();
   const r = c.getBoundingClientRect();
   const w = s.tip.offsetWidth, h = s.tip.offsetHeight;
