@@ -6,6 +6,8 @@ benchmarks/stage.py serve this file. Its sidebar holds the app's own widgets
 stage has to reach them, and the link.
 """
 
+import gc
+
 import streamlit as st
 
 from ui import mode
@@ -42,3 +44,9 @@ size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if mode.presenting() else (stage
 rows, cols = stage.window(batch, features, row, col, *size)
 per_feature = data.random_affine(features, seed) if norm.affine else None
 live.draw(stage.payload(result, rows, cols, norm.gain, norm.bias, per_feature), (row, col))
+
+# As app.py does: Streamlit collects all garbage after every run, and with torch loaded that walk
+# costs hundreds of ms; the modules stay for the process's life, so they leave the collector's sight.
+if not gc.get_freeze_count():
+    gc.collect()
+    gc.freeze()
