@@ -1,0 +1,161 @@
+"""The stage's payload (lnviz.stage) against torch.nn.functional, in float64."""
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from lnviz import data, explorer, stage, state
+
+ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
+
+
+def _values(numbers: list) -> torch.Tensor:
+    """The payload's numbers back as float64 ("NaN", "Infinity" included)."""
+    return torch.tensor([float(v) for v in numbers], dtype=torch.float64)
+
+
+def _strict(payload: dict) -> dict:
+    """The payload through strict JSON, as the browser's JSON.parse reads it (no bare NaN)."""
+    return json.loads(json.dumps(payload, allow_nan=False))
+
+
+def _case(seed: int) -> dict:
+    """A random grid, window, ε, γ and β, drawn from a generator of its own."""
+    g = torch.Generator().manual_seed(seed)
+    batch, features = (int(n) for n in torch.randint(2, 40, (2,), generator=g))
+    row, col = int(torch.randint(0, batch, (1,), generator=g)), int(torch.randint(0, features, (1,), generator=g))
+    options = state.eps_options()
+    return dict(
+        x=torch.randn(batch, features, generator=g, dtype=torch.float64) * 3 + 1,
+        eps=options[int(torch.randint(1, len(options), (1,), generator=g))],
+        gain=round(float(torch.empty(1).uniform_(-5, 5, generator=g)), 2),
+        bias=round(float(torch.empty(1).uniform_(-5, 5, generator=g)), 2),
+        per_feature=bool(seed % 2),
+        window=stage.window(batch, features, row, col),
+        seed=seed,
+    )
+
+
+def _payload(case: dict) -> dict:
+    x, features = case["x"], case["x"].shape[1]
+    gamma, beta = data.affine(features, case["seed"], case["gain"], case["bias"], case["per_feature"])
+    result = explorer.with_affine(explorer.normalize(x, case["eps"]), gamma, beta)
+    per = data.random_affine(features, case["seed"]) if case["per_feature"] else None
+    return _strict(stage.payload(result, *case["window"], case["gain"], case["bias"], per))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_payload_is_torchs_numbers(seed):
+    case = _case(seed)
+    x, eps = case["x"], case["eps"]
+    batch, features = x.shape
+    rows, cols = case["window"]
+    p = _payload(case)
+    gamma, beta = data.affine(features, seed, case["gain"], case["bias"], case["per_feature"])
+    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
+    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+
+    assert (p["B"], p["H"], p["r0"], p["c0"]) == (batch, features, rows.start, cols.start)
+    assert (p["R"], p["C"]) == (rows.stop - rows.start, cols.stop - cols.start)
+    assert p["eps"] == eps and p["gain"] == case["gain"] and p["bias"] == case["bias"]
+    torch.testing.assert_close(_values(p["x"]), x[rows, cols].reshape(-1), rtol=0, atol=0)
+
+    ln_var, ln_mean = torch.var_mean(x, dim=1, unbiased=False)  # (B,): over each row's H features
+    bn_var, bn_mean = torch.var_mean(x, dim=0, unbiased=False)  # (H,): over each column's B samples
+    oracle = {
+        "ln": (ln_mean[rows], ln_var[rows], F.layer_norm(x, (features,), eps=eps),
+               F.layer_norm(x, (features,), gamma, beta, eps)),
+        "bn": (bn_mean[cols], bn_var[cols], F.batch_norm(x, None, None, training=True, eps=eps),
+               F.batch_norm(x, None, None, gamma, beta, training=True, eps=eps)),
+    }  # fmt: skip
+    for name, (mean, var, x_hat, y) in oracle.items():
+        got = p[name]
+        torch.testing.assert_close(_values(got["mean"]), mean, rtol=0, atol=1e-12)
+        torch.testing.assert_close(_values(got["var"]), var, rtol=1e-12, atol=1e-12)
+        torch.testing.assert_close(_values(got["x_hat"]), x_hat[rows, cols].reshape(-1), rtol=0, atol=1e-10)
+        torch.testing.assert_close(_values(got["y"]), y[rows, cols].reshape(-1), rtol=0, atol=1e-10)
+    assert p["ln"]["count"] == features and p["bn"]["count"] == batch
+    torch.testing.assert_close(_values(p["gamma"]), gamma[cols], rtol=0, atol=1e-12)
+    torch.testing.assert_close(_values(p["beta"]), beta[cols], rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
+    """What stage.js does while a control is dragged, from the payload alone, is torch's output there."""
+    case = _case(seed)
+    p = _payload(case)
+    gain, bias, eps = -1.35, 2.4, 0.2
+    x, (rows, cols), features = case["x"], case["window"], case["x"].shape[1]
+    gamma, beta = data.affine(features, seed, gain, bias, case["per_feature"])
+    truth = explorer.with_affine(explorer.normalize(x, eps), gamma, beta)
+    x_w = _values(p["x"]).reshape(p["R"], p["C"])  # (R, C)
+    g, b = _values(p["g"]), _values(p["b"])  # (C,), (C,)
+    for name, axis in (("ln", 1), ("bn", 0)):
+        mean, var = _values(p[name]["mean"]), _values(p[name]["var"])
+        mean, var = (mean[:, None], var[:, None]) if axis == 1 else (mean[None, :], var[None, :])
+        x_hat = (x_w - mean) / torch.sqrt(var + eps)  # (R, C)
+        y = gain * g * x_hat + (bias + b)  # (R, C)
+        torch.testing.assert_close(y, getattr(truth, name).y[rows, cols], rtol=0, atol=1e-10)
+
+
+def test_single_sample_has_no_batchnorm_and_says_why():
+    x = data.make_activations("standard normal", 1, 20, seed=3)  # (1, H)
+    rows, cols = stage.window(1, 20, 0, 15)
+    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-5), rows, cols, 1.5, 0.5))
+    assert p["bn"] is None and p["bn_error"] == explorer.BN_SINGLE_SAMPLE
+    assert (p["R"], p["C"], p["c0"]) == (1, stage.COLS, 8)
+    want = F.layer_norm(
+        x, (20,), torch.full((20,), 1.5, dtype=torch.float64), torch.full((20,), 0.5, dtype=torch.float64)
+    )
+    torch.testing.assert_close(_values(p["ln"]["y"]), want[0, 8:20], rtol=0, atol=1e-10)
+
+
+def test_zero_eps_with_a_constant_row_marks_its_cells_undefined():
+    x = data.make_activations("constant row", 6, 10, seed=0)  # row 0 is constant
+    result = explorer.explore(x, eps=0.0)
+    p = _strict(stage.payload(result, slice(0, 6), slice(0, 10)))
+    assert p["undefined"] == {"ln_rows": [0], "bn_cols": []}
+    ln_y = _values(p["ln"]["y"]).reshape(6, 10)
+    ln_x_hat = _values(p["ln"]["x_hat"]).reshape(6, 10)
+    assert all(v == "NaN" for v in p["ln"]["y"][:10]) and all(v == "NaN" for v in p["ln"]["x_hat"][:10])
+    assert torch.isfinite(ln_y[1:]).all() and torch.isfinite(ln_x_hat[1:]).all()
+    assert p["ln"]["var"][0] == 0.0 and torch.isfinite(_values(p["bn"]["y"])).all()
+    torch.testing.assert_close(ln_y[1:], F.layer_norm(x, (10,), eps=0.0)[1:], rtol=0, atol=1e-10)
+    # A window without the constant row has nothing undefined.
+    assert _strict(stage.payload(result, slice(1, 6), slice(0, 10)))["undefined"]["ln_rows"] == []
+
+
+def test_payload_refuses_controls_that_did_not_make_the_result():
+    x = data.make_activations("standard normal", 4, 6, seed=0)
+    result = explorer.explore(x, 2.0, 0.5)
+    with pytest.raises(ValueError, match="γ"):
+        stage.payload(result, slice(0, 4), slice(0, 6), gain=1.0, bias=0.5)
+    with pytest.raises(ValueError, match="β"):
+        stage.payload(result, slice(0, 4), slice(0, 6), gain=2.0, bias=0.0)
+    with pytest.raises(ValueError, match="window"):
+        stage.payload(result, slice(0, 5), slice(0, 6), gain=2.0, bias=0.5)
+
+
+@pytest.mark.parametrize("n, at", [(3, 2), (8, 7), (12, 0), (100, 50), (1024, 1023)])
+@pytest.mark.parametrize("size", [(stage.ROWS, stage.COLS), (stage.LECTURE_ROWS, stage.LECTURE_COLS)])
+def test_window_holds_the_cell_and_is_at_most_rows_by_cols(n, at, size):
+    rows, cols = stage.window(n, n, at, at, *size)
+    assert rows.start <= at < rows.stop and cols.start <= at < cols.stop
+    assert (rows.stop - rows.start, cols.stop - cols.start) == (min(n, size[0]), min(n, size[1]))
+    assert rows.stop <= n and cols.stop <= n
+
+
+def test_a_rerun_is_small_even_for_the_largest_grid():
+    x = data.make_activations("heterogeneous features", 1024, 1024, seed=0)
+    g, b = data.random_affine(1024, seed=0)
+    result = explorer.explore(x, 1.25 * g, -0.5 + b, 1e-5)
+    p = stage.payload(result, *stage.window(1024, 1024, 600, 700), 1.25, -0.5, (g, b))
+    data_bytes = len(json.dumps(p, allow_nan=False).encode())
+    assets = sum(len(f.read_bytes()) for f in ASSETS.iterdir())
+    assert data_bytes <= 20_000, data_bytes  # 8 × 12 cells: a few thousand numbers at most
+    assert data_bytes + assets <= 300_000  # the element, JS and CSS included, sent on every rerun
+    assert math.isclose(p["gamma"][0], 1.25 * float(g[p["c0"]]), rel_tol=1e-12)
