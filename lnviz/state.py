@@ -44,8 +44,9 @@ def lr_options() -> tuple[float, ...]:
 
 
 # The data: a grid x of B samples by H features, drawn from a seeded distribution.
-BATCH = Param("batch", "Batch size B", "int", 16, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
-FEATURES = Param("features", "Features H", "int", 32, lo=2, hi=1024, help="Columns: features of each sample.")
+# Small by default, so the stage's cells are large enough to read: 8 samples of 12 features.
+BATCH = Param("batch", "Batch size B", "int", 8, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
+FEATURES = Param("features", "Features H", "int", 12, lo=2, hi=1024, help="Columns: features of each sample.")
 SEED = Param("seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.")
 DIST = Param(
     "dist", "Input", "choice", "heterogeneous features", options=tuple(DISTS), help="What kind of activations x holds."
@@ -280,6 +281,7 @@ WALKTHROUGH = Controls(
 # Coupling needs two samples (PyTorch refuses BN on one); the heatmaps draw every cell (2 × B × H), so the grid stays small.
 COUPLING = Controls(
     BATCH.but(
+        default=16,
         lo=2,
         hi=64,
         help="Rows: samples in the mini-batch. At least 2: with one, BN's output is β, and PyTorch refuses it in "
@@ -293,7 +295,10 @@ COUPLING = Controls(
 )
 TRAIN_EVAL = Controls(
     BATCH.but(
-        lo=2, hi=256, help="Samples per batch. At least 2: the running variance takes the unbiased B/(B − 1) · σ²_B."
+        default=16,
+        lo=2,
+        hi=256,
+        help="Samples per batch. At least 2: the running variance takes the unbiased B/(B − 1) · σ²_B.",
     ),
     FEATURES.but(default=8, hi=64, help="Features of each sample."),
     STEPS.but(hi=300, help="How many batches stream through BN."),
@@ -383,7 +388,10 @@ PAGES: dict[str, Controls] = {
 # the view it opened then. (A visit with no controls in its link gets today's defaults.)
 LINK_VERSION = 2
 # The defaults a page had before: a control an old link does not name takes these.
-LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {"walkthrough": {"gain": 1.0, "bias": 0.0}}
+LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {
+    "explorer": {"batch": 16, "features": 32},
+    "walkthrough": {"batch": 16, "features": 32, "gain": 1.0, "bias": 0.0},
+}
 # Controls counted differently before: (the control as it was, what to add to its value).
 LEGACY_COUNTS: dict[str, dict[str, tuple[Param, int]]] = {
     "walkthrough": {"step": (STEP.but(lo=0, hi=walkthrough.N_STEPS - 1, default=0), 1)},

@@ -4,24 +4,26 @@ import streamlit as st
 
 from ui.page import Page
 
-page = Page.start(
-    "LayerNorm vs BatchNorm",
-    "explorer",
-    intro="Each row of the grid **x** is one sample, each column one feature.\n\n"
-    ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: "
-    "each sample is normalized over its own H features.\n\n"
-    ":orange[**BatchNorm**] takes one μ and σ per **column**: each feature is normalized "
-    "over the B samples of the batch, so in training mode every output depends on the whole batch.\n\n"
-    "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does.",
+GUIDE = (
+    "Each row of the grid **x** is one sample, each column one feature.\n\n"
+    ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: each sample is normalized "
+    "over its own H features. Its output sits right of x, its μ and σ between them.\n\n"
+    ":orange[**BatchNorm**] takes one μ and σ per **column**: each feature is normalized over the B samples of "
+    "the batch, so in training mode every output depends on the whole batch. Its output sits under x.\n\n"
+    "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does. Drag γ, β or "
+    "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
+    "numbers, click it to choose it for the details below, and press Play to watch the reduction."
 )
+page = Page.start("LayerNorm vs BatchNorm", "explorer")
 
 # The rest needs torch, whose first import on a fresh server takes seconds on a small CPU:
-# the title and the introduction above are on the viewer's screen meanwhile.
+# the title is on the viewer's screen meanwhile.
 import torch  # noqa: E402
 
-from lnviz import data, device, explain, explorer, export, figures  # noqa: E402
+from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
 from lnviz.explorer import Exploration  # noqa: E402
-from ui import own_data  # noqa: E402
+from ui import mode, own_data  # noqa: E402
+from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
 
 own = own_data.panel()
@@ -57,8 +59,22 @@ def compute(dev: torch.device, eps: float) -> Exploration:
     return explorer.normalize(own.x.to(dev, device.compute_dtype(dev)), eps)
 
 
+def the_stage(result: Exploration, norm: Normalization, cell: tuple[int, int]) -> None:
+    """x and both outputs, live: a window of the grid around the chosen cell (smaller on a projector)."""
+    size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if mode.presenting() else (stage.ROWS, stage.COLS)
+    rows, cols = stage.window(batch, features, *cell, *size)
+    per_feature = data.random_affine(features, seed) if norm.affine else None
+    live.draw(stage.payload(result, rows, cols, norm.gain, norm.bias, per_feature), cell)
+    shown = (rows.stop - rows.start, cols.stop - cols.start)
+    if shown != (batch, features):
+        st.caption(
+            f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
+            f"the {batch} × {features} grid, around the chosen cell; μ and σ are over the whole grid."
+        )
+
+
 def badges(result: Exploration) -> None:
-    """Where torch ran, how long it took, and what it ran on; and whose data this is."""
+    """Where torch ran, how long it took, and what it ran on; whose data this is; what the stage shows."""
     dtype = str(result.x.dtype).removeprefix("torch.")
     st.markdown(
         f":violet-badge[:material/memory: {device.label(result.device)}] "
@@ -67,6 +83,9 @@ def badges(result: Exploration) -> None:
     )
     if own is not None:
         st.info(f"Showing **your data** ({own.source}), {batch} × {features}.", icon=":material/upload_file:")
+    if not mode.presenting():
+        with st.expander("What am I looking at?", icon=":material/help:"):
+            st.markdown(GUIDE)
 
 
 def _pick_from_click() -> None:
@@ -248,14 +267,18 @@ def view() -> None:
     norm = normalization_controls(page.control, where=norm_box)
     base, _ = page.on_device(lambda d: compute(d, norm.eps), picked)
     result = explorer.with_affine(base, *data.affine(features, seed, norm.gain, norm.bias, norm.affine))
+    stage_box = st.container()  # first on the page; drawn once the chosen cell is known
     badges(result)
-    i, j, stage, kind = pickers()
+    st.subheader("The details")
+    i, j, shown, kind = pickers()
+    with stage_box:
+        the_stage(result, norm, (i, j))
     rows, cols = explorer.window(batch, features, i, j)
     warnings(result, rows, cols)
     if kind == "charts":
-        charts(result, rows, cols, (i, j), stage)
+        charts(result, rows, cols, (i, j), shown)
     else:
-        numbers(result, rows, cols, stage)
+        numbers(result, rows, cols, shown)
     if result.bn is None:
         st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
     distributions(result)

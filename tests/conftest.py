@@ -21,13 +21,21 @@ DEFAULT_PAGE = "pages/explorer.py"
 APP_TIMEOUT = 120
 
 
-def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
+def run_page(
+    page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT, current: bool = True
+) -> AppTest:
     """Run ``app.py`` switched to ``page`` (a path such as "pages/explorer.py").
 
-    ``query`` is the link's query string, as the browser would send it.
+    ``query`` is the link's query string, as the browser would send it. A link
+    the app makes today carries the state table's version (``v``); unless
+    ``current`` is False, a query without one gets it, so that it is read as
+    such a link and not as one from before (see :func:`lnviz.state.upgrade`).
     """
+    query = dict(query or {})
+    if current and query and "v" not in query:
+        query["v"] = "2"
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
-    for key, value in (query or {}).items():
+    for key, value in query.items():
         at.query_params[key] = value
     if page != DEFAULT_PAGE:
         # AppTest runs the router's own widgets only when no page switch precedes the

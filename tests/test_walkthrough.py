@@ -252,27 +252,27 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
     at = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0"})
     assert_no_exception(at)
     assert step_shown(at) == 4 and "Step 4 of 12" in at.subheader[0].value
-    x = data.make_activations("heterogeneous features", 16, 32, seed=0)
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
     np.testing.assert_allclose(bars(at), ((x[0] - x[0].mean()) ** 2).numpy(), **SHOWN)
     latex = at.latex[0].value
     at.button(key="next").click().run()
     assert_no_exception(at)
     assert step_shown(at) == 5 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
-    np.testing.assert_allclose(bars(at), F.layer_norm(x, (32,))[0].numpy(), **SHOWN)
+    np.testing.assert_allclose(bars(at), F.layer_norm(x, (12,))[0].numpy(), **SHOWN)
     assert "step=5" in share_link(at) and "v=2" in share_link(at)
     row_cells = dimmed(at) == 0
     at.slider(key="step").set_value(6).run()
     at.button(key="next").click().run()
     assert step_shown(at) == 7 and "BN" in at.subheader[0].value
     col_cells = dimmed(at) == 0
-    assert row_cells[0].all() and row_cells.sum() == 32 and col_cells[:, 0].all() and col_cells.sum() == 16
+    assert row_cells[0].all() and row_cells.sum() == 12 and col_cells[:, 0].all() and col_cells.sum() == 8
     at.button(key="back").click().run()
     assert step_shown(at) == 6 and not at.button(key="back").disabled
 
 
 def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
-    old = run_page(PAGE, {"step": "3"})  # made when steps counted from 0 and γ = 1, β = 0 by default
-    new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0"})
+    old = run_page(PAGE, {"step": "3"}, current=False)  # made when steps counted from 0 and γ = 1, β = 0
+    new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0", "batch": "16", "features": "32"})
     assert_no_exception(old)
     assert step_shown(old) == 4 and old.slider(key="gain").value == 1.0 and old.slider(key="bias").value == 0.0
     np.testing.assert_array_equal(bars(old), bars(new))
@@ -284,8 +284,8 @@ def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
 def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():
     at = run_page(PAGE, {"v": "2", "step": "6"})
     assert (at.slider(key="gain").value, at.slider(key="bias").value) == (1.5, 0.5)
-    x = data.make_activations("heterogeneous features", 16, 32, seed=0)
-    np.testing.assert_allclose(bars(at), (1.5 * F.layer_norm(x, (32,))[0] + 0.5).numpy(), **SHOWN)
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
+    np.testing.assert_allclose(bars(at), (1.5 * F.layer_norm(x, (12,))[0] + 0.5).numpy(), **SHOWN)
 
 
 def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
@@ -322,7 +322,7 @@ def test_every_control_changes_the_walk():
         ("slider", "features", 6, dict(features=6)),
         ("number_input", "sample", 3, dict(sample=3)),
     ]
-    view = dict(dist="heterogeneous features", batch=16, features=32, seed=0, gain=1.0, bias=0.0, affine=False)
+    view = dict(dist="heterogeneous features", batch=8, features=12, seed=0, gain=1.0, bias=0.0, affine=False)
     view |= dict(eps=1e-5, sample=0)
     before = bars(at)
     for widget, key, value, change in changes:

@@ -8,7 +8,8 @@ browser previews the outputs from torch's x̂, μ and σ², with no round trip; 
 release it reports the three values, and :func:`draw` puts them into the
 widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
 the rerun, so torch recomputes and a link reproduces the view. A click on a
-cell does the same for ``row`` and ``col``.
+cell does the same for ``sample`` and ``feature``. A control the link hides
+(``hide=eps``) has no range on the stage either.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ def _scrub(value: Any) -> Scrub | None:
 def _pick(value: Any, batch: int, features: int) -> Pick | None:
     if not isinstance(value, dict):
         return None
-    row, col = state.ROW.coerce(value.get("row")), state.COL.coerce(value.get("col"))
+    row, col = state.SAMPLE.coerce(value.get("row")), state.FEATURE.coerce(value.get("col"))
     return Pick(row=min(row, batch - 1), col=min(col, features - 1))
 
 
@@ -84,7 +85,7 @@ def _on_scrub() -> None:
 def _on_pick(batch: int, features: int) -> None:
     pick = _pick(st.session_state[KEY].get("pick"), batch, features)
     if pick is not None:
-        _set({state.ROW.key: pick.row, state.COL.key: pick.col})
+        _set({state.SAMPLE.key: pick.row, state.FEATURE.key: pick.col})
 
 
 def draw(payload: dict[str, Any], cell: tuple[int, int]) -> Scrub | Pick | None:
@@ -92,10 +93,11 @@ def draw(payload: dict[str, Any], cell: tuple[int, int]) -> Scrub | Pick | None:
 
     Returns what the user did that started this run: a :class:`Scrub` (its
     values are already in the widgets ``gain``, ``bias``, ``eps``), a
-    :class:`Pick` (already in ``row`` and ``col``), or None.
+    :class:`Pick` (already in ``sample`` and ``feature``), or None.
     """
     batch, features = payload["B"], payload["H"]
-    data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting()}
+    locked = [key for key in (state.GAIN.key, state.BIAS.key, state.EPS.key) if key in mode.hidden()]
+    data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting(), "locked": locked}
     result = _component(
         key=KEY,
         data=data,

@@ -335,6 +335,8 @@ function receive(s, raw) {
   s.step = Math.min(s.step, s.steps.length - 1);
   s.root.classList.toggle("present", !!d.present);
   s.input.eps.max = d.eps_options.length - 1;
+  // A control the link hides (hide=eps) cannot be moved here either: its value is the link's.
+  for (const n of ["gain", "bias", "eps"]) s.input[n].closest("label").hidden = (d.locked || []).includes(n);
   const torchCtl = { gain: d.gain, bias: d.bias, eps: d.eps };
   if (!s.dragging) s.ctl = torchCtl;
   s.torch = { ln: d.ln, bn: d.bn, ctl: torchCtl };
