@@ -3,9 +3,9 @@
     python -m benchmarks.stage              # prints the numbers
     python -m benchmarks.stage --quick      # fewer moves and presses, to check that it runs
 
-Two servers run side by side with the same flags: tests/stage_app.py (the
-stage, drawn by ui.stage, with the app's own sidebar widgets) and
-benchmarks/bare_app.py (one slider and one line of text), the platform's floor.
+Two servers run side by side with the same flags: the app (its main page,
+whose first element is the stage) and benchmarks/bare_app.py (one slider and
+one line of text), the platform's floor.
 
 1. **Drag to frame.** The mouse drags the stage's ``gain`` thumb in small
    moves, each of which fires one ``input`` event. A listener on the range,
@@ -53,7 +53,7 @@ from benchmarks.browser_latency import (
 from lnviz import data, explorer, stage
 from tests.browser import free_port, start_app, stop, wait_app
 
-STAGE_APP = "tests/stage_app.py"
+STAGE_APP = "app.py"
 STAGE_GAIN = ".st-key-live_stage input[name=gain]"
 ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=stBidiComponentIsolated]').shadowRoot"
 FRAME_MS = 1000 / 60
@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         with sync_playwright() as p:
             browser = launch(p)
             context = new_context(browser)
-            tab, _ = open_tab(context, apps[0].url + "/")
+            tab, _ = open_tab(context, apps[0].url + "/?v=2")
             tab.page.wait_for_function(f"() => {ROOT_JS}?.querySelector('.cell.out')")
             bare, _ = open_tab(context, apps[1].url + "/")
             dragged = drag(browser, tab, moves)

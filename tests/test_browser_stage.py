@@ -1,8 +1,8 @@
 """The stage in headless Chromium: scrubbing without a round trip, torch's numbers on hover, the fit, Play.
 
-Served from tests/stage_app.py (lnviz computes, ui.stage draws, the sidebar
-holds the app's own γ, β, ε, row and col widgets bound to the URL) until the
-main page shows the stage.
+Served by the app itself: the stage is the first thing on the main page, and
+the sidebar holds the page's γ, β, ε, sample and feature widgets, bound to
+the URL.
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import torch
 import torch.nn.functional as F
-from browser import AppPage, free_port, is_local, start_app, stop, wait_app
+from browser import AppPage, is_local
 from playwright.sync_api import Browser
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
@@ -28,13 +28,8 @@ ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=stBidiCompone
 
 
 @pytest.fixture(scope="module")
-def stage_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    app = start_app(free_port(), tmp_path_factory.mktemp("stage_app") / "streamlit.log", "tests/stage_app.py")
-    try:
-        wait_app(app)
-        yield app.url
-    finally:
-        stop(app.proc)
+def stage_url(app_server: str) -> str:
+    return app_server
 
 
 @pytest.fixture
@@ -48,6 +43,7 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
     contexts = []
 
     def _open(url: str, width: int = 1440, height: int = 900, reduced_motion: str | None = None) -> AppPage:
+        url += ("&" if "?" in url else "?") + "v=2"  # a link of today's state table
         context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion=reduced_motion)
         contexts.append(context)
         context.route(lambda u: not is_local(u), lambda route: route.abort())
@@ -172,9 +168,9 @@ def test_hover_shows_the_cells_formula_with_torchs_numbers_and_lights_its_row_an
 def test_clicking_a_cell_chooses_it_for_the_page(stage_url, open_stage):
     app = open_stage(stage_url + "/?batch=10&features=14")
     app.page.locator(f'{STAGE} .cell[data-block="ln"][data-k="{3 * 12 + 7}"]').click()
-    app.page.wait_for_function("() => location.search.includes('row=3')", timeout=60_000)
+    app.page.wait_for_function("() => location.search.includes('sample=3')", timeout=60_000)
     app.settle()
-    assert (_query(app)["row"], _query(app)["col"]) == ("3", "7")
+    assert (_query(app)["sample"], _query(app)["feature"]) == ("3", "7")
 
 
 def test_lecture_mode_fits_the_whole_stage_on_a_1280_by_720_screen(stage_url, open_stage):
@@ -256,9 +252,9 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     assert page.evaluate(f"() => {ROOT_JS}.activeElement.dataset.k") == "13"
     assert page.locator(f"{STAGE} .tip").is_visible()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => location.search.includes('col=1')", timeout=60_000)
+    page.wait_for_function("() => location.search.includes('feature=1')", timeout=60_000)
     app.settle()
-    assert (_query(app)["row"], _query(app)["col"]) == ("1", "1")
+    assert (_query(app)["sample"], _query(app)["feature"]) == ("1", "1")
 
 
 def test_reduced_motion_steps_instead_of_moving(stage_url, open_stage):
@@ -297,19 +293,13 @@ def test_scrubbing_eps_to_zero_previews_the_undefined_row_as_torch_then_computes
 def test_a_batch_of_one_has_no_batchnorm_and_says_why(stage_url, open_stage):
     app = open_stage(stage_url + "/?batch=1")
     assert app.page.locator(f"{STAGE} canvas.paint").count() == 2  # x and LN
-    assert "at least two samples" in app.page.locator(f"{STAGE} .nobn").inner_text()
+    assert "B = 1" in app.page.locator(f"{STAGE} .nobn").inner_text()
     app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="4"]').hover()
     assert "BatchNorm" in app.page.locator(f"{STAGE} .tip").inner_text()
     assert app.page.locator(f"{STAGE} .count").inner_text() == "0 / 6"
     assert not app.errors, app.errors
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/controls passes value= to a widget on its first run only, so on later runs Streamlit 1.67 takes "
-    "the slider's minimum (the first ε option) as its default, and drops a value set from code that equals it "
-    "(γ = -5, β = -5, ε = 0) from the URL. The fix belongs in ui/controls.",
-)
 def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     app = open_stage(stage_url + "/?eps=0.001")
     app.page.locator(f"{STAGE} input[name=eps]").focus()

@@ -68,7 +68,7 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
     raw = st.query_params.get_all(param.key) if first else []
     if raw and widget == "number" and param.kind == "int":
         _drop_infinite_link_value(param.key, raw)
-    value = _draw(param, widget, where, first, **kwargs)
+    value = _draw(param, widget, where, **kwargs)
     if first:
         _note_link_value(param, raw, value)
     return value
@@ -113,14 +113,16 @@ def _drop_infinite_link_value(key: str, raw: list[str]) -> None:
     streamlit_private.forget_initial_link_value(key)
 
 
-def _draw(param: Param, widget: str, where: Any, first: bool, **kwargs: Any) -> Any:
+def _draw(param: Param, widget: str, where: Any, **kwargs: Any) -> Any:
+    # The default goes to the widget on every run, not only the first: a URL-bound widget leaves out of
+    # the link a value equal to its default, and without one Streamlit takes the first option (γ = −5,
+    # ε = 0), so such a value set from code (the stage's release) would drop out of the link.
     common = dict(key=param.key, help=param.help or None, bind="query-params")
     common.update(kwargs)
-    if first:
-        if widget in ("select", "radio"):
-            common["index"] = param.options.index(param.default)
-        else:
-            common["value"] = param.default
+    if widget in ("select", "radio"):
+        common["index"] = param.options.index(param.default)
+    else:
+        common["value"] = param.default
     if widget == "slider":
         return where.slider(param.label, min_value=param.lo, max_value=param.hi, step=param.step, **common)
     if widget == "number":
