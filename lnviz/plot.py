@@ -34,24 +34,24 @@ def figure(
     traces: list[dict[str, Any]], layout: dict[str, Any], margin: dict[str, int], height: int | None = None
 ) -> go.Figure:
     """A figure from plain trace and layout dicts, with the theme's type and fixed ``margin`` (l, r, t, b px)."""
-    size = {"size": theme.FONT_SIZE}
-    layout = {"font": {"family": theme.FONT_FAMILY} | size} | layout
+    layout = {"font": {"family": theme.FONT_FAMILY, "size": theme.FONT_SIZE}} | layout
     layout["margin"] = margin | {"autoexpand": False}
     if height is not None:
         layout["height"] = height
     # Every text size is set here, not left to a template: Streamlit's chart theme sizes ticks, legends and
     # axis titles itself, which would win over the figure's font and escape the lecture scale.
-    layout.setdefault("legend", {}).setdefault("font", size)
+    # Each gets a dict of its own: lecture() scales every font dict it meets, a shared one once per use.
+    layout.setdefault("legend", {}).setdefault("font", {"size": theme.FONT_SIZE})
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")):
             axis.setdefault("automargin", False)
-            axis.setdefault("tickfont", size)
+            axis.setdefault("tickfont", {"size": theme.FONT_SIZE})
             if isinstance(axis.get("title"), dict):
-                axis["title"].setdefault("font", size)
+                axis["title"].setdefault("font", {"size": theme.FONT_SIZE})
     for bar in _colorbars(traces, layout):
-        bar.setdefault("tickfont", size)
+        bar.setdefault("tickfont", {"size": theme.FONT_SIZE})
         if isinstance(bar.get("title"), dict):
-            bar["title"].setdefault("font", size)
+            bar["title"].setdefault("font", {"size": theme.FONT_SIZE})
     return go.Figure({"data": traces, "layout": layout}, _validate=False)
 
 
@@ -248,22 +248,28 @@ def lecture(fig: go.Figure, scale: float = theme.LECTURE_SCALE) -> go.Figure:
     """
     spec = fig.to_dict()
     layout = spec["layout"]
-    _scale_sizes(layout, scale)
-    _scale_sizes(spec["data"], scale)
+    seen: set[int] = set()
+    _scale_sizes(layout, scale, seen=seen)
+    _scale_sizes(spec["data"], scale, seen=seen)
     layout["margin"] = {k: round(v * scale) if k in "lrtb" else v for k, v in layout.get("margin", {}).items()}
     if "height" in layout:
         layout["height"] = round(layout["height"] * (1 + (scale - 1) / 2))
     return go.Figure(spec, _validate=False)
 
 
-def _scale_sizes(node: Any, scale: float, in_font: bool = False) -> None:
-    """Multiply every ``size`` inside a font dict of ``node``, in place."""
+def _scale_sizes(node: Any, scale: float, in_font: bool = False, seen: set[int] | None = None) -> None:
+    """Multiply every ``size`` inside a font dict of ``node``, in place, once per dict even if it is shared."""
+    seen = set() if seen is None else seen
+    if isinstance(node, dict | list):
+        if id(node) in seen:
+            return
+        seen.add(id(node))
     if isinstance(node, dict):
         for key, value in node.items():
             if key == "size" and in_font and isinstance(value, int | float):
                 node[key] = round(value * scale, 1)
             else:
-                _scale_sizes(value, scale, in_font=key.endswith("font"))
+                _scale_sizes(value, scale, key.endswith("font"), seen)
     elif isinstance(node, list):
         for item in node:
-            _scale_sizes(item, scale, in_font)
+            _scale_sizes(item, scale, in_font, seen)

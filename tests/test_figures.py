@@ -6,7 +6,7 @@ import pytest
 import torch
 from figcheck import assert_plotly_valid
 
-from lnviz import data, explorer, figures, theme
+from lnviz import data, explorer, figures, plot, theme
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):
@@ -107,3 +107,18 @@ def test_the_value_scales_are_colorbrewers(ours, name):
     theirs = plotly.colors.get_colorscale(name)
     assert [c for _, c in ours] == [c for _, c in theirs]
     np.testing.assert_allclose([p for p, _ in ours], [p for p, _ in theirs], atol=1e-12)
+
+
+def test_lecture_scales_every_font_once_even_when_builders_share_a_font_dict():
+    shared = {"size": 10}
+    fig = plot.figure(
+        [dict(type="scatter", x=[0, 1], y=[0, 1], textfont=shared)],
+        dict(xaxis=dict(title=dict(text="a", font=shared)), yaxis=dict(title=dict(text="b", font=shared))),
+        margin=dict(l=10, r=10, t=10, b=10),
+    )
+    big = plot.lecture(fig, 2.0).to_dict()
+    assert big["layout"]["xaxis"]["title"]["font"]["size"] == 20
+    assert big["layout"]["yaxis"]["title"]["font"]["size"] == 20
+    assert big["data"][0]["textfont"]["size"] == 20
+    assert big["layout"]["xaxis"]["tickfont"]["size"] == 2 * theme.FONT_SIZE  # the kit sets every size
+    assert big["layout"]["font"]["size"] == 2 * theme.FONT_SIZE and big["layout"]["margin"]["l"] == 20
