@@ -248,4 +248,4 @@ def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure
         annotations=[plot.note(key, 0, 0, xanchor="left", yanchor="top", yshift=-8)],
         plot_bgcolor="white",
     )
-    return plot.figure([heat], layout, margin=dict(l=90, r=10, t=110, b=40), height=510)
+    return plot.figure([heat], layout, margin=dict(l=110, r=10, t=110, b=40), height=510)
