@@ -157,6 +157,9 @@ def test_hover_shows_the_cells_formula_with_torchs_numbers_and_lights_its_row_an
     assert set(shown) == set(want)
     for name, value in want.items():
         assert shown[name] == pytest.approx(float(value), abs=1e-6), name
+    tip = app.page.evaluate(f"() => {ROOT_JS}.querySelector('.tip').innerText")
+    assert want["bn-mu"] < 0 or want["ln-mu"] < 0  # a negative mean, subtracted
+    assert "− −" not in tip and "+ −" not in tip, tip  # negative terms in parentheses
     bands = app.page.evaluate(
         f"""() => Array.from({ROOT_JS}.querySelectorAll('.band:not([hidden])'))
             .map((b) => [b.className, getComputedStyle(b).boxShadow])"""

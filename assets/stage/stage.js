@@ -64,6 +64,12 @@ function exact(v) {
   return sign(a !== 0 && a < 1e-3 ? v.toExponential(4) : v.toFixed(6));
 }
 
+// A number after an operator: a negative one in parentheses, so "x − (−1.2)" never reads "x − −1.2".
+function term(v) {
+  const t = exact(v);
+  return t.startsWith(MINUS) ? `(${t})` : t;
+}
+
 function epsText(e) {
   return e === 0 ? "0" : e.toExponential(0).replace("e-", "e\u2212").replace("e+0", "");
 }
@@ -628,9 +634,9 @@ function formula(s, v, name, n, k, m, over) {
   const cls = name === "LayerNorm" ? "ln" : "bn";
   return `<div class="${cls}"><b>${name}</b> <span>${over}</span></div>
     <div>μ = <b data-v="${cls}-mu">${exact(mu)}</b> &nbsp; σ² = <b data-v="${cls}-var">${exact(var_)}</b></div>
-    <div>x̂ = (${exact(s.d.x[k])} ${MINUS} ${exact(mu)}) / √(${exact(var_)} + ${epsText(eps)})
+    <div>x̂ = (${exact(s.d.x[k])} ${MINUS} ${term(mu)}) / √(${exact(var_)} + ${epsText(eps)})
       = <b data-v="${cls}-xhat">${exact(n.x_hat[k])}</b></div>
-    <div>y = ${exact(gamma)} · x̂ + ${exact(beta)} = <b data-v="${cls}-y">${exact(n.y[k])}</b></div>`;
+    <div>y = ${exact(gamma)} · x̂ + ${term(beta)} = <b data-v="${cls}-y">${exact(n.y[k])}</b></div>`;
 }
 
 function showTip(s, c) {
