@@ -1,5 +1,7 @@
 """The main page through the router: every control changes what it should."""
 
+import json
+
 import numpy as np
 import pytest
 import torch
@@ -279,3 +281,29 @@ def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
     at = run_page(PAGE, {"sample": "16", "feature": "40"})
     assert_no_exception(at)
     assert "sample 7, feature 11" in " ".join(h.value for h in at.subheader)
+
+
+def stage_data(at) -> dict:
+    """The data the stage was drawn with: torch's numbers for its window, and the chosen cell."""
+    (stage,) = at.get("bidi_component")
+    return json.loads(stage.proto.json)
+
+
+@pytest.mark.parametrize(
+    "query, check",
+    [
+        ({"batch": "1"}, lambda d: d["B"] == 1 and d["bn"] is None and "B = 1" in d["bn_error"]),
+        ({"dist": "constant row", "eps": "0"}, lambda d: d["undefined"]["ln_rows"] == [0] and d["ln"]["y"][0] == "NaN"),
+        (
+            {"batch": "1024", "features": "1024", "sample": "700"},
+            lambda d: (d["B"], d["H"], d["R"], d["C"]) == (1024, 1024, 8, 12) and d["r0"] <= 700 < d["r0"] + 8,
+        ),
+    ],
+    ids=["B=1", "eps0-constant-row", "1024x1024"],
+)
+def test_the_stage_is_drawn_first_in_every_edge_case(query, check):
+    at = run_page(PAGE, query)
+    assert_no_exception(at)
+    kinds = [type(e).__name__ for e in at.main]
+    assert kinds.index("UnknownElement") < kinds.index("Subheader")  # the stage comes before every section
+    assert check(stage_data(at))
