@@ -222,7 +222,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
     args = parser.parse_args(argv)
 
-    from benchmarks import browser_latency, pages
+    from benchmarks import browser_latency, pages, stage
 
     started = time.monotonic()
     load_start = load_average()
@@ -250,6 +250,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         big_presses=2 if args.quick else 5,
         seed_changes=1 if args.quick else 3,
     )
+    say("browser: the stage (drag to frame, release to torch's numbers)")
+    staged = stage.measure(quick=args.quick)
     load_end = load_average()
     minutes = (time.monotonic() - started) / 60
     quick = " (`--quick`: few repeats)" if args.quick else ""
@@ -264,6 +266,7 @@ is the number to compare between runs. The whole run took {minutes:.1f} minutes{
 ### Targets
 
 {targets(page_results, browser)}
+{stage.markdown(staged)}
 {WHAT_WAS_DONE}
 ### Server-side rerun time per page (AppTest)
 
