@@ -95,6 +95,33 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
     so ``bn`` is the formula itself. The names ``x``, ``ln``, ``bn``,
     ``weight`` and ``bias`` are the script's results.
     """
+    _check(dist, batch, features, gain, bias, eps)
+    gain, bias, eps = float(gain), float(bias), float(eps)
+    lines = [
+        f'"""LayerNorm vs BatchNorm on "{dist}" activations, as the app shows them, in plain PyTorch."""',
+        "import torch",
+        "import torch.nn.functional as F",
+        "",
+        f"B, H, seed, eps = {int(batch)}, {int(features)}, {int(seed)}, {eps!r}",
+        "g = torch.Generator().manual_seed(seed)  # the only randomness: a CPU generator",
+        f"z = torch.randn(B, H, generator=g, {DRAW})  # (B, H)",
+        *_dist_lines(dist, features),
+        "",
+    ]
+    lines += _affine_lines(gain, bias, affine)
+    lines += ["", "ln = F.layer_norm(x, (H,), weight, bias, eps)  # (B, H): one μ, σ² per sample (row)"]
+    lines += _bn_lines(batch, eps)
+    lines += ["", 'print("x[0, :4]    ", x[0, :4].tolist())', 'print("LN y[0, :4] ", ln[0, :4].tolist())']
+    if batch > 1:
+        lines += ['print("BN y[0, :4] ", bn[0, :4].tolist())']
+    return "\n".join(lines) + "\n"
+
+
+DRAW = "dtype=torch.float64"  # every draw of the script, as lnviz.data draws
+
+
+def _check(dist: str, batch: int, features: int, gain: float, bias: float, eps: float) -> None:
+    """Refuse what the script could not reproduce, in words."""
     if dist not in data.DISTS:
         raise ValueError(f"script: unknown dist {dist!r}; choose one of {list(data.DISTS)}")
     if batch < 1 or features < 1:
@@ -104,46 +131,32 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
             raise ValueError(f"script: {name} must be a finite number, got {value}")
     if float(eps) < 0:
         raise ValueError(f"script: eps must be >= 0, got {eps}")
-    gain, bias, eps = float(gain), float(bias), float(eps)
-    draw = "dtype=torch.float64"
-    lines = [
-        f'"""LayerNorm vs BatchNorm on "{dist}" activations, as the app shows them, in plain PyTorch."""',
-        "import torch",
-        "import torch.nn.functional as F",
-        "",
-        f"B, H, seed, eps = {int(batch)}, {int(features)}, {int(seed)}, {eps!r}",
-        "g = torch.Generator().manual_seed(seed)  # the only randomness: a CPU generator",
-        f"z = torch.randn(B, H, generator=g, {draw})  # (B, H)",
-        *_dist_lines(dist, features),
-        "",
-    ]
+
+
+def _affine_lines(gain: float, bias: float, affine: bool) -> list[str]:
+    """The script's γ (``weight``) and β (``bias``): scalars for every feature, or seeded per feature."""
     if affine:
-        lines += [
+        return [
             "ga = torch.Generator().manual_seed(seed + 1)  # γ, β have their own generator: x stays the same",
-            f"weight = {gain!r} * (1.0 + 0.5 * torch.randn(H, generator=ga, {draw}))  # (H,): γ per feature",
-            f"bias = {bias!r} + 0.5 * torch.randn(H, generator=ga, {draw})  # (H,): β per feature",
+            f"weight = {gain!r} * (1.0 + 0.5 * torch.randn(H, generator=ga, {DRAW}))  # (H,): γ per feature",
+            f"bias = {bias!r} + 0.5 * torch.randn(H, generator=ga, {DRAW})  # (H,): β per feature",
         ]
-    else:
-        lines += [
-            f"weight = torch.full((H,), {gain!r}, {draw})  # (H,): γ, the same for every feature",
-            f"bias = torch.full((H,), {bias!r}, {draw})  # (H,): β, the same for every feature",
-        ]
-    lines += ["", "ln = F.layer_norm(x, (H,), weight, bias, eps)  # (B, H): one μ, σ² per sample (row)"]
+    return [
+        f"weight = torch.full((H,), {gain!r}, {DRAW})  # (H,): γ, the same for every feature",
+        f"bias = torch.full((H,), {bias!r}, {DRAW})  # (H,): β, the same for every feature",
+    ]
+
+
+def _bn_lines(batch: int, eps: float) -> list[str]:
+    """The script's ``bn``: torch's, the formula where torch refuses ε = 0, or None for one sample."""
     if batch == 1:
-        lines += [
+        return [
             "bn = None  # F.batch_norm refuses one value per feature in training mode (its biased variance is 0, "
             "so y would be bias)"
         ]
-    elif eps == 0:
-        lines += [
+    if eps == 0:
+        return [
             '# F.batch_norm refuses eps = 0 in training ("eps must be positive"), so BN is its formula:',
             "bn = (x - x.mean(0)) / x.var(0, unbiased=False).sqrt() * weight + bias  # (B, H): one μ, σ per feature",
         ]
-    else:
-        lines += [
-            "bn = F.batch_norm(x, None, None, weight, bias, training=True, eps=eps)  # (B, H): one μ, σ² per feature"
-        ]
-    lines += ["", 'print("x[0, :4]    ", x[0, :4].tolist())', 'print("LN y[0, :4] ", ln[0, :4].tolist())']
-    if batch > 1:
-        lines += ['print("BN y[0, :4] ", bn[0, :4].tolist())']
-    return "\n".join(lines) + "\n"
+    return ["bn = F.batch_norm(x, None, None, weight, bias, training=True, eps=eps)  # (B, H): one μ, σ² per feature"]
