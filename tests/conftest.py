@@ -29,7 +29,7 @@ def run_page(
     ``query`` is the link's query string, as the browser would send it. A link
     the app makes today carries the state table's version (``v``); unless
     ``current`` is False, a query without one gets it, so that it is read as
-    such a link and not as one from before (see :func:`lnviz.state.upgrade`).
+    such a link and not as one from before (see :func:`lnviz.links.upgrade`).
     """
     query = dict(query or {})
     if current and query and "v" not in query:

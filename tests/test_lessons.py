@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 
 from conftest import assert_no_exception, run_page
 
-from lnviz import coupling, data, explorer, lessons, state
+from lnviz import coupling, data, explorer, lessons, links
 
 
 def _links(markdown: str) -> list[str]:
@@ -18,7 +18,7 @@ def test_small_batch_lesson_sends_to_the_coupling_page_at_its_own_batch_size():
     lesson = lessons.LESSONS["small-batch"]
     (link,) = [u for u in _links(lesson.story) if urlparse(u).path == "/coupling"]
     query = {k: v[0] for k, v in parse_qs(urlparse(link).query).items()}
-    assert query == {"batch": str(lesson.values["batch"]), "v": str(state.LINK_VERSION)}
+    assert query == {"batch": str(lesson.values["batch"]), "v": str(links.LINK_VERSION)}
     assert "jumps around" not in lesson.story
 
     at = run_page("pages/coupling.py", query)

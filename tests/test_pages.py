@@ -13,7 +13,7 @@ import json
 import pytest
 from conftest import assert_no_exception, run_page, share_link
 
-from lnviz import state, theme
+from lnviz import links, state, theme
 
 PAGES = list(state.PAGES)
 DATA = ("x", "y", "z", "customdata")
@@ -28,7 +28,7 @@ def test_page_runs_at_its_defaults_with_a_versioned_share_link(page):
     at = run_page(f"pages/{page}.py")
     assert_no_exception(at)
     assert at.title and (at.get("plotly_chart") or at.get("arrow_data_frame"))
-    assert f"v={state.LINK_VERSION}" in share_link(at)
+    assert f"v={links.LINK_VERSION}" in share_link(at)
 
 
 @pytest.mark.parametrize("page", PAGES)

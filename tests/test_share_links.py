@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from conftest import assert_no_exception, run_page, share_link
 
-from lnviz import state
+from lnviz import links, state
 from lnviz.param import Param
 
 WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
@@ -29,12 +29,12 @@ def drawn_widgets(at, keys) -> dict:
 @pytest.mark.parametrize("page", state.PAGES)
 def test_the_share_link_is_exactly_the_drawn_controls(page):
     table = state.PAGES[page]
-    link = {p.key: p.format(other_value(p)) for p in table if p.key != "device"} | {"v": str(state.LINK_VERSION)}
+    link = {p.key: p.format(other_value(p)) for p in table if p.key != "device"} | {"v": str(links.LINK_VERSION)}
     at = run_page(f"pages/{page}.py", link)
     assert_no_exception(at)
     drawn = drawn_widgets(at, set(table.keys()))
     shared = {k: v[-1] for k, v in parse_qs(urlsplit(share_link(at)).query).items()}
-    assert shared.pop("v") == str(state.LINK_VERSION)  # every link says which state table it was made with
+    assert shared.pop("v") == str(links.LINK_VERSION)  # every link says which state table it was made with
     assert set(shared) <= set(drawn), set(shared) - set(drawn)  # nothing that isn't on the page
     for key, value in drawn.items():
         p = table[key]

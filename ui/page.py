@@ -51,7 +51,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 # Link parameters that are not controls but belong to the view. Every share link also carries
-# the state table's version, v (see lnviz.state.upgrade).
+# the state table's version, v (see lnviz.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed")
 _CACHED: dict[tuple[str, str], Callable] = {}  # (file, qualified name): a page's function is new on each run
 
@@ -229,7 +229,7 @@ class Page:
 
     def link(self) -> str:
         """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
-        from lnviz import state
+        from lnviz import links
         from ui import controls
 
         values = {key: controls.current(p) for key, p in self.drawn.items()}
@@ -237,21 +237,21 @@ class Page:
         for extra in LINK_EXTRAS:
             if extra in st.query_params:
                 query[extra] = st.query_params[extra]
-        query["v"] = str(state.LINK_VERSION)
+        query["v"] = str(links.LINK_VERSION)
         base = st.context.url or ""
         return base + ("?" + urlencode(query) if query else "")
 
 
 def _upgrade_old_link(name: str) -> None:
     """Once per page and session: give a link from before ``v=2`` the values it meant then (with notes)."""
-    from lnviz import state
+    from lnviz import links
 
     flag = f"_lnviz_upgraded_{name}"
     if st.session_state.get(flag):
         return
     st.session_state[flag] = True
     query = {key: st.query_params.get_all(key) for key in st.query_params}
-    values, notes = state.upgrade(name, query)
+    values, notes = links.upgrade(name, query)
     for key, value in values.items():
         if key in query:  # counted differently then: the widget must not take the link's raw value
             del st.query_params[key]
