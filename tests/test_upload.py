@@ -407,9 +407,15 @@ def test_fuzz_npy_headers(rest, version):
     only_upload_errors(parse_bytes, "f.npy", b"\x93NUMPY" + version + rest)
 
 
-def test_server_upload_cap_admits_the_parsers_cap():
+def test_the_servers_limits_are_what_the_app_accepts():
     import tomllib
     from pathlib import Path
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] * 2**20 >= upload.MAX_BYTES
+    server = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())["server"]
+    # An upload: exactly the parser's cap (Streamlit counts this one in MiB).
+    assert server["maxUploadSize"] * 2**20 == upload.MAX_BYTES
+    # A rerun's widget states (in MB): room for a full paste box in 4-byte characters, and not much more.
+    full_box = 4 * upload.MAX_PASTE_CHARS
+    assert full_box + 100_000 <= server["maxWidgetStateSize"] * 10**6 <= 2 * full_box
+    # Any message (in MB): at least the widget states, far below Streamlit's default of 200.
+    assert server["maxWidgetStateSize"] <= server["maxMessageSize"] <= 16
