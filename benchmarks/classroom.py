@@ -331,12 +331,22 @@ def class_markdown(r: ClassReport, load_start: str, load_end: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-async def run_throughput(sessions: int, seconds: float, log_dir: Path) -> tuple[int, float, list[float], list[str]]:
-    """Reruns completed by one process while ``sessions`` clients move the gain slider back to back."""
+async def run_throughput(
+    sessions: int, seconds: float, log_dir: Path, idle: int = 0
+) -> tuple[int, float, list[float], list[str]]:
+    """Reruns completed by one process while ``sessions`` clients move the gain slider back to back.
+
+    ``idle`` more sessions are opened first and left open, doing nothing: what other sessions in the
+    process cost each rerun.
+    """
     app = start_app(free_port(), log_dir / "throughput.log")
     errors: list[str] = []
     try:
         await asyncio.to_thread(wait_app, app)
+        await warm_up(app.url)
+        bystanders = [Session(app.url, query=LECTURE.query()) for _ in range(idle)]
+        for chunk in range(0, idle, 20):
+            await asyncio.gather(*(c.open() for c in bystanders[chunk : chunk + 20]))
         clients = [Session(app.url, query=LECTURE.query()) for _ in range(sessions)]
         await asyncio.gather(*(c.open() for c in clients))
         latencies: list[float] = []
@@ -356,21 +366,24 @@ async def run_throughput(sessions: int, seconds: float, log_dir: Path) -> tuple[
         start = time.monotonic()
         done = sum(await asyncio.gather(*(drive(c, k) for k, c in enumerate(clients))))
         elapsed = time.monotonic() - start
-        for c in clients:
+        for c in [*clients, *bystanders]:
             await c.close()
     finally:
         stop(app.proc)
     return done, elapsed, sorted(latencies), errors
 
 
-def throughput_markdown(sessions: int, done: int, elapsed: float, lat: list[float], errors: list[str]) -> str:
+def throughput_markdown(
+    sessions: int, done: int, elapsed: float, lat: list[float], errors: list[str], idle: int = 0
+) -> str:
     rate = done / elapsed
+    beside = f", {idle} more sessions open and idle in the same process" if idle else ""
     return "\n".join(
         [
-            f"### Rerun throughput of one process ({sessions} sessions, back to back)",
+            f"### Rerun throughput of one process ({sessions} sessions back to back{beside})",
             "",
-            f"{sessions} sessions on the lecturer's link, each sending its next gain step as soon as the previous "
-            f"answer is in, for {elapsed:.0f} s: **{rate:.1f} reruns/s** (target ≥ {TARGET_RERUNS_PER_S:.0f}: "
+            f"{sessions} sessions on the lecturer's link{beside}, each sending its next gain step as soon as the "
+            f"previous answer is in, for {elapsed:.0f} s: **{rate:.1f} reruns/s** (target ≥ {TARGET_RERUNS_PER_S:.0f}: "
             f"{verdict(rate >= TARGET_RERUNS_PER_S)}); latency p50 {percentile(lat, 50):.0f} ms, "
             f"p95 {percentile(lat, 95):.0f} ms; {len(errors)} errors.",
             "",

@@ -609,6 +609,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--arrive", type=float, default=60.0, help="class: the sessions arrive over this many s")
     parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
     parser.add_argument("--own-every", type=int, default=5, help="class: every n-th session opens its own link")
+    parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
     parser.add_argument("--contexts", type=int, default=CONTEXTS, help="browser: contexts the tabs are spread over")
     parser.add_argument("--stagger", type=float, default=None, help="seconds between two sessions' first runs")
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
@@ -636,9 +637,9 @@ def classroom_main(args: argparse.Namespace) -> int:
     log_dir = args.log.parent
     if args.mode == "throughput":
         sessions = args.sessions or 10
-        done, elapsed, lat, errors = asyncio.run(classroom.run_throughput(sessions, args.seconds, log_dir))
-        text = classroom.throughput_markdown(sessions, done, elapsed, lat, errors)
-        section = "throughput"
+        done, elapsed, lat, errors = asyncio.run(classroom.run_throughput(sessions, args.seconds, log_dir, args.idle))
+        text = classroom.throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
+        section = f"throughput-{args.idle}" if args.idle else "throughput"
     else:
         sessions = args.sessions or 200
         run = classroom.run_class(

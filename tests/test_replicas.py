@@ -59,7 +59,7 @@ def nginx_conf(prefix: Path, port_a: int, port_b: int, lb: int, via_a: int, via_
     block = swap_once(block, "server 127.0.0.1:8502;", f"server 127.0.0.1:{port_b};")
     block = swap_once(block, "listen 8080;", f"listen 127.0.0.1:{lb};")
     assert "ip_hash" not in block, "sticky by address: a class behind one NAT would land on one replica"
-    assert "hash $lnviz_route consistent;" in block, "the documented upstream must be sticky by browser"
+    assert re.search(r"^\s*hash \$lnviz_route( consistent)?;", block, re.M), "the upstream must be sticky by browser"
     conf = TEMPLATE.read_text().replace("\n@LOAD_BALANCER@\n", "\n" + block)
     for name, value in {
         "PREFIX": prefix, "PORT_A": port_a, "PORT_B": port_b, "VIA_A": via_a, "VIA_B": via_b,

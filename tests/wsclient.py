@@ -49,6 +49,7 @@ class Session:
             proxy=None,
             additional_headers=self.headers or None,
             open_timeout=TIMEOUT,
+            ping_interval=None,  # a browser never pings: the server does, and this answers its pings
         )
 
     async def open(self) -> float:
