@@ -1,4 +1,5 @@
 # Two commands set up a fresh machine: `make run` and `make test`.
+# `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/classroom.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python
@@ -41,7 +42,7 @@ bench: $(VENV)/.dev system-deps
 	$(PY) -m benchmarks.run
 
 load: $(VENV)/.dev system-deps
-	$(PY) -m benchmarks.load
+	$(PY) -m benchmarks.load $(LOAD_ARGS)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis artifacts

@@ -3,6 +3,9 @@
     python -m benchmarks.load                              # 20 WebSocket sessions, 60 s of driving
     python -m benchmarks.load --client browser             # 20 Chromium tabs instead (a quiet machine)
     python -m benchmarks.load --sessions 5 --seconds 20
+    python -m benchmarks.load --mode class                 # a class of 200 on one link (benchmarks/classroom.py)
+    python -m benchmarks.load --mode class --replicas 2    # ... through the balancer of docs/deploy.md
+    python -m benchmarks.load --mode throughput            # one process's reruns/s, gain moves back to back
 
 One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
@@ -90,6 +93,7 @@ from tests.conftest import decode_typed_arrays
 SESSIONS = 20
 SECONDS = 60.0
 CLIENTS = ("socket", "browser")
+MODES = ("load", "class", "throughput")
 # Tabs of one context share its HTTP and compiled-code caches: twenty contexts that each compile
 # Streamlit's and plotly's scripts from scratch do not open on two cores. Each tab is still its own session.
 CONTEXTS = 2
@@ -597,15 +601,24 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.splitlines()[0])
+    parser.add_argument("--mode", choices=MODES, default="load", help="load: below; class, throughput: classroom.py")
     parser.add_argument("--client", choices=CLIENTS, default="socket", help="WebSocket clients or Chromium tabs")
-    parser.add_argument("--sessions", type=int, default=SESSIONS)
+    parser.add_argument("--sessions", type=int, default=None, help=f"default {SESSIONS}; class: 200; throughput: 10")
     parser.add_argument("--seconds", type=float, default=SECONDS, help="how long every session drives")
+    parser.add_argument("--replicas", type=int, default=1, help="class: app processes, behind nginx when over 1")
+    parser.add_argument("--arrive", type=float, default=60.0, help="class: the sessions arrive over this many s")
+    parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
+    parser.add_argument("--own-every", type=int, default=5, help="class: every n-th session opens its own link")
+    parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
     parser.add_argument("--contexts", type=int, default=CONTEXTS, help="browser: contexts the tabs are spread over")
     parser.add_argument("--stagger", type=float, default=None, help="seconds between two sessions' first runs")
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the checks are small; the cores belong to the server
+    if args.mode != "load":
+        return classroom_main(args)
+    args.sessions = SESSIONS if args.sessions is None else args.sessions
     stagger = STAGGER[args.client] if args.stagger is None else args.stagger
     load_start = load_average()
     limit = args.seconds + OPEN_TIMEOUT + 2 * ACTION_TIMEOUT + 60 + stagger * args.sessions
@@ -615,6 +628,31 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     write_section("load", text, args.out)
     return 0 if not report.errors else 1
+
+
+def classroom_main(args: argparse.Namespace) -> int:
+    from benchmarks import classroom
+
+    load_start = load_average()
+    log_dir = args.log.parent
+    if args.mode == "throughput":
+        sessions = args.sessions or 10
+        done, elapsed, lat, errors = asyncio.run(classroom.run_throughput(sessions, args.seconds, log_dir, args.idle))
+        text = classroom.throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
+        section = f"throughput-{args.idle}" if args.idle else "throughput"
+    else:
+        sessions = args.sessions or 200
+        run = classroom.run_class(
+            sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir
+        )
+        limit = args.arrive + args.seconds + 2 * classroom.OPEN_TIMEOUT + 120
+        report = asyncio.run(asyncio.wait_for(run, limit))
+        text = classroom.class_markdown(report, load_start, load_average())
+        errors = report.errors
+        section = f"class-{args.replicas}x{sessions}"
+    print(text)
+    write_section(section, text, args.out)
+    return 0 if not errors else 1
 
 
 if __name__ == "__main__":

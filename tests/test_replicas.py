@@ -3,18 +3,24 @@
 The nginx configuration is the one docs/deploy.md gives (read from it, so the
 documented block is the tested one), plus a door to each replica
 (tests/nginx_replicas.conf.template). Chromium opens the same link through
-replica A and through replica B and compares every plotly chart's data; then
-it opens the link through the sticky ``ip_hash`` upstream, and nginx's access
-log shows that the whole session, websocket included, stayed on one replica.
+replica A and through replica B and compares every plotly chart's data. Then
+browsers, all from 127.0.0.1 like a class behind one NAT address, open the link
+through the load balancer: nginx's access log (upstream and routing key of each
+request) shows that they spread over both replicas and that each browser's
+every request, its websocket reconnecting after a drop included, stayed on its
+own. Last, ``/static/`` comes gzipped and ``/_stcore/metrics`` is not served.
 """
 
 from __future__ import annotations
 
+import gzip
 import re
 import shutil
 import subprocess
 import tempfile
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -52,7 +58,8 @@ def nginx_conf(prefix: Path, port_a: int, port_b: int, lb: int, via_a: int, via_
     block = swap_once(block, "server 127.0.0.1:8501;", f"server 127.0.0.1:{port_a};")
     block = swap_once(block, "server 127.0.0.1:8502;", f"server 127.0.0.1:{port_b};")
     block = swap_once(block, "listen 8080;", f"listen 127.0.0.1:{lb};")
-    assert "ip_hash;" in block, "the documented upstream must be sticky"
+    assert "ip_hash" not in block, "sticky by address: a class behind one NAT would land on one replica"
+    assert re.search(r"^\s*hash \$lnviz_route( consistent)?;", block, re.M), "the upstream must be sticky by browser"
     conf = TEMPLATE.read_text().replace("\n@LOAD_BALANCER@\n", "\n" + block)
     for name, value in {
         "PREFIX": prefix, "PORT_A": port_a, "PORT_B": port_b, "VIA_A": via_a, "VIA_B": via_b,
@@ -76,21 +83,27 @@ class Replicas:
     def logs(self) -> str:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
 
-    def upstreams(self, port: int, timeout: float = 10.0, want_websocket: bool = True) -> list[tuple[str, str, str]]:
-        """(upstream address, status, request) of each request nginx took on ``port``.
+    def log(self) -> list[tuple[int, str, str, str, str]]:
+        """(port, upstream address, status, routing key, request) of each request nginx took."""
+        rows = []
+        for line in self.access_log.read_text().splitlines():
+            port, upstream, status, route, request = line.split("|", 4)
+            rows.append((int(port), upstream, status, route, request))
+        return rows
 
-        nginx logs a websocket when it closes: with ``want_websocket``, wait
-        (up to ``timeout``) until one is logged.
+    def upstreams(
+        self, port: int, timeout: float = 10.0, websockets: int = 1, route: str | None = None
+    ) -> list[tuple[str, str, str]]:
+        """(upstream address, status, request) of each request nginx took on ``port`` (with ``route``, if given).
+
+        nginx logs a websocket when it closes: wait (up to ``timeout``) until
+        ``websockets`` of them are logged.
         """
         deadline = time.monotonic() + timeout
         while True:
-            rows = []
-            for line in self.access_log.read_text().splitlines():
-                served_port, upstream, status, request = line.split("|", 3)
-                if int(served_port) == port:
-                    rows.append((upstream, status, request))
-            websocket = any(status == "101" and "/_stcore/stream" in request for _, status, request in rows)
-            if websocket or not want_websocket or time.monotonic() > deadline:
+            rows = [(u, st, rq) for p, u, st, r, rq in self.log() if p == port and route in (None, r)]
+            logged = sum(status == "101" and "/_stcore/stream" in request for _, status, request in rows)
+            if logged >= websockets or time.monotonic() > deadline:
                 return rows
             time.sleep(0.2)
 
@@ -168,14 +181,110 @@ def test_one_link_gives_the_same_numbers_through_either_replica(replicas, open_a
         assert any(status == "101" for _, status, _ in rows), f"no websocket through {door}: {rows}"
 
 
-def test_sticky_upstream_serves_a_working_session(replicas, open_app):
-    app = open_app(replicas.lb + LINK)
-    assert_clean(app, "load balancer", replicas)
-    assert app.charts(), "the link shows no plotly chart through the load balancer"
-    app.page.close()
-    rows = replicas.upstreams(replicas.lb_port)
-    assert any(status == "101" and "/_stcore/stream" in request for _, status, request in rows), rows
-    # ip_hash: every request of the session, page, assets and websocket, went to one replica.
-    served_by = {upstream for upstream, _, _ in rows}
-    assert len(served_by) == 1 and served_by <= {f"127.0.0.1:{replicas.port_a}", f"127.0.0.1:{replicas.port_b}"}, rows
-    assert len(rows) > 2, rows
+BROWSERS = 6  # from one address, like a class behind one NAT
+MORE_BROWSERS = 14  # opened only while all so far sit on one replica: six random keys do so 1 time in 32
+
+
+def open_browser(browser, url: str) -> tuple[object, object, list]:
+    """A new browser (its own cookie jar) loading ``url``, its websocket routed through Playwright so a test can drop it.
+
+    Returns (context, AppPage, the list that receives each websocket's server side as it connects); the page is
+    loading, not yet settled.
+    """
+    from browser import VIEWPORT, AppPage, is_local
+
+    context = browser.new_context(viewport=VIEWPORT)
+    context.route(lambda u: not is_local(u), lambda route: route.abort())
+    sockets: list = []
+    page = context.new_page()
+    page.route_web_socket(re.compile(r".*/_stcore/stream$"), lambda ws: sockets.append(ws.connect_to_server()))
+    app = AppPage(page)
+    page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+    page.goto(url, wait_until="commit")
+    return context, app, sockets
+
+
+def route_of(context) -> str:
+    cookies = {c["name"]: c["value"] for c in context.cookies()}
+    assert "lnviz_route" in cookies, f"nginx set no routing cookie: {cookies}"
+    return cookies["lnviz_route"]
+
+
+# The session is up and its run is over: connected, not running, the page's elements there. The charts'
+# drawing is left out: plotly's 4.7 MB chunk compiled in six fresh browsers is most of the test's time.
+_RAN = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    return !!app && app.getAttribute('data-test-connection-state') === 'CONNECTED'
+        && app.getAttribute('data-test-script-state') === 'notRunning'
+        && !document.querySelector('[data-testid="stStatusWidget"]')
+        && document.querySelectorAll('[data-testid="stPlotlyChart"]').length > 0;
+}"""
+
+
+def ran(app) -> None:
+    app.page.wait_for_function(_RAN, timeout=180_000, polling=200)
+
+
+def test_browsers_behind_one_address_spread_over_the_replicas_and_each_stays_on_its_own(replicas, browser):
+    replica_addresses = {f"127.0.0.1:{replicas.port_a}", f"127.0.0.1:{replicas.port_b}"}
+    opened = []  # (context, app, sockets)
+
+    def spread() -> int:
+        return len({u for c, *_ in opened for u, _, _ in replicas.upstreams(replicas.lb_port, 0, 0, route_of(c))})
+
+    try:
+        while len(opened) < BROWSERS or (spread() < 2 and len(opened) < BROWSERS + MORE_BROWSERS):
+            opened.append(open_browser(browser, replicas.lb + LINK))
+            ran(opened[-1][1])
+            assert_clean(opened[-1][1], f"browser {len(opened)}", replicas)
+        routes = [route_of(c) for c, *_ in opened]
+        assert len(set(routes)) == len(routes), "two browsers got the same routing key"
+
+        # A dropped websocket: each page reconnects, and must find its session's replica again.
+        for _, _, sockets in opened[:BROWSERS]:
+            assert len(sockets) == 1, "the page's websocket did not go through the route"
+            sockets[0].close()
+        for _, app, sockets in opened[:BROWSERS]:
+            deadline = time.monotonic() + 120
+            while len(sockets) < 2 and time.monotonic() < deadline:
+                app.page.wait_for_timeout(200)  # Playwright's events reach the test while it waits
+            assert len(sockets) == 2, "the page did not reconnect"
+            ran(app)
+            assert_clean(app, "after a reconnect", replicas)
+        for _, app, _ in opened:
+            app.page.close()
+
+        served = {}
+        for i, route in enumerate(routes):
+            want = 2 if i < BROWSERS else 1  # websockets logged: the dropped one and its reconnection
+            rows = replicas.upstreams(replicas.lb_port, websockets=want, route=route)
+            sockets_logged = [u for u, status, request in rows if status == "101" and "/_stcore/stream" in request]
+            assert len(sockets_logged) == want, (route, rows)
+            assert len(rows) > 2, rows  # the page and its assets too
+            upstreams = {u for u, _, _ in rows}
+            assert len(upstreams) == 1 and upstreams <= replica_addresses, (route, rows)
+            served[route] = upstreams.pop()
+        assert set(served.values()) == replica_addresses, f"{len(served)} browsers, all on one replica: {served}"
+    finally:
+        for context, *_ in opened:
+            context.close()
+
+
+def test_static_files_come_gzipped_and_metrics_are_not_served(replicas):
+    with urllib.request.urlopen(replicas.lb + "/", timeout=30) as r:
+        html = r.read().decode()
+    script = re.search(r'src="\.?/?(static/js/[^"]+\.js)"', html)
+    assert script, html[:2000]
+    plain = urllib.request.urlopen(f"http://127.0.0.1:{replicas.port_a}/{script[1]}", timeout=30).read()
+    request = urllib.request.Request(f"{replicas.lb}/{script[1]}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        assert r.headers.get("Content-Encoding") == "gzip", dict(r.headers)
+        body = r.read()
+    assert gzip.decompress(body) == plain
+    assert len(body) < len(plain) / 2, (len(body), len(plain))
+
+    direct = urllib.request.urlopen(f"http://127.0.0.1:{replicas.port_a}/_stcore/metrics", timeout=30)
+    assert direct.status == 200  # Streamlit itself always serves them: only the balancer hides them
+    with pytest.raises(urllib.error.HTTPError) as refused:
+        urllib.request.urlopen(replicas.lb + "/_stcore/metrics", timeout=30)
+    assert refused.value.code == 404

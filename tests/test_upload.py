@@ -3,6 +3,7 @@
 import builtins
 import io
 import os
+import tracemalloc
 
 import numpy as np
 import pytest
@@ -256,6 +257,89 @@ def test_the_largest_grid_fits_as_npy_and_the_caps_match_the_apps_controls():
     check(parse_bytes("x.npy", export.to_npy(x)), x)
     # The CSV of a full-precision grid is about 24 bytes a value at worst ("-1.2345678901234567e-05,").
     assert upload.MAX_ROWS * upload.MAX_COLS * 24 + 6 * upload.MAX_COLS <= upload.MAX_BYTES
+    # ... and so is each of its lines, which the text parser measures before reading.
+    assert upload.MAX_COLS * 24 <= upload.MAX_LINE_CHARS
+    assert upload.MAX_ROWS + 2 <= upload.MAX_LINES
+
+
+# Big texts: measured before they are split, so refusing one costs about nothing.
+
+BIG = 25_000_000  # characters: the size of the pastes that grew the server by 1.3 GB each
+
+
+@pytest.mark.parametrize(
+    ("text", "word"),
+    [
+        ("1\n" * (BIG // 2), "lines"),  # one number per line: 12.5 million lines
+        ("\n" * BIG + "1,2", "lines"),  # blank lines
+        ("1,2\r\n" * (BIG // 5), "lines"),
+        ("1," * (BIG // 2), "values"),  # one endless row
+        ("1 " * (BIG // 2), "characters long"),  # one endless row, whitespace-separated
+    ],
+    ids=["one-per-line", "blank-lines", "crlf-rows", "one-comma-line", "one-space-line"],
+)
+def test_a_big_text_is_refused_before_it_is_split(text, word):
+    tracemalloc.start()
+    try:
+        problem = refused(parse_text, text, match=word)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    # The old parser split first: a list of millions of strings, over 50 bytes each.
+    assert peak < 2**20, f"refusing {len(text):,} characters took {peak:,} bytes"
+    assert len(problem) < 200
+
+
+def test_a_big_good_text_is_read_with_little_more_than_its_own_size():
+    x = data.make_activations("standard normal", 128, upload.MAX_COLS, seed=3)
+    text = export.to_csv(x).decode()  # about 2.6 MB
+    tracemalloc.start()
+    try:
+        got = parse_text(text)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    check(got, x)
+    # The matrix itself (1 MiB of float64) and one line at a time: not a second copy of the text.
+    assert peak < 0.6 * len(text), f"reading {len(text):,} characters took {peak:,} bytes"
+
+
+def test_a_line_too_long_is_refused_by_its_length():
+    problem = refused(parse_text, "1\n" + "2 " * (upload.MAX_LINE_CHARS // 2 + 1), match="characters long")
+    assert problem.startswith(f"Line 2 is {upload.MAX_LINE_CHARS + 2} characters long")
+
+
+def test_too_many_lines_even_if_most_are_blank():
+    refused(parse_text, "\n" * upload.MAX_LINES + "1,2", match=f"over the {upload.MAX_LINES:,} read")
+    check(parse_text("\n" * 100 + "1.5,-2,3.25\n\n\n0,1e-300,-7\n" + "\n" * 100))
+
+
+def test_a_paste_that_reached_the_box_limit_is_refused_as_cut_off():
+    full = "1,2\n" * (upload.MAX_PASTE_CHARS // 4)
+    assert len(full) == upload.MAX_PASTE_CHARS
+    refused(upload.parse_pasted, full, match="cut off")
+    refused(upload.parse_pasted, full + "3,4\n", match="cut off")
+    check(upload.parse_pasted("1.5,-2,3.25\n0,1e-300,-7\n"))
+
+
+@pytest.mark.parametrize(
+    ("shape", "shown"),
+    [
+        ((10**4000, 2), "100… (4001 digits) × 2"),
+        ((3, -(7 * 10**20)), "has -700… (21 digits) columns"),
+    ],
+)
+def test_long_numbers_in_a_npy_header_are_shortened(shape, shown):
+    header = npy_header(shape)
+    problem = refused(parse_bytes, "x.npy", header, match="limit|rows|column")
+    assert shown in problem and len(problem) < 200, problem
+
+
+def test_long_shapes_of_other_dimensions_are_shortened():
+    problem = refused(parse_bytes, "x.npy", npy_header((10**4000, 1, 2)), match="not a 2-D matrix")
+    assert "(100… (4001 digits), 1, 2)" in problem and len(problem) < 200, problem
+    problem = refused(parse_bytes, "x.npy", npy_header((2,) * 30), match="not a 2-D matrix")
+    assert "30-D array of shape (2, 2, 2, … 26 more …, 2)" in problem, problem
 
 
 FINITE = hnp.arrays(
@@ -323,9 +407,15 @@ def test_fuzz_npy_headers(rest, version):
     only_upload_errors(parse_bytes, "f.npy", b"\x93NUMPY" + version + rest)
 
 
-def test_server_upload_cap_admits_the_parsers_cap():
+def test_the_servers_limits_are_what_the_app_accepts():
     import tomllib
     from pathlib import Path
 
-    config = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())
-    assert config["server"]["maxUploadSize"] * 2**20 >= upload.MAX_BYTES
+    server = tomllib.loads((Path(__file__).resolve().parents[1] / ".streamlit" / "config.toml").read_text())["server"]
+    # An upload: exactly the parser's cap (Streamlit counts this one in MiB).
+    assert server["maxUploadSize"] * 2**20 == upload.MAX_BYTES
+    # A rerun's widget states (in MB): room for a full paste box in 4-byte characters, and not much more.
+    full_box = 4 * upload.MAX_PASTE_CHARS
+    assert full_box + 100_000 <= server["maxWidgetStateSize"] * 10**6 <= 2 * full_box
+    # Any message (in MB): at least the widget states, far below Streamlit's default of 200.
+    assert server["maxWidgetStateSize"] <= server["maxMessageSize"] <= 16

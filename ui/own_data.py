@@ -3,11 +3,22 @@
 The matrix lives in this session's memory only (``st.session_state``), never
 on disk and never in the link. A file or text that can't be used gets a plain
 message naming what is wrong and what is accepted, and the data shown before
-stays.
+stays; the message stays while that file or text is in its box, and the next
+file or paste replaces it.
+
+The link does carry a marker, ``own=BxH``, while your own data is shown. The
+data is in the server's memory, in the session of one browser tab, and a
+session ends: the server restarts, the tab is away longer than
+``server.disconnectedSessionTTL``, or the link is opened in another browser.
+A new session that finds the marker but no data says so, instead of showing
+generated numbers as if they were yours. The marker is the only trace the
+browser keeps: it holds the shape and nothing else, and it is read as two
+whole numbers, never echoed.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,11 +26,15 @@ import streamlit as st
 import torch
 
 from lnviz import upload
+from ui import heavy
 
 # Where a matrix waits for the explorer: {"x": 2-D float64 numpy array, "source": text}.
-# The training page writes it too ("send these activations to the explorer").
 KEY = "explorer_activations"
+OWN_PARAM = "own"  # the link's marker while the explorer shows your own data: "BxH"
+PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
+_REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
+_MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
 
 
 @dataclass(frozen=True)
@@ -30,24 +45,55 @@ class OwnData:
     source: str
 
 
-def _store(x: torch.Tensor, source: str) -> None:
-    st.session_state[KEY] = {"x": x.numpy(), "source": source}
+def send(x: torch.Tensor, source: str) -> None:
+    """Hand the matrix x (B, H) to the explorer, as its own data; ``source`` says where it came from."""
+    st.session_state[KEY] = {"x": x.detach().cpu().double().numpy(), "source": source}
+    st.session_state.pop(_REFUSAL, None)
+
+
+def _mark(shape: tuple[int, ...]) -> None:
+    marker = f"{shape[0]}x{shape[1]}"
+    if st.query_params.get(OWN_PARAM) != marker:
+        st.query_params[OWN_PARAM] = marker
+
+
+def _unmark() -> None:
+    if OWN_PARAM in st.query_params:
+        del st.query_params[OWN_PARAM]
+
+
+def _refuse(error: upload.UploadError, subject: tuple[str, object]) -> None:
+    st.session_state[_REFUSAL] = {"message": str(error), "subject": subject}
 
 
 def _use_pasted() -> None:
-    text = st.session_state.get("paste", "")
+    text = st.session_state.get(PASTE_KEY, "")
     try:
-        _store(upload.parse_text(text), "pasted text")
+        x = upload.parse_pasted(text)
     except upload.UploadError as e:
-        st.session_state["_lnviz_upload_error"] = str(e)
+        _refuse(e, ("paste", hash(text)))
+        return
+    send(x, "pasted text")
+    st.session_state[PASTE_KEY] = ""  # the box's text goes back to the server with every rerun: empty it
 
 
 def _back_to_generated() -> None:
     st.session_state.pop(KEY, None)
+    st.session_state.pop(_REFUSAL, None)
+    _unmark()
+
+
+def _current(subject: tuple[str, object], file_id: str | None) -> bool:
+    """Whether the file or text a refusal was about is still in its box."""
+    kind, what = subject
+    if kind == "file":
+        return what == file_id
+    return what == hash(st.session_state.get(PASTE_KEY, ""))
 
 
 def panel() -> OwnData | None:
     """Draw the "Your own data" expander in the sidebar; return the matrix in use, if any."""
+    heavy.install_upload_quota()
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
         st.caption(upload.LIMITS + " It stays in this browser session only: never saved, never in the link.")
         file = st.file_uploader(
@@ -56,23 +102,53 @@ def panel() -> OwnData | None:
             key="upload",
             max_upload_size=max(1, upload.MAX_BYTES // 2**20),
         )
-        if file is not None and st.session_state.get(_SEEN_FILE) != file.file_id:
-            st.session_state[_SEEN_FILE] = file.file_id
+        file_id = file.file_id if file is not None else None
+        if file is not None and st.session_state.get(_SEEN_FILE) != file_id:
+            st.session_state[_SEEN_FILE] = file_id
             try:
-                _store(upload.parse_bytes(file.name, file.getvalue()), file.name)
+                send(upload.parse_bytes(file.name, file.getvalue()), file.name)
             except upload.UploadError as e:
-                st.session_state["_lnviz_upload_error"] = str(e)
-        st.text_area("…or paste a matrix", key="paste", height=90, placeholder="1, 2, 3\n4, 5, 6")
+                _refuse(e, ("file", file_id))
+        st.text_area(
+            "…or paste a matrix",
+            key=PASTE_KEY,
+            height=90,
+            placeholder="1, 2, 3\n4, 5, 6",
+            max_chars=upload.MAX_PASTE_CHARS,
+        )
         st.button("Use the pasted matrix", key="use_paste", on_click=_use_pasted, icon=":material/content_paste:")
-    error = st.session_state.pop("_lnviz_upload_error", None)
-    if error:
+    refusal = st.session_state.get(_REFUSAL)
+    if refusal is not None and not _current(refusal["subject"], file_id):
+        st.session_state.pop(_REFUSAL)
+        refusal = None
+    if refusal is not None:
         kept = "your previous data" if KEY in st.session_state else "the generated data"
-        st.warning(f"{error} Still showing {kept}.", icon=":material/error:")
+        st.warning(f"{refusal['message']} Still showing {kept}.", icon=":material/error:")
     held = st.session_state.get(KEY)
     if held is None:
+        _say_if_gone()
         return None
     x = torch.from_numpy(np.asarray(held["x"], dtype=np.float64))  # (B, H)
+    _mark(tuple(x.shape))
     return OwnData(x=x, source=str(held.get("source", "your data")))
+
+
+def _say_if_gone() -> None:
+    """The link says its view showed someone's own data, and this session has none: say so."""
+    marker = st.query_params.get(OWN_PARAM)
+    if marker is None:
+        return
+    found = _MARKER.fullmatch(marker)
+    shape = f" ({found[1]} × {found[2]})" if found else ""
+    ttl = st.get_option("server.disconnectedSessionTTL")
+    st.warning(
+        f"This view was showing someone's own data{shape}, which is kept only in the memory of the browser "
+        "session that uploaded or pasted it: never saved, never in the link. That session has ended (the "
+        f"server restarted, the page was away for more than {ttl} s, or the link was opened elsewhere), so the "
+        "data is gone and this is **generated data**. Upload or paste it again to see it.",
+        icon=":material/cloud_off:",
+    )
+    st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
 
 
 def back_button() -> None:

@@ -1,0 +1,391 @@
+"""``make load`` modes for a class: many sessions on one link, and a server's rerun throughput.
+
+    python -m benchmarks.load --mode class                         # 200 sessions, one process
+    python -m benchmarks.load --mode class --replicas 2            # through nginx (docs/deploy.md's block)
+    python -m benchmarks.load --mode class --sessions 50 --arrive 20 --seconds 60
+    python -m benchmarks.load --mode throughput                     # gain moves back to back, one process
+
+**A class in a box** (``--mode class``). ``--sessions`` clients arrive spread
+evenly over ``--arrive`` seconds. Most open the lecturer's link (one seed, one
+preset, B and H); one in ``--own-every`` opens a link of its own. Each, like
+a browser, first GETs the page (through the balancer this gives it its
+routing cookie), then speaks Streamlit's protocol over its WebSocket
+(tests/wsclient.py): the first run, then a gain step every ``--every`` seconds
+(±50 % jitter, three up, three down) until ``--seconds`` after the last
+arrival. After every answer the session's heatmaps are checked against torch
+in float64 for its own link and γ: a number from another session is a
+mismatch. Reported: p50/p95 of the first view (WebSocket opened to the first
+``script_finished``) and of interactions (rerun request out to
+``script_finished``), both at the client on this machine, so server side in
+all but the loopback hop; reruns per second while every session is in; errors;
+mismatches; the servers' RSS, idle and with everyone in, and per session.
+
+**Throughput** (``--mode throughput``): ``--sessions`` clients on one process
+each move the gain slider again as soon as the answer is in, for
+``--seconds``; reruns per second is what the process completes.
+
+The clients share this machine's cores with the server, as a real class's
+browsers would not: the client side is kept light (the heatmaps are read from
+the plotly specs, not drawn) and its cost is part of what the numbers include.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import random
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from benchmarks.load import GAIN_STEP, Memory, Plan, check, percentile, plan, sample_memory
+from benchmarks.run import machine, machine_table, verdict
+from tests.browser import free_port, start_app, stop, wait_app, wait_healthy
+from tests.conftest import decode_typed_arrays
+from tests.wsclient import Session
+
+ROOT = Path(__file__).resolve().parents[1]
+DEPLOY_DOC = ROOT / "docs" / "deploy.md"
+LECTURE = Plan(index=-1, dist="heterogeneous samples", batch=16, features=32, seed=2024)
+OPEN_TIMEOUT = 240.0
+# The issue's targets.
+TARGET_RERUNS_PER_S = 30.0
+TARGET_P95_INTERACTION_MS = 1000.0
+TARGET_P95_FIRST_VIEW_MS = 5000.0
+
+
+@dataclass
+class Student:
+    plan: Plan
+    own_link: bool
+    first_view_ms: float | None = None
+    moves: list[float] = field(default_factory=list)  # interaction latencies, ms
+    moves_at: list[float] = field(default_factory=list)  # when each answer came, monotonic
+    checks: int = 0
+    mismatches: int = 0
+    errors: list[str] = field(default_factory=list)
+    rerouted: bool = False  # the websocket went somewhere its cookie did not send it
+
+
+def heatmaps(session: Session) -> dict[str, np.ndarray]:
+    """The last run's heatmaps by trace name, read straight from the plotly specs (no element tree)."""
+    maps = {}
+    for msg in session.run:
+        if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+            continue
+        element = msg.delta.new_element
+        if element.WhichOneof("type") != "plotly_chart":
+            continue
+        for trace in decode_typed_arrays(json.loads(element.plotly_chart.spec)).get("data", []):
+            if trace.get("type") == "heatmap":
+                maps[trace.get("name")] = np.asarray(trace["z"])
+    return maps
+
+
+def exceptions(session: Session) -> int:
+    return sum(
+        m.WhichOneof("type") == "delta"
+        and m.delta.WhichOneof("type") == "new_element"
+        and m.delta.new_element.WhichOneof("type") == "exception"
+        for m in session.run
+    )
+
+
+def routing_cookie(base: str, query: str) -> dict[str, str]:
+    """GET the page as a browser does first; the balancer's routing cookie, as a header to send back."""
+    with urllib.request.urlopen(f"{base}/?{query}", timeout=OPEN_TIMEOUT) as r:
+        cookies = [c.split(";", 1)[0] for c in r.headers.get_all("Set-Cookie") or [] if c.startswith("lnviz_route=")]
+    return {"Cookie": "; ".join(cookies)} if cookies else {}
+
+
+async def attend(base: str, student: Student, arrive_at: float, until: float, every: float, rng: random.Random) -> None:
+    """One student: arrive, open the link, move the gain slider every few seconds until ``until``."""
+    await asyncio.sleep(max(0.0, arrive_at - time.monotonic()))
+    p = student.plan
+    session = Session(base, query=p.query())
+    try:
+        session.headers = await asyncio.to_thread(routing_cookie, base, p.query())
+        start = time.perf_counter()
+        await asyncio.wait_for(session.open(), OPEN_TIMEOUT)
+        student.first_view_ms = (time.perf_counter() - start) * 1e3
+        verify(session, student)
+        n = 0
+        while True:
+            await asyncio.sleep(every * rng.uniform(0.5, 1.5))
+            if time.monotonic() >= until:
+                break
+            p.steps += 1 if (n // 3) % 2 == 0 else -1
+            session.query = p.query()
+            ms = await session.rerun([session.widget("gain", double_array_value=[p.gain])])
+            student.moves.append(ms)
+            student.moves_at.append(time.monotonic())
+            verify(session, student)
+            n += 1
+    except Exception as e:  # this student's failure is counted; the others go on
+        student.errors.append(f"{type(e).__name__}: {e}"[:300])
+    finally:
+        try:
+            await session.close()
+        except Exception as e:  # a session that can't close is worth knowing about
+            student.errors.append(f"close: {type(e).__name__}: {e}"[:300])
+
+
+def verify(session: Session, student: Student) -> None:
+    student.checks += 1
+    problems = check(heatmaps(session), student.plan)
+    if problems:
+        student.mismatches += 1
+        student.errors.extend(problems[:1])
+    if exceptions(session):
+        student.errors.append("an exception element")
+
+
+def students(n: int, own_every: int) -> list[Student]:
+    """Most on the lecturer's link; every ``own_every``-th on a link of its own."""
+    out = []
+    for i in range(n):
+        own = own_every > 0 and i % own_every == own_every - 1
+        base = plan(i) if own else LECTURE
+        out.append(Student(Plan(i, base.dist, base.batch, base.features, base.seed), own))
+    return out
+
+
+# The balancer: docs/deploy.md's nginx block, in front of the replicas.
+
+
+def nginx_conf(prefix: Path, ports: list[int], listen: int) -> str:
+    (block,) = re.findall(r"```nginx\n(.*?)```", DEPLOY_DOC.read_text(), flags=re.S)
+    servers = "".join(f"    server 127.0.0.1:{p};\n" for p in ports)
+    block = re.sub(r"(    server 127\.0\.0\.1:\d+;\n)+", servers, block, count=1)
+    block = block.replace("listen 8080;", f"listen 127.0.0.1:{listen};")
+    temp = "".join(f"    {k}_temp_path {prefix / k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
+    return (
+        f"worker_processes 1;\nerror_log {prefix / 'error.log'} warn;\n"
+        "events { worker_connections 4096; }\n"
+        "http {\n    log_format sockets '$upstream_addr $status $request_uri';\n"
+        f"    access_log {prefix / 'access.log'} sockets;\n{temp}{block}}}\n"
+    )
+
+
+def start_nginx(ports: list[int], listen: int) -> tuple[subprocess.Popen, Path]:
+    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
+    prefix = Path(tempfile.mkdtemp(prefix="lnviz-load-nginx-"))
+    prefix.chmod(0o755)
+    conf = prefix / "nginx.conf"
+    conf.write_text(nginx_conf(prefix, ports, listen))
+    cmd = [nginx, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(conf)]
+    cmd += ["-g", f"daemon off; pid {prefix / 'nginx.pid'};"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
+    return proc, prefix
+
+
+@dataclass
+class ClassReport:
+    mode: str
+    replicas: int
+    sessions: int
+    arrive: float
+    seconds: float
+    every: float
+    students: list[Student]
+    memory: list[Memory]  # one per replica
+    drive: tuple[float, float]  # monotonic: every session in, the end
+    setup_errors: list[str] = field(default_factory=list)
+    spread: dict[str, int] = field(default_factory=dict)  # replica -> WebSockets the balancer sent it
+
+    @property
+    def errors(self) -> list[str]:
+        return [*self.setup_errors, *(f"session {s.plan.index}: {e}" for s in self.students for e in s.errors)]
+
+    def rss(self, mark: str) -> float:
+        return sum(m.at(mark) for m in self.memory)
+
+
+async def run_class(
+    sessions: int, replicas: int, arrive: float, seconds: float, every: float, own_every: int, log_dir: Path
+) -> ClassReport:
+    apps = [start_app(free_port(), log_dir / f"replica_{i}.log") for i in range(replicas)]
+    proxy = prefix = None
+    memories = [Memory() for _ in apps]
+    stop_sampling = asyncio.Event()
+    t0 = time.monotonic()
+    samplers = [
+        asyncio.create_task(sample_memory(a.proc.pid, m, t0, stop_sampling))
+        for a, m in zip(apps, memories, strict=True)
+    ]
+    group = students(sessions, own_every)
+    report = ClassReport("class", replicas, sessions, arrive, seconds, every, group, memories, (0.0, 0.0))
+    try:
+        for app in apps:
+            await asyncio.to_thread(wait_app, app)
+            await warm_up(app.url)
+        base = apps[0].url
+        if replicas > 1:
+            lb = free_port()
+            proxy, prefix = start_nginx([int(a.url.rsplit(":", 1)[1]) for a in apps], lb)
+            base = f"http://127.0.0.1:{lb}"
+            await asyncio.to_thread(wait_healthy, base, 30)
+        for m in memories:
+            m.marks["idle"] = time.monotonic() - t0
+        rng = random.Random(14)
+        start = time.monotonic() + 1.0
+        all_in = start + arrive
+        until = all_in + seconds
+        await asyncio.gather(
+            *(
+                attend(base, s, start + arrive * i / max(1, sessions - 1), until, every, random.Random(rng.random()))
+                for i, s in enumerate(group)
+            ),
+            sample_marks(memories, t0, all_in, until),
+        )
+        report.drive = (all_in, until)
+        for app in apps:
+            if app.proc.poll() is not None:
+                report.setup_errors.append(f"{app.log.name}: the server exited with {app.proc.returncode}")
+    finally:
+        stop_sampling.set()
+        if proxy is not None:
+            stop(proxy)
+            for line in (prefix / "access.log").read_text().splitlines():
+                upstream, status, uri = line.split(" ", 2)
+                if status == "101" and uri.startswith("/_stcore/stream"):
+                    report.spread[upstream] = report.spread.get(upstream, 0) + 1
+            shutil.rmtree(prefix, ignore_errors=True)
+        for app in apps:
+            stop(app.proc)
+        await asyncio.gather(*samplers)
+    return report
+
+
+async def warm_up(base: str) -> None:
+    """The lecturer opens the link before the class: torch and the page's modules are loaded (not counted)."""
+    session = Session(base, query=LECTURE.query())
+    await asyncio.wait_for(session.open(), OPEN_TIMEOUT)
+    await session.close()
+
+
+async def sample_marks(memories: list[Memory], t0: float, all_in: float, until: float) -> None:
+    await asyncio.sleep(max(0.0, all_in - time.monotonic()))
+    for m in memories:
+        m.marks["everyone in"] = time.monotonic() - t0
+    await asyncio.sleep(max(0.0, until - time.monotonic()))
+    for m in memories:
+        m.marks["end"] = time.monotonic() - t0
+
+
+def class_markdown(r: ClassReport, load_start: str, load_end: str) -> str:
+    first = sorted(s.first_view_ms for s in r.students if s.first_view_ms is not None)
+    moves = sorted(ms for s in r.students for ms in s.moves)
+    lo, hi = r.drive
+    in_drive = sum(lo <= t <= hi for s in r.students for t in s.moves_at)
+    rate = in_drive / (hi - lo) if hi > lo else float("nan")
+    checks = sum(s.checks for s in r.students)
+    mismatches = sum(s.mismatches for s in r.students)
+    errors = r.errors
+    own = sum(s.own_link for s in r.students)
+    idle = r.rss("idle")
+    full = sum(max((mib for _, mib in m.samples), default=float("nan")) for m in r.memory)  # each one's peak
+    per_session = (full - idle) / r.sessions
+    where = "one `streamlit run app.py`" if r.replicas == 1 else f"{r.replicas} replicas behind docs/deploy.md's nginx"
+    p95_first, p95_move = percentile(first, 95), percentile(moves, 95)
+    lines = [
+        f"### {r.sessions} sessions on {where}",
+        "",
+        machine_table(machine(), load_start, load_end),
+        "The lecturer opens the link first on each replica (not counted), then "
+        f"{r.sessions} sessions arrive over {r.arrive:.0f} s; {r.sessions - own} on the lecturer's link "
+        f"(`?{LECTURE.query()}`), {own} on links of their own; each moves the gain slider every "
+        f"{r.every:g} s (±50 %) until {r.seconds:.0f} s after the last one arrived.",
+        "",
+        "| | n | p50 ms | p95 ms | max ms |",
+        "|---|---:|---:|---:|---:|",
+        f"| first view (WebSocket opened to the first `script_finished`) | {len(first)} | {percentile(first, 50):.0f} "
+        f"| {p95_first:.0f} | {max(first, default=float('nan')):.0f} |",
+        f"| interaction (gain step: rerun request out to `script_finished`) | {len(moves)} "
+        f"| {percentile(moves, 50):.0f} | {p95_move:.0f} | {max(moves, default=float('nan')):.0f} |",
+        "",
+        "| check | result | |",
+        "|---|---|---|",
+        f"| errors | {len(errors)} in {len(first)} first views and {len(moves)} interactions | {verdict(not errors)} |",
+        f"| cross-session mismatches | {mismatches} in {checks} checks | {verdict(mismatches == 0 and checks > 0)} |",
+        f"| reruns per second while everyone was in | {rate:.1f} ({in_drive} in {hi - lo:.0f} s) | |",
+        f"| p95 of the first view ≤ {TARGET_P95_FIRST_VIEW_MS / 1e3:.0f} s | {p95_first / 1e3:.1f} s "
+        f"| {verdict(p95_first <= TARGET_P95_FIRST_VIEW_MS)} |",
+        f"| p95 of an interaction ≤ {TARGET_P95_INTERACTION_MS / 1e3:.0f} s | {p95_move / 1e3:.1f} s "
+        f"| {verdict(p95_move <= TARGET_P95_INTERACTION_MS)} |",
+        f"| server RSS (all replicas) | {idle:.0f} MiB after the lecturer's view, {full:.0f} MiB at the most: "
+        f"{per_session:.1f} MiB per session | |",
+    ]
+    if r.spread:
+        shares = ", ".join(f"{n} to {addr}" for addr, n in sorted(r.spread.items()))
+        lines.append(f"| WebSockets per replica (the balancer's log) | {shares} | |")
+    if errors:
+        lines += ["", "Errors (first 10):", "", *(f"- {e}" for e in errors[:10])]
+    return "\n".join(lines) + "\n"
+
+
+async def run_throughput(
+    sessions: int, seconds: float, log_dir: Path, idle: int = 0
+) -> tuple[int, float, list[float], list[str]]:
+    """Reruns completed by one process while ``sessions`` clients move the gain slider back to back.
+
+    ``idle`` more sessions are opened first and left open, doing nothing: what other sessions in the
+    process cost each rerun.
+    """
+    app = start_app(free_port(), log_dir / "throughput.log")
+    errors: list[str] = []
+    try:
+        await asyncio.to_thread(wait_app, app)
+        await warm_up(app.url)
+        bystanders = [Session(app.url, query=LECTURE.query()) for _ in range(idle)]
+        for chunk in range(0, idle, 20):
+            await asyncio.gather(*(c.open() for c in bystanders[chunk : chunk + 20]))
+        clients = [Session(app.url, query=LECTURE.query()) for _ in range(sessions)]
+        await asyncio.gather(*(c.open() for c in clients))
+        latencies: list[float] = []
+        until = time.monotonic() + seconds
+
+        async def drive(c: Session, k: int) -> int:
+            done = 0
+            try:
+                while time.monotonic() < until:
+                    steps = 1 + (done + k) % 6
+                    latencies.append(await c.rerun([c.widget("gain", double_array_value=[1 + steps * GAIN_STEP])]))
+                    done += 1
+            except Exception as e:  # counted, the others go on
+                errors.append(f"{type(e).__name__}: {e}"[:300])
+            return done
+
+        start = time.monotonic()
+        done = sum(await asyncio.gather(*(drive(c, k) for k, c in enumerate(clients))))
+        elapsed = time.monotonic() - start
+        for c in [*clients, *bystanders]:
+            await c.close()
+    finally:
+        stop(app.proc)
+    return done, elapsed, sorted(latencies), errors
+
+
+def throughput_markdown(
+    sessions: int, done: int, elapsed: float, lat: list[float], errors: list[str], idle: int = 0
+) -> str:
+    rate = done / elapsed
+    beside = f", {idle} more sessions open and idle in the same process" if idle else ""
+    return "\n".join(
+        [
+            f"### Rerun throughput of one process ({sessions} sessions back to back{beside})",
+            "",
+            f"{sessions} sessions on the lecturer's link{beside}, each sending its next gain step as soon as the "
+            f"previous answer is in, for {elapsed:.0f} s: **{rate:.1f} reruns/s** (target ≥ {TARGET_RERUNS_PER_S:.0f}: "
+            f"{verdict(rate >= TARGET_RERUNS_PER_S)}); latency p50 {percentile(lat, 50):.0f} ms, "
+            f"p95 {percentile(lat, 95):.0f} ms; {len(errors)} errors.",
+            "",
+        ]
+    )

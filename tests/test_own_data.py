@@ -1,0 +1,97 @@
+"""The explorer's own data: refusals replace each other, and a link whose own data is gone says so."""
+
+import numpy as np
+import torch
+from conftest import assert_no_exception, figures, run_page
+
+from lnviz import data, upload
+from ui import own_data
+
+PAGE = "pages/explorer.py"
+GOOD = "1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0"
+
+
+def grid_x(at) -> np.ndarray:
+    return np.asarray([t for t in figures(at)[0].data if t.type == "heatmap"][0].z, dtype=np.float64)
+
+
+def generated() -> np.ndarray:
+    return data.make_activations("heterogeneous features", 16, 32, 0).numpy()
+
+
+def paste(at, text: str):
+    at.text_area(key="paste").input(text).run()
+    return at.button(key="use_paste").click().run()
+
+
+def upload_warnings(at) -> list[str]:
+    return [w.value for w in at.warning if "Accepted:" in w.value]
+
+
+def test_the_paste_box_holds_what_the_parser_reads():
+    at = run_page(PAGE)
+    assert at.text_area(key="paste").proto.max_chars == upload.MAX_PASTE_CHARS
+
+
+def test_a_refused_paste_replaces_the_previous_warning_and_a_good_one_clears_it():
+    at = run_page(PAGE)
+    paste(at, "1, 2\n3, oops")
+    assert len(upload_warnings(at)) == 1 and "'oops'" in upload_warnings(at)[0]
+    paste(at, "1, 2, 3\n4, 5")
+    (only,) = upload_warnings(at)
+    assert "Row 2 has 2 values" in only and "oops" not in only and "generated data" in only
+    at.slider(key="gain").set_value(1.5).run()  # another rerun: the warning is about the text still in the box
+    assert len(upload_warnings(at)) == 1
+    at.text_area(key="paste").input("1, 2, 3").run()  # the text it was about is gone: so is the warning
+    assert not upload_warnings(at)
+    paste(at, "1, 2\n3, oops")
+    paste(at, GOOD)
+    assert_no_exception(at)
+    assert not upload_warnings(at)
+    np.testing.assert_allclose(grid_x(at), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
+    assert at.text_area(key="paste").value == ""  # the box is emptied once read
+
+
+def test_a_paste_cut_at_the_box_limit_is_refused_as_such():
+    at = run_page(PAGE)
+    paste(at, "1,2\n" * (upload.MAX_PASTE_CHARS // 4))  # what a browser sends of a longer paste: the box's fill
+    (only,) = upload_warnings(at)
+    assert "cut off" in only
+
+
+def test_own_data_is_marked_in_the_link_and_the_mark_goes_with_it():
+    at = run_page(PAGE)
+    assert own_data.OWN_PARAM not in at.query_params
+    paste(at, GOOD)
+    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    at.button(key="own_data_off").click().run()
+    assert own_data.OWN_PARAM not in at.query_params
+    np.testing.assert_allclose(grid_x(at), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_new_session_whose_own_data_is_gone_is_told_so():
+    at = run_page(PAGE, {own_data.OWN_PARAM: "3x4"})  # after a restart: the link, and no data in the session
+    assert_no_exception(at)
+    (gone,) = [w.value for w in at.warning if "gone" in w.value]
+    assert "(3 × 4)" in gone and "generated data" in gone
+    np.testing.assert_allclose(grid_x(at), generated(), rtol=1e-6, atol=1e-6)
+    at.slider(key="gain").set_value(1.5).run()
+    assert [w for w in at.warning if "gone" in w.value], "the notice stays until the viewer acknowledges it"
+    at.button(key="own_gone_ok").click().run()
+    assert not [w for w in at.warning if "gone" in w.value]
+    assert own_data.OWN_PARAM not in at.query_params
+
+
+def test_the_marker_is_never_echoed():
+    at = run_page(PAGE, {own_data.OWN_PARAM: "![x](http://host/px.gif) [log in](http://host/login)"})
+    (gone,) = [w.value for w in at.warning if "gone" in w.value]
+    assert "http" not in gone and "![" not in gone and "×" not in gone
+
+
+def test_data_sent_by_another_page_is_marked_too():
+    at = run_page(PAGE)
+    own_x = torch.arange(12, dtype=torch.float64).reshape(3, 4) ** 2
+    at.session_state[own_data.KEY] = {"x": own_x.numpy(), "source": "the training page"}
+    at.run()
+    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    np.testing.assert_allclose(grid_x(at), own_x.numpy())

@@ -1,0 +1,197 @@
+"""One real server, as configured for hosting: big pastes and many uploads can't take it down.
+
+The server is ``streamlit run app.py`` from the repository root, so it reads
+.streamlit/config.toml. Clients speak Streamlit's protocol over the WebSocket
+(tests/wsclient.py), as a browser's frontend does, or PUT files as its
+uploader does. The server's resident memory (VmRSS) is sampled throughout.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+import websockets
+from wsclient import Session
+
+from lnviz import upload
+
+RSS_LIMIT_MIB = 1536  # the target: three big pastes at once stay under 1.5 GB
+PASTE_BYTES = 24_000_000  # just under Streamlit's default widget-state limit (25 MB), which let such pastes in
+
+
+def arun(coro):
+    """``asyncio.run(coro)`` in a thread of its own: Playwright's sync API (other tests) keeps a loop in this one."""
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
+
+
+def rss_mib(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    raise RuntimeError(f"no VmRSS for {pid}")
+
+
+class Peak:
+    """The highest RSS of a process, sampled every 20 ms while in use."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid, self.mib, self._stop = pid, rss_mib(pid), threading.Event()
+        self._thread = threading.Thread(target=self._sample, daemon=True)
+
+    def _sample(self) -> None:
+        while not self._stop.wait(0.02):
+            self.mib = max(self.mib, rss_mib(self.pid))
+
+    def __enter__(self) -> Peak:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+        self.mib = max(self.mib, rss_mib(self.pid))
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
+    from browser import free_port, start_app, stop, wait_app
+
+    app = start_app(free_port(), tmp_path_factory.mktemp("limits") / "streamlit.log")
+    try:
+        wait_app(app)
+        yield app
+    finally:
+        stop(app.proc)
+
+
+async def opened(base: str) -> Session:
+    session = Session(base)
+    await session.open()
+    return session
+
+
+def paste(session: Session, text: str) -> list:
+    return [session.widget("paste", string_value=text), session.widget("use_paste", trigger_value=True)]
+
+
+async def three_pasters(base: str, text: str) -> list[object]:
+    """Three sessions paste ``text`` at once; each one's outcome: its warnings, or how its connection closed."""
+    sessions = await asyncio.gather(*(opened(base) for _ in range(3)))
+
+    async def one(session: Session) -> object:
+        try:
+            await session.rerun(paste(session, text))
+        except websockets.ConnectionClosed as closed:
+            return closed.rcvd.code if closed.rcvd else None
+        finally:
+            await session.close()
+        return session.texts("warning")
+
+    return await asyncio.gather(*(one(s) for s in sessions))
+
+
+def test_three_big_pastes_at_once_are_refused_and_the_server_stays_small(server):
+    with Peak(server.proc.pid) as peak:
+        # A client that sends a 24 MB paste (a browser can't: the box holds MAX_PASTE_CHARS) is closed
+        # with 1009, "message too big", before the server parses it.
+        outcomes = arun(three_pasters(server.url, "1\n" * (PASTE_BYTES // 2)))
+        assert outcomes == [1009, 1009, 1009], outcomes
+        # What a browser sends of the same paste: the box's fill, cut at its limit. Each paster is told.
+        outcomes = arun(three_pasters(server.url, "1\n" * (upload.MAX_PASTE_CHARS // 2)))
+        for warnings in outcomes:
+            assert any("cut off" in w for w in warnings), outcomes
+    assert server.proc.poll() is None, server.log_tail()
+    assert peak.mib < RSS_LIMIT_MIB, f"the server reached {peak.mib:.0f} MiB"
+    # And everyone else is still served.
+    assert arun(charts_and_exceptions(server.url))[0]
+
+
+async def charts_and_exceptions(base: str) -> tuple[int, int]:
+    session = await opened(base)
+    await session.close()
+    return len(session.tree.get("plotly_chart")), len(session.tree.get("exception"))
+
+
+def held_upload_bytes(base: str) -> int:
+    """What the server's store of uploaded files holds, from its metrics (0 when it holds none).
+
+    Streamlit computes this family at most every 5 s and answers from a cache in between: wait that out.
+    """
+    time.sleep(5.5)
+    with urllib.request.urlopen(base + "/_stcore/metrics?families=cache_memory_bytes", timeout=30) as r:
+        text = r.read().decode()
+    lines = [line for line in text.splitlines() if "UploadedFileManager" in line and not line.startswith("#")]
+    return int(float(lines[0].rsplit(" ", 1)[1])) if lines else 0
+
+
+def put_file(base: str, session_id: str, xsrf: str, data: bytes) -> int:
+    """PUT one file as the uploader does; the HTTP status."""
+    boundary = uuid.uuid4().hex
+    body = (
+        (
+            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.csv"\r\n'
+            "Content-Type: text/csv\r\n\r\n"
+        ).encode()
+        + data
+        + f"\r\n--{boundary}--\r\n".encode()
+    )
+    request = urllib.request.Request(
+        f"{base}/_stcore/upload_file/{session_id}/{uuid.uuid4()}",
+        data=body,
+        method="PUT",
+        headers={
+            "Content-Type": f"multipart/form-data; boundary={boundary}",
+            "X-Xsrftoken": xsrf,
+            "Cookie": f"_streamlit_xsrf={xsrf}",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=60) as r:
+            return r.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def xsrf_cookie(base: str) -> str:
+    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as r:
+        for header in r.headers.get_all("Set-Cookie") or []:
+            name, _, rest = header.partition("=")
+            if name == "_streamlit_xsrf":
+                return rest.split(";", 1)[0]
+    raise AssertionError("the server set no XSRF cookie")
+
+
+async def upload_file_after_file(base: str) -> tuple[list[int], int, int, int]:
+    """One session PUTs 1 MiB files: the first six's statuses, the bytes held then, the 21st's status, held then."""
+    session = await opened(base)  # the explorer's first run installs the quota
+    xsrf, file = xsrf_cookie(base), b"1,2\n" * 2**18
+    try:
+        before = held_upload_bytes(base)
+        first = [put_file(base, session.session_id, xsrf, file) for _ in range(6)]
+        held = held_upload_bytes(base) - before
+        for _ in range(14):
+            put_file(base, session.session_id, xsrf, file)
+        last = put_file(base, session.session_id, xsrf, file)
+        return first, held // len(file), last, (held_upload_bytes(base) - before) // len(file)
+    finally:
+        await session.close()
+
+
+def test_a_session_that_uploads_file_after_file_holds_two_and_is_then_refused(server):
+    first, held, last, held_after = arun(upload_file_after_file(server.url))
+    assert first == [204] * 6
+    assert held == 2  # files: each upload pushed out the session's oldest beyond two, so 2 MiB held, not 6
+    assert last == 429  # the 21st upload in ten minutes
+    assert held_after == 2
+    time.sleep(0.5)
+    assert server.proc.poll() is None, server.log_tail()
