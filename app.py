@@ -10,7 +10,7 @@ import sys
 
 import streamlit as st
 
-from ui import mode
+from ui import heavy, mode
 
 st.set_page_config(
     page_title="lnviz: LayerNorm vs BatchNorm",
@@ -44,6 +44,7 @@ PAGES = {
 }
 
 # In lecture mode the navigation moves to the top bar, so the sidebar starts with the controls that matter.
+heavy.install_upload_quota()  # before any page can take a file
 page = st.navigation(PAGES, position="top" if mode.presenting() else "sidebar")
 mode.apply_style()
 if mode.presenting():

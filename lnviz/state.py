@@ -211,7 +211,7 @@ COMPILE = Param(
     "compile",
     "Sweep torch.compile too",
     "bool",
-    True,
+    False,
     help="Compiling takes seconds per size on a CPU; it is never part of the per-rerun measurement.",
 )
 OFFSET = Param(

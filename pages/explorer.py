@@ -22,7 +22,7 @@ import torch  # noqa: E402
 
 from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
 from lnviz.explorer import Exploration  # noqa: E402
-from ui import mode, own_data  # noqa: E402
+from ui import heavy, mode, own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
 
@@ -233,7 +233,8 @@ def downloads(result: Exploration, norm: Normalization) -> None:
             for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
                 column.download_button(
                     f"{name}.{ext}",
-                    data=lambda v=values, w=write: w(v),  # built only when clicked: a full-size CSV takes seconds
+                    # Built only when clicked (a full-size CSV takes seconds), under the server's limit on heavy work.
+                    data=heavy.deferred(f"{name}.{ext}", lambda v=values, w=write: w(v)),
                     file_name=f"{name}.{ext}",
                     mime=mime,
                     on_click="ignore",

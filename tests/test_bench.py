@@ -11,6 +11,7 @@ import dataclasses
 import inspect
 import io
 import math
+import re
 import statistics
 import types
 
@@ -24,6 +25,7 @@ from hypothesis import strategies as st
 from torch import nn
 
 from lnviz import bench
+from ui import heavy
 
 CPU = torch.device("cpu")
 KIB = 1024
@@ -441,13 +443,23 @@ def _variance_fig(at):
     return next(f for f in figures(at) if any(t.name == "Welford" for t in f.data))
 
 
+def _ran_on_the_servers_threads(at) -> bool:
+    """The quick case ran on the thread count the server runs torch with (the device badge's)."""
+    for c in at.caption:
+        found = re.search(r"CPU · (\d+) threads? by default; this measurement ran on (\d+) thread", c.value)
+        if found:
+            return found[1] == found[2]
+    return False
+
+
 def test_page_runs_and_every_control_changes_the_view():
     at = run_page(PAGE)
     assert_no_exception(at)
     assert _quick_title(at) == "x of shape (128, 1024), float32, cpu"
     assert len(at.dataframe) >= 3  # quick table, float16/bfloat16 errors, ε table
-    assert any("ran on 1 thread." in c.value for c in at.caption)
-    assert any("9 kernels each" in m.value for m in at.markdown)
+    assert _ran_on_the_servers_threads(at)  # a visitor can't change the count on a shared server
+    assert "threads" not in {s.key for s in at.slider}
+    assert any("8 kernels each" in m.value for m in at.markdown)  # torch.compile only when asked for
     before = _variance_fig(at)
 
     at.number_input(key="features").set_value(1023).run()
@@ -457,10 +469,8 @@ def test_page_runs_and_every_control_changes_the_view():
     assert _quick_title(at) == "x of shape (8, 1023), float32, cpu"
     at.radio(key="dtype").set_value("bfloat16").run()
     assert _quick_title(at) == "x of shape (8, 1023), bfloat16, cpu"
-    at.slider(key="threads").set_value(2).run()
-    assert any("ran on 2 threads" in c.value for c in at.caption)
-    at.toggle(key="compile").set_value(False).run()
-    assert any("8 kernels each" in m.value for m in at.markdown)
+    at.toggle(key="compile").set_value(True).run()
+    assert any("9 kernels each" in m.value for m in at.markdown)
     at.select_slider(key="offset").set_value(1e4).run()
     assert_no_exception(at)
     assert _variance_fig(at).layout.shapes[-1].x0 == 1e4
@@ -479,11 +489,25 @@ def test_page_large_case_is_lowered_and_said_so():
     assert any(f"Measured {rows} rows, not 8192" in i.value for i in at.info)
 
 
+def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
+    monkeypatch.setenv("LNVIZ_LIMITS", "off")
+    heavy.gate.clear()
+    try:
+        at = run_page(PAGE)
+        at.slider(key="threads").set_value(2).run()
+        assert_no_exception(at)
+        assert any("ran on 2 threads" in c.value for c in at.caption)
+    finally:
+        monkeypatch.delenv("LNVIZ_LIMITS")
+        heavy.gate.clear()
+
+
 def test_page_link_values_are_validated():
-    at = run_page(PAGE, {"features": "99999", "dtype": "float8", "threads": "zero"})
+    at = run_page(PAGE, {"features": "99999", "dtype": "float8", "threads": "2"})
     assert_no_exception(at)
     note = "\n".join(i.value for i in at.info)
-    assert "Hidden size H" in note and "dtype" in note and "CPU threads" in note
+    assert "Hidden size H" in note and "dtype" in note
+    assert _ran_on_the_servers_threads(at)  # the link can't set it
     assert _quick_title(at) == "x of shape (128, 1024), float32, cpu"  # each dropped for its default
 
 

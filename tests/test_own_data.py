@@ -16,7 +16,7 @@ def grid_x(at) -> np.ndarray:
 
 
 def generated() -> np.ndarray:
-    return data.make_activations("heterogeneous features", 16, 32, 0).numpy()
+    return data.make_activations("heterogeneous features", 8, 12, 0).numpy()
 
 
 def paste(at, text: str):

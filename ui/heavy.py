@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz import device, limits
+from lnviz import limits
 
 T = TypeVar("T")
 
@@ -35,6 +35,8 @@ _install_lock = threading.Lock()
 @st.cache_resource(show_spinner=False)
 def gate() -> limits.HeavyGate:
     """The process's gate for heavy actions, from the environment (``LNVIZ_LIMITS``)."""
+    from lnviz import device  # torch: imported when a page first asks, not when the router installs the quota
+
     return limits.HeavyGate(limits.Limits.from_env(os.environ, os.cpu_count() or 1, device.server_threads()))
 
 
