@@ -55,17 +55,8 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from tests.browser import (
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    SETTLE_TIMEOUT,
-    AppProcess,
-    free_port,
-    is_local,
-    start_app,
-    stop,
-    wait_app,
-)
+from harness.chromium import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, is_local
+from harness.server import AppProcess, free_port, start_app, stop, wait_app
 
 BARE_APP = "benchmarks/bare_app.py"
 MAIN_APP = "app.py"

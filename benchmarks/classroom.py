@@ -10,7 +10,7 @@ evenly over ``--arrive`` seconds. Most open the lecturer's link (one seed, one
 preset, B and H); one in ``--own-every`` opens a link of its own. Each, like
 a browser, first GETs the page (through the balancer this gives it its
 routing cookie), then speaks Streamlit's protocol over its WebSocket
-(tests/wsclient.py): the first run, then a gain step every ``--every`` seconds
+(harness/wsclient.py): the first run, then a gain step every ``--every`` seconds
 (±50 % jitter, three up, three down) until ``--seconds`` after the last
 arrival. After every answer the session's heatmaps are checked against torch
 in float64 for its own link and γ: a number from another session is a
@@ -47,9 +47,9 @@ import numpy as np
 
 from benchmarks.load import GAIN_STEP, Memory, Plan, check, percentile, plan, sample_memory
 from benchmarks.run import machine, machine_table, verdict
-from tests.browser import free_port, start_app, stop, wait_app, wait_healthy
-from tests.conftest import decode_typed_arrays
-from tests.wsclient import Session
+from harness.apptest import decode_typed_arrays
+from harness.server import free_port, start_app, stop, wait_app, wait_healthy
+from harness.wsclient import Session
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY_DOC = ROOT / "docs" / "deploy.md"

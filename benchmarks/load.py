@@ -75,20 +75,10 @@ from benchmarks.browser_latency import (
     _settle,
 )
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
+from harness.apptest import decode_typed_arrays
+from harness.chromium import BASE_URL_PROBES, CHARTS_JS, CHROMIUM, CHROMIUM_ARGS, decode_array, is_local
+from harness.server import free_port, start_app, stop, wait_app
 from lnviz import data, state
-from tests.browser import (
-    _BASE_URL_PROBES,
-    _CHARTS_JS,
-    CHROMIUM,
-    CHROMIUM_ARGS,
-    decode_array,
-    free_port,
-    is_local,
-    start_app,
-    stop,
-    wait_app,
-)
-from tests.conftest import decode_typed_arrays
 
 SESSIONS = 20
 SECONDS = 60.0
@@ -314,7 +304,7 @@ class TabSession:
                 return
             where = message.location.get("url", "")
             if message.text.startswith("Failed to load resource") and where:
-                if not is_local(where) or ("404" in message.text and where.endswith(_BASE_URL_PROBES)):
+                if not is_local(where) or ("404" in message.text and where.endswith(BASE_URL_PROBES)):
                     return
             self.out.error(f"console.error: {message.text} ({where})")
 
@@ -346,7 +336,7 @@ class TabSession:
 
     async def heatmaps(self) -> dict[str, np.ndarray]:
         maps = {}
-        for chart in await self.page.evaluate(_CHARTS_JS):
+        for chart in await self.page.evaluate(CHARTS_JS):
             for trace in chart["traces"]:
                 if trace["type"] == "heatmap":
                     maps[trace["name"]] = np.asarray(decode_array(trace["z"]), dtype=np.float64)

@@ -3,7 +3,7 @@
     python -m benchmarks.pages            # prints the markdown table
 
 Every page registered in ``app.py`` is opened as a link would open it
-(``tests.conftest.run_page``), at its default sizes and, where it has
+(``harness.apptest.run_page``), at its default sizes and, where it has
 ``batch``/``features`` controls, at the largest values those controls allow.
 After a warm-up (the first runs fill the caches), ``at.run()`` is timed
 several times: a rerun with nothing changed, the cost of any interaction
@@ -27,7 +27,8 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
-from tests.conftest import ROOT, run_page
+from harness.apptest import run_page
+from harness.server import ROOT
 
 SIZE_KEYS = ("batch", "features")
 TARGET_MS = 250.0

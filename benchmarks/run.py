@@ -32,7 +32,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from tests.conftest import ROOT
+from harness.server import ROOT
 
 DOC = ROOT / "docs" / "benchmarks.md"
 SECTIONS = ("bench", "kernels", "load")

@@ -49,8 +49,8 @@ from benchmarks.browser_latency import (
     open_tab,
     press,
 )
+from harness.server import free_port, start_app, stop, wait_app
 from lnviz import data, explorer, stage
-from tests.browser import free_port, start_app, stop, wait_app
 
 STAGE_APP = "app.py"
 STAGE_GAIN = ".st-key-live_stage input[name=gain]"

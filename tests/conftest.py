@@ -2,77 +2,20 @@
 
 from __future__ import annotations
 
-import base64
-import json
-from pathlib import Path
-
-import numpy as np
-import plotly.graph_objects as go
 import pytest
-from streamlit.testing.v1 import AppTest
+
+from harness.apptest import (  # noqa: F401  (what the tests import from here)
+    APP_TIMEOUT,
+    DEFAULT_PAGE,
+    assert_no_exception,
+    decode_typed_arrays,
+    figures,
+    run_page,
+    share_link,
+)
+from harness.server import ROOT  # noqa: F401
 
 pytest_plugins = ("browser",)
-
-ROOT = Path(__file__).resolve().parents[1]  # on sys.path through pyproject.toml's pythonpath
-
-DEFAULT_PAGE = "pages/explorer.py"
-
-# Long enough for torch's first import on a loaded 2-core machine.
-APP_TIMEOUT = 120
-
-
-def run_page(
-    page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT, current: bool = True
-) -> AppTest:
-    """Run ``app.py`` switched to ``page`` (a path such as "pages/explorer.py").
-
-    ``query`` is the link's query string, as the browser would send it. A link
-    the app makes today carries the state table's version (``v``); unless
-    ``current`` is False, a query without one gets it, so that it is read as
-    such a link and not as one from before (see :func:`lnviz.links.upgrade`).
-    """
-    query = dict(query or {})
-    if current and query and "v" not in query:
-        query["v"] = "2"
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
-    for key, value in query.items():
-        at.query_params[key] = value
-    if page != DEFAULT_PAGE:
-        # AppTest runs the router's own widgets only when no page switch precedes the
-        # first run, so the default page is reached without one.
-        at.switch_page(page)
-    at.run()
-    return at
-
-
-def decode_typed_arrays(node):
-    """Plotly's compact binary arrays ({"dtype", "bdata", "shape"}) back to numpy, everywhere in ``node``."""
-    if isinstance(node, dict):
-        if "bdata" in node and "dtype" in node:
-            arr = np.frombuffer(base64.b64decode(node["bdata"]), dtype=np.dtype(node["dtype"]))
-            shape = node.get("shape")
-            if shape:
-                arr = arr.reshape([int(n) for n in str(shape).split(",")])
-            return arr
-        return {k: decode_typed_arrays(v) for k, v in node.items()}
-    if isinstance(node, list):
-        return [decode_typed_arrays(v) for v in node]
-    return node
-
-
-def figures(at: AppTest) -> list[go.Figure]:
-    """Every plotly chart on the page, decoded from its element spec."""
-    return [go.Figure(decode_typed_arrays(json.loads(el.proto.spec))) for el in at.get("plotly_chart")]
-
-
-def share_link(at: AppTest) -> str:
-    """The link in the page's "Share this view" box (the page kit puts it at the top of the sidebar)."""
-    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
-    return box.code[0].value
-
-
-def assert_no_exception(at: AppTest) -> None:
-    assert not at.exception, [e.value for e in at.exception]
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -55,17 +55,17 @@ def test_moving_a_slider_writes_the_url_and_the_url_reproduces_the_view(app_serv
 
 
 def test_lecture_mode_and_hidden_controls(app_server, open_app):
-    h1_size = "() => parseFloat(getComputedStyle(document.querySelector('h1')).fontSize)"
+    root_size = "() => parseFloat(getComputedStyle(document.documentElement).fontSize)"
     normal = open_app(f"{app_server}/")
     assert normal.page.locator(".st-key-eps").count() == 1
-    normal_sidebar, normal_h1 = normal.page.evaluate(SIDEBAR_RIGHT), normal.page.evaluate(h1_size)
+    normal_sidebar, normal_root = normal.page.evaluate(SIDEBAR_RIGHT), normal.page.evaluate(root_size)
     normal.page.close()  # one tab at a time: a busy machine is slow enough with one
     present = open_app(f"{app_server}/?present=1&hide=eps,seed")
     assert not present.exceptions()
     assert present.page.evaluate(SIDEBAR_RIGHT) <= 0 < normal_sidebar
     assert present.page.locator(".st-key-eps").count() == 0 and present.page.locator(".st-key-seed").count() == 0
     assert present.page.locator(".st-key-batch").count() == 1
-    assert present.page.evaluate(h1_size) > normal_h1  # the lecture stylesheet is in the page
+    assert present.page.evaluate(root_size) > normal_root  # the lecture stylesheet's larger type is in the page
 
 
 def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):

@@ -5,7 +5,7 @@ import subprocess
 import sys
 import textwrap
 
-from tests.browser import ROOT
+from harness.server import ROOT
 
 # AppTest in a fresh interpreter: the freeze is process-wide, so pytest's own
 # process (which imported torch long before) would not tell us anything.

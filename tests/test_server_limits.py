@@ -2,7 +2,7 @@
 
 The server is ``streamlit run app.py`` from the repository root, so it reads
 .streamlit/config.toml. Clients speak Streamlit's protocol over the WebSocket
-(tests/wsclient.py), as a browser's frontend does, or PUT files as its
+(harness/wsclient.py), as a browser's frontend does, or PUT files as its
 uploader does. The server's resident memory (VmRSS) is sampled throughout.
 """
 
@@ -20,8 +20,8 @@ from pathlib import Path
 
 import pytest
 import websockets
-from wsclient import Session
 
+from harness.wsclient import Session
 from lnviz import upload
 
 RSS_LIMIT_MIB = 1536  # the target: three big pastes at once stay under 1.5 GB

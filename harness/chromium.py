@@ -1,0 +1,105 @@
+"""Headless Chromium for tests and benchmarks: Debian's browser, its flags, and what to ask a page.
+
+Shared by tests/ and benchmarks/, which import this and not each other. The
+JavaScript probes read the app's state from the page: settled (``SETTLED_JS``),
+what it is doing (``STATE_JS``), and each plotly chart's data (``CHARTS_JS``).
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Any
+from urllib.parse import urlsplit
+
+import numpy as np
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SETTLE_TIMEOUT = 90.0
+VIEWPORT = {"width": 1400, "height": 2400}
+# Opened at /bench, Streamlit's frontend looks for its server at /bench/_stcore/...
+# first and then one level up: those 404s are how it finds its base URL.
+BASE_URL_PROBES = ("/_stcore/health", "/_stcore/host-config")
+
+# True once the page has run its script and drawn it: connected, the script not
+# running (no status widget), something in the main block and no placeholder
+# left there, and every plotly chart drawn.
+SETTLED_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    if (!app) return false;
+    if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
+    if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
+    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
+    if (!main || !main.querySelector('[data-testid="stElementContainer"]')) return false;
+    // A skeleton stands in for an element whose code is still loading (plotly is
+    // loaded lazily); a stale element is left over from the previous run.
+    if (main.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
+    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
+        const plot = chart.querySelector('.js-plotly-plot');
+        if (!plot || !plot.data || !plot._fullLayout) return false;
+    }
+    return true;
+}"""
+
+STATE_JS = """() => {
+    const app = document.querySelector('[data-testid="stApp"]');
+    const count = (selector) => document.querySelectorAll(selector).length;
+    return {
+        script: app && app.getAttribute('data-test-script-state'),
+        connection: app && app.getAttribute('data-test-connection-state'),
+        statusWidget: count('[data-testid="stStatusWidget"]'),
+        elements: count('[data-testid="stMainBlockContainer"] [data-testid="stElementContainer"]'),
+        skeletons: count('[data-testid="stMainBlockContainer"] [data-testid="stSkeleton"]'),
+        stale: count('[data-testid="stMainBlockContainer"] [data-stale="true"]'),
+        plotlyCharts: count('[data-testid="stPlotlyChart"]'),
+    };
+}"""
+
+# Each plotly chart's traces as plain JSON: typed arrays become arrays; a
+# base64 array spec ({dtype, bdata, shape}) is passed on for Python to decode.
+CHARTS_JS = """() => {
+    const plain = (v) => {
+        if (ArrayBuffer.isView(v)) return Array.from(v);
+        if (Array.isArray(v)) return v.map(plain);
+        return v;
+    };
+    return Array.from(document.querySelectorAll('.js-plotly-plot')).map((plot) => {
+        const holder = plot.closest('[class*="st-key-"]');
+        const keyClass = holder ? Array.from(holder.classList).find((c) => c.startsWith('st-key-')) : null;
+        const traces = (plot.data || []).map((t) => {
+            const out = {type: t.type || 'scatter', name: t.name === undefined ? null : t.name};
+            for (const k of ['x', 'y', 'z', 'text', 'customdata']) {
+                if (t[k] !== undefined && t[k] !== null) out[k] = plain(t[k]);
+            }
+            return out;
+        });
+        return {key: keyClass ? keyClass.slice('st-key-'.length) : null, traces: traces};
+    });
+}"""
+
+
+def is_local(url: str) -> bool:
+    """Whether ``url`` points at this machine (where the tests' servers are)."""
+    return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+
+
+def decode_array(value: Any) -> Any:
+    """A plotly array as nested lists: a base64 spec {dtype, bdata, shape} is decoded."""
+    if isinstance(value, dict) and "bdata" in value and "dtype" in value:
+        flat = np.frombuffer(base64.b64decode(value["bdata"]), dtype=np.dtype(value["dtype"]).newbyteorder("<"))
+        shape = value.get("shape")
+        if shape:
+            dims = [int(n) for n in str(shape).split(",")]
+            flat = flat.reshape(dims)
+        return flat.tolist()
+    if isinstance(value, list):
+        return [decode_array(v) for v in value]
+    return value
