@@ -146,21 +146,26 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     return plot.figure(traces, layout, margin=dict(l=70, r=110, t=40, b=55), height=460)
 
 
+PANELS = {"input": "Input x", "BN": "BatchNorm y", "LN": "LayerNorm y"}  # fig_distributions' panel titles
+
+
 def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
-    """Histograms of every value of x and of each norm's output, overlaid.
+    """Histograms of x and of each norm's output as small multiples, side by side.
 
     ``hists`` maps a name ("input", "BN", "LN") to (counts, bin centres), as
-    :func:`lnviz.explorer.histogram` returns them.
+    :func:`lnviz.explorer.histogram` returns them, each binned over its own
+    range: each panel has its own value axis. Each is opaque, in its norm's
+    colour (the input grey), so no two blend.
     """
-    traces = [
-        plot.histogram(counts, centres, name, theme.ROLES.get(name, theme.GREY)) | dict(opacity=0.55)
-        for name, (counts, centres) in hists.items()
-    ]
-    layout = dict(
-        barmode="overlay",
-        bargap=0,
-        xaxis=dict(title=dict(text="value")),
-        yaxis=dict(title=dict(text="count")),
-        legend=plot.legend_above(),
-    )
-    return plot.figure(traces, layout, margin=dict(l=70, r=20, t=40, b=55), height=300)
+    traces, layout, annotations = [], {}, []
+    for k, ((name, (counts, centres)), domain) in enumerate(
+        zip(hists.items(), plot.columns(len(hists), gap=0.08), strict=True), start=1
+    ):
+        axes = plot.axis_names(k)
+        color = theme.ROLES.get(name, theme.GREY)
+        traces.append(plot.histogram(counts, centres, name, color, axes))
+        layout[plot.layout_key(axes[0])] = dict(domain=domain, anchor=axes[1], nticks=5, title=dict(text="value"))
+        layout[plot.layout_key(axes[1])] = dict(anchor=axes[0]) | (dict(title=dict(text="count")) if k == 1 else {})
+        annotations.append(plot.title(PANELS.get(name, name), sum(domain) / 2, color=color))
+    layout |= dict(bargap=0, showlegend=False, annotations=annotations)
+    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=40, b=55), height=300)
