@@ -196,18 +196,28 @@ class Distributions:
         return self.counted < self.total
 
 
-def distributions(result: Exploration, bins: int = 60) -> Distributions:
+def bins_for(count: int, most: int = 60) -> int:
+    """How many bins a histogram of ``count`` values gets: Rice's rule, ⌈2 · count^(1/3)⌉, from 8 to ``most``.
+
+    96 values get 10 bins rather than 60 mostly empty ones; 65,536 get ``most``.
+    """
+    return min(max(math.ceil(2 * count ** (1 / 3)), 8), most)
+
+
+def distributions(result: Exploration, bins: int | None = None) -> Distributions:
     """Histograms of every value of x (B, H), BN's y and LN's y, each over its own range.
 
     One shared range would squeeze the outputs (about ±3) into a few bins of
     the input's range; each panel's own range shows each shape. A grid of more
     than :data:`SAMPLE` values is counted on the same :func:`sample` of cells
-    for all three.
+    for all three. ``bins`` defaults to :func:`bins_for` the values counted.
     """
     named = {"input": result.x, "BN": None if result.bn is None else result.bn.y, "LN": result.ln.y}
     samples = {name: sample(values) for name, values in named.items() if values is not None}
+    counted = samples["input"].numel()
+    bins = bins or bins_for(counted)
     hists = {name: histogram(values, bins=bins) for name, values in samples.items()}
-    return Distributions(hists=hists, counted=samples["input"].numel(), total=result.x.numel())
+    return Distributions(hists=hists, counted=counted, total=result.x.numel())
 
 
 def table(values: Tensor, rows: slice, cols: slice) -> pd.DataFrame:

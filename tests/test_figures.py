@@ -78,6 +78,8 @@ def test_distributions_are_opaque_side_by_side_panels_in_each_norms_colour():
         np.testing.assert_allclose(np.asarray(trace.x), centres.numpy(), rtol=1e-6)
         assert trace.marker.color == theme.ROLES[name] and trace.opacity in (None, 1)
         assert (trace.xaxis, trace.yaxis) == plot.axis_names(k)  # its own value axis
+    # Same values, same number of bins: one count axis for all, so the bar heights compare.
+    assert [fig.layout[plot.layout_key(t.yaxis)].matches for t in fig.data] == [None, "y", "y"]
     domains = [fig.layout[plot.layout_key(t.xaxis)].domain for t in fig.data]
     assert all(a[1] < b[0] for a, b in itertools.pairwise(domains)), domains  # no overlap
     titles = {a.text: a.font.color for a in fig.layout.annotations}
