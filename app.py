@@ -1,5 +1,8 @@
 """lnviz: the router. Each page is one file in pages/, with an explicit url_path.
 
+The explorer is the default page, at /, and also at /explorer (a hidden second
+entry for the same file), so a link to /explorer opens it.
+
 App-wide things live here: the page config (lecture mode collapses the
 sidebar), the lecture style and the garbage collector. Nothing here imports
 torch: on a fresh server a page paints its title while torch loads.
@@ -21,12 +24,24 @@ st.set_page_config(
 
 PAGES = {
     "Explore": [
+        # Streamlit serves the default page at / only; its url_path just names it ("must still be unique").
         st.Page(
             "pages/explorer.py",
             title="LayerNorm vs BatchNorm",
             icon=":material/grid_on:",
-            url_path="explorer",
+            url_path="home",
             default=True,
+        ),
+        # ... so /explorer is the same script again, hidden from the navigation, which lists the explorer once.
+        # Not a redirect to /: that would push a history entry, and Back would land on /explorer and bounce.
+        # (page= by keyword: the page lists in tests/ and benchmarks/ are the listed pages, read from the
+        # positional st.Page("pages/...") calls.)
+        st.Page(
+            page="pages/explorer.py",
+            title="LayerNorm vs BatchNorm",
+            icon=":material/grid_on:",
+            url_path="explorer",
+            visibility="hidden",
         ),
         st.Page("pages/walkthrough.py", title="Walkthrough", icon=":material/stairs:", url_path="walkthrough"),
     ],

@@ -161,18 +161,63 @@ def finite_range(*tensors: Tensor) -> tuple[float, float]:
     return min(float(e.min) for e in ends), max(float(e.max) for e in ends)
 
 
-def histogram(values: Tensor, lo: float, hi: float, bins: int = 60) -> tuple[Tensor, Tensor]:
+def histogram(
+    values: Tensor, lo: float | None = None, hi: float | None = None, bins: int = 60
+) -> tuple[Tensor, Tensor]:
     """Counts of the finite ``values`` in ``bins`` equal bins over [lo, hi], and the bin centres.
 
+    ``values`` has any shape; every element counts once. Without ``lo`` and
+    ``hi`` the range is the values' own finite range, so the bins spread over
+    what is there. A single value (lo = hi) gets a bin of width 1 around it.
     Computed in torch on the values' device, so a 1024 × 1024 grid sends 60
     numbers to the browser, not a million.
     """
     finite = _finite(values)
+    if lo is None or hi is None:
+        own_lo, own_hi = finite_range(finite)
+        lo, hi = own_lo if lo is None else lo, own_hi if hi is None else hi
     if hi <= lo:
-        hi = lo + 1.0
+        lo, hi = lo - 0.5, lo + 0.5
     counts = torch.histc(finite, bins=bins, min=lo, max=hi)  # (bins,)
     edges = torch.linspace(lo, hi, bins + 1, dtype=torch.float64)  # (bins + 1,)
     return counts.cpu(), ((edges[:-1] + edges[1:]) / 2)
+
+
+@dataclass(frozen=True)
+class Distributions:
+    """Histograms of x and of each norm's y, each binned over its own finite range."""
+
+    hists: dict[str, tuple[Tensor, Tensor]]  # "input", "BN" (absent when B = 1), "LN": (counts, centres), (bins,)
+    counted: int  # values counted per histogram: all B · H, or the even sample of a large grid
+    total: int  # B · H
+
+    @property
+    def sampled(self) -> bool:
+        return self.counted < self.total
+
+
+def bins_for(count: int, most: int = 60) -> int:
+    """How many bins a histogram of ``count`` values gets: Rice's rule, ⌈2 · count^(1/3)⌉, from 8 to ``most``.
+
+    96 values get 10 bins rather than 60 mostly empty ones; 65,536 get ``most``.
+    """
+    return min(max(math.ceil(2 * count ** (1 / 3)), 8), most)
+
+
+def distributions(result: Exploration, bins: int | None = None) -> Distributions:
+    """Histograms of every value of x (B, H), BN's y and LN's y, each over its own range.
+
+    One shared range would squeeze the outputs (about ±3) into a few bins of
+    the input's range; each panel's own range shows each shape. A grid of more
+    than :data:`SAMPLE` values is counted on the same :func:`sample` of cells
+    for all three. ``bins`` defaults to :func:`bins_for` the values counted.
+    """
+    named = {"input": result.x, "BN": None if result.bn is None else result.bn.y, "LN": result.ln.y}
+    samples = {name: sample(values) for name, values in named.items() if values is not None}
+    counted = samples["input"].numel()
+    bins = bins or bins_for(counted)
+    hists = {name: histogram(values, bins=bins) for name, values in samples.items()}
+    return Distributions(hists=hists, counted=counted, total=result.x.numel())
 
 
 def table(values: Tensor, rows: slice, cols: slice) -> pd.DataFrame:

@@ -146,21 +146,36 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     return plot.figure(traces, layout, margin=dict(l=70, r=110, t=40, b=55), height=460)
 
 
+PANELS = {"input": "Input x", "BN": "BatchNorm y", "LN": "LayerNorm y"}  # fig_distributions' panel titles
+BAR_EDGE = dict(color="white", width=0.5)  # touching bars stay countable, in one opaque colour
+
+
 def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
-    """Histograms of every value of x and of each norm's output, overlaid.
+    """Histograms of x and of each norm's output as small multiples, side by side.
 
     ``hists`` maps a name ("input", "BN", "LN") to (counts, bin centres), as
-    :func:`lnviz.explorer.histogram` returns them.
+    :func:`lnviz.explorer.histogram` returns them, each binned over its own
+    range: each panel has its own value axis. They share the count axis: each
+    holds the same values in the same number of bins. Each is opaque, in its
+    norm's colour (the input grey), so no two blend.
     """
-    traces = [
-        plot.histogram(counts, centres, name, theme.ROLES.get(name, theme.GREY)) | dict(opacity=0.55)
-        for name, (counts, centres) in hists.items()
-    ]
-    layout = dict(
-        barmode="overlay",
-        bargap=0,
-        xaxis=dict(title=dict(text="value")),
-        yaxis=dict(title=dict(text="count")),
-        legend=plot.legend_above(),
-    )
-    return plot.figure(traces, layout, margin=dict(l=70, r=20, t=40, b=55), height=300)
+    traces, layout, annotations = [], {}, []
+    few = max(float(counts.max()) for counts, _ in hists.values()) <= 6  # whole-number ticks, not 0.5, 1, 1.5
+    for k, ((name, (counts, centres)), domain) in enumerate(
+        zip(hists.items(), plot.columns(len(hists), gap=0.04), strict=True), start=1
+    ):
+        axes = plot.axis_names(k)
+        color = theme.ROLES.get(name, theme.GREY)
+        traces.append(
+            plot.histogram(counts, centres, name, color, axes) | dict(marker=dict(color=color, line=BAR_EDGE))
+        )
+        # Few, level ticks: on a phone each panel is about 100 px wide.
+        x_axis = dict(domain=domain, anchor=axes[1], nticks=3, tickangle=0, title=dict(text="value"))
+        layout[plot.layout_key(axes[0])] = x_axis
+        # Same number of values and of bins in every panel, so the counts compare: one count axis, labelled once.
+        shared = dict(title=dict(text="count")) if k == 1 else dict(matches="y", showticklabels=False)
+        layout[plot.layout_key(axes[1])] = dict(anchor=axes[0]) | shared | (dict(dtick=1) if few else {})
+        # Titles at the body size: "BatchNorm y" must fit over its panel on a phone.
+        annotations.append(plot.title(PANELS.get(name, name), sum(domain) / 2, color=color, size=theme.FONT_SIZE))
+    layout |= dict(bargap=0, showlegend=False, annotations=annotations)
+    return plot.figure(traces, layout, margin=dict(l=50, r=15, t=32, b=50), height=300)

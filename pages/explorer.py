@@ -171,18 +171,21 @@ def numbers(result: Exploration, rows: slice, cols: slice, stage: str) -> None:
 
 
 def distributions(result: Exploration) -> None:
-    """Histograms of x and of both outputs, over the full grid (an even sample of a large one)."""
+    """Histograms of x and of both outputs, each on its own range, over the full grid (an even sample of a large one)."""
     st.subheader("Distributions before and after")
-    named = {"input": result.x, "BN": None if result.bn is None else result.bn.y, "LN": result.ln.y}
-    samples = {name: explorer.sample(values) for name, values in named.items() if values is not None}
-    lo, hi = explorer.finite_range(*samples.values())
-    hists = {name: explorer.histogram(values, lo, hi) for name, values in samples.items()}
-    if result.x.numel() > explorer.SAMPLE:
+    dists = explorer.distributions(result)
+    if dists.sampled:
         st.caption(
-            f"Counted over an evenly spread sample of {len(samples['input']):,} of the {result.x.numel():,} values "
+            f"Counted over an evenly spread sample of {dists.counted:,} of the {dists.total:,} values "
             "(every feature and every sample is represented)."
         )
-    page.chart(figures.fig_distributions(hists), key="hist_chart", alt="Histograms of x, BN's y and LN's y.")
+    page.say("Each histogram spans its own values, so compare shapes and ranges, not positions.")
+    shown = "x and LN's y" if result.bn is None else "x, BN's y and LN's y"
+    page.chart(
+        figures.fig_distributions(dists.hists),
+        key="hist_chart",
+        alt=f"Histograms of {shown} side by side, each binned over its own range of values.",
+    )
 
 
 def cell(result: Exploration, i: int, j: int, eps: float) -> None:

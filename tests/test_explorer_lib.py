@@ -58,6 +58,50 @@ def test_histogram_counts_every_finite_value():
     torch.testing.assert_close(centres, torch.tensor([0.25, 0.75, 1.25, 1.75], dtype=torch.float64))
 
 
+def _own_range_histc(t: torch.Tensor, bins: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch's own histogram of ``t`` over its own min and max, and the bin centres: the oracle."""
+    lo, hi = float(t.min()), float(t.max())
+    edges = torch.linspace(lo, hi, bins + 1, dtype=torch.float64)
+    return torch.histc(t, bins=bins, min=lo, max=hi), (edges[:-1] + edges[1:]) / 2
+
+
+def test_distributions_bin_each_tensor_on_its_own_range():
+    x = data.make_activations("heterogeneous features", 12, 20, seed=4) * 40 + 100  # far from the outputs' ±3
+    g, b = data.random_affine(20, seed=4)
+    r = explorer.explore(x, g, b, 1e-5)
+    dists = explorer.distributions(r)
+    assert list(dists.hists) == ["input", "BN", "LN"] and not dists.sampled and dists.counted == 240
+    bins = explorer.bins_for(240)
+    for name, values in (("input", x), ("BN", r.bn.y), ("LN", r.ln.y)):
+        counts, centres = dists.hists[name]
+        want_counts, want_centres = _own_range_histc(values, bins)
+        torch.testing.assert_close(counts, want_counts, rtol=0, atol=0)
+        torch.testing.assert_close(centres, want_centres, rtol=0, atol=1e-12)
+        assert int((counts > 0).sum()) > bins // 2, name  # spread over the bins, not squeezed into a few
+
+
+def test_distributions_leave_bn_out_at_one_sample_and_sample_a_large_grid():
+    one = explorer.explore(data.make_activations("standard normal", 1, 30, seed=0))
+    assert list(explorer.distributions(one).hists) == ["input", "LN"]
+    big = explorer.explore(data.make_activations("standard normal", 512, 256, seed=0))
+    dists = explorer.distributions(big)
+    assert dists.sampled and dists.total == 512 * 256 and dists.counted <= explorer.SAMPLE
+    for name, values in (("input", big.x), ("LN", big.ln.y)):
+        want, _ = _own_range_histc(explorer.sample(values), 60)
+        torch.testing.assert_close(dists.hists[name][0], want, rtol=0, atol=0)
+        assert dists.hists[name][0].sum() == dists.counted
+
+
+@pytest.mark.parametrize("count, bins", [(1, 8), (96, 10), (240, 13), (65_536, 60), (10**6, 60)])
+def test_bins_follow_rices_rule(count, bins):
+    assert explorer.bins_for(count) == bins
+
+
+def test_histogram_of_one_repeated_value_is_one_bar_around_it():
+    counts, centres = explorer.histogram(torch.full((4, 5), 2.5, dtype=torch.float64), bins=5)
+    assert counts.tolist() == [0, 0, 20, 0, 0] and float(centres[2]) == 2.5
+
+
 def test_table_is_the_window():
     x = data.make_activations("standard normal", 5, 7, seed=1)
     t = explorer.table(x, slice(1, 3), slice(2, 6))

@@ -50,6 +50,20 @@ def test_default_view_matches_torch(default_page):
     assert len(at.get("plotly_chart")) == 3 and len(at.latex) == 2
 
 
+def test_distributions_are_binned_on_each_panels_own_range(default_page):
+    x = x_for()
+    outputs_ = {
+        "input": x,
+        "BN": F.batch_norm(x, None, None, training=True, eps=1e-5),
+        "LN": F.layer_norm(x, (12,), eps=1e-5),
+    }
+    fig = figures(default_page)[2]
+    assert [t.name for t in fig.data] == list(outputs_)
+    for trace, values in zip(fig.data, outputs_.values(), strict=True):
+        want = torch.histc(values, bins=10, min=float(values.min()), max=float(values.max()))  # Rice: 96 values
+        np.testing.assert_array_equal(np.asarray(trace.y), want.numpy())
+
+
 @pytest.mark.parametrize(
     "key, value, kwargs",
     [
@@ -143,6 +157,7 @@ def test_single_sample_explains_bn_in_words():
     assert any("over the 1 sample" in m.value and "samples" not in m.value for m in at.markdown)
     bn, ln = outputs(at)
     assert bn is None and ln.shape == (1, 12)
+    assert [t.name for t in figures(at)[2].data] == ["input", "LN"]
 
 
 def test_zero_eps_and_constant_row_is_explained_not_nan():

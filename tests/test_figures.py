@@ -1,9 +1,10 @@
 """The explorer's figures, checked on their data, not by eye."""
 
+import itertools
+
 import numpy as np
 import plotly.colors
 import pytest
-import torch
 from figcheck import assert_plotly_valid
 
 from lnviz import data, explorer, figures, plot, theme
@@ -65,13 +66,24 @@ def test_windowed_grid_stays_small():
                 assert np.asarray(t.z).shape == (explorer.WINDOW, explorer.WINDOW)
 
 
-def test_distributions_are_counts():
+def test_distributions_are_opaque_side_by_side_panels_in_each_norms_colour():
     r = _result()
-    hists = {"input": explorer.histogram(r.x, -10, 10), "LN": explorer.histogram(r.ln.y, -10, 10)}
-    fig = figures.fig_distributions(hists)
-    assert [t.name for t in fig.data] == ["input", "LN"]
-    assert sum(fig.data[1].y) == r.ln.y.numel()
-    assert torch.isfinite(torch.tensor(np.asarray(fig.data[0].x))).all()
+    dists = explorer.distributions(r)
+    fig = figures.fig_distributions(dists.hists)
+    assert [t.name for t in fig.data] == ["input", "BN", "LN"]
+    assert fig.layout.barmode != "overlay"
+    for k, (trace, name) in enumerate(zip(fig.data, ("input", "BN", "LN"), strict=True), start=1):
+        counts, centres = dists.hists[name]
+        np.testing.assert_array_equal(np.asarray(trace.y), counts.numpy())
+        np.testing.assert_allclose(np.asarray(trace.x), centres.numpy(), rtol=1e-6)
+        assert trace.marker.color == theme.ROLES[name] and trace.opacity in (None, 1)
+        assert (trace.xaxis, trace.yaxis) == plot.axis_names(k)  # its own value axis
+    # Same values, same number of bins: one count axis for all, so the bar heights compare.
+    assert [fig.layout[plot.layout_key(t.yaxis)].matches for t in fig.data] == [None, "y", "y"]
+    domains = [fig.layout[plot.layout_key(t.xaxis)].domain for t in fig.data]
+    assert all(a[1] < b[0] for a, b in itertools.pairwise(domains)), domains  # no overlap
+    titles = {a.text: a.font.color for a in fig.layout.annotations}
+    assert titles == {"Input x": theme.GREY, "BatchNorm y": theme.ROLES["BN"], "LayerNorm y": theme.ROLES["LN"]}
 
 
 def test_grid_has_a_clickable_marker_on_every_cell():
@@ -90,13 +102,11 @@ def test_grid_has_a_clickable_marker_on_every_cell():
 def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
     r = explorer.explore(data.make_activations("heterogeneous features", b, h, seed=3), 1.5, -0.5, 1e-5)
     rows, cols = explorer.window(b, h, *cell)
-    samples = {"input": r.x, "LN": r.ln.y} | ({} if r.bn is None else {"BN": r.bn.y})
-    hists = {name: explorer.histogram(v, -10, 10) for name, v in samples.items()}
     built = [
         figures.fig_grid(r, rows, cols, cell),
         figures.fig_outputs(r, rows, cols, cell, "y"),
         figures.fig_outputs(r, rows, cols, cell, "x_hat"),
-        figures.fig_distributions(hists),
+        figures.fig_distributions(explorer.distributions(r).hists),
     ]
     for fig in built:
         assert_plotly_valid(fig)

@@ -2,25 +2,39 @@
 
 Each page's own tests check its numbers and controls; these check what the
 page kit promises on every page: it runs at its defaults, its share box says
-which state table the link belongs to, every chart has a text alternative,
-and in lecture mode every chart's text grows with the page's type.
+which state table the link belongs to, every chart has a text alternative and
+its data as a table (built only once opened), and in lecture mode every
+chart's text grows with the page's type.
 """
 
 from __future__ import annotations
 
 import json
 
+import pandas as pd
 import pytest
-from conftest import assert_no_exception, run_page, share_link
+from conftest import assert_no_exception, figures, run_page, share_link
 
-from lnviz import links, state, theme
+from lnviz import links, plot, state, theme
 
 PAGES = list(state.PAGES)
 DATA = ("x", "y", "z", "customdata")
 
 
+DATA_LABEL = "Data of this chart"
+
+
 def chart_specs(at) -> list[dict]:
     return [json.loads(el.proto.spec) for el in at.get("plotly_chart")]
+
+
+def data_boxes(at) -> list:
+    return [e for e in at.expander if e.label == DATA_LABEL]
+
+
+def chart_keys(at) -> list[str]:
+    """Each chart's key, from its element id ("$$ID-<hash>-<key>")."""
+    return [el.proto.id.split("-", 2)[2] for el in at.get("plotly_chart")]
 
 
 @pytest.mark.parametrize("page", PAGES)
@@ -39,9 +53,27 @@ def test_every_chart_has_a_text_alternative(page):
 
 
 @pytest.mark.parametrize("page", PAGES)
+def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page):
+    at = run_page(f"pages/{page}.py")
+    keys = chart_keys(at)
+    assert [box.key for box in data_boxes(at)] == [f"{key}_data" for key in keys]
+    assert not any(box.dataframe for box in data_boxes(at))  # closed: nothing built, nothing sent
+    for key in keys:
+        at.session_state[f"{key}_data"] = True
+    at.run()
+    assert_no_exception(at)
+    opened = {box.key: box for box in data_boxes(at)}
+    for key, el, fig in zip(chart_keys(at), at.get("plotly_chart"), figures(at), strict=True):
+        box = opened[f"{key}_data"]
+        assert box.caption[0].value == el.proto.alt
+        pd.testing.assert_frame_equal(box.dataframe[0].value, plot.table(fig), check_dtype=False)
+
+
+@pytest.mark.parametrize("page", PAGES)
 def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page):
     normal, lecture = run_page(f"pages/{page}.py"), run_page(f"pages/{page}.py", {"present": "1"})
     assert_no_exception(lecture)
+    assert data_boxes(normal) and not data_boxes(lecture)  # the lecturer's screen has no tables
     big = round(theme.FONT_SIZE * theme.LECTURE_SCALE, 1)
     for before, after in zip(chart_specs(normal), chart_specs(lecture), strict=True):
         assert before["layout"]["font"]["size"] == theme.FONT_SIZE

@@ -15,6 +15,8 @@ What the kit owns, for every page:
 - lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
   shows its story; :meth:`Page.say` is prose a lecturer speaks instead;
   :meth:`Page.chart` scales every chart's text for a projector;
+- under every chart, its data as a table (:meth:`Page.data_table`), for the
+  keyboard and screen readers; left out in lecture mode;
 - the notes about what a link's values became, under the title;
 - :meth:`Page.compute`: a cached call whose ``ValueError`` becomes a plain
   warning that ends the page there;
@@ -193,16 +195,46 @@ class Page:
         if not mode.presenting():
             (where or st).markdown(markdown)
 
-    def chart(self, fig: go.Figure, key: str, alt: str, where: Any = None, **kwargs: Any) -> Any:
-        """Place a figure, with its text alternative; in lecture mode its text grows with the page's."""
-        if mode.presenting():
+    def chart(self, fig: go.Figure, key: str | None, alt: str, where: Any = None, **kwargs: Any) -> Any:
+        """Place a figure with its text alternative and, under it, its data as a table (see :meth:`data_table`).
+
+        In lecture mode its text grows with the page's, and the table is left
+        out. A chart without a key (a live redraw, replaced a moment later)
+        has no table either.
+        """
+        presenting = mode.presenting()
+        if presenting:
             from lnviz import plot
 
             fig = plot.lecture(fig)
         kwargs.setdefault("width", "stretch")
         # No toolbar: on a touch screen it is always shown, over the titles and legends.
         kwargs.setdefault("config", {"displayModeBar": False})
-        return (where or st).plotly_chart(fig, key=key, alt=alt, **kwargs)
+        if presenting or key is None:
+            return (where or st).plotly_chart(fig, key=key, alt=alt, **kwargs)
+        box = (where or st).container()  # one element, so that the table stays under the chart even in an st.empty
+        shown = box.plotly_chart(fig, key=key, alt=alt, **kwargs)
+        self.data_table(fig, key, alt, box)
+        return shown
+
+    @staticmethod
+    def data_table(fig: go.Figure, key: str, alt: str, where: Any = None) -> None:
+        """A closed expander whose table (keyboard-navigable) lists every value of ``fig``; its key is
+        ``key + "_data"``.
+
+        The table is built only while the expander is open: closed, a slider
+        move costs nothing more.
+        """
+        box = (where or st).expander(
+            "Data of this chart", icon=":material/table:", key=f"{key}_data", on_change="rerun"
+        )
+        if not box.open:
+            return
+        from lnviz import plot
+
+        with box:
+            st.caption(alt)
+            st.dataframe(plot.table(fig), hide_index=True, width="stretch")
 
     def note(self, text: str) -> None:
         """Queue a note about the link, shown under the title by :meth:`finish`."""
