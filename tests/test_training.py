@@ -526,3 +526,34 @@ def test_the_log_loss_axis_reads_as_plain_numbers():
     assert training.log_ticks([float("inf")]) == {}
     fig = training.fig_race(_synthetic_race(100))
     assert all("e" not in t for t in fig.layout.yaxis.ticktext)
+
+
+# ---------------------------------------------------------------- a past step, for the replay
+
+
+def test_race_at_a_step_is_the_snapshot_the_live_race_yielded_then():
+    whole = training.run("spirals", 8, 0.02, 20, seed=5)
+    live = {s.done: s for s in training.race("spirals", 8, 0.02, 20, seed=5, every=5)}
+    for step in (5, 10, 15):
+        past = whole.at(step)
+        assert past.done == step and not past.complete
+        for cut, then in zip(past.curves, live[step].curves, strict=True):
+            assert (cut.eval_steps, cut.loss, cut.accuracy) == (then.eval_steps, then.loss, then.accuracy)
+            assert cut.train_loss == then.train_loss and cut.failed is then.failed is None
+            assert cut.state == {}  # weights are kept for the last step only
+    assert whole.at(20) is whole
+    assert whole.eval_steps == tuple(range(21)) and whole.eval_every == 1
+    for bad in (-1, 21, 2.5):
+        with pytest.raises(ValueError, match="steps 0 to 20"):
+            whole.at(bad)
+
+
+def test_race_at_a_step_before_a_failure_has_not_failed_yet():
+    result = training.run("spirals", 16, 1e30, 5, seed=0)
+    none = result.curve("none")
+    assert none.failed_at == len(none.train_loss) + 1 <= 5
+    assert result.at(none.failed_at - 1).curve("none").failed is None
+    assert result.at(none.failed_at).curve("none").failed == none.failed
+    assert all((c.failed_at is None) == (c.failed is None) for c in result.curves)
+    bn = training.run("spirals", 1, 0.01, 3, seed=0).curve("BN")
+    assert bn.failed_at == 1 and bn.at(0).failed is None and bn.at(1).failed == training.BN_BATCH_ONE

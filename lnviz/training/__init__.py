@@ -44,6 +44,7 @@ from lnviz.training.loop import (
     activations,
     check,
     describe,
+    eval_every,
     race,
     run,
 )
@@ -94,6 +95,7 @@ __all__ = [
     "build_model",
     "check",
     "describe",
+    "eval_every",
     "fig_race",
     "fig_step_time",
     "layers",
