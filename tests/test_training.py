@@ -687,6 +687,21 @@ def test_brief_story_keeps_the_finish_ln_against_no_norm_and_the_failures():
     assert brief == [full[0], *full[-2:]] and len(full) == len(brief) + 3
 
 
+def test_fig_race_replay_keeps_the_axes_of_the_whole_race_and_marks_the_step():
+    whole = training.run("spirals", 8, 0.02, 20, seed=1)
+    end = training.fig_race(whole, whole=whole)
+    early = training.fig_race(whole.at(4), whole=whole)
+    assert [len(t.x) for t in early.data[::3]] == [5] * 4  # held-out evaluations at steps 0 to 4
+    assert list(early.data[2].y) == list(whole.curve("none").accuracy[:5])
+    assert tuple(early.layout.yaxis.range) == tuple(end.layout.yaxis.range)
+    assert early.layout.yaxis.tickvals == end.layout.yaxis.tickvals
+    assert [s.x0 for s in early.layout.shapes] == [4, 4] and not end.layout.shapes
+    low, high = end.layout.yaxis.range
+    losses = [v for c in whole.curves for v in c.loss]
+    assert 10**low < min(losses) and max(losses) < 10**high
+    assert_plotly_valid(early)
+
+
 def test_a_held_out_loss_that_is_not_finite_is_not_ranked():
     s = training.summarize(_race_of({"none": 0.3, "BN": 0.2, "LN": float("nan"), "RMSNorm": 0.1}))
     assert s.ranking == ("RMSNorm", "BN", "none") and s.versus("LN", "none") is None
