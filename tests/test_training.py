@@ -707,3 +707,84 @@ def test_a_held_out_loss_that_is_not_finite_is_not_ranked():
     assert s.ranking == ("RMSNorm", "BN", "none") and s.versus("LN", "none") is None
     words = " ".join(training.story(s))
     assert "Held-out loss not a finite number, so not ranked: LN (nan)." in words and "LN against" not in words
+
+
+# ---------------------------------------------------------------- the page: the story and the replay
+
+
+def _race_in_session(at, steps: int = 20, batch: int = 32):
+    return at.session_state["training_races"][("spirals", batch, 0.01, steps, 0, "cpu")]
+
+
+def test_page_tells_how_the_race_ended_in_words_a_table_and_the_charts_alt():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    result = _race_in_session(at)
+    s = training.summarize(result)
+    assert "How the race ended" in [h.value for h in at.subheader]
+    shown = [m.value for m in at.markdown]
+    story = training.story(s)
+    assert f"**{story[0]}**" in shown and all(text in shown for text in story[1:])
+    table = at.table[0].value
+    assert table.to_dict("records") == training.story_table(s)
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.alt.startswith("Held-out loss")]
+    assert chart.proto.alt == training.story_alt(s)
+
+
+def test_page_in_lecture_mode_keeps_the_finish_and_the_table():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3", "batch": "1", "present": "1"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    s = training.summarize(_race_in_session(at, batch=1))
+    shown = [m.value for m in at.markdown]
+    brief, full = training.story(s, brief=True), training.story(s)
+    assert f"**{brief[0]}**" in shown and all(text in shown for text in brief[1:])
+    assert not any(text in shown for text in full if text not in brief)  # the table holds those
+    assert len(at.table) == 1
+
+
+def test_page_replay_slider_shows_the_race_as_it_stood_at_that_step():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    at.button(key="run").click().run()
+    result = _race_in_session(at)
+    replay = at.select_slider(key="replay")
+    assert replay.value == 20 and list(replay.options) == [str(k) for k in result.eval_steps]
+    end = _race_figure(at)
+    replay.set_value(7).run()
+    assert_no_exception(at)
+    early = _race_figure(at)
+    assert _losses(early) == [c.loss for c in result.at(7).curves]
+    assert [s.x0 for s in early.layout.shapes] == [7, 7]
+    assert tuple(early.layout.yaxis.range) == tuple(end.layout.yaxis.range)
+    said = training.story(training.summarize(result.at(7)))[0]
+    assert said.startswith("After 7 of 20 steps") and said in [c.value for c in at.caption]
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.alt.startswith("Held-out loss")]
+    assert "over 7 steps" in chart.proto.alt
+    assert "How the race ended" in [h.value for h in at.subheader]  # the summary is still the whole race's
+    at.number_input(key="seed").set_value(1)
+    at.button(key="run").click().run()  # a new race: the replay starts at its end
+    assert at.select_slider(key="replay").value == 20 and not _race_figure(at).layout.shapes
+
+
+def test_page_play_draws_the_race_in_again_without_training():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="run").click().run()
+    result = _race_in_session(at, steps=10)
+    at.select_slider(key="replay").set_value(3).run()
+    at.button(key="play").click().run()
+    assert_no_exception(at)
+    assert _race_in_session(at, steps=10) is result  # the recorded race, not a new one
+    assert at.select_slider(key="replay").value == 10
+    assert _losses(_race_figure(at)) == [c.loss for c in result.curves]
+
+
+def test_page_a_stopped_race_says_where_it_stopped():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    races = {("spirals", 32, 0.01, 20, 0, "cpu"): next(training.race("spirals", 32, 0.01, 20, 0, "cpu", every=5))}
+    at.session_state["training_races"] = races
+    at.run()
+    assert_no_exception(at)
+    assert "Where the race stopped, at step 5" in [h.value for h in at.subheader]
+    assert any(m.value.startswith("**After 5 of 20 steps") for m in at.markdown)
+    assert at.select_slider(key="replay").value == 5

@@ -53,7 +53,8 @@ SUGGESTED: dict[str, tuple[str, str, dict]] = {
     "one": (
         "Batch of 1",
         "BN cannot train at all. LN and RMSNorm normalize each sample on its own, so they train, with the noise of "
-        "one-sample gradients.",
+        "one-sample gradients. Whether that makes them train better than no norm at all, the summary after the race "
+        "says.",
         {"task": "spirals", "batch": 1, "lr": 0.01},
     ),
 }
