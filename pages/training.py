@@ -9,9 +9,14 @@ from lnviz.device import label
 from ui.page import Page
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun
+PLAY = "_training_play"  # set by Play: draw the race in again on this rerun
 RACES = "training_races"  # finished and stopped races of this session, by their settings
 KEEP = 8  # races kept per session
 REDRAW_SECONDS = 0.5  # the live chart is redrawn at most this often, and at most 20% of the time
+# The replayed step is a view of the race in this session, like the race itself: not a control of the link.
+REPLAY = "replay"
+REPLAY_OF = "_training_replay_of"  # the race the replay slider was drawn for
+PLAY_SECONDS = 5.0  # Play draws the recorded race in again over this long
 
 
 def suggest(settings: dict) -> None:
@@ -65,6 +70,7 @@ chart = st.empty()
 def race_live() -> None:
     """Run the race, redrawing the chart as it goes; a click on Stop reruns the page, which ends it."""
     races.pop(key, None)
+    st.session_state.pop(REPLAY_OF, None)  # a new race: the replay starts at its end
     next_draw = 0.0
     try:
         for snapshot in training.race(task, batch, lr, steps, seed, device, every=max(1, steps // 50)):
@@ -80,6 +86,79 @@ def race_live() -> None:
         races.pop(next(iter(races)))
 
 
+def replay_controls(result: training.Race) -> int:
+    """Play and a slider over the race's evaluation steps; the step the chart shows (the last one unless moved)."""
+    marks = result.eval_steps
+    if st.session_state.get(REPLAY_OF) != key or st.session_state.get(REPLAY) not in marks:
+        st.session_state[REPLAY_OF] = key
+        st.session_state[REPLAY] = marks[-1]
+    play_col, slider_col = st.columns([1, 4], vertical_alignment="bottom")
+    play_col.button(
+        "Play",
+        key="play",
+        icon=":material/play_arrow:",
+        help="Draws this race in again from step 0, from what was recorded: nothing is trained again.",
+        on_click=lambda: st.session_state.update({REPLAY: marks[-1], PLAY: True}),
+    )
+    return slider_col.select_slider(
+        "Replay: the race at step",
+        options=marks,
+        key=REPLAY,
+        help="The curves as they stood at this step, on the axes of the whole race.",
+    )
+
+
+def commentary(result: training.Race, step: int, where) -> None:
+    """Under the replay: who led at the replayed step, in the words of the summary."""
+    if step < result.done:
+        where.caption(training.story(training.summarize(result.at(step)))[0])
+    else:
+        where.empty()
+
+
+def draw(result: training.Race, step: int, chart_key: str | None) -> None:
+    """The race chart at ``step`` (on the whole race's axes), its alt text the story of what it shows."""
+    shown = result.at(step)
+    alt = training.story_alt(training.summarize(shown))
+    page.chart(training.fig_race(shown, whole=result), key=chart_key, alt=alt, where=chart)
+
+
+def play(result: training.Race, said) -> None:
+    """Draw the recorded race in again, one evaluation step after another from the page's step 0, then the
+    whole race (keyed)."""
+    marks = result.eval_steps
+    for step in marks[1:-1]:
+        draw(result, step, chart_key=None)
+        commentary(result, step, said)
+        time.sleep(PLAY_SECONDS / len(marks))
+    draw(result, marks[-1], chart_key="race")
+    commentary(result, marks[-1], said)
+
+
+def summary(result: training.Race) -> None:
+    """How the race ended: the story in words, and the table. The finish and LN against no norm stay in lecture
+    mode (they are measured); accuracy and the targets, which the table holds, are prose a lecturer speaks."""
+    ended = training.summarize(result)
+    st.subheader("How the race ended" if result.complete else f"Where the race stopped, at step {result.done}")
+    brief = training.story(ended, brief=True)
+    headline, *rest = training.story(ended)
+    st.markdown(f"**{headline}**")
+    for text in rest:
+        if text in brief:
+            st.markdown(text)
+        else:
+            page.say(text)
+    st.table(
+        training.story_table(ended),
+        hide_index=True,
+        alt="Each model's final held-out loss and accuracy, and the first step at which it reached each target.",
+    )
+    st.caption(
+        "Final values are one evaluation each, on the same 256 held-out samples; the curves show how much they "
+        "move between evaluations. “By step” is the first evaluation at which the curve reached the target."
+    )
+
+
 cached = races.get(key)
 if run and cached is not None and cached.complete:
     st.caption("This race already ran with these settings in this session: shown from the cache.")
@@ -87,18 +166,21 @@ elif run:
     race_live()
 
 result = races.get(key)
+playing = st.session_state.pop(PLAY, False) and result is not None
 if result is None:
     chart.info("Press **Run** to start the race with these settings.", icon=":material/sports_score:")
 else:
     progress.progress(result.done / result.steps, text=progress_text(result))
-    page.chart(
-        training.fig_race(result),
-        key="race",
-        alt=f"Held-out loss and accuracy of each model over {result.done} steps.",
-        where=chart,
-    )
+    step = replay_controls(result)
+    said = st.empty()
+    if playing:
+        draw(result, 0, chart_key=None)  # the keyed chart comes at the end of the replay, below
+    else:
+        draw(result, step, chart_key="race")
+        commentary(result, step, said)
     if not result.complete:
         st.info(f"Stopped at step {result.done} of {result.steps}. Press **Run** to race again from the start.")
+    summary(result)
     for curve in result.curves:
         if curve.failed:
             st.warning(f"**{curve.variant}** · {curve.failed}", icon="⚠️")
@@ -151,3 +233,5 @@ page.chart(
 st.markdown(transformer_text.after_chart(profile))  # the measured ratios: kept in lecture mode
 page.say(transformer_text.WARM_UP)
 page.finish()
+if playing:  # last, so the whole page is drawn while the race draws in again
+    play(result, said)

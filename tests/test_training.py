@@ -526,3 +526,265 @@ def test_the_log_loss_axis_reads_as_plain_numbers():
     assert training.log_ticks([float("inf")]) == {}
     fig = training.fig_race(_synthetic_race(100))
     assert all("e" not in t for t in fig.layout.yaxis.ticktext)
+
+
+# ---------------------------------------------------------------- a past step, for the replay
+
+
+def test_race_at_a_step_is_the_snapshot_the_live_race_yielded_then():
+    whole = training.run("spirals", 8, 0.02, 20, seed=5)
+    live = {s.done: s for s in training.race("spirals", 8, 0.02, 20, seed=5, every=5)}
+    for step in (5, 10, 15):
+        past = whole.at(step)
+        assert past.done == step and not past.complete
+        for cut, then in zip(past.curves, live[step].curves, strict=True):
+            assert (cut.eval_steps, cut.loss, cut.accuracy) == (then.eval_steps, then.loss, then.accuracy)
+            assert cut.train_loss == then.train_loss and cut.failed is then.failed is None
+            assert cut.state == {}  # weights are kept for the last step only
+    assert whole.at(20) is whole
+    assert whole.eval_steps == tuple(range(21)) and whole.eval_every == 1
+    for bad in (-1, 21, 2.5):
+        with pytest.raises(ValueError, match="steps 0 to 20"):
+            whole.at(bad)
+
+
+def test_race_at_a_step_before_a_failure_has_not_failed_yet():
+    result = training.run("spirals", 16, 1e30, 5, seed=0)
+    none = result.curve("none")
+    assert none.failed_at == len(none.train_loss) + 1 <= 5
+    assert result.at(none.failed_at - 1).curve("none").failed is None
+    assert result.at(none.failed_at).curve("none").failed == none.failed
+    assert all((c.failed_at is None) == (c.failed is None) for c in result.curves)
+    bn = training.run("spirals", 1, 0.01, 3, seed=0).curve("BN")
+    assert bn.failed_at == 1 and bn.at(0).failed is None and bn.at(1).failed == training.BN_BATCH_ONE
+
+
+# ---------------------------------------------------------------- the race's story
+
+
+def _race_of(final: dict[str, float], accuracy: dict[str, float] | None = None, batch: int = 8, steps: int = 30):
+    """A finished race whose held-out curves fall linearly from 0.7 to ``final`` (one evaluation every 10 steps)
+    and whose accuracy rises from 0.5 to ``accuracy``; a variant missing from ``final`` failed at step 1."""
+    evals = tuple(range(0, steps + 1, 10))
+    curves = []
+    for variant in training.VARIANTS:
+        end = final.get(variant)
+        if end is None:
+            curve = training.Curve(variant, (0,), (0.7,), (0.5,), (), (), {}, failed=training.BN_BATCH_ONE)
+        else:
+            fall = [0.7 + (end - 0.7) * s / steps for s in evals]
+            rise = [0.5 + ((accuracy or {}).get(variant, 0.8) - 0.5) * s / steps for s in evals]
+            curve = training.Curve(variant, evals, tuple(fall), tuple(rise), (0.5,) * steps, (1e-3,) * steps, {})
+        curves.append(curve)
+    return training.Race("spirals", batch, 0.01, steps, 0, "cpu", steps, 1.0, tuple(curves))
+
+
+def _shown(x: float) -> float:
+    return float(f"{x:.3g}")
+
+
+def test_summary_follows_the_curves_of_a_small_seeded_race():
+    result = training.run("spirals", 16, 0.02, 20, seed=3)
+    s = training.summarize(result)
+    final = {c.variant: c.loss[-1] for c in result.curves}
+    assert {st.variant: st.loss for st in s.standings} == final
+    assert {st.variant: st.accuracy for st in s.standings} == {c.variant: c.accuracy[-1] for c in result.curves}
+    ranked = sorted(final, key=lambda v: (_shown(final[v]), training.VARIANTS.index(v)))
+    assert s.ranking == tuple(ranked) and s.winner == ranked[0]
+    assert s.margin == pytest.approx(_shown(final[ranked[1]]) / _shown(final[ranked[0]]))
+    assert s.target_loss == final["none"] and s.target_accuracy == 0.9
+    for c in result.curves:
+        st = s.standing(c.variant)
+        reached = [step for step, loss in zip(c.eval_steps, c.loss, strict=True) if loss <= final["none"]]
+        accurate = [step for step, a in zip(c.eval_steps, c.accuracy, strict=True) if a >= 0.9]
+        assert st.to_loss == (reached[0] if reached else None)
+        assert st.to_accuracy == (accurate[0] if accurate else None)
+    assert s.standing("none").to_loss is not None  # no norm reaches its own final loss, at the latest at the end
+    words = " ".join(training.story(s))
+    for variant in {*s.leaders, *s.ranking[:2], "LN", "none"}:  # the finish, and LN against no norm
+        assert f"{_shown(final[variant]):#.3g}".rstrip(".") in words  # as the table prints it
+
+
+def test_summary_picks_the_winner_and_says_by_how_much():
+    s = training.summarize(_race_of({"none": 0.3, "BN": 0.2, "LN": 0.05, "RMSNorm": 0.1}))
+    assert s.ranking == ("LN", "RMSNorm", "BN", "none") and s.winner == "LN" and s.margin == 2.0
+    assert s.leaders == ("LN",) and s.versus("LN", "none") == "lower"
+    assert [s.standing(v).to_loss for v in s.ranking] == [20, 20, 30, 30]  # the first evaluation ≤ 0.3
+    words = training.story(s)
+    assert words[0] == (
+        "After 30 steps, LN has the lowest held-out loss: 0.0500, 2.0× below the next, RMSNorm (0.100)."
+    )
+    assert "LN against no norm: LN finished 6.0× lower (0.0500 against 0.300)." in words
+    assert "To get down to no norm's final loss (0.300): LN by step 20, RMSNorm by step 20, BN by step 30, " in (
+        " ".join(words)
+    )
+    rows = training.story_table(s)
+    assert [r["Model"] for r in rows] == ["LN", "RMSNorm", "BN", "no norm"]
+    assert rows[0] == {
+        "Model": "LN",
+        "Held-out loss": "0.0500",
+        "Accuracy": "80%",
+        "Loss ≤ 0.300 by step": "20",
+        "90% accuracy by step": "never",
+    }
+
+
+def test_a_race_ln_loses_is_not_told_as_an_ln_win():
+    s = training.summarize(_race_of({"none": 0.1, "BN": 0.3, "LN": 0.2, "RMSNorm": 0.25}, {"LN": 0.95}))
+    assert s.winner == "none" and s.versus("LN", "none") == "higher"
+    words = " ".join(training.story(s))
+    assert words.startswith("After 30 steps, no norm has the lowest held-out loss: 0.100, 2.0× below the next, LN")
+    assert "LN finished higher (0.200 against 0.100), so at these settings LN did not beat" in words
+    assert "LN has the lowest" not in words and "LN finished" not in words.replace("LN finished higher", "")
+    # LN leads on accuracy: said as accuracy, against the loss winner
+    assert "By held-out accuracy, though, LN leads: 95% against no norm's 80%." in words
+    assert training.story_alt(s).endswith(words)
+
+
+def test_finishes_within_five_percent_are_called_level_as_the_page_rounds_them():
+    s = training.summarize(_race_of({"none": 0.2, "BN": 0.5, "LN": 0.196, "RMSNorm": 0.21}))
+    assert s.leaders == ("LN", "none") and s.versus("LN", "none") == "level"
+    words = training.story(s)
+    assert words[0].startswith("After 30 steps, LN and no norm are about level on held-out loss: 0.196 and 0.200")
+    assert any(w.startswith("LN against no norm: about level (0.196 against 0.200") for w in words)
+    assert not any("has the lowest" in w or "lower (" in w for w in words)
+    # 0.2004 and 0.2 print as 0.200 both: level, whatever the fourth digit says
+    tie = training.summarize(_race_of({"none": 0.2, "BN": 0.5, "LN": 0.2004, "RMSNorm": 0.3}))
+    assert tie.margin == 1.0 and tie.versus("LN", "none") == "level"
+
+
+def test_batch_one_says_what_happened_to_bn_and_whether_ln_beat_no_norm():
+    behind = training.summarize(_race_of({"none": 0.5, "LN": 0.6, "RMSNorm": 0.55}, batch=1))
+    assert behind.ranking == ("none", "RMSNorm", "LN") and behind.standing("BN").failed_at == 1
+    words = " ".join(training.story(behind))
+    assert "At batch 1 LN trains where BN cannot, but training at all is not the same as training better." in words
+    assert "Failed, so not ranked (see the warning below): BN at step 1." in words
+    rows = training.story_table(behind)
+    assert rows[-1]["Model"] == "BN" and rows[-1]["Held-out loss"] == "failed at step 1"
+    ahead = training.summarize(_race_of({"none": 0.6, "LN": 0.4, "RMSNorm": 0.55}, batch=1))
+    assert "At batch 1 LN trains where BN cannot, and here it also did better than no norm." in " ".join(
+        training.story(ahead)
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_real_batch_one_race_is_told_as_its_numbers_say(seed):
+    s = training.summarize(training.run("spirals", 1, 0.01, 20, seed=seed))
+    ln, none = _shown(s.standing("LN").loss), _shown(s.standing("none").loss)
+    words = " ".join(training.story(s))
+    assert "not ranked (see the warning below): BN at step 1." in words and "BN" not in s.ranking
+    if max(ln, none) <= training.CLOSE * min(ln, none):
+        assert "LN against no norm: about level" in words
+    elif ln < none:
+        assert "LN finished" in words and "lower" in words and "did better than no norm" in words
+    else:
+        assert "LN did not beat the model without a norm" in words and "LN has the lowest" not in words
+
+
+def test_brief_story_keeps_the_finish_ln_against_no_norm_and_the_failures():
+    s = training.summarize(_race_of({"none": 0.5, "LN": 0.6, "RMSNorm": 0.55}, batch=1))
+    full, brief = training.story(s), training.story(s, brief=True)
+    assert brief == [full[0], *full[-2:]] and len(full) == len(brief) + 3
+
+
+def test_fig_race_replay_keeps_the_axes_of_the_whole_race_and_marks_the_step():
+    whole = training.run("spirals", 8, 0.02, 20, seed=1)
+    end = training.fig_race(whole, whole=whole)
+    early = training.fig_race(whole.at(4), whole=whole)
+    assert [len(t.x) for t in early.data[::3]] == [5] * 4  # held-out evaluations at steps 0 to 4
+    assert list(early.data[2].y) == list(whole.curve("none").accuracy[:5])
+    assert tuple(early.layout.yaxis.range) == tuple(end.layout.yaxis.range)
+    assert early.layout.yaxis.tickvals == end.layout.yaxis.tickvals
+    assert [s.x0 for s in early.layout.shapes] == [4, 4] and not end.layout.shapes
+    low, high = end.layout.yaxis.range
+    losses = [v for c in whole.curves for v in c.loss]
+    assert 10**low < min(losses) and max(losses) < 10**high
+    assert_plotly_valid(early)
+
+
+def test_a_held_out_loss_that_is_not_finite_is_not_ranked():
+    s = training.summarize(_race_of({"none": 0.3, "BN": 0.2, "LN": float("nan"), "RMSNorm": 0.1}))
+    assert s.ranking == ("RMSNorm", "BN", "none") and s.versus("LN", "none") is None
+    words = " ".join(training.story(s))
+    assert "Held-out loss not a finite number, so not ranked: LN (nan)." in words and "LN against" not in words
+
+
+# ---------------------------------------------------------------- the page: the story and the replay
+
+
+def _race_in_session(at, steps: int = 20, batch: int = 32):
+    return at.session_state["training_races"][("spirals", batch, 0.01, steps, 0, "cpu")]
+
+
+def test_page_tells_how_the_race_ended_in_words_a_table_and_the_charts_alt():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    result = _race_in_session(at)
+    s = training.summarize(result)
+    assert "How the race ended" in [h.value for h in at.subheader]
+    shown = [m.value for m in at.markdown]
+    story = training.story(s)
+    assert f"**{story[0]}**" in shown and all(text in shown for text in story[1:])
+    table = at.table[0].value
+    assert table.to_dict("records") == training.story_table(s)
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.alt.startswith("Held-out loss")]
+    assert chart.proto.alt == training.story_alt(s)
+
+
+def test_page_in_lecture_mode_keeps_the_finish_and_the_table():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3", "batch": "1", "present": "1"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    s = training.summarize(_race_in_session(at, batch=1))
+    shown = [m.value for m in at.markdown]
+    brief, full = training.story(s, brief=True), training.story(s)
+    assert f"**{brief[0]}**" in shown and all(text in shown for text in brief[1:])
+    assert not any(text in shown for text in full if text not in brief)  # the table holds those
+    assert len(at.table) == 1
+
+
+def test_page_replay_slider_shows_the_race_as_it_stood_at_that_step():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    at.button(key="run").click().run()
+    result = _race_in_session(at)
+    replay = at.select_slider(key="replay")
+    assert replay.value == 20 and list(replay.options) == [str(k) for k in result.eval_steps]
+    end = _race_figure(at)
+    replay.set_value(7).run()
+    assert_no_exception(at)
+    early = _race_figure(at)
+    assert _losses(early) == [c.loss for c in result.at(7).curves]
+    assert [s.x0 for s in early.layout.shapes] == [7, 7]
+    assert tuple(early.layout.yaxis.range) == tuple(end.layout.yaxis.range)
+    said = training.story(training.summarize(result.at(7)))[0]
+    assert said.startswith("After 7 of 20 steps") and said in [c.value for c in at.caption]
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.alt.startswith("Held-out loss")]
+    assert "over 7 steps" in chart.proto.alt
+    assert "How the race ended" in [h.value for h in at.subheader]  # the summary is still the whole race's
+    at.number_input(key="seed").set_value(1)
+    at.button(key="run").click().run()  # a new race: the replay starts at its end
+    assert at.select_slider(key="replay").value == 20 and not _race_figure(at).layout.shapes
+
+
+def test_page_play_draws_the_race_in_again_without_training():
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="run").click().run()
+    result = _race_in_session(at, steps=10)
+    at.select_slider(key="replay").set_value(3).run()
+    at.button(key="play").click().run()
+    assert_no_exception(at)
+    assert _race_in_session(at, steps=10) is result  # the recorded race, not a new one
+    assert at.select_slider(key="replay").value == 10
+    assert _losses(_race_figure(at)) == [c.loss for c in result.curves]
+
+
+def test_page_a_stopped_race_says_where_it_stopped():
+    at = run_page("pages/training.py", {"steps": "20", "depth": "3"})
+    races = {("spirals", 32, 0.01, 20, 0, "cpu"): next(training.race("spirals", 32, 0.01, 20, 0, "cpu", every=5))}
+    at.session_state["training_races"] = races
+    at.run()
+    assert_no_exception(at)
+    assert "Where the race stopped, at step 5" in [h.value for h in at.subheader]
+    assert any(m.value.startswith("**After 5 of 20 steps") for m in at.markdown)
+    assert at.select_slider(key="replay").value == 5

@@ -25,7 +25,9 @@ Nothing here touches the global RNG or keeps a model between calls.
 
 The package, one idea a module: :mod:`~lnviz.training.tasks` (tasks, batches,
 the norm layer and the models), :mod:`~lnviz.training.loop` (the race, its
-results, the activations it leaves, the suggested races) and
+results, a past step of it for a replay, the activations it leaves, the
+suggested races), :mod:`~lnviz.training.summary` (who finished ahead, by how
+much and how soon, in numbers and in words) and
 :mod:`~lnviz.training.figures`. Callers use the names re-exported here
 (``training.race``, ``training.TASKS``, ``training.fig_race``). The loop's
 module is not named ``race``: that name is the function's.
@@ -44,9 +46,11 @@ from lnviz.training.loop import (
     activations,
     check,
     describe,
+    eval_every,
     race,
     run,
 )
+from lnviz.training.summary import CLOSE, Standing, Summary, story, story_alt, story_table, summarize
 from lnviz.training.tasks import (
     ADDING_HIDDEN,
     ADDING_TOLERANCE,
@@ -73,6 +77,7 @@ __all__ = [
     "ADDING_HIDDEN",
     "ADDING_TOLERANCE",
     "BN_BATCH_ONE",
+    "CLOSE",
     "EVAL_POINTS",
     "EVAL_SAMPLES",
     "LONGEST",
@@ -89,11 +94,14 @@ __all__ = [
     "Curve",
     "Norm",
     "Race",
+    "Standing",
+    "Summary",
     "activations",
     "adding",
     "build_model",
     "check",
     "describe",
+    "eval_every",
     "fig_race",
     "fig_step_time",
     "layers",
@@ -103,4 +111,8 @@ __all__ = [
     "race",
     "run",
     "spirals",
+    "story",
+    "story_alt",
+    "story_table",
+    "summarize",
 ]

@@ -67,19 +67,33 @@ def _variant_traces(c: Curve, train_points: int) -> tuple[list[dict[str, Any]], 
     return traces, [*c.loss, *ys]
 
 
-def fig_race(result: Race, train_points: int = 60) -> go.Figure:
+def _log_range(values: list[float]) -> list[float] | None:
+    """A log axis' range (in decades) around the positive finite ``values``, a little wider than them."""
+    finite = [v for v in values if math.isfinite(v) and v > 0]
+    if not finite:
+        return None
+    low, high = math.log10(min(finite)), math.log10(max(finite))
+    pad = 0.05 * max(high - low, 0.2)
+    return [low - pad, high + pad]
+
+
+def fig_race(result: Race, train_points: int = 60, whole: Race | None = None) -> go.Figure:
     """Loss (left, log scale) and held-out accuracy (right) against the step, one colour per variant.
 
     Solid lines: the held-out set of EVAL_SAMPLES samples in eval mode, at the
     race's evaluation steps. Dotted, faint: the training batches' loss, one
     value per step, averaged into at most ``train_points`` points. A failed
-    variant is named in the legend.
+    variant is named in the legend. For a replay, ``result`` is ``whole`` cut
+    at a step (``whole.at(step)``): the loss axis then spans the whole race, so
+    it stays put while the curves draw in, and a line marks the step.
     """
     traces, losses = [], []
     for c in result.curves:
         own, drawn = _variant_traces(c, train_points)
         traces += own
         losses += drawn
+    if whole is not None:
+        losses = [v for c in whole.curves for v in _variant_traces(c, train_points)[1]]
     (left, right) = plot.columns(2, gap=0.1)
     height, top, bottom = 420, 8 + 2 * _LEGEND + _TITLE, 75  # the variants take two legend rows on a phone
     steps = [0, result.steps]
@@ -93,6 +107,13 @@ def fig_race(result: Race, train_points: int = 60) -> go.Figure:
         legend=plot.legend_above(1 + _TITLE / (height - top - bottom)),
         uirevision="race",
     )
+    if whole is not None:
+        span = _log_range(losses)
+        if span:
+            layout["yaxis"]["range"] = span
+        if result.done < whole.done:
+            mark = dict(color=theme.INK, width=1, dash="dash")
+            layout["shapes"] = [plot.vline(result.done, **mark), plot.vline(result.done, ("x2", "y2"), **mark)]
     return plot.figure(traces, layout, margin=dict(l=60, r=15, t=top, b=bottom), height=height)
 
 

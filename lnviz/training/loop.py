@@ -12,10 +12,11 @@ between calls.
 
 from __future__ import annotations
 
+import bisect
 import math
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor
@@ -52,10 +53,16 @@ SUGGESTED: dict[str, tuple[str, str, dict]] = {
     "one": (
         "Batch of 1",
         "BN cannot train at all. LN and RMSNorm normalize each sample on its own, so they train, with the noise of "
-        "one-sample gradients.",
+        "one-sample gradients. Whether that makes them train better than no norm at all, the summary after the race "
+        "says.",
         {"task": "spirals", "batch": 1, "lr": 0.01},
     ),
 }
+
+
+def eval_every(steps: int) -> int:
+    """How many steps apart a race of ``steps`` steps scores the held-out set: about EVAL_POINTS times."""
+    return max(1, steps // EVAL_POINTS)
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,30 @@ class Curve:
             return math.nan
         return 1000.0 * float(torch.tensor(self.step_seconds, dtype=torch.float64).median())
 
+    @property
+    def failed_at(self) -> int | None:
+        """The step at which the variant failed (every step before it was recorded), or None."""
+        return len(self.train_loss) + 1 if self.failed else None
+
+    def at(self, step: int) -> Curve:
+        """The curve as it stood after ``step`` steps: its records up to that step, without weights.
+
+        A failure after ``step`` had not happened yet. Weights are kept only for
+        the last step, so ``state`` is empty.
+        """
+        kept = bisect.bisect_right(self.eval_steps, step)  # evaluations at steps <= step
+        failed = self.failed if self.failed_at is not None and self.failed_at <= step else None
+        return replace(
+            self,
+            eval_steps=self.eval_steps[:kept],
+            loss=self.loss[:kept],
+            accuracy=self.accuracy[:kept],
+            train_loss=self.train_loss[:step],  # one per step, from step 1
+            step_seconds=self.step_seconds[:step],
+            state={},
+            failed=failed,
+        )
+
 
 @dataclass(frozen=True)
 class Race:
@@ -109,6 +140,28 @@ class Race:
     def steps_per_second(self) -> float:
         """Race steps per second (each one step of every variant still running)."""
         return self.done / self.elapsed if self.elapsed > 0 else 0.0
+
+    @property
+    def eval_every(self) -> int:
+        """The held-out set is scored every this many steps (and at the last step)."""
+        return eval_every(self.steps)
+
+    @property
+    def eval_steps(self) -> tuple[int, ...]:
+        """Every step at which some variant was scored on the held-out set, in order (0 first)."""
+        return tuple(sorted(set().union(*(c.eval_steps for c in self.curves))))
+
+    def at(self, step: int) -> Race:
+        """The race as it stood after ``step`` of its ``done`` steps: what a live snapshot then held.
+
+        For a replay: every curve cut at ``step`` (:meth:`Curve.at`), with no
+        weights, and ``elapsed`` unknown (NaN). ``race.at(race.done)`` is the race.
+        """
+        if step == self.done:
+            return self
+        if not (isinstance(step, int) and 0 <= step < self.done):
+            raise ValueError(f"the race has steps 0 to {self.done}, not {step!r}")
+        return replace(self, done=step, elapsed=math.nan, curves=tuple(c.at(step) for c in self.curves))
 
     def curve(self, variant: str) -> Curve:
         for c in self.curves:
@@ -212,7 +265,6 @@ def race(
     runners = [_Runner(task, v, seed, lr, device) for v in VARIANTS]
     train_stream = generator(seed + 1)
     held_out = make_batch(task, EVAL_SAMPLES, generator(seed + 2)).to(device)
-    eval_every = max(1, steps // EVAL_POINTS)
     every = max(1, int(every))
     start = time.perf_counter()
 
@@ -236,7 +288,7 @@ def race(
         for r in runners:
             if r.failed is None:
                 r.step(data, number)
-                if r.failed is None and (number % eval_every == 0 or number == steps):
+                if r.failed is None and (number % eval_every(steps) == 0 or number == steps):
                     r.evaluate(held_out, number)
         if number % every == 0 or number == steps:
             yield snapshot(number)
