@@ -4,8 +4,9 @@ import time
 
 import streamlit as st
 
-from lnviz import training, transformer, transformer_text
+from lnviz import limits, training, transformer, transformer_text
 from lnviz.device import label
+from ui import heavy, own_data
 from ui.page import Page
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun
@@ -68,12 +69,23 @@ chart = st.empty()
 
 
 def race_live() -> None:
-    """Run the race, redrawing the chart as it goes; a click on Stop reruns the page, which ends it."""
+    """Run the race, redrawing the chart as it goes; a click on Stop reruns the page, which ends it.
+
+    A race is heavy work: it runs under the server's limits (a CPU budget, and a cap on how many run at
+    once), and a visitor over them is told to try again in a while.
+    """
+    with heavy.heavy("the training race") as ticket:
+        if ticket is not None:
+            _race(ticket)
+
+
+def _race(ticket: limits.Ticket) -> None:
     races.pop(key, None)
     st.session_state.pop(REPLAY_OF, None)  # a new race: the replay starts at its end
     next_draw = 0.0
     try:
         for snapshot in training.race(task, batch, lr, steps, seed, device, every=max(1, steps // 50)):
+            ticket.check()
             races[key] = snapshot
             progress.progress(snapshot.done / steps, text=progress_text(snapshot))
             if time.perf_counter() >= next_draw:
@@ -214,10 +226,7 @@ if send_col.button("Send to the explorer", key="send", icon=":material/grid_on:"
         except ValueError as error:
             st.warning(f"Nothing was sent: {error}")
         else:
-            st.session_state["explorer_activations"] = {
-                "x": x.numpy(),
-                "source": f"input of {variant} layer {layer} after training ({training.describe(result)})",
-            }
+            own_data.send(x, f"input of {variant} layer {layer} after training ({training.describe(result)})")
             st.switch_page("pages/explorer.py", query_params={})
 
 st.subheader("Pre-LN or Post-LN")

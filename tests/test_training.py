@@ -788,3 +788,24 @@ def test_page_a_stopped_race_says_where_it_stopped():
     assert "Where the race stopped, at step 5" in [h.value for h in at.subheader]
     assert any(m.value.startswith("**After 5 of 20 steps") for m in at.markdown)
     assert at.select_slider(key="replay").value == 5
+
+
+def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
+    from lnviz import limits
+    from ui import heavy
+
+    class Full:
+        """A gate with every slot taken."""
+
+        def begin(self, session, action):
+            return limits.Busy("server", 7, f"{action} is running for 2 other visitors.")
+
+        def end(self, ticket):
+            pass
+
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    monkeypatch.setattr(heavy, "gate", lambda: Full())
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    assert any("Busy: the training race" in w.value and "Try again in 7 s" in w.value for w in at.warning)
+    assert not any("How the race ended" in s.value for s in at.subheader)  # no race ran
