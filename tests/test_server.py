@@ -63,3 +63,42 @@ def test_the_explorers_title_and_introduction_come_before_torch():
 
     torch_at = min(n.lineno for n in page.body if needs_torch(n))
     assert start < torch_at
+
+
+# A fresh interpreter: AppTest runs the bench page, then its sweep with torch.compile on one small case.
+_SWEEP_PROBE = textwrap.dedent(
+    """
+    import gc
+    from streamlit.testing.v1 import AppTest
+    from lnviz import bench
+
+    bench.HIDDENS, bench.SWEEP_DTYPES = (64,), ("float32",)
+    bench.timing.CPU_WORKING_SET = 128 * 1024
+    at = AppTest.from_file("app.py", default_timeout=600)
+    at.switch_page("pages/bench.py")
+    at.query_params["compile"] = "true"
+    at.query_params["v"] = "2"
+    at.run()
+    assert not at.exception, at.exception
+    gc.collect()
+    before = len(gc.get_objects())
+    at.button(key="bench_run_sweep").click().run()
+    assert not at.exception, at.exception
+    assert any(m.variant == "ln_compiled" and m.available for m in at.session_state["bench_sweep"])
+    gc.collect()
+    print(before, len(gc.get_objects()), gc.get_freeze_count())
+    """
+)
+
+
+def test_a_sweep_with_torch_compile_leaves_later_collections_as_cheap_as_before():
+    """torch.compile loads a few hundred thousand objects for good; every later full collection would walk them.
+
+    A collection's cost is the objects it walks: after the sweep, no more than before, give or take what one
+    run leaves behind (the frozen ones are not walked).
+    """
+    out = subprocess.run([sys.executable, "-c", _SWEEP_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=900)
+    assert out.returncode == 0, out.stderr[-3000:]
+    before, after, frozen = map(int, out.stdout.split()[-3:])
+    assert frozen > 100_000
+    assert after < before + 20_000, (before, after)
