@@ -51,13 +51,8 @@ from urllib.parse import urlencode
 import numpy as np
 import torch
 import torch.nn.functional as F
-import websockets
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
-from streamlit.proto.BackMsg_pb2 import BackMsg
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from streamlit.proto.WidgetStates_pb2 import WidgetStates
-from streamlit.testing.v1.element_tree import parse_tree_from_messages
 
 from benchmarks.browser_latency import (
     COUNTED_JS,
@@ -65,7 +60,6 @@ from benchmarks.browser_latency import (
     GAIN,
     INSTRUMENT_JS,
     MAIN_APP,
-    OK_STATUSES,
     QUIET_MS,
     SEED,
     SETTLED_JS,
@@ -78,6 +72,7 @@ from benchmarks.run import DOC, load_average, machine, machine_table, verdict, w
 from harness.apptest import decode_typed_arrays
 from harness.chromium import BASE_URL_PROBES, CHARTS_JS, CHROMIUM, CHROMIUM_ARGS, decode_array, is_local
 from harness.server import free_port, start_app, stop, wait_app
+from harness.wsclient import Session
 from lnviz import data, state
 
 SESSIONS = 20
@@ -122,7 +117,7 @@ class Plan:
 
     def query(self) -> str:
         """The link's query string for these settings, as the frontend keeps it."""
-        values = {"dist": self.dist, "batch": self.batch, "features": self.features, "seed": self.seed}
+        values = {"dist": self.dist, "batch": self.batch, "features": self.features, "seed": self.seed, "v": 2}
         if self.steps:
             values["gain"] = round(self.gain, 2)
         return urlencode(values)
@@ -198,86 +193,39 @@ def check(heatmaps: dict[str, np.ndarray], p: Plan) -> list[str]:
 
 
 class SocketSession:
-    """A Streamlit session spoken to over its WebSocket, as the frontend does, without drawing anything."""
+    """A Streamlit session spoken to over its WebSocket (:class:`harness.wsclient.Session`), drawing nothing."""
 
     def __init__(self, base: str, out: Outcome) -> None:
-        self.base, self.out = base, out
-        self.ws = None
-        self.run: list[ForwardMsg] = []  # the last complete run's messages
-        self.seen: dict[str, ForwardMsg] = {}  # by hash: the server sends a reference to a message it sent before
-        self.page_hash = ""
-        self.ids: dict[str, str] = {}  # widget key -> widget id
+        self.out = out
+        self.session = Session(base, query=out.plan.query())
 
     async def open(self) -> Action:
-        url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"
-        self.ws = await websockets.connect(url, subprotocols=["streamlit"], origin=self.base, max_size=None, proxy=None)
-        ms = await self._rerun(WidgetStates())
-        tree = parse_tree_from_messages(self.run)
-        self.ids = {w.key: w.id for kind in ("slider", "number_input") for w in tree.get(kind) if w.key}
-        return Action("open", ms)
-
-    async def _rerun(self, states: WidgetStates) -> float:
-        """Ask for a rerun and collect its messages until it finishes; the milliseconds that took."""
-        msg = BackMsg()
-        msg.rerun_script.query_string = self.out.plan.query()
-        msg.rerun_script.widget_states.CopyFrom(states)
-        msg.rerun_script.page_script_hash = self.page_hash
-        start = time.perf_counter()
-        await self.ws.send(msg.SerializeToString())
-        run: list[ForwardMsg] = []
-        while True:
-            fwd = ForwardMsg.FromString(await asyncio.wait_for(self.ws.recv(), ACTION_TIMEOUT))
-            kind = fwd.WhichOneof("type")
-            if fwd.hash:
-                self.seen[fwd.hash] = fwd
-            if kind == "ref_hash":
-                fwd = self._dereference(fwd)
-            elif kind == "new_session":
-                run = []  # a run interrupted by the next starts over
-            elif kind == "navigation":
-                self.page_hash = fwd.navigation.page_script_hash
-            run.append(fwd)
-            if kind == "script_finished" and fwd.script_finished in OK_STATUSES:
-                self.run = run
-                return (time.perf_counter() - start) * 1e3
-
-    def _dereference(self, ref: ForwardMsg) -> ForwardMsg:
-        if ref.ref_hash not in self.seen:
-            raise RuntimeError(f"the server referred to message {ref.ref_hash}, never sent to this session")
-        msg = ForwardMsg()
-        msg.CopyFrom(self.seen[ref.ref_hash])
-        msg.metadata.CopyFrom(ref.metadata)
-        return msg
+        return Action("open", await self.session.open())
 
     async def act(self, n: int) -> Action:
         """Change one widget, as the frontend would after a slider step or a typed seed."""
         kind = self.out.plan.next_action(n)
-        states = WidgetStates()
-        widget = states.widgets.add()
+        self.session.query = self.out.plan.query()  # the frontend sends the link as it is now
         # Only the changed widget: Streamlit keeps the others' values from the session's previous run.
         if kind == "gain":
-            widget.id = self.ids["gain"]
-            widget.double_array_value.data.append(self.out.plan.gain)
+            widget = self.session.widget("gain", double_array_value=[self.out.plan.gain])
         else:
-            widget.id = self.ids["seed"]
-            widget.int_value = self.out.plan.seed
-        return Action(kind, await self._rerun(states))
+            widget = self.session.widget("seed", int_value=self.out.plan.seed)
+        return Action(kind, await self.session.rerun([widget], ACTION_TIMEOUT))
 
     async def heatmaps(self) -> dict[str, np.ndarray]:
-        tree = parse_tree_from_messages(self.run)
         maps = {}
-        for chart in tree.get("plotly_chart"):
+        for chart in self.session.tree.get("plotly_chart"):
             for trace in decode_typed_arrays(json.loads(chart.proto.spec))["data"]:
                 if trace.get("type") == "heatmap":
                     maps[trace.get("name")] = np.asarray(trace["z"])
         return maps
 
     async def exceptions(self) -> int:
-        return len(parse_tree_from_messages(self.run).get("exception"))
+        return len(self.session.tree.get("exception"))
 
     async def close(self) -> None:
-        if self.ws is not None:
-            await self.ws.close()
+        await self.session.close()
 
 
 class TabSession:
