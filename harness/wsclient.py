@@ -38,6 +38,7 @@ class Session:
     run: list[ForwardMsg] = field(default_factory=list)  # the last finished run's messages
     seen: dict[str, ForwardMsg] = field(default_factory=dict)  # by hash: the server may send a reference
     ids: dict[str, str] = field(default_factory=dict)  # widget key -> widget id
+    fragments: dict[str, str] = field(default_factory=dict)  # widget id -> the fragment it was drawn in
 
     async def connect(self) -> None:
         url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"
@@ -58,11 +59,18 @@ class Session:
         return await self.rerun([])
 
     async def rerun(self, widgets: Iterable[WidgetState], timeout: float = TIMEOUT) -> float:
-        """Send a rerun with ``widgets`` changed; collect its messages; the milliseconds it took."""
+        """Send a rerun with ``widgets`` changed; collect its messages; the milliseconds it took.
+
+        As the frontend does, a change to widgets drawn in one ``st.fragment`` reruns that fragment only.
+        """
+        widgets = list(widgets)
         msg = BackMsg()
         msg.rerun_script.query_string = self.query
-        msg.rerun_script.widget_states.CopyFrom(WidgetStates(widgets=list(widgets)))
+        msg.rerun_script.widget_states.CopyFrom(WidgetStates(widgets=widgets))
         msg.rerun_script.page_script_hash = self.page_hash
+        scopes = {self.fragments.get(w.id) for w in widgets}
+        if len(scopes) == 1 and None not in scopes:
+            msg.rerun_script.fragment_id = scopes.pop()
         start = time.perf_counter()
         await self.ws.send(msg.SerializeToString())
         run: list[ForwardMsg] = []
@@ -78,11 +86,21 @@ class Session:
                 self.session_id = fwd.new_session.initialize.session_id or self.session_id
             elif kind == "navigation":
                 self.page_hash = fwd.navigation.page_script_hash
+            elif kind == "delta" and fwd.delta.fragment_id:
+                self._note_fragment(fwd.delta)
             run.append(fwd)
             if kind == "script_finished" and fwd.script_finished in FINISHED:
                 self.run = run
                 self.ids.update({e.key: e.id for e in self._widgets() if e.key})
                 return (time.perf_counter() - start) * 1e3
+
+    def _note_fragment(self, delta: Any) -> None:
+        """Remember which fragment a widget was drawn in."""
+        element = delta.new_element
+        which = element.WhichOneof("type") if delta.HasField("new_element") else None
+        widget_id = getattr(getattr(element, which), "id", "") if which else ""
+        if widget_id:
+            self.fragments[widget_id] = delta.fragment_id
 
     def _dereference(self, ref: ForwardMsg) -> ForwardMsg:
         if ref.ref_hash not in self.seen:
