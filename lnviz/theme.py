@@ -8,9 +8,12 @@ not norms (features 0 to 3, Pre-LN and Post-LN, variance algorithms) take
 :data:`SERIES`, which never uses LN's or BN's colour.
 
 Values. Signed data use :data:`DIVERGING`, ColorBrewer's PRGn (purple, white at
-0, green): colour-blind safe, and free of LN's blue and BN's vermillion, so a
-cell's colour is never read as "this is LN" or "this is BN". Magnitudes use
-:data:`SEQUENTIAL`, ColorBrewer's Greens, from white.
+0, green): its order and sign stay readable under every common colour-vision
+deficiency, and with normal vision it is free of LN's blue and BN's vermillion.
+Under protanopia, though, its purple arm turns LN's blue and its green arm BN's
+olive (so do those of every hued diverging scale: tests/test_theme.py), so a
+norm's colour drawn over the scale (an outline) needs a second cue.
+Magnitudes use :data:`SEQUENTIAL`, ColorBrewer's Greens, from white.
 """
 
 # Okabe and Ito
@@ -23,6 +26,9 @@ YELLOW = "#F0E442"
 PURPLE = "#CC79A7"
 BLACK = "#000000"
 GREY = "#999999"
+# "none" (no norm): darker than Okabe-Ito's grey, which a deuteranope cannot tell from
+# InstanceNorm's reddish purple (same lightness; ΔE00 6.2, tests/test_theme.py). Also 5.3:1 on white.
+DARK_GREY = "#6C6C6C"
 # Ink for marks on the value scale (hatching of NaN cells, outlines of a pick).
 INK = "#333333"
 
@@ -34,7 +40,7 @@ ROLES = {
     "InstanceNorm": PURPLE,
     "GroupNorm": ORANGE,
     "WN": BLACK,
-    "none": GREY,
+    "none": DARK_GREY,
     "input": GREY,
 }
 # The same roles in Streamlit's Markdown (`:blue[LayerNorm]`): the closest of its named colours.
