@@ -248,7 +248,9 @@ def fig_delta(result: Coupling) -> go.Figure:
             )
         )
         color = theme.ROLES[name]
-        shapes.append(plot.rect(-0.5, h - 0.5, result.sample - 0.5, result.sample + 0.5, axes, color=color))
+        shapes += plot.outline(
+            -0.5, h - 0.5, result.sample - 0.5, result.sample + 0.5, axes, f"{name} row", color=color
+        )
         annotations.append(plot.title(_TITLES[name], sum(domain) / 2, color=color))
         x_name, y_name = (plot.layout_key(a) for a in axes)
         layout[x_name] = dict(domain=domain, anchor=axes[1], title=dict(text="feature j"), **_whole(h))

@@ -24,13 +24,10 @@ def _outline(rows: slice, cols: slice, cell: tuple[int, int], axes: plot.Axes, w
     i, j = cell
     shapes = []
     if "row" in which and rows.start <= i < rows.stop:
-        shapes.append(
-            plot.rect(cols.start - 0.5, cols.stop - 0.5, i - 0.5, i + 0.5, axes, color=LN) | {"name": "LN row"}
-        )
+        shapes += plot.outline(cols.start - 0.5, cols.stop - 0.5, i - 0.5, i + 0.5, axes, "LN row", color=LN)
     if "col" in which and cols.start <= j < cols.stop:
-        shapes.append(
-            plot.rect(j - 0.5, j + 0.5, rows.start - 0.5, rows.stop - 0.5, axes, color=BN, dash="dot")
-            | {"name": "BN column"}
+        shapes += plot.outline(
+            j - 0.5, j + 0.5, rows.start - 0.5, rows.stop - 0.5, axes, "BN column", color=BN, dash="dot"
         )
     return shapes
 

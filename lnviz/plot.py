@@ -205,6 +205,18 @@ def rect(x0: float, x1: float, y0: float, y1: float, axes: Axes = ("x", "y"), **
     )
 
 
+def outline(
+    x0: float, x1: float, y0: float, y1: float, axes: Axes = ("x", "y"), name: str = "", **line: Any
+) -> list[dict[str, Any]]:
+    """A coloured outline over data on a value scale: the line on a wider white casing.
+
+    Under protanopia and deuteranopia LN's blue and BN's vermillion fall close to the ends of the
+    value scale, where a bare line would vanish; the casing keeps it apart from any cell colour.
+    """
+    casing = rect(x0, x1, y0, y1, axes, color="white", width=line.get("width", 3) + 3) | {"name": f"{name} casing"}
+    return [casing, rect(x0, x1, y0, y1, axes, **line) | {"name": name}]
+
+
 def band(x0: float, x1: float, axes: Axes = ("x", "y"), color: str = theme.GREY, opacity: float = 0.25) -> dict:
     """A shaded vertical band from x0 to x1 across the whole height of ``axes``' plot area."""
     return dict(

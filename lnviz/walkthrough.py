@@ -32,7 +32,7 @@ from lnviz.walkthrough_text import BN_ZERO_EPS, SINGLE_SAMPLE_NOTE, TEXTS, TITLE
 
 STAGES = ("input", "mean", "centred", "variance", "normalized", "affine")
 N_STEPS = 2 * len(STAGES)  # LN's six steps, then BN's
-SHOWN = 6  # a vector longer than this is written with its first and last entries only
+SHOWN = 4  # a vector longer than this is written with its first two and last entries only
 
 
 @dataclass(frozen=True)
@@ -66,10 +66,10 @@ class Step:
 
 
 def vector(values: Tensor, shown: int = SHOWN) -> str:
-    """LaTeX for a vector of numbers: all of them when short, else the first three, ⋯, the last two."""
+    """LaTeX for a vector of numbers: all of them when short, else the first two, ⋯, the last one."""
     nums = [num(v) for v in values.tolist()]
     if len(nums) > shown:
-        nums = [*nums[:3], r"\ldots", *nums[-2:]]
+        nums = [*nums[:2], r"\ldots", nums[-1]]
     return r"\left(" + r",\ ".join(nums) + r"\right)"
 
 
@@ -139,8 +139,8 @@ def _formulas(line: _Line) -> tuple[str, ...]:
         rf"{var} = {mean_of} ({cell} - {mu})^2 = \tfrac{{1}}{{{n}}} \cdot {num(line.centred.square().sum())}"
         rf" = {num(line.var)}",
         rf"\begin{{aligned}}{hat} &= \frac{{{cell} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
-        rf" = \frac{{{cell} - {mu}}}{{\sqrt{{{num(line.var)} + {num(line.eps)}}}}}"
-        rf" = \frac{{{cell} - {mu}}}{{{num(denom)}}} \\ \hat {whole} &= {vector(line.x_hat)}\end{{aligned}}",
+        rf" = \frac{{{cell} - {mu}}}{{\sqrt{{{num(line.var)} + {num(line.eps)}}}}} \\"
+        rf" &= \frac{{{cell} - {mu}}}{{{num(denom)}}} \\ \hat {whole} &= {vector(line.x_hat)}\end{{aligned}}",
         rf"\begin{{aligned}}{affine} \\ {whole.replace('x', 'y', 1)} &= {vector(line.y)}\end{{aligned}}",
     )
 
@@ -284,7 +284,7 @@ def _level(step: Step, axes: plot.Axes) -> tuple[list[dict], list[dict]]:
     return [plot.vline(step.level, axes, **line)], [note]
 
 
-def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
+def fig_step(x: Tensor, step: Step, rows: slice, cols: slice, height: int = 460) -> go.Figure:
     """The grid after ``step``, its row or column in line with bars of ``step.values``.
 
     The window ``rows`` × ``cols`` of x (B, H) on the diverging scale, with the
@@ -310,15 +310,16 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
     ]
     shapes, notes = _level(step, ("x2", "y2"))
     if step.norm == "LN":
-        box = plot.rect(cols.start - 0.5, cols.stop - 0.5, step.index - 0.5, step.index + 0.5, color=color)
+        box = (cols.start - 0.5, cols.stop - 0.5, step.index - 0.5, step.index + 0.5)
+        # The bars under the grid share its features: their axis, at the bottom, carries the title.
         layout = dict(
-            xaxis=dict(domain=[0, 1], anchor="y", title=dict(text="feature j"), dtick=_tick(c_idx.size)),
+            xaxis=dict(domain=[0, 1], anchor="y", dtick=_tick(c_idx.size)),
             yaxis=plot.samples_axis(r_idx.size, domain=[0.36, 1], title=dict(text="sample i"), dtick=_tick(r_idx.size)),
-            xaxis2=dict(domain=[0, 1], anchor="y2", matches="x", showticklabels=False),
+            xaxis2=dict(domain=[0, 1], anchor="y2", matches="x", title=dict(text="feature j")),
             yaxis2=dict(domain=[0, 0.27], anchor="x2", title=dict(text=step.symbol)),
         )
     else:
-        box = plot.rect(step.index - 0.5, step.index + 0.5, rows.start - 0.5, rows.stop - 0.5, color=color)
+        box = (step.index - 0.5, step.index + 0.5, rows.start - 0.5, rows.stop - 0.5)
         layout = dict(
             xaxis=dict(domain=[0, 0.66], anchor="y", title=dict(text="feature j"), dtick=_tick(c_idx.size)),
             yaxis=plot.samples_axis(r_idx.size, domain=[0, 1], title=dict(text="sample i"), dtick=_tick(r_idx.size)),
@@ -326,6 +327,7 @@ def fig_step(x: Tensor, step: Step, rows: slice, cols: slice) -> go.Figure:
             yaxis2=dict(domain=[0, 1], anchor="x2", matches="y", showticklabels=False),
         )
     inside = rows.start <= step.index < rows.stop if step.norm == "LN" else cols.start <= step.index < cols.stop
-    box |= {"name": f"{step.norm} {'row' if step.norm == 'LN' else 'column'}"}
-    layout |= dict(shapes=[box] * inside + shapes, annotations=notes, showlegend=False)
-    return plot.figure(traces, layout, margin=dict(l=60, r=30 if small else 90, t=30, b=50), height=460)
+    name = f"{step.norm} {'row' if step.norm == 'LN' else 'column'}"
+    boxes = plot.outline(*box, name=name, color=color) if inside else []
+    layout |= dict(shapes=boxes + shapes, annotations=notes, showlegend=False)
+    return plot.figure(traces, layout, margin=dict(l=60, r=30 if small else 90, t=30, b=50), height=height)

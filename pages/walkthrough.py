@@ -35,12 +35,22 @@ locked = "step" in page.hidden  # a link that hides the step pins it
 if not locked and (move := keys.step_keys("walk_keys")):
     _move(move)
 indicator = st.container()
-back_col, next_col, step_col, row_col, col_col = st.columns([1, 1, 4, 1.3, 1.3], vertical_alignment="bottom")
-step = page.control("step", "slider", where=step_col)
+# The picture left, the controls and the formula right: on a 1280 × 720 projector a step fits one screen.
+picture, side = st.columns([5, 4], gap="medium")
+with side:
+    back_col, next_col = st.columns(2)
+    step = page.control("step", "slider", where=st)
+    row_col, col_col = st.columns(2)
 i = page.index("sample", batch, where=row_col)
 j = page.index("feature", features, where=col_col)
 back_col.button(
-    "Back", key="back", on_click=_move, args=(-1,), disabled=locked or step <= 1, icon=":material/arrow_back:"
+    "Back",
+    key="back",
+    on_click=_move,
+    args=(-1,),
+    disabled=locked or step <= 1,
+    icon=":material/arrow_back:",
+    width="stretch",
 )
 next_col.button(
     "Next",
@@ -49,6 +59,7 @@ next_col.button(
     args=(1,),
     disabled=locked or step >= walkthrough.N_STEPS,
     icon=":material/arrow_forward:",
+    width="stretch",
 )
 
 
@@ -84,10 +95,11 @@ if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         "the statistics and the bars are over the full row or column."
     )
 page.chart(
-    walkthrough.fig_step(x, now, rows, cols),
+    walkthrough.fig_step(x, now, rows, cols, height=330 if page.presenting else 460),
     key="step_chart",
     alt=f"Step {step}: {now.label}, on {'row ' + str(i) if now.norm == 'LN' else 'column ' + str(j)} of x.",
+    where=picture,
 )
-st.latex(now.latex)
-st.caption(f"Computed by torch on {device.label(dev)}, in {str(x.dtype).removeprefix('torch.')}.")
+side.latex(now.latex)
+side.caption(f"Computed by torch on {device.label(dev)}, in {str(x.dtype).removeprefix('torch.')}.")
 page.finish()

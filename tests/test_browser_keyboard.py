@@ -159,10 +159,6 @@ def test_arrows_inside_a_control_do_not_also_move_the_step(app_server, open_app)
     assert query(app)["sample"] == ["1"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="ui/keys.py ignores keys whose target is a button, and a clicked button keeps the focus",
-)
 def test_the_clicker_still_works_after_next_was_clicked(app_server, open_app):
     """A lecturer clicks Next once with the mouse, then goes on with the clicker (PageDown)."""
     app = open_app(f"{app_server}/walkthrough?v=2&present=1")

@@ -3,7 +3,8 @@
 A Streamlit custom component (``st.components.v2``, no iframe) with a few lines
 of inline JavaScript, served by the app. It listens on the whole document and
 ignores keys typed into a control (a slider, an input, a select), which keep
-their own meaning for those keys.
+their own meaning for those keys. A button keeps the keys: after a click on
+Next, the focus stays on it, and the clicker must go on working.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ export default function (component) {
         if (by === undefined || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
         const target = event.composedPath()[0];
         if (target instanceof Element && target.closest(
-            'input, textarea, select, button, [role="slider"], [role="tab"], [role="radio"], [contenteditable="true"]'
+            'input, textarea, select, [role="slider"], [role="tab"], [role="radio"], [contenteditable="true"]'
         )) return;
         event.preventDefault();
         setTriggerValue("move", by);

@@ -93,6 +93,11 @@ class Page:
         """The controls the link hides (``hide=eps,seed``): their values come from the link alone."""
         return mode.hidden()
 
+    @property
+    def presenting(self) -> bool:
+        """Lecture mode (``present=1``): large type, fewer words, everything a step needs on one screen."""
+        return mode.presenting()
+
     @staticmethod
     def prose_color(norm: str) -> str:
         """The Streamlit colour name of ``norm``'s role, for prose: ``f":{page.prose_color('LN')}[LN]"``."""
