@@ -6,10 +6,12 @@ controls, a click on the heatmap picks the cell, and the app runs in an iframe.
 
 from __future__ import annotations
 
-from urllib.parse import parse_qs, urlparse
+from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from browser import charts_json
+
+from lnviz import state
 
 pytestmark = pytest.mark.browser
 
@@ -123,3 +125,31 @@ def test_a_gain_move_reruns_only_the_fragment_below_the_input(app_server, browse
     assert after[0] == before[0] and after[1:] != before[1:]  # x's grid unchanged; the outputs moved
     assert not app.exceptions() and not app.errors
     page.close()
+
+
+# Markdown and HTML a visitor could put in a link: an image that logs every viewer's address, a
+# phishing link, raw HTML, a Streamlit colour directive, LaTeX.
+INJECTED = [
+    "![x](http://evil.example/px.gif)",
+    "[log in](http://evil.example/login)",
+    "<img src=x onerror=alert(1)>",
+    ":red[**boom**]",
+    "$\\frac{1}{0}$",
+]
+
+
+@pytest.mark.parametrize("path", ["", "walkthrough", "coupling", "train_eval", "invariance", "sequences", "family"])
+def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_app):
+    page = state.PAGES[path or "explorer"]
+    payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(page) if p.key != "device"}
+    payloads |= {"preset": INJECTED[0], "hide": ",".join(INJECTED), "v": "2"}
+    app = open_app(f"{app_server}/{path}?{urlencode(payloads)}")
+    assert not app.exceptions(), app.exceptions()
+    notes = app.page.locator('[data-testid="stAlertContainer"]')
+    assert notes.count() >= 1
+    html = " ".join(notes.evaluate_all("els => els.map(e => e.innerHTML)"))
+    for tag in ("<img", "<a ", "<script", "<iframe", "katex"):
+        assert tag not in html, (tag, html[:500])
+    assert "evil.example" in " ".join(notes.all_inner_texts())  # shown, as text
+    main = app.page.locator('[data-testid="stMain"]')
+    assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0

@@ -251,7 +251,10 @@ class Page:
         unknown = sorted(mode.hidden() - set(self.drawn))
         if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
             st.session_state["_lnviz_noted_hide"] = unknown
-            self.note(f"hide: {', '.join(map(param.quote, unknown))} is not a control on this page; ignored.")
+            shown = ", ".join(map(param.quote, unknown[:5])) + (
+                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
+            )
+            self.note(f"hide: {shown} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
         notes = st.session_state.pop(mode.NOTES, None)
         if notes:
             self._notes.info(
