@@ -68,13 +68,20 @@ Found by measuring first (the tables below; `benchmarks/browser_work.py` for the
   background thread as the server starts was tried and dropped: it slowed the frontend's own
   load by more than it saved (first paint 5.8 s against 3.7 s, median of three pairs).
 
-What is left is mostly the browser's. A γ move must redraw two plotly charts and two KaTeX
-formulas; plotly.js alone, in a blank page, needs about as long for those two charts as the bare
-page needs for its whole press (see "Where a gain move's time goes"). On this 2-core machine the
-browser and the server also share the cores. The 1.5× target would need a page that redraws far
-less per move (for instance a custom canvas component that applies γ and β in the browser), which
-would no longer show torch's own numbers. The charts of a cold start still wait for torch's
-import and plotly.js's first load.
+What is left is mostly the browser's. A γ move in the sidebar must redraw the stage, three plotly
+charts and two KaTeX formulas; plotly.js alone, in a blank page, needs about as long for two charts
+as the bare page needs for its whole press (see "Where a gain move's time goes"). On this 2-core
+machine the browser and the server also share the cores.
+
+**The stage** answers the 1.5× target differently: while γ, β or ε is dragged, the browser redraws
+the outputs from torch's x̂, μ and σ² at display rate, with no round trip (drag to frame, below), and
+torch's own numbers follow on release. Release to torch's numbers on the stage still misses 1.5×:
+with the details below the stage removed (measured once by hand, `benchmarks.stage --quick`) it was
+153 ms against the bare page's 40 ms (3.8×); with them, about 320 to 400 ms (8×): the plotly charts
+and formulas of the same fragment rerun keep the browser's main thread busy before the stage's new
+data is painted. The next step would be lazy tabs for the details (only the open one is drawn), or
+the details in a fragment of their own. The cold start to the stage drawn waits, likewise, for the
+whole first run and plotly.js's first load (7.3 s against a 2.5 s first paint).
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [
