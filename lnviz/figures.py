@@ -67,14 +67,14 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
         _picker(x, rows, cols),
     ]
     ln = ("x2", "y")  # right of the grid, on its y axis
-    traces.append(_stats_line(plot.to_numpy(result.ln.mean[rows, 0]), r_idx, "LN μ (per sample)", LN, False, ln))
-    traces.append(_stats_line(plot.to_numpy(result.ln.std[rows, 0]), r_idx, "LN σ (per sample)", LN, True, ln))
+    traces.append(_stats_line(plot.to_numpy(result.ln.mean[rows, 0]), r_idx, "LN μ", LN, False, ln))
+    traces.append(_stats_line(plot.to_numpy(result.ln.std[rows, 0]), r_idx, "LN σ", LN, True, ln))
     has_bn = result.bn is not None
     if has_bn:
         bn = ("x", "y2")  # under the grid, on its x axis
         mu, sd = plot.to_numpy(result.bn.mean[0, cols]), plot.to_numpy(result.bn.std[0, cols])
-        traces.append(_stats_line(c_idx, mu, "BN μ (per feature)", BN, False, bn))
-        traces.append(_stats_line(c_idx, sd, "BN σ (per feature)", BN, True, bn))
+        traces.append(_stats_line(c_idx, mu, "BN μ", BN, False, bn))
+        traces.append(_stats_line(c_idx, sd, "BN σ", BN, True, bn))
     layout = dict(
         # The grid spans x [0, 0.784] and y [0.243, 1]; LN's panel sits right of it, BN's under it.
         xaxis=dict(domain=[0, 0.784], anchor="y2" if has_bn else "y", title=dict(text="feature j (column)")),
