@@ -12,7 +12,8 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -102,3 +103,14 @@ def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@contextmanager
+def serving(log: Path, script: str = "app.py") -> Iterator[AppProcess]:
+    """A server of ``script`` on a free port, healthy for the block, stopped after it."""
+    app = start_app(free_port(), log, script)
+    try:
+        wait_app(app)
+        yield app
+    finally:
+        stop(app.proc)

@@ -51,7 +51,7 @@ from harness.chromium import (
     decode_array,
     is_local,
 )
-from harness.server import ROOT, AppProcess, free_port, start_app, stop, wait_app, wait_healthy
+from harness.server import ROOT, AppProcess, free_port, serving, start_app, stop, wait_app, wait_healthy
 
 __all__ = ["ROOT", "AppPage", "free_port", "is_local", "start_app", "stop", "wait_app", "wait_healthy"]
 
@@ -126,12 +126,8 @@ def charts_json(charts: list[dict[str, Any]]) -> str:
 @pytest.fixture(scope="session")
 def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     """The app served on a free port, healthy; stopped after the session."""
-    app = start_app(free_port(), tmp_path_factory.mktemp("app_server") / "streamlit.log")
-    try:
-        wait_app(app)
+    with serving(tmp_path_factory.mktemp("app_server") / "streamlit.log") as app:
         yield app
-    finally:
-        stop(app.proc)
 
 
 @pytest.fixture(scope="session")

@@ -21,6 +21,7 @@ from pathlib import Path
 import pytest
 import websockets
 
+from harness.server import serving
 from harness.wsclient import Session
 from lnviz import upload
 
@@ -64,14 +65,9 @@ class Peak:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    from browser import free_port, start_app, stop, wait_app
-
-    app = start_app(free_port(), tmp_path_factory.mktemp("limits") / "streamlit.log")
-    try:
-        wait_app(app)
+    # A server of its own: these tests push it to its memory limits.
+    with serving(tmp_path_factory.mktemp("limits") / "streamlit.log") as app:
         yield app
-    finally:
-        stop(app.proc)
 
 
 async def opened(base: str) -> Session:
