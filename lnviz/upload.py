@@ -183,23 +183,8 @@ def _line_spans(text: str, start: int) -> list[tuple[int, int, int]]:
     return [(n, s, e) for n, s, e in spans if _INK.search(text, s, e)]
 
 
-def parse_text(text: str) -> Tensor:
-    """x of shape (B, H), float64 on the CPU, from a matrix written as text.
-
-    One line per sample (row). Values are separated by commas, or else
-    semicolons, or else tabs (the first of these found in the text), or else
-    any whitespace; blank lines are ignored, and a first line whose cells are
-    all non-numbers (column names) is skipped. Rows in messages are the
-    text's line numbers (1-based, a line ending at ``\n``, ``\r\n`` or
-    ``\r``), so they match an editor's. Raises :class:`UploadError` for empty
-    text, a cell that is not a number, rows of different lengths, NaN or ±inf,
-    a single column, or a size over the caps.
-
-    Everything is counted before anything is split: the length, the lines
-    (at most :data:`MAX_LINES`), the values (separators), each line's length
-    (at most :data:`MAX_LINE_CHARS`). Peak memory stays near the text's own size
-    whatever the text holds.
-    """
+def _counted(text: str) -> tuple[int, str | None]:
+    """Refuse, by counting alone, text too big to read; (where the numbers start, the separator)."""
     if not isinstance(text, str):
         raise UploadError(f"Expected text, got {type(text).__name__}.")
     _size(len(text), "text")
@@ -217,6 +202,27 @@ def parse_text(text: str) -> Tensor:
         raise UploadError(
             f"The text has {text.count(sep) + 1:,} or more values, over the {MAX_ROWS} × {MAX_COLS} limit."
         )
+    return start, sep
+
+
+def parse_text(text: str) -> Tensor:
+    """x of shape (B, H), float64 on the CPU, from a matrix written as text.
+
+    One line per sample (row). Values are separated by commas, or else
+    semicolons, or else tabs (the first of these found in the text), or else
+    any whitespace; blank lines are ignored, and a first line whose cells are
+    all non-numbers (column names) is skipped. Rows in messages are the
+    text's line numbers (1-based, a line ending at ``\n``, ``\r\n`` or
+    ``\r``), so they match an editor's. Raises :class:`UploadError` for empty
+    text, a cell that is not a number, rows of different lengths, NaN or ±inf,
+    a single column, or a size over the caps.
+
+    Everything is counted before anything is split: the length, the lines
+    (at most :data:`MAX_LINES`), the values (separators), each line's length
+    (at most :data:`MAX_LINE_CHARS`). Peak memory stays near the text's own size
+    whatever the text holds.
+    """
+    start, sep = _counted(text)
     spans = _line_spans(text, start)
     if not spans:
         raise UploadError("There are no numbers: the text is empty.")
