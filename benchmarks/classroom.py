@@ -12,7 +12,7 @@ a browser, first GETs the page (through the balancer this gives it its
 routing cookie), then speaks Streamlit's protocol over its WebSocket
 (harness/wsclient.py): the first run, then a gain step every ``--every`` seconds
 (±50 % jitter, three up, three down) until ``--seconds`` after the last
-arrival. After every answer the session's heatmaps are checked against torch
+arrival. After every answer the numbers on the session's stage are checked against torch
 in float64 for its own link and γ: a number from another session is a
 mismatch. Reported: p50/p95 of the first view (WebSocket opened to the first
 ``script_finished``) and of interactions (rerun request out to
@@ -25,8 +25,8 @@ each move the gain slider again as soon as the answer is in, for
 ``--seconds``; reruns per second is what the process completes.
 
 The clients share this machine's cores with the server, as a real class's
-browsers would not: the client side is kept light (the heatmaps are read from
-the plotly specs, not drawn) and its cost is part of what the numbers include.
+browsers would not: the client side is kept light (the stage's numbers are read
+from its data, not drawn) and its cost is part of what the numbers include.
 """
 
 from __future__ import annotations
@@ -43,11 +43,8 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
-from benchmarks.load import GAIN_STEP, Memory, Plan, check, percentile, plan, sample_memory
+from benchmarks.load import GAIN_STEP, Memory, Plan, Shown, check, percentile, plan, sample_memory
 from benchmarks.run import machine, machine_table, verdict
-from harness.apptest import decode_typed_arrays
 from harness.server import free_port, start_app, stop, wait_app, wait_healthy
 from harness.wsclient import Session
 
@@ -74,19 +71,15 @@ class Student:
     rerouted: bool = False  # the websocket went somewhere its cookie did not send it
 
 
-def heatmaps(session: Session) -> dict[str, np.ndarray]:
-    """The last run's heatmaps by trace name, read straight from the plotly specs (no element tree)."""
-    maps = {}
+def shown(session: Session) -> Shown:
+    """The numbers on the stage in the last run, read straight from its data (no element tree)."""
     for msg in session.run:
         if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
             continue
         element = msg.delta.new_element
-        if element.WhichOneof("type") != "plotly_chart":
-            continue
-        for trace in decode_typed_arrays(json.loads(element.plotly_chart.spec)).get("data", []):
-            if trace.get("type") == "heatmap":
-                maps[trace.get("name")] = np.asarray(trace["z"])
-    return maps
+        if element.WhichOneof("type") == "bidi_component":
+            return Shown.from_stage(json.loads(element.bidi_component.json))
+    return Shown({})
 
 
 def exceptions(session: Session) -> int:
@@ -139,7 +132,7 @@ async def attend(base: str, student: Student, arrive_at: float, until: float, ev
 
 def verify(session: Session, student: Student) -> None:
     student.checks += 1
-    problems = check(heatmaps(session), student.plan)
+    problems = check(shown(session), student.plan)
     if problems:
         student.mismatches += 1
         student.errors.extend(problems[:1])

@@ -25,13 +25,14 @@ Two kinds of session:
   settle). Latency: key press to settled page. Twenty tabs need more CPU than
   a shared 2-core machine has; use it where the machine is quiet.
 
-After every answer the session reads its charts (the plotly specs the server
-sent, or the page's drawn plotly data) and checks them against torch in
-float64, recomputed here from the session's own settings: the grid heatmap must
-be ``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
+After every answer the session reads its numbers (a socket session: the
+stage's data the server sent; a tab, which opens the charts view: the page's
+drawn plotly data) and checks them against torch in float64, recomputed here
+from the session's own settings, on the same window of the grid: x must be
+``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ. A number from another
 session, or a stale one, fails the check; and each session checks once that
-the same charts fail against the next seed, so the check can fail. Errors: a
+the same numbers fail against the next seed, so the check can fail. Errors: a
 failed check, an exception element, a page or console error, an answer that
 never comes. The server's resident memory (VmRSS) is sampled every second.
 """
@@ -69,11 +70,10 @@ from benchmarks.browser_latency import (
     _settle,
 )
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
-from harness.apptest import decode_typed_arrays
 from harness.chromium import BASE_URL_PROBES, CHARTS_JS, CHROMIUM, CHROMIUM_ARGS, decode_array, is_local
 from harness.server import free_port, start_app, stop, wait_app
 from harness.wsclient import Session
-from lnviz import data, state
+from lnviz import data, links, state
 
 SESSIONS = 20
 SECONDS = 60.0
@@ -117,7 +117,13 @@ class Plan:
 
     def query(self) -> str:
         """The link's query string for these settings, as the frontend keeps it."""
-        values = {"dist": self.dist, "batch": self.batch, "features": self.features, "seed": self.seed, "v": 2}
+        values = {
+            "dist": self.dist,
+            "batch": self.batch,
+            "features": self.features,
+            "seed": self.seed,
+            "v": links.LINK_VERSION,
+        }
         if self.steps:
             values["gain"] = round(self.gain, 2)
         return urlencode(values)
@@ -172,6 +178,28 @@ def expected(p: Plan) -> dict[str, np.ndarray]:
     return {"x": x.numpy(), "LN y": ln.numpy(), "BN y": bn.numpy()}
 
 
+@dataclass(frozen=True)
+class Shown:
+    """What a session shows of its numbers: arrays by name ("x", "BN y", "LN y"), each the same window of the grid,
+    whose first row and column are ``r0`` and ``c0``."""
+
+    arrays: dict[str, np.ndarray]
+    r0: int = 0
+    c0: int = 0
+
+    @classmethod
+    def from_stage(cls, payload: dict) -> Shown:
+        """The stage's data (:func:`lnviz.stage.payload`): torch's numbers for its window of the grid."""
+
+        def grid(values: list) -> np.ndarray:  # non-finite values come as strings, which float() reads
+            return np.asarray([float(v) for v in values], dtype=np.float64).reshape(payload["R"], payload["C"])
+
+        arrays = {"x": grid(payload["x"]), "LN y": grid(payload["ln"]["y"])}
+        if payload["bn"] is not None:
+            arrays["BN y"] = grid(payload["bn"]["y"])
+        return cls(arrays, payload["r0"], payload["c0"])
+
+
 def _close(got: np.ndarray | None, want: np.ndarray) -> bool:
     if got is None:
         return False
@@ -180,14 +208,16 @@ def _close(got: np.ndarray | None, want: np.ndarray) -> bool:
     return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=RTOL * scale))
 
 
-def check(heatmaps: dict[str, np.ndarray], p: Plan) -> list[str]:
-    """The session's heatmaps (by trace name: "x", "BN y", "LN y") against :func:`expected`: what differs."""
+def check(shown: Shown, p: Plan) -> list[str]:
+    """What the session shows against :func:`expected`, on the same window: what differs."""
     want = expected(p)
+    some = next(iter(shown.arrays.values()), np.zeros((0, 0)))
+    rows, cols = slice(shown.r0, shown.r0 + some.shape[0]), slice(shown.c0, shown.c0 + some.shape[1])
     problems = []
-    if not _close(heatmaps.get("x"), want["x"]):
-        problems.append("the grid heatmap is not this session's x")
+    if not some.size or not _close(shown.arrays.get("x"), want["x"][rows, cols]):
+        problems.append("the grid shown is not this session's x")
     for name in ("BN y", "LN y"):
-        if not _close(heatmaps.get(name), want[name]):
+        if not _close(shown.arrays.get(name), want[name][rows, cols]):
             problems.append(f"{name} does not match this session's x and γ = {p.gain:.2f}")
     return problems
 
@@ -213,13 +243,10 @@ class SocketSession:
             widget = self.session.widget("seed", int_value=self.out.plan.seed)
         return Action(kind, await self.session.rerun([widget], ACTION_TIMEOUT))
 
-    async def heatmaps(self) -> dict[str, np.ndarray]:
-        maps = {}
-        for chart in self.session.tree.get("plotly_chart"):
-            for trace in decode_typed_arrays(json.loads(chart.proto.spec))["data"]:
-                if trace.get("type") == "heatmap":
-                    maps[trace.get("name")] = np.asarray(trace["z"])
-        return maps
+    async def shown(self) -> Shown:
+        """The numbers on the stage, torch's, from the last run's data for it."""
+        stages = self.session.tree.get("bidi_component")
+        return Shown.from_stage(json.loads(stages[0].proto.json)) if stages else Shown({})
 
     async def exceptions(self) -> int:
         return len(self.session.tree.get("exception"))
@@ -243,7 +270,9 @@ class TabSession:
         cdp = await self.context.new_cdp_session(self.page)
         self.wire.attach(cdp)
         await cdp.send("Network.enable")
-        await self.page.goto(f"{self.base}/?{self.out.plan.query()}", wait_until="commit", timeout=OPEN_TIMEOUT * 1e3)
+        await self.page.goto(
+            f"{self.base}/?{self.out.plan.query()}&view=charts", wait_until="commit", timeout=OPEN_TIMEOUT * 1e3
+        )
         return await self._settled("open", need_key=False, since=0, timeout=OPEN_TIMEOUT)
 
     def _watch(self) -> None:
@@ -282,7 +311,8 @@ class TabSession:
         await self.page.keyboard.press(key)
         return await self._settled(kind, need_key=True, since=since)
 
-    async def heatmaps(self) -> dict[str, np.ndarray]:
+    async def shown(self) -> Shown:
+        """The numbers in the charts view's heatmaps (a tab opens that view: the stage draws on a canvas)."""
         maps = {}
         for chart in await self.page.evaluate(CHARTS_JS):
             for trace in chart["traces"]:
@@ -291,7 +321,7 @@ class TabSession:
         shown = float(await self.page.locator(GAIN).input_value())
         if abs(shown - self.out.plan.gain) > 1e-9:
             self.out.error(f"the gain slider shows {shown}, this session set {self.out.plan.gain:.2f}")
-        return maps
+        return Shown(maps)
 
     async def exceptions(self) -> int:
         return self.last.exceptions if self.last else 0
@@ -305,10 +335,10 @@ class TabSession:
 
 
 async def verify(session: SocketSession | TabSession) -> None:
-    """The session's charts against its own settings; a mismatch or an exception element is an error."""
+    """The session's numbers against its own settings; a mismatch or an exception element is an error."""
     out = session.out
     out.checks += 1
-    problems = check(await session.heatmaps(), out.plan)
+    problems = check(await session.shown(), out.plan)
     out.mismatches += bool(problems)
     if bad := await session.exceptions():
         problems.append(f"{bad} exception element(s)")
@@ -321,9 +351,9 @@ async def open_session(session: SocketSession | TabSession, delay: float) -> Non
     out = session.out
     out.actions.append(await session.open())
     await verify(session)
-    # The check must be able to fail: the same charts against the next seed.
+    # The check must be able to fail: the same numbers against the next seed.
     p = out.plan
-    out.control_rejected = bool(check(await session.heatmaps(), Plan(p.index, p.dist, p.batch, p.features, p.seed + 1)))
+    out.control_rejected = bool(check(await session.shown(), Plan(p.index, p.dist, p.batch, p.features, p.seed + 1)))
 
 
 async def drive(session: SocketSession | TabSession, until: float) -> None:
@@ -518,7 +548,7 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
         f"| zero errors | {len(errors)} error(s) in {len(actions)} actions and {checks} checks | {verdict(not errors)} |",
         f"| no leakage: each session shows its own numbers | {r.mismatches} mismatch(es) in {checks} checks "
         f"| {verdict(r.mismatches == 0 and checks > 0)} |",
-        f"| … and the check can fail: each opened session's charts against the next seed | rejected on "
+        f"| … and the check can fail: each opened session's numbers against the next seed | rejected on "
         f"{controls} of {len(r.outcomes)} sessions | {verdict(controls == len(r.outcomes))} |",
         f"| server memory bounded (the drive's second half adds < {MEMORY_GROWTH:.0%}) "
         f"| RSS {mem.at('server up'):.0f} MiB idle, {mem.at('sessions open'):.0f} MiB with the sessions open, "

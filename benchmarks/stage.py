@@ -50,7 +50,7 @@ from benchmarks.browser_latency import (
     press,
 )
 from harness.server import free_port, start_app, stop, wait_app
-from lnviz import data, explorer, stage
+from lnviz import data, explorer, links, stage
 
 STAGE_APP = "app.py"
 STAGE_GAIN = ".st-key-live_stage input[name=gain]"
@@ -200,7 +200,7 @@ def measure(quick: bool = False) -> dict[str, dict[str, float]]:
         with sync_playwright() as p:
             browser = launch(p)
             context = new_context(browser)
-            tab, _ = open_tab(context, apps[0].url + "/?v=2")
+            tab, _ = open_tab(context, apps[0].url + f"/?v={links.LINK_VERSION}")
             tab.page.wait_for_function(f"() => {ROOT_JS}?.querySelector('.cell.out')")
             bare, _ = open_tab(context, apps[1].url + "/")
             dragged = drag(browser, tab, moves)

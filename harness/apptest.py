@@ -13,6 +13,10 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
+from lnviz import links
+
+# AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
+WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle")
 
 DEFAULT_PAGE = "pages/explorer.py"
 
@@ -32,7 +36,7 @@ def run_page(
     """
     query = dict(query or {})
     if current and query and "v" not in query:
-        query["v"] = "2"
+        query["v"] = str(links.LINK_VERSION)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value
@@ -72,3 +76,15 @@ def share_link(at: AppTest) -> str:
 
 def assert_no_exception(at: AppTest) -> None:
     assert not at.exception, [e.value for e in at.exception]
+
+
+def stage_data(at: AppTest) -> dict:
+    """The data the explorer's stage was drawn with (:func:`lnviz.stage.payload`): torch's numbers for its window."""
+    (stage,) = at.get("bidi_component")
+    return json.loads(stage.proto.json)
+
+
+def stage_x(at: AppTest) -> np.ndarray:
+    """x as the stage shows it: its window of the grid (the whole grid when it fits), float64."""
+    data = stage_data(at)
+    return np.asarray([float(v) for v in data["x"]], dtype=np.float64).reshape(data["R"], data["C"])

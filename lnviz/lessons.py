@@ -24,7 +24,7 @@ LESSONS: dict[str, Lesson] = {
         "Small batch: BN's statistics rest on 4 samples",
         "With 4 samples, each feature's BN mean and σ are estimated from 4 numbers, so a sample's BN output "
         "depends on which 3 samples share its batch. A new seed does not show this: it redraws every sample, "
-        "so LN's output changes about as much as BN's. The [Batch coupling page](/coupling?batch=4&v=2) does: "
+        "so LN's output changes about as much as BN's. The [Batch coupling page](/coupling?batch=4&v=3) does: "
         "its chart *One sample, many batches* keeps one sample fixed among different batch-mates, and only "
         "its BN output moves. LN's statistics come from each sample's own 32 features, whatever the batch.",
         {"batch": 4, "features": 32, "dist": "heterogeneous features", "seed": 0},

@@ -1,11 +1,17 @@
-"""Links from older lnviz: what a link without a version meant, in today's controls.
+"""Links from older lnviz: what a link made with an earlier state table meant, in today's controls.
 
 Share links carry the version of the state table they were made with
-(``v=2``). A link without ``v`` that names some of a page's controls was made
-before, when some defaults and counts were different (the main page's grid was
-16 × 32 before the stage; the walkthrough counted steps from 0 and had γ = 1,
-β = 0): :func:`upgrade` says what it meant, so it opens the view it opened
-then. A visit with no controls in its link gets today's defaults.
+(``v=3``). A link of an earlier version opens the view it opened then: each
+control it does not name takes the default of its time, and a control counted
+differently then is translated, each with a note.
+
+- Version 1 (no ``v``): the main page's grid was 16 × 32 before the stage; the
+  walkthrough counted steps from 0 and had γ = 1, β = 0. Only a link that
+  names some of a page's controls is read as one: a visit with no controls in
+  its link gets today's defaults.
+- Version 2: the explorer drew every chart below the stage at once; now it
+  shows one view of the details at a time, the chosen cell's first, and a
+  version-2 link opens its charts.
 """
 
 from __future__ import annotations
@@ -17,40 +23,65 @@ from lnviz import walkthrough
 from lnviz.param import Param
 from lnviz.state import PAGES, STEP
 
-LINK_VERSION = 2
-# The defaults a page had before: a control an old link does not name takes these.
-LEGACY_DEFAULTS: dict[str, dict[str, Any]] = {
-    "explorer": {"batch": 16, "features": 32},
-    "walkthrough": {"batch": 16, "features": 32, "gain": 1.0, "bias": 0.0},
+LINK_VERSION = 3
+# For each version, the defaults it changed, as they were before it: {version: {page: {key: old default}}}.
+DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
+    2: {
+        "explorer": {"batch": 16, "features": 32},
+        "walkthrough": {"batch": 16, "features": 32, "gain": 1.0, "bias": 0.0},
+    },
+    3: {"explorer": {"view": "charts"}},
 }
-# Controls counted differently before: (the control as it was, what to add to its value).
-LEGACY_COUNTS: dict[str, dict[str, tuple[Param, int]]] = {
-    "walkthrough": {"step": (STEP.but(lo=0, hi=walkthrough.N_STEPS - 1, default=0), 1)},
+# For each version, the controls it counts differently: (the control as it was, what to add to its value).
+COUNTS_BEFORE: dict[int, dict[str, dict[str, tuple[Param, int]]]] = {
+    2: {"walkthrough": {"step": (STEP.but(lo=0, hi=walkthrough.N_STEPS - 1, default=0), 1)}},
 }
+
+
+def version(page: str, query: Mapping[str, Sequence[str]]) -> int:
+    """The state table's version a link was made with: its ``v``; 1 for a link without one that names some of
+    ``page``'s controls; today's for a visit that names none, or a ``v`` that is not a version."""
+    if "v" not in query:
+        table = PAGES[page]
+        names = {p.key for p in table} | {old for p in table for old in p.old_keys}
+        return 1 if names & set(query) else LINK_VERSION
+    raw = list(query["v"])
+    text = raw[-1].strip() if raw else ""
+    return int(text) if text.isdigit() and 1 <= int(text) < LINK_VERSION else LINK_VERSION
+
+
+def _defaults_then(page: str, made: int) -> dict[str, Any]:
+    """The defaults a link of version ``made`` had on ``page``, where they differ from today's."""
+    then: dict[str, Any] = {}
+    for changed in sorted(DEFAULTS_BEFORE, reverse=True):  # the oldest change after ``made`` wins
+        if changed > made:
+            then.update(DEFAULTS_BEFORE[changed].get(page, {}))
+    return then
 
 
 def upgrade(page: str, query: Mapping[str, Sequence[str]]) -> tuple[dict[str, Any], list[str]]:
-    """What an old link (no ``v``) meant on ``page``, as values for today's controls, and notes saying so.
+    """What a link from an earlier version meant on ``page``, as values for today's controls, and notes saying so.
 
     ``query`` maps each link parameter to its values. Returns ({}, []) for a
-    link that carries ``v`` or names none of the page's controls.
+    link of today's version (see :func:`version`).
     """
+    made = version(page, query)
     table = PAGES[page]
-    names = {p.key for p in table} | {old for p in table for old in p.old_keys}
-    if "v" in query or not names & set(query):
-        return {}, []
     values = {
-        key: old for key, old in LEGACY_DEFAULTS.get(page, {}).items() if key not in query and old != table[key].default
+        key: old for key, old in _defaults_then(page, made).items() if key not in query and old != table[key].default
     }
     notes = []
-    for key, (before, shift) in LEGACY_COUNTS.get(page, {}).items():
+    counted = {
+        k: c for changed, pages in COUNTS_BEFORE.items() if changed > made for k, c in pages.get(page, {}).items()
+    }
+    for key, (before, shift) in counted.items():
         raw = list(query.get(key, ()))
         if raw and before.note(raw, before.parse(raw)[0]) is None:
             values[key] = before.parse(raw)[0] + shift
             notes.append(
                 f"{table[key].label}: this link counts from 0, as lnviz did before; its {raw[-1]} is {values[key]}."
             )
-    if set(values) - set(LEGACY_COUNTS.get(page, {})):
+    if set(values) - set(counted):
         changed = ", ".join(f"{table[k].label} = {table[k].format(v)}" for k, v in values.items() if k not in query)
         notes.append(f"This link is from an earlier lnviz, whose defaults it keeps: {changed}.")
     return values, notes

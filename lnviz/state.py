@@ -78,7 +78,14 @@ STAGE = Param(
     "(LN) or column (BN): about 1 when ε ≪ σ².",
 )
 VIEW = Param(
-    "view", "View", "choice", "charts", options=("charts", "numbers"), help="numbers: the same grid as tables."
+    "view",
+    "Details",
+    "choice",
+    "cell",
+    options=("cell", "charts", "distributions", "numbers", "downloads"),
+    help="What the details below the stage show, one at a time. cell: the chosen cell's formulas, step by step. "
+    "charts: x with each norm's μ and σ, and the outputs. distributions: histograms before and after. numbers: "
+    "the grid as tables. downloads: x, the outputs and a script that reproduces the view.",
 )
 DEVICE = Param(
     "device",

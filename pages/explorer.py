@@ -12,9 +12,13 @@ GUIDE = (
     "the batch, so in training mode every output depends on the whole batch. Its output sits under x.\n\n"
     "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does. Drag γ, β or "
     "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
-    "numbers, click it to choose it for the details below, and press Play to watch the reduction."
+    "numbers, click it to choose it for the details below, and press Play to watch the reduction.\n\n"
+    "The details show one thing at a time, chosen above them: the chosen cell's formulas with torch's numbers, "
+    "charts of each norm's μ and σ and of the outputs, the distributions before and after, the grid as tables, "
+    "or downloads."
 )
 page = Page.start("LayerNorm vs BatchNorm", "explorer")
+SHOWS_OUTPUTS = ("charts", "numbers")  # the views of the details that draw the outputs, as y or as x̂
 
 # The rest needs torch, whose first import on a fresh server takes seconds on a small CPU:
 # the title is on the viewer's screen meanwhile.
@@ -96,23 +100,24 @@ def _pick_from_click() -> None:
         st.session_state["feature"] = int(min(max(cells[0]["x"], 0), features - 1))
 
 
-def pickers() -> tuple[int, int, str, str]:
-    """The chosen cell (kept inside the grid), the outputs shown (y or x̂), and charts or numbers."""
-    pick_i, pick_j, pick_stage, pick_view = st.columns(4)
+def pickers() -> tuple[str, int, int, str | None]:
+    """Which view of the details, the chosen cell (kept inside the grid), and the outputs shown (y or x̂) where
+    the view draws them."""
+    kind = page.control("view", "segmented", where=st)
+    pick_i, pick_j, pick_stage = st.columns(3)
     i = page.index("sample", batch, where=pick_i)
     j = page.index("feature", features, where=pick_j)
-    stage = page.control("stage", "radio", where=pick_stage, horizontal=True)
-    view = page.control("view", "radio", where=pick_view, horizontal=True)
-    return i, j, stage, view
+    shown = page.control("stage", "radio", where=pick_stage, horizontal=True) if kind in SHOWS_OUTPUTS else None
+    return kind, i, j, shown
 
 
-def warnings(result: Exploration, rows: slice, cols: slice) -> None:
-    """Say when the heatmaps show a window of a large grid, and where x̂ = 0/0."""
+def warnings(result: Exploration, rows: slice, cols: slice, windowed: bool) -> None:
+    """Say when the heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
     shown = (rows.stop - rows.start, cols.stop - cols.start)
-    if shown != (batch, features):
+    if windowed and shown != (batch, features):
         st.info(
-            f"The grid is {batch} × {features}; the heatmaps show the {shown[0]} × {shown[1]} window of exact "
-            f"values around the chosen cell (samples {rows.start}–{rows.stop - 1}, features "
+            f"The grid is {batch} × {features}; the heatmaps and tables show the {shown[0]} × {shown[1]} window of "
+            f"exact values around the chosen cell (samples {rows.start}–{rows.stop - 1}, features "
             f"{cols.start}–{cols.stop - 1}). Every statistic and histogram is over the full grid. Pick another "
             "cell to move the window.",
             icon=":material/zoom_in:",
@@ -213,51 +218,62 @@ def cell(result: Exploration, i: int, j: int, eps: float) -> None:
 
 
 def downloads(result: Exploration, norm: Normalization) -> None:
-    """x and the outputs as CSV and .npy, and a script that reproduces the view; built only while open.
+    """x and the outputs as CSV and .npy, and a script that reproduces the view.
 
-    The highlighted script alone cost the browser about 200 ms of work on every γ or β move.
+    Built only while this view is shown: the highlighted script alone cost the
+    browser about 200 ms of work on every γ or β move. The files are built when
+    clicked.
     """
     st.subheader("Take it with you")
-    box = st.expander(
-        "Download x, the outputs, and a PyTorch script that reproduces this view",
-        icon=":material/download:",
-        key="downloads",
-        on_change="rerun",
+    arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
+    formats = (  # (extension, writer, mime type, icon)
+        ("csv", export.to_csv, "text/csv", ":material/table:"),
+        ("npy", export.to_npy, "application/octet-stream", ":material/data_array:"),
     )
-    if not box.open:
+    for name, values in arrays.items():
+        for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
+            column.download_button(
+                f"{name}.{ext}",
+                # Built only when clicked (a full-size CSV takes seconds), under the server's limit on heavy work.
+                data=heavy.deferred(f"{name}.{ext}", lambda v=values, w=write: w(v)),
+                file_name=f"{name}.{ext}",
+                mime=mime,
+                on_click="ignore",
+                key=f"dl_{name}_{ext}",
+                icon=icon,
+            )
+    if own is not None:
+        st.caption("The script reproduces generated views; your own data is in the downloads above.")
         return
-    with box:
-        arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
-        formats = (  # (extension, writer, mime type, icon)
-            ("csv", export.to_csv, "text/csv", ":material/table:"),
-            ("npy", export.to_npy, "application/octet-stream", ":material/data_array:"),
-        )
-        for name, values in arrays.items():
-            for column, (ext, write, mime, icon) in zip(st.columns(len(formats)), formats, strict=True):
-                column.download_button(
-                    f"{name}.{ext}",
-                    # Built only when clicked (a full-size CSV takes seconds), under the server's limit on heavy work.
-                    data=heavy.deferred(f"{name}.{ext}", lambda v=values, w=write: w(v)),
-                    file_name=f"{name}.{ext}",
-                    mime=mime,
-                    on_click="ignore",
-                    key=f"dl_{name}_{ext}",
-                    icon=icon,
-                )
-        if own is not None:
-            st.caption("The script reproduces generated views; your own data is in the downloads above.")
-            return
-        script = export.script(dist, batch, features, seed, norm.gain, norm.bias, norm.affine, norm.eps)
-        st.code(script, language="python")
-        st.download_button(
-            "lnviz_view.py",
-            data=script,
-            file_name="lnviz_view.py",
-            mime="text/x-python",
-            on_click="ignore",
-            key="dl_script",
-            icon=":material/code:",
-        )
+    script = export.script(dist, batch, features, seed, norm.gain, norm.bias, norm.affine, norm.eps)
+    st.code(script, language="python")
+    st.download_button(
+        "lnviz_view.py",
+        data=script,
+        file_name="lnviz_view.py",
+        mime="text/x-python",
+        on_click="ignore",
+        key="dl_script",
+        icon=":material/code:",
+    )
+
+
+def details(result: Exploration, norm: Normalization, kind: str, cell_at: tuple[int, int], shown: str | None) -> None:
+    """The one view of the details the reader chose; only it is computed, sent and drawn."""
+    rows, cols = explorer.window(batch, features, *cell_at)
+    warnings(result, rows, cols, windowed=kind in SHOWS_OUTPUTS)
+    if result.bn is None:
+        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
+    if kind == "cell":
+        cell(result, *cell_at, norm.eps)
+    elif kind == "charts":
+        charts(result, rows, cols, cell_at, shown)
+    elif kind == "numbers":
+        numbers(result, rows, cols, shown)
+    elif kind == "distributions":
+        distributions(result)
+    else:
+        downloads(result, norm)
 
 
 @st.fragment
@@ -274,20 +290,10 @@ def view() -> None:
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known
     badges(result)
     st.subheader("The details")
-    i, j, shown, kind = pickers()
+    kind, i, j, shown = pickers()
     with stage_box:
         the_stage(result, norm, (i, j))
-    rows, cols = explorer.window(batch, features, i, j)
-    warnings(result, rows, cols)
-    if kind == "charts":
-        charts(result, rows, cols, (i, j), shown)
-    else:
-        numbers(result, rows, cols, shown)
-    if result.bn is None:
-        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
-    distributions(result)
-    cell(result, i, j, norm.eps)
-    downloads(result, norm)
+    details(result, norm, kind, (i, j), shown)
     page.finish(
         caveat=None
         if own is None

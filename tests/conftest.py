@@ -7,11 +7,14 @@ import pytest
 from harness.apptest import (  # noqa: F401  (what the tests import from here)
     APP_TIMEOUT,
     DEFAULT_PAGE,
+    WIDGETS,
     assert_no_exception,
     decode_typed_arrays,
     figures,
     run_page,
     share_link,
+    stage_data,
+    stage_x,
 )
 from harness.server import ROOT  # noqa: F401
 

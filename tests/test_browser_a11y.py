@@ -70,7 +70,17 @@ def test_overlapping_finds_overlaps():
     assert overlapping(texts) == [("a", "b"), ("b", "c")]
 
 
-@pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p or "default")
+# Each page, and the explorer's views of its details that draw charts.
+VIEWS = [*sorted(PAGES), "?view=charts", "?view=distributions"]
+# The views with charts: the explorer's default view of its details (the chosen cell's formulas) has none.
+CHART_VIEWS = [v for v in VIEWS if v]
+
+
+def with_query(path: str, query: str) -> str:
+    return path + ("&" if "?" in path else "?") + query
+
+
+@pytest.mark.parametrize("path", VIEWS, ids=lambda p: p or "default")
 def test_page_has_no_serious_accessibility_violation(path, app_server, open_app):
     app = open_app(f"{app_server}/{path}")
     app.page.set_viewport_size({"width": 1440, "height": 900})
@@ -80,9 +90,9 @@ def test_page_has_no_serious_accessibility_violation(path, app_server, open_app)
     assert not violations, violations
 
 
-@pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p or "default")
+@pytest.mark.parametrize("path", CHART_VIEWS)
 def test_lecture_mode_draws_chart_text_at_lecture_size(path, app_server, open_app):
-    app = open_app(f"{app_server}/{path}?present=1")
+    app = open_app(f"{app_server}/{with_query(path, 'present=1')}")
     app.page.set_viewport_size({"width": 1280, "height": 720})
     app.settle()
     sizes = [s for chart in app.page.evaluate(_TICK_SIZES_JS) for s in chart]
@@ -90,7 +100,7 @@ def test_lecture_mode_draws_chart_text_at_lecture_size(path, app_server, open_ap
     assert min(sizes) >= theme.FONT_SIZE * theme.LECTURE_SCALE - 0.5, sorted(set(sizes))
 
 
-@pytest.mark.parametrize("path", sorted(PAGES), ids=lambda p: p or "default")
+@pytest.mark.parametrize("path", CHART_VIEWS)
 def test_no_chart_text_overlaps_on_a_phone(path, app_server, open_app):
     app = open_app(f"{app_server}/{path}")
     app.page.set_viewport_size({"width": 390, "height": 844})

@@ -6,6 +6,8 @@ from urllib.parse import urlparse
 
 import pytest
 
+from lnviz import links
+
 pytestmark = pytest.mark.browser
 
 TITLE = "LayerNorm vs BatchNorm"
@@ -38,7 +40,7 @@ def test_the_explorer_path_opens_the_explorer(app_server, open_app):
 
 
 def test_a_charts_data_table_opens_and_is_reached_by_keyboard(app_server, open_app):
-    app = open_app(f"{app_server}/?v=2&batch=4&features=5")
+    app = open_app(f"{app_server}/?v={links.LINK_VERSION}&batch=4&features=5&view=distributions")
     page = app.page
     box = page.locator(".st-key-hist_chart_data")
     summary = box.locator("summary")

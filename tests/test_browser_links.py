@@ -6,12 +6,13 @@ controls, a click on the heatmap picks the cell, and the app runs in an iframe.
 
 from __future__ import annotations
 
+import re
 from urllib.parse import parse_qs, urlencode, urlparse
 
 import pytest
 from browser import charts_json
 
-from lnviz import state
+from lnviz import links, state
 
 pytestmark = pytest.mark.browser
 
@@ -71,7 +72,7 @@ def test_lecture_mode_and_hidden_controls(app_server, open_app):
 
 
 def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
-    app = open_app(f"{app_server}/?batch=8&features=8")
+    app = open_app(f"{app_server}/?v={links.LINK_VERSION}&batch=8&features=8&view=charts")
     grid = app.page.locator(".st-key-grid_chart .nsewdrag").first
     box = grid.bounding_box()
     # The heatmap spans the subplot: 8 × 8 cells. Click the middle of cell (row 5, column 2).
@@ -79,7 +80,10 @@ def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     app.page.wait_for_function("() => new URL(location.href).searchParams.get('sample') === '5'", timeout=30_000)
     app.settle()
     assert query(app)["sample"] == ["5"] and query(app)["feature"] == ["2"]
-    assert "sample 5, feature 2" in app.page.locator("h3").all_inner_texts()[-2]
+    app.page.locator(".st-key-view button").filter(has_text=re.compile(r"^cell$")).click()  # the cell's formulas
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('view') === null", timeout=30_000)
+    app.settle()
+    assert any("sample 5, feature 2" in h for h in app.page.locator("h3").all_inner_texts())
 
 
 def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):

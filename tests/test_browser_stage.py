@@ -18,7 +18,7 @@ from browser import AppPage, is_local
 from playwright.sync_api import Browser
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from lnviz import data
+from lnviz import data, links
 
 pytestmark = pytest.mark.browser
 
@@ -43,7 +43,7 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
     contexts = []
 
     def _open(url: str, width: int = 1440, height: int = 900, reduced_motion: str | None = None) -> AppPage:
-        url += ("&" if "?" in url else "?") + "v=2"  # a link of today's state table
+        url += ("&" if "?" in url else "?") + f"v={links.LINK_VERSION}"  # a link of today's state table
         context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion=reduced_motion)
         contexts.append(context)
         context.route(lambda u: not is_local(u), lambda route: route.abort())

@@ -1,20 +1,25 @@
 """The main page through the router: every control changes what it should."""
 
-import json
-
 import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_no_exception, figures, run_page, share_link
+from conftest import assert_no_exception, figures, run_page, share_link, stage_data
 
 from lnviz import data, explorer
 
 PAGE = "pages/explorer.py"
+CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
+
+
+def show(at, view: str):
+    """Switch the details to ``view``, as a click on its button does: a rerun."""
+    at.segmented_control(key="view").set_value(view).run()
+    return at
 
 
 def outputs(at):
-    """(BN heatmap z, LN heatmap z) of the outputs chart, as float64 arrays."""
+    """(BN heatmap z, LN heatmap z) of the outputs chart (the charts view), as float64 arrays."""
     fig = figures(at)[1]
     heats = [np.asarray(t.z, dtype=np.float64) for t in fig.data if t.type == "heatmap"]
     return heats if len(heats) == 2 else (None, heats[0])
@@ -34,12 +39,31 @@ def x_for(dist="heterogeneous features", batch=8, features=12, seed=0):
 
 
 @pytest.fixture(scope="module")
-def default_page():
-    return run_page(PAGE)
+def charts_page():
+    return run_page(PAGE, CHARTS)
 
 
-def test_default_view_matches_torch(default_page):
-    at = default_page
+def test_the_details_show_the_chosen_cell_alone_by_default():
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    assert at.segmented_control(key="view").value == "cell"
+    assert len(at.latex) == 2 and not at.get("plotly_chart") and not at.dataframe and not at.get("download_button")
+    assert "stage" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
+
+
+@pytest.mark.parametrize(
+    "view, charts, tables, formulas",
+    [("charts", 2, 0, 0), ("distributions", 1, 0, 0), ("numbers", 0, 3, 0), ("downloads", 0, 0, 0)],
+)
+def test_each_view_of_the_details_draws_only_itself(view, charts, tables, formulas):
+    at = show(run_page(PAGE), view)
+    assert_no_exception(at)
+    assert (len(at.get("plotly_chart")), len(at.dataframe), len(at.latex)) == (charts, tables, formulas)
+    assert (view == "downloads") == bool(at.get("download_button"))
+
+
+def test_charts_view_matches_torch(charts_page):
+    at = charts_page
     assert_no_exception(at)
     x = x_for()
     np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
@@ -47,17 +71,16 @@ def test_default_view_matches_torch(default_page):
     np.testing.assert_allclose(ln, F.layer_norm(x, (12,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
     assert "CPU" in badges(at)
-    assert len(at.get("plotly_chart")) == 3 and len(at.latex) == 2
 
 
-def test_distributions_are_binned_on_each_panels_own_range(default_page):
+def test_distributions_are_binned_on_each_panels_own_range():
     x = x_for()
     outputs_ = {
         "input": x,
         "BN": F.batch_norm(x, None, None, training=True, eps=1e-5),
         "LN": F.layer_norm(x, (12,), eps=1e-5),
     }
-    fig = figures(default_page)[2]
+    (fig,) = figures(run_page(PAGE, {"view": "distributions"}))
     assert [t.name for t in fig.data] == list(outputs_)
     for trace, values in zip(fig.data, outputs_.values(), strict=True):
         want = torch.histc(values, bins=10, min=float(values.min()), max=float(values.max()))  # Rice: 96 values
@@ -74,7 +97,7 @@ def test_distributions_are_binned_on_each_panels_own_range(default_page):
     ],
 )
 def test_input_controls_regenerate_x(key, value, kwargs):
-    at = run_page(PAGE)
+    at = run_page(PAGE, CHARTS)
     widget = (
         at.selectbox(key=key) if key == "dist" else at.number_input(key=key) if key == "seed" else at.slider(key=key)
     )
@@ -87,7 +110,7 @@ def test_input_controls_regenerate_x(key, value, kwargs):
 
 
 def test_gain_bias_and_eps_move_every_output():
-    at = run_page(PAGE)
+    at = run_page(PAGE, CHARTS)
     at.slider(key="gain").set_value(2.0).run()
     at.slider(key="bias").set_value(-0.5).run()
     at.select_slider(key="eps").set_value(0.1).run()
@@ -97,11 +120,11 @@ def test_gain_bias_and_eps_move_every_output():
     bn, ln = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (12,), w, b, 0.1).numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, w, b, True, 0.1, 0.1).numpy(), rtol=1e-5, atol=1e-5)
-    assert "0.1" in at.latex[0].value
+    assert "0.1" in show(at, "cell").latex[0].value
 
 
 def test_affine_uses_per_feature_vectors_and_leaves_x_alone():
-    at = run_page(PAGE, {"gain": "1.5", "bias": "0.25"})
+    at = run_page(PAGE, {"gain": "1.5", "bias": "0.25", **CHARTS})
     at.toggle(key="affine").set_value(True).run()
     assert_no_exception(at)
     x = x_for()
@@ -112,14 +135,14 @@ def test_affine_uses_per_feature_vectors_and_leaves_x_alone():
 
 
 def test_stage_x_hat_ignores_gain():
-    at = run_page(PAGE, {"gain": "3"})
+    at = run_page(PAGE, {"gain": "3", **CHARTS})
     at.radio(key="stage").set_value("x_hat").run()
     _, ln = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x_for(), (12,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
-    at = run_page(PAGE)
+    at = run_page(PAGE, CHARTS)
     at.number_input(key="sample").set_value(5).run()
     at.number_input(key="feature").set_value(7).run()
     assert_no_exception(at)
@@ -127,6 +150,7 @@ def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
     row_box = [s for s in shapes if s.name == "LN row"][0]
     col_box = [s for s in shapes if s.name == "BN column"][0]
     assert row_box.y0 < 5 < row_box.y1 and col_box.x0 < 7 < col_box.x1
+    show(at, "cell")
     x = x_for()
     assert f"{float(x[5].mean()):.4g}" in at.latex[0].value
     assert f"{float(x[:, 7].mean()):.4g}" in at.latex[1].value
@@ -142,11 +166,10 @@ def test_cell_is_clamped_when_the_grid_shrinks():
 
 
 def test_numbers_view_shows_tables():
-    at = run_page(PAGE)
-    at.radio(key="view").set_value("numbers").run()
+    at = show(run_page(PAGE), "numbers")
     assert_no_exception(at)
     frames = at.dataframe
-    assert len(frames) == 3 and len(at.get("plotly_chart")) == 1  # the histogram stays
+    assert len(frames) == 3
     np.testing.assert_allclose(frames[0].value.to_numpy(), x_for().numpy())
 
 
@@ -155,9 +178,9 @@ def test_single_sample_explains_bn_in_words():
     assert_no_exception(at)
     assert any(explorer.BN_SINGLE_SAMPLE in i.value for i in at.info)
     assert any("over the 1 sample" in m.value and "samples" not in m.value for m in at.markdown)
-    bn, ln = outputs(at)
+    bn, ln = outputs(show(at, "charts"))
     assert bn is None and ln.shape == (1, 12)
-    assert [t.name for t in figures(at)[2].data] == ["input", "LN"]
+    assert [t.name for t in figures(show(at, "distributions"))[0].data] == ["input", "LN"]
 
 
 def test_zero_eps_and_constant_row_is_explained_not_nan():
@@ -181,7 +204,7 @@ def test_device_from_the_link_and_badge():
 
 
 def test_large_grid_is_windowed():
-    at = run_page(PAGE, {"batch": "1024", "features": "1024", "sample": "700", "feature": "10"})
+    at = run_page(PAGE, {"batch": "1024", "features": "1024", "sample": "700", "feature": "10", **CHARTS})
     assert_no_exception(at)
     assert grid_x(at).shape == (64, 64)
     assert any("window" in i.value for i in at.info)
@@ -214,20 +237,20 @@ def test_unknown_preset_is_noted():
 
 
 def test_hidden_controls_are_not_drawn_but_keep_the_links_value():
-    at = run_page(PAGE, {"hide": "eps,seed", "eps": "0.1", "seed": "9"})
+    at = run_page(PAGE, {"hide": "eps,seed", "eps": "0.1", "seed": "9", **CHARTS})
     assert_no_exception(at)
     keys = {w.key for w in [*at.slider, *at.number_input, *at.select_slider]}
     assert "eps" not in keys and "seed" not in keys and "batch" in keys
     x = x_for(seed=9)
     np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
-    assert "0.1" in at.latex[0].value
+    assert "0.1" in show(at, "cell").latex[0].value
 
 
 def test_share_link_reproduces_the_view():
-    at = run_page(PAGE, {"batch": "6"})
+    at = run_page(PAGE, {"batch": "6", **CHARTS})
     at.slider(key="gain").set_value(2.0).run()
     link = share_link(at)
-    assert "batch=6" in link and "gain=2" in link and "seed" not in link
+    assert "batch=6" in link and "gain=2" in link and "view=charts" in link and "seed" not in link
     query = dict(part.split("=") for part in link.split("?")[1].split("&"))
     again = run_page(PAGE, query)
     np.testing.assert_array_equal(outputs(again)[1], outputs(at)[1])
@@ -241,7 +264,7 @@ def test_lecture_mode_drops_prose():
 
 
 def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
-    at = run_page(PAGE)
+    at = run_page(PAGE, CHARTS)
     at.text_area(key="paste").input("1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0").run()
     at.button(key="use_paste").click().run()
     assert_no_exception(at)
@@ -260,7 +283,7 @@ def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
 
 
 def test_activations_handed_over_by_another_page_are_explored():
-    at = run_page(PAGE)
+    at = run_page(PAGE, CHARTS)
     real = torch.linspace(-3, 5, 6 * 10, dtype=torch.float64).reshape(6, 10) ** 2
     at.session_state["explorer_activations"] = {"x": real.numpy(), "source": "LN layer 1 (trained)"}
     at.run()
@@ -273,10 +296,9 @@ def test_export_script_matches_the_view():
     from lnviz import export
 
     at = run_page(PAGE, {"batch": "5", "features": "7", "seed": "3", "gain": "1.5"})
-    # Closed, the downloads section is not even built (it cost the browser work on every move).
+    # Not shown, the downloads are not even built (the script cost the browser work on every move).
     assert not [c for c in at.code if "import torch" in c.value] and not at.get("download_button")
-    at.session_state["downloads"] = True  # the user opens it: a rerun
-    at.run()
+    show(at, "downloads")
     scripts = [c.value for c in at.code if "import torch" in c.value]
     assert scripts == [export.script("heterogeneous features", 5, 7, 3, 1.5, 0.0, False, 1e-5).rstrip()]
     labels = {b.proto.label for b in at.get("download_button")}
@@ -296,12 +318,6 @@ def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
     at = run_page(PAGE, {"sample": "16", "feature": "40"})
     assert_no_exception(at)
     assert "sample 7, feature 11" in " ".join(h.value for h in at.subheader)
-
-
-def stage_data(at) -> dict:
-    """The data the stage was drawn with: torch's numbers for its window, and the chosen cell."""
-    (stage,) = at.get("bidi_component")
-    return json.loads(stage.proto.json)
 
 
 @pytest.mark.parametrize(

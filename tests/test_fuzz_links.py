@@ -15,7 +15,7 @@ import os
 import re
 
 import pytest
-from conftest import ROOT, run_page
+from conftest import ROOT, WIDGETS, run_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -23,7 +23,6 @@ from ui.controls import PARAMS_DRAWN
 
 PAGES = re.findall(r'st\.Page\(\s*"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
 EXAMPLES = int(os.environ.get("LNVIZ_FUZZ_EXAMPLES", "200"))
-WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
 # Link-level parameters that are not controls but are read from every link.
 EXTRAS = ("hide", "preset", "present", "embed", "v", "zzz")
 # Pages whose buttons would start long work: the fuzz must not press them, and it can't

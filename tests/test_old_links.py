@@ -7,12 +7,11 @@ note names both.
 """
 
 import pytest
-from conftest import assert_no_exception, run_page
+from conftest import WIDGETS, assert_no_exception, run_page
 
-from lnviz import state
+from lnviz import links, state
 
 RENAMED = [(page, p, old) for page, controls in state.PAGES.items() for p in controls for old in p.old_keys]
-WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
 
 
 def widget(at, key):
@@ -49,6 +48,28 @@ def test_a_link_from_before_the_stage_keeps_its_16_by_32_grid(page):
     assert (widget(old, "batch").value, widget(old, "features").value) == (16, 32)
     assert "earlier lnviz" in " ".join(i.value for i in old.info)
     share = [c.value for c in old.code if "?" in c.value][0]
-    assert "batch=16" in share and "features=32" in share and "v=2" in share
+    assert "batch=16" in share and "features=32" in share and f"v={links.LINK_VERSION}" in share
     fresh = run_page(f"pages/{page}.py")  # a visit with no controls in its link: today's defaults
     assert (widget(fresh, "batch").value, widget(fresh, "features").value) == (8, 12)
+
+
+def test_a_links_version():
+    assert links.version("explorer", {"v": ["2"]}) == 2
+    assert links.version("explorer", {"gain": ["2"]}) == 1  # no v, but it names a control: made before v existed
+    for today in ({}, {"present": ["1"]}, {"v": [str(links.LINK_VERSION)]}, {"v": ["99"]}, {"v": ["two"]}):
+        assert links.version("explorer", today) == links.LINK_VERSION, today
+
+
+def test_a_version_2_link_opens_the_explorers_charts_as_it_did():
+    # Version 2 drew every chart under the stage; today the details show one view, the chosen cell's first.
+    old = run_page("pages/explorer.py", {"v": "2", "gain": "2"})
+    assert_no_exception(old)
+    assert widget(old, "view").value == "charts" and len(old.get("plotly_chart")) == 2
+    assert "Details = charts" in " ".join(i.value for i in old.info)
+    share = [c.value for c in old.code if "?" in c.value][0]
+    assert "view=charts" in share and f"v={links.LINK_VERSION}" in share
+    today = run_page("pages/explorer.py", {"gain": "2"})  # a link of today's version
+    assert widget(today, "view").value == "cell" and "earlier lnviz" not in " ".join(i.value for i in today.info)
+    # The walkthrough changed nothing in version 3: its version-2 links need no note.
+    walk = run_page("pages/walkthrough.py", {"v": "2", "step": "3"})
+    assert "earlier lnviz" not in " ".join(i.value for i in walk.info)

@@ -2,17 +2,13 @@
 
 import numpy as np
 import torch
-from conftest import assert_no_exception, figures, run_page
+from conftest import assert_no_exception, run_page, stage_x
 
 from lnviz import data, upload
 from ui import own_data
 
 PAGE = "pages/explorer.py"
 GOOD = "1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0"
-
-
-def grid_x(at) -> np.ndarray:
-    return np.asarray([t for t in figures(at)[0].data if t.type == "heatmap"][0].z, dtype=np.float64)
 
 
 def generated() -> np.ndarray:
@@ -48,7 +44,7 @@ def test_a_refused_paste_replaces_the_previous_warning_and_a_good_one_clears_it(
     paste(at, GOOD)
     assert_no_exception(at)
     assert not upload_warnings(at)
-    np.testing.assert_allclose(grid_x(at), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
+    np.testing.assert_allclose(stage_x(at), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
     assert at.text_area(key="paste").value == ""  # the box is emptied once read
 
 
@@ -66,7 +62,7 @@ def test_own_data_is_marked_in_the_link_and_the_mark_goes_with_it():
     assert at.query_params[own_data.OWN_PARAM] == "3x4"
     at.button(key="own_data_off").click().run()
     assert own_data.OWN_PARAM not in at.query_params
-    np.testing.assert_allclose(grid_x(at), generated(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
 
 
 def test_a_new_session_whose_own_data_is_gone_is_told_so():
@@ -74,7 +70,7 @@ def test_a_new_session_whose_own_data_is_gone_is_told_so():
     assert_no_exception(at)
     (gone,) = [w.value for w in at.warning if "gone" in w.value]
     assert "(3 × 4)" in gone and "generated data" in gone
-    np.testing.assert_allclose(grid_x(at), generated(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
     at.slider(key="gain").set_value(1.5).run()
     assert [w for w in at.warning if "gone" in w.value], "the notice stays until the viewer acknowledges it"
     at.button(key="own_gone_ok").click().run()
@@ -94,4 +90,4 @@ def test_data_sent_by_another_page_is_marked_too():
     at.session_state[own_data.KEY] = {"x": own_x.numpy(), "source": "the training page"}
     at.run()
     assert at.query_params[own_data.OWN_PARAM] == "3x4"
-    np.testing.assert_allclose(grid_x(at), own_x.numpy())
+    np.testing.assert_allclose(stage_x(at), own_x.numpy())

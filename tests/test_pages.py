@@ -18,6 +18,13 @@ from conftest import assert_no_exception, figures, run_page, share_link
 from lnviz import links, plot, state, theme
 
 PAGES = list(state.PAGES)
+# Every view with charts: each page at its defaults, and the explorer's details that draw charts (its default
+# view, the chosen cell, draws none).
+VIEWS = [(page, {}) for page in PAGES if page != "explorer"] + [
+    ("explorer", {"view": "charts"}),
+    ("explorer", {"view": "distributions"}),
+]
+VIEW_IDS = [page + "".join(f"-{v}" for v in query.values()) for page, query in VIEWS]
 DATA = ("x", "y", "z", "customdata")
 
 
@@ -41,20 +48,20 @@ def chart_keys(at) -> list[str]:
 def test_page_runs_at_its_defaults_with_a_versioned_share_link(page):
     at = run_page(f"pages/{page}.py")
     assert_no_exception(at)
-    assert at.title and (at.get("plotly_chart") or at.get("arrow_data_frame"))
+    assert at.title and (at.get("plotly_chart") or at.get("arrow_data_frame") or at.get("bidi_component"))
     assert f"v={links.LINK_VERSION}" in share_link(at)
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_chart_has_a_text_alternative(page):
-    at = run_page(f"pages/{page}.py")
+@pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
+def test_every_chart_has_a_text_alternative(page, query):
+    at = run_page(f"pages/{page}.py", query)
     alts = [el.proto.alt for el in at.get("plotly_chart")]
     assert alts and all(len(alt) > 20 for alt in alts), alts
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page):
-    at = run_page(f"pages/{page}.py")
+@pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
+def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query):
+    at = run_page(f"pages/{page}.py", query)
     keys = chart_keys(at)
     assert [box.key for box in data_boxes(at)] == [f"{key}_data" for key in keys]
     assert not any(box.dataframe for box in data_boxes(at))  # closed: nothing built, nothing sent
@@ -69,9 +76,9 @@ def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page):
         pd.testing.assert_frame_equal(box.dataframe[0].value, plot.table(fig), check_dtype=False)
 
 
-@pytest.mark.parametrize("page", PAGES)
-def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page):
-    normal, lecture = run_page(f"pages/{page}.py"), run_page(f"pages/{page}.py", {"present": "1"})
+@pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
+def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page, query):
+    normal, lecture = run_page(f"pages/{page}.py", query), run_page(f"pages/{page}.py", {"present": "1", **query})
     assert_no_exception(lecture)
     assert data_boxes(normal) and not data_boxes(lecture)  # the lecturer's screen has no tables
     big = round(theme.FONT_SIZE * theme.LECTURE_SCALE, 1)

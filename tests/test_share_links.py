@@ -3,12 +3,10 @@
 from urllib.parse import parse_qs, urlsplit
 
 import pytest
-from conftest import assert_no_exception, run_page, share_link
+from conftest import WIDGETS, assert_no_exception, run_page, share_link
 
 from lnviz import links, state
 from lnviz.param import Param
-
-WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "toggle")
 
 
 def other_value(p: Param):

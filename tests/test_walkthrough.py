@@ -12,7 +12,7 @@ from conftest import assert_no_exception, figures, run_page, share_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import data, theme
+from lnviz import data, links, theme
 from lnviz import walkthrough as wt
 from lnviz.data import generator
 from lnviz.explain import num
@@ -259,7 +259,7 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
     assert_no_exception(at)
     assert step_shown(at) == 5 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
     np.testing.assert_allclose(bars(at), F.layer_norm(x, (12,))[0].numpy(), **SHOWN)
-    assert "step=5" in share_link(at) and "v=2" in share_link(at)
+    assert "step=5" in share_link(at) and f"v={links.LINK_VERSION}" in share_link(at)
     row_cells = dimmed(at) == 0
     at.slider(key="step").set_value(6).run()
     at.button(key="next").click().run()
@@ -278,7 +278,7 @@ def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
     np.testing.assert_array_equal(bars(old), bars(new))
     notes = " ".join(i.value for i in old.info)
     assert "counts from 0" in notes and "its 3 is 4" in notes and "earlier lnviz" in notes
-    assert "step=4" in share_link(old) and "v=2" in share_link(old)
+    assert "step=4" in share_link(old) and f"v={links.LINK_VERSION}" in share_link(old)
 
 
 def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():

@@ -50,8 +50,8 @@ def _note_link_value(param: Param, raw: list[str], used: Any) -> None:
 def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: Any) -> Any:
     """Draw ``param`` as ``widget`` in ``where`` (default: the sidebar) and return its value.
 
-    ``widget`` is one of "slider", "number", "select", "radio", "toggle" or
-    "select_slider". Extra keyword arguments go to the Streamlit call.
+    ``widget`` is one of "slider", "number", "select", "radio", "segmented",
+    "toggle" or "select_slider". Extra keyword arguments go to the Streamlit call.
     """
     where = st.sidebar if where is None else where
     st.session_state.setdefault(PARAMS_DRAWN, {})[param.key] = param
@@ -121,6 +121,8 @@ def _draw(param: Param, widget: str, where: Any, **kwargs: Any) -> Any:
     common.update(kwargs)
     if widget in ("select", "radio"):
         common["index"] = param.options.index(param.default)
+    elif widget == "segmented":
+        common["default"] = param.default
     else:
         common["value"] = param.default
     if widget == "slider":
@@ -132,6 +134,10 @@ def _draw(param: Param, widget: str, where: Any, **kwargs: Any) -> Any:
     if widget in ("select", "radio"):
         draw = where.selectbox if widget == "select" else where.radio
         return draw(param.label, options=param.options, format_func=param.format, **common)
+    if widget == "segmented":  # one of a few options, always one chosen: a row of buttons, like tabs
+        return where.segmented_control(
+            param.label, options=param.options, format_func=param.format, required=True, **common
+        )
     if widget == "select_slider":
         return where.select_slider(param.label, options=param.options, format_func=param.format, **common)
     raise ValueError(f"unknown widget {widget!r} for {param.key}")
