@@ -57,6 +57,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from harness.chromium import CHROMIUM, CHROMIUM_ARGS, SETTLE_TIMEOUT, is_local
 from harness.server import AppProcess, free_port, start_app, stop, wait_app
+from lnviz import links
 
 BARE_APP = "benchmarks/bare_app.py"
 MAIN_APP = "app.py"
@@ -65,7 +66,8 @@ SEED = ".st-key-seed input"
 QUIET_MS = 300
 # A laptop's screen: the charts below the fold are still redrawn and waited for, but not painted.
 VIEWPORT = {"width": 1440, "height": 900}
-BIG = {"batch": 1024, "features": 1024}
+# The largest grid, in the view of the details that sends the most: the charts (heatmap windows of 64 × 64).
+BIG = {"batch": 1024, "features": 1024, "view": "charts", "v": links.LINK_VERSION}
 TARGET_RATIO = 1.5
 TARGET_BYTES = 300_000
 TARGET_COLD_S = 5.0
@@ -537,12 +539,12 @@ def measure(
                     series.presses.append(press(tab, _key(i)))
             query = "&".join(f"{k}={v}" for k, v in BIG.items())
             big_tab, big_first = open_tab(context, f"{app.url}/?{query}")
-            big = Series("explorer, B = H = 1024", big_tab.page.url, big_first)
+            big = Series("explorer, B = H = 1024, charts view", big_tab.page.url, big_first)
             for i in range(warmup):
                 press(big_tab, _key(i))
             for i in range(big_presses):
                 big.presses.append(press(big_tab, _key(i)))
-            big_seed = Series("explorer, B = H = 1024, new seed (all data changes)", big_tab.page.url)
+            big_seed = Series("explorer, B = H = 1024, charts view, new seed (all data changes)", big_tab.page.url)
             for i in range(seed_changes):
                 big_seed.presses.append(enter(big_tab, SEED, str(i + 1)))
             busy: dict[str, list[float]] = {"main": [], "bare": []}
@@ -599,7 +601,7 @@ def _cold_table(r: Report) -> str:
     """Where a cold start's seconds go, for the app and for the bare page."""
     head = (
         "| cold start, seconds from starting the server | server answers | frontend loaded, first run asked "
-        "| first paint | first run on the server | the stage drawn | every chart drawn |\n"
+        "| first paint | first run on the server | the stage drawn | the whole page settled |\n"
         "|---|---:|---:|---:|---:|---:|---:|"
     )
     rows = [
@@ -668,7 +670,7 @@ def markdown(r: Report) -> str:
         f"(target ≤ {TARGET_BYTES // 1000} KB) {_verdict(r.worst_bytes <= TARGET_BYTES)}",
         f"- **Cold start, first paint: {r.cold.first_paint_s:.1f} s** from starting the server to the explorer's "
         f"title on the page (target < {TARGET_COLD_S:.0f} s) {_verdict(r.cold.first_paint_s < TARGET_COLD_S)}; "
-        f"{r.cold.settled_s:.1f} s to every chart drawn. The bare page, started the same way in the same run: "
+        f"{r.cold.settled_s:.1f} s to the whole page settled. The bare page, started the same way in the same run: "
         f"{r.bare_cold.first_paint_s:.1f} s to its first paint, {r.bare_cold.settled_s:.1f} s settled.",
         *_work_lines(r),
         "",
