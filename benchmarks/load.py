@@ -540,8 +540,8 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
         machine_table(machine(), load_start, load_end),
         f"{r.sessions} sessions against one `streamlit run app.py`, each {who}, driving the explorer for "
         f"{r.seconds:.0f} s: three gain steps up, three down, and every {SEED_EVERY}th action a new seed; after "
-        "each answer the session's charts are checked against torch (float64) for its own seed, preset, B, H and "
-        "γ. The machine is shared, so the latencies are those of this machine at this load, not a target.",
+        "each answer the session's numbers (a socket: the stage's; a tab: the charts view's) are checked against "
+        "torch (float64) for its own seed, preset, B, H and γ. The machine is shared, so the latencies are those of this machine at this load, not a target.",
         "",
         "| check | result | |",
         "|---|---|---|",
