@@ -51,6 +51,15 @@ def test_the_details_show_the_chosen_cell_alone_by_default():
     assert "stage" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
 
 
+def test_an_empty_view_in_a_link_opens_the_default_view():
+    # Found by the link fuzz: Streamlit 1.67 reads ?view= as no choice, although the control is required.
+    at = run_page(PAGE, {"view": ""})
+    assert_no_exception(at)
+    assert at.segmented_control(key="view").value == "cell" and len(at.latex) == 2
+    assert not at.get("download_button")
+    assert any("Details" in i.value for i in at.info)  # the note says what the link's value became
+
+
 @pytest.mark.parametrize(
     "view, charts, tables, formulas",
     [("charts", 2, 0, 0), ("distributions", 1, 0, 0), ("numbers", 0, 3, 0), ("downloads", 0, 0, 0)],

@@ -66,8 +66,8 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
         if param.coerce(held) != held:
             st.session_state[param.key] = param.coerce(held)
     raw = st.query_params.get_all(param.key) if first else []
-    if raw and widget == "number" and param.kind == "int":
-        _drop_infinite_link_value(param.key, raw)
+    if raw and _mishandled(param, widget, raw):
+        _drop_link_value(param.key)
     value = _draw(param, widget, where, **kwargs)
     if first:
         _note_link_value(param, raw, value)
@@ -96,18 +96,26 @@ def _read_old_key(param: Param) -> None:
             return
 
 
-def _drop_infinite_link_value(key: str, raw: list[str]) -> None:
-    """Keep ``?seed=inf`` from crashing a whole-number input (see :mod:`ui.streamlit_private`).
+def _mishandled(param: Param, widget: str, raw: list[str]) -> bool:
+    """Whether the link's value is one that Streamlit 1.67 mishandles in this widget (docs/upstream.md).
 
-    Such a value is removed from the link before the widget reads it; the
-    widget then starts at its default and the note says so.
+    - ``?seed=inf`` in a whole-number input: it raises an OverflowError and the page crashes.
+    - ``?view=`` (empty) in a segmented control: it leaves no option chosen, although the control is
+      ``required``; the page would get None.
     """
+    if widget == "segmented":
+        return raw[-1] == ""
+    if widget != "number" or param.kind != "int":
+        return False
     try:
-        infinite = math.isinf(float(raw[-1]))
+        return math.isinf(float(raw[-1]))
     except ValueError:
-        return
-    if not infinite:
-        return
+        return False
+
+
+def _drop_link_value(key: str) -> None:
+    """Remove a value from the link before the widget reads it (see :mod:`ui.streamlit_private`): the widget
+    then starts at its default, and the note about the link says so."""
     with contextlib.suppress(Exception):
         del st.query_params[key]
     streamlit_private.forget_initial_link_value(key)

@@ -32,10 +32,12 @@ def leave_legacy_pages_mode() -> bool:
 def forget_initial_link_value(key: str) -> None:
     """Remove ``key`` from the link snapshot Streamlit seeds URL-bound widgets from.
 
-    Streamlit 1.67 seeds a bound integer ``st.number_input`` with
-    ``int(float(value))``; for ``?seed=inf`` that raises an OverflowError it
-    does not catch. Removing the value from the current URL is not enough: the
-    widget reads a snapshot taken when the page was opened.
+    Streamlit 1.67 mishandles some link values (:func:`ui.controls._mishandled`):
+    it seeds a bound integer ``st.number_input`` with ``int(float(value))``,
+    and for ``?seed=inf`` that raises an OverflowError it does not catch; an
+    empty value leaves a required ``st.segmented_control`` with nothing chosen.
+    Removing the value from the current URL is not enough: the widget reads a
+    snapshot taken when the page was opened.
     """
     ctx = get_script_run_ctx()
     state = getattr(getattr(ctx, "session_state", None), "_state", None)
