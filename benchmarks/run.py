@@ -60,14 +60,15 @@ Found by measuring first (the tables below; `benchmarks/browser_work.py` for the
   a move reruns that part only, and the title, the introduction and the input section are neither
   recomputed nor redrawn. x and its statistics are cached per (data, ε), so a γ or β move is one
   `addcmul` in torch.
-- **The browser's own work.** The downloads section, with its highlighted script, is built only
-  while open; the figures have fixed margins, because plotly.js measuring every label to fit them
-  was the largest part of a redraw.
+- **The browser's own work.** The downloads, with their highlighted script, are built only while
+  shown; the figures have fixed margins, because plotly.js measuring every label to fit them was
+  the largest part of a redraw.
 - **Cold start.** Nothing before the explorer's title and introduction imports torch, so they
   are on the screen while torch's first import (2.6 to 3.2 s here) runs. Importing torch in a
   background thread as the server starts was tried and dropped: it slowed the frontend's own
-  load by more than it saved (first paint 5.8 s against 3.7 s, median of three pairs).
-
+  load by more than it saved (first paint 5.8 s against 3.7 s, median of three pairs). The
+  default view of the details draws no plotly chart, so the main page no longer waits for
+  plotly.js's chunk either.
 - **One view of the details at a time.** Below the stage, the details show one thing, chosen on a
   segmented control bound to the URL (`view=`): the chosen cell's formulas (the default), the charts,
   the distributions, the numbers or the downloads. Only that one is computed, sent and drawn. Before,
