@@ -43,8 +43,9 @@ import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.load import GAIN_STEP, Memory, Plan, Shown, check, percentile, plan, sample_memory
+from benchmarks.load import GAIN_STEP, Memory, Plan, Shown, check, plan, sample_memory
 from benchmarks.run import machine, machine_table, verdict
+from benchmarks.stats import percentile
 from harness.server import free_port, start_app, stop, wait_app, wait_healthy
 from harness.wsclient import Session
 

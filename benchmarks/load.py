@@ -70,8 +70,10 @@ from benchmarks.browser_latency import (
     _settle,
 )
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
+from benchmarks.stats import percentile
+from harness.apptest import stage_grid
 from harness.chromium import BASE_URL_PROBES, CHARTS_JS, CHROMIUM, CHROMIUM_ARGS, decode_array, is_local
-from harness.server import free_port, start_app, stop, wait_app
+from harness.server import free_port, rss_mib, start_app, stop, wait_app
 from harness.wsclient import Session
 from lnviz import data, links, state
 
@@ -190,13 +192,9 @@ class Shown:
     @classmethod
     def from_stage(cls, payload: dict) -> Shown:
         """The stage's data (:func:`lnviz.stage.payload`): torch's numbers for its window of the grid."""
-
-        def grid(values: list) -> np.ndarray:  # non-finite values come as strings, which float() reads
-            return np.asarray([float(v) for v in values], dtype=np.float64).reshape(payload["R"], payload["C"])
-
-        arrays = {"x": grid(payload["x"]), "LN y": grid(payload["ln"]["y"])}
+        arrays = {"x": stage_grid(payload, payload["x"]), "LN y": stage_grid(payload, payload["ln"]["y"])}
         if payload["bn"] is not None:
-            arrays["BN y"] = grid(payload["bn"]["y"])
+            arrays["BN y"] = stage_grid(payload, payload["bn"]["y"])
         return cls(arrays, payload["r0"], payload["c0"])
 
 
@@ -368,17 +366,6 @@ async def drive(session: SocketSession | TabSession, until: float) -> None:
         n += 1
 
 
-def rss_mib(pid: int) -> float | None:
-    """The resident memory of process ``pid`` in MiB, from /proc (None once it is gone)."""
-    try:
-        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    except OSError:
-        return None
-    return None
-
-
 @dataclass
 class Memory:
     samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds since start, MiB)
@@ -496,11 +483,6 @@ async def run_load(client: str, sessions: int, seconds: float, contexts: int, st
         stop(app.proc)
         await sampler
     return report
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    """The ``q``-th percentile (0–100) by linear interpolation; NaN for no values."""
-    return float(np.percentile(values, q)) if values else float("nan")
 
 
 def markdown(r: LoadReport, load_start: str, load_end: str) -> str:

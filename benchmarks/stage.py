@@ -49,6 +49,7 @@ from benchmarks.browser_latency import (
     open_tab,
     press,
 )
+from benchmarks.stats import percentile
 from harness.server import free_port, start_app, stop, wait_app
 from lnviz import data, explorer, links, stage
 
@@ -87,11 +88,6 @@ BADGE_JS = f"""() => {{
         if (badge.textContent.includes('max')) window.__torchAt = performance.now();
     }}).observe(badge, {{childList: true, characterData: true, subtree: true}});
 }}"""
-
-
-def percentile(values: Sequence[float], q: float) -> float:
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
 def payload_bytes() -> dict[str, int]:
@@ -150,7 +146,7 @@ def drag(browser: Browser, tab: Tab, moves: int) -> dict[str, float]:
         "events": len(ms),
         "unchanged": result["unchanged"],
         "median_ms": statistics.median(ms),
-        "p95_ms": percentile(ms, 0.95),
+        "p95_ms": percentile(ms, 95),
         "max_ms": max(ms),
         "within_one_frame": sum(v <= FRAME_MS for v in ms) / len(ms),
         "cpu_per_move_ms": cpu / moves,

@@ -84,7 +84,13 @@ def stage_data(at: AppTest) -> dict:
     return json.loads(stage.proto.json)
 
 
+def stage_grid(data: dict, values: list) -> np.ndarray:
+    """One of the stage data's flat lists of numbers (``data["x"]``, ``data["ln"]["y"]``, ...) as its window of
+    the grid, (R, C) float64; non-finite values come as strings, which ``float`` reads."""
+    return np.asarray([float(v) for v in values], dtype=np.float64).reshape(data["R"], data["C"])
+
+
 def stage_x(at: AppTest) -> np.ndarray:
     """x as the stage shows it: its window of the grid (the whole grid when it fits), float64."""
     data = stage_data(at)
-    return np.asarray([float(v) for v in data["x"]], dtype=np.float64).reshape(data["R"], data["C"])
+    return stage_grid(data, data["x"])

@@ -23,7 +23,7 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SETTLE_TIMEOUT = 90.0
-VIEWPORT = {"width": 1400, "height": 2400}
+VIEWPORT = {"width": 1400, "height": 2400}  # every browser test's pages, unless a test sets its own
 # Opened at /bench, Streamlit's frontend looks for its server at /bench/_stcore/...
 # first and then one level up: those 404s are how it finds its base URL.
 BASE_URL_PROBES = ("/_stcore/health", "/_stcore/host-config")

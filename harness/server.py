@@ -114,3 +114,14 @@ def serving(log: Path, script: str = "app.py") -> Iterator[AppProcess]:
         yield app
     finally:
         stop(app.proc)
+
+
+def rss_mib(pid: int) -> float | None:
+    """The resident memory of process ``pid`` in MiB, from /proc (None once it is gone)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None

@@ -24,10 +24,11 @@ from lnviz.norms import NormResult, batch_norm, layer_norm
 WINDOW = 64
 
 BN_SINGLE_SAMPLE = (
-    "With B = 1 each feature's batch holds one value: μ = x and the biased σ² = 0, so x̂ = 0/√ε = 0 "
-    "and BN's output is β, whatever the input. PyTorch refuses a feature with a single value in training "
-    'mode ("Expected more than 1 value per channel when training"): the unbiased update of the running '
-    "variance, σ² · n/(n − 1), would be 0/0. LayerNorm is fine: it normalizes each sample over its own features."
+    "With B = 1 each feature's batch holds one value: μ = x and the biased σ² = 0, so for any ε > 0 "
+    "x̂ = 0/√ε = 0 and BN's output is β, whatever the input. PyTorch refuses a feature with a single value in "
+    'training mode ("Expected more than 1 value per channel when training"), with or without running '
+    "statistics; a running variance, updated with the unbiased σ² · n/(n − 1), could not be updated from it "
+    "either. LayerNorm is fine: it normalizes each sample over its own features."
 )
 
 
@@ -83,20 +84,23 @@ def explore(x: Tensor, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0, e
     return with_affine(normalize(x, eps), gain, bias)
 
 
-def window(batch: int, features: int, row: int, col: int, size: int = WINDOW) -> tuple[slice, slice]:
-    """The rows and columns of a ``size`` × ``size`` window that contains (row, col).
+def window(
+    batch: int, features: int, row: int, col: int, size: int = WINDOW, cols: int | None = None
+) -> tuple[slice, slice]:
+    """The rows and columns of a ``size`` × ``cols`` window (``cols`` defaults to ``size``) that contains
+    (row, col).
 
     The window is centred on the cell where it can be and clipped to the
-    grid; a grid no larger than ``size`` is shown whole.
+    grid; a side no longer than the window's is shown whole.
     """
 
-    def span(n: int, at: int) -> slice:
+    def span(n: int, at: int, size: int) -> slice:
         if n <= size:
             return slice(0, n)
         start = min(max(at - size // 2, 0), n - size)
         return slice(start, start + size)
 
-    return span(batch, row), span(features, col)
+    return span(batch, row, size), span(features, col, size if cols is None else cols)
 
 
 @dataclass(frozen=True)

@@ -118,7 +118,7 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
             annotations.append(
                 # short lines: the half is about 170 px wide on a phone
                 plot.note(
-                    "BatchNorm refused<br>at B = 1: its output<br>would be β",
+                    "BatchNorm refused<br>at B = 1: its output<br>would be β (ε > 0)",
                     0.24,
                     0.5,
                     font=dict(size=theme.TITLE_SIZE),

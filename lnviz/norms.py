@@ -193,9 +193,9 @@ def batch_norm(
     ``mean`` and ``var`` of shape (1, H); for (N, C, *) over every dimension
     but the channel dimension 1. In training mode the statistics come from the
     batch itself, so every sample's output depends on the others; with one
-    value per channel the biased variance is 0 and y would be β; this raises
-    ``ValueError``, as PyTorch does (its unbiased running-variance update would
-    be 0/0). With ``training=False`` the given ``running_mean`` and
+    value per channel the biased variance is 0 and y would be β (for ε > 0); this raises
+    ``ValueError``, as PyTorch's ``F.batch_norm`` does in training mode, with or
+    without running statistics. With ``training=False`` the given ``running_mean`` and
     ``running_var`` (shape (C,)) are used instead. Matches ``F.batch_norm``.
     """
     name = "batch_norm"

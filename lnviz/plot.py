@@ -43,7 +43,7 @@ def figure(
         layout["height"] = height
     # Every text size is set here, not left to a template: Streamlit's chart theme sizes ticks, legends and
     # axis titles itself, which would win over the figure's font and escape the lecture scale.
-    # Each gets a dict of its own: lecture() scales every font dict it meets, a shared one once per use.
+    # (lecture() scales each font dict once, even one shared by several axes.)
     layout.setdefault("legend", {}).setdefault("font", {"size": theme.FONT_SIZE})
     for name, axis in layout.items():
         if name.startswith(("xaxis", "yaxis")):

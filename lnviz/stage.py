@@ -65,9 +65,7 @@ LECTURE_COLS = 10
 
 def window(batch: int, features: int, row: int, col: int, rows: int = ROWS, cols: int = COLS) -> tuple[slice, slice]:
     """The ``rows`` × ``cols`` window of a (B, H) grid that contains (row, col), as :func:`explorer.window`."""
-    row_span, _ = explorer.window(batch, features, row, col, size=rows)
-    _, col_span = explorer.window(batch, features, row, col, size=cols)
-    return row_span, col_span
+    return explorer.window(batch, features, row, col, size=rows, cols=cols)
 
 
 def _number(value: float) -> float | str:

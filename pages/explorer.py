@@ -7,9 +7,11 @@ from ui.page import Page
 GUIDE = (
     "Each row of the grid **x** is one sample, each column one feature.\n\n"
     ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: each sample is normalized "
-    "over its own H features. Its output sits right of x, its μ and σ between them.\n\n"
+    "over its own H features. Its output sits right of x, its μ and σ between them (on a narrow screen, under "
+    "x).\n\n"
     ":orange[**BatchNorm**] takes one μ and σ per **column**: each feature is normalized over the B samples of "
-    "the batch, so in training mode every output depends on the whole batch. Its output sits under x.\n\n"
+    "the batch, so in training mode every output depends on the whole batch. Its output sits under x (on a "
+    "narrow screen, under LayerNorm's).\n\n"
     "Both then compute y = γ (x − μ) / √(σ² + ε) + β, with the biased variance, as PyTorch does. Drag γ, β or "
     "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
     "numbers, click it to choose it for the details below, and press Play to watch the reduction.\n\n"
@@ -26,7 +28,7 @@ import torch  # noqa: E402
 
 from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
 from lnviz.explorer import Exploration  # noqa: E402
-from ui import heavy, mode, own_data  # noqa: E402
+from ui import heavy, own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
 
@@ -65,7 +67,7 @@ def compute(dev: torch.device, eps: float) -> Exploration:
 
 def the_stage(result: Exploration, norm: Normalization, cell: tuple[int, int]) -> None:
     """x and both outputs, live: a window of the grid around the chosen cell (smaller on a projector)."""
-    size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if mode.presenting() else (stage.ROWS, stage.COLS)
+    size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if page.presenting else (stage.ROWS, stage.COLS)
     rows, cols = stage.window(batch, features, *cell, *size)
     per_feature = data.random_affine(features, seed) if norm.affine else None
     live.draw(stage.payload(result, rows, cols, norm.gain, norm.bias, per_feature), cell)
@@ -87,7 +89,7 @@ def badges(result: Exploration) -> None:
     )
     if own is not None:
         st.info(f"Showing **your data** ({own.source}), {batch} × {features}.", icon=":material/upload_file:")
-    if not mode.presenting():
+    if not page.presenting:
         with st.expander("What am I looking at?", icon=":material/help:"):
             st.markdown(GUIDE)
 
@@ -111,15 +113,15 @@ def pickers() -> tuple[str, int, int, str | None]:
     return kind, i, j, shown
 
 
-def warnings(result: Exploration, rows: slice, cols: slice, windowed: bool) -> None:
-    """Say when the heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
+def warnings(result: Exploration, rows: slice, cols: slice, kind: str) -> None:
+    """Say when the view's heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
     shown = (rows.stop - rows.start, cols.stop - cols.start)
-    if windowed and shown != (batch, features):
+    if kind in SHOWS_OUTPUTS and shown != (batch, features):
+        what = "heatmaps" if kind == "charts" else "tables"
         st.info(
-            f"The grid is {batch} × {features}; the heatmaps and tables show the {shown[0]} × {shown[1]} window of "
-            f"exact values around the chosen cell (samples {rows.start}–{rows.stop - 1}, features "
-            f"{cols.start}–{cols.stop - 1}). Every statistic and histogram is over the full grid. Pick another "
-            "cell to move the window.",
+            f"The grid is {batch} × {features}; the {what} show the {shown[0]} × {shown[1]} window of exact values "
+            f"around the chosen cell (samples {rows.start}–{rows.stop - 1}, features {cols.start}–{cols.stop - 1}). "
+            "Every μ and σ is over the full grid. Pick another cell to move the window.",
             icon=":material/zoom_in:",
         )
     bad = explorer.degenerate(result)
@@ -261,8 +263,8 @@ def downloads(result: Exploration, norm: Normalization) -> None:
 def details(result: Exploration, norm: Normalization, kind: str, cell_at: tuple[int, int], shown: str | None) -> None:
     """The one view of the details the reader chose; only it is computed, sent and drawn."""
     rows, cols = explorer.window(batch, features, *cell_at)
-    warnings(result, rows, cols, windowed=kind in SHOWS_OUTPUTS)
-    if result.bn is None:
+    warnings(result, rows, cols, kind)
+    if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
         st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
     if kind == "cell":
         cell(result, *cell_at, norm.eps)

@@ -71,13 +71,13 @@ page.chart(
 if shift == 0:
     page.say(
         "LN having no mode does not make it robust to a shift: move the shift, and LN's output moves with it, "
-        "while BN in train mode removes it."
+        "while BN in train mode removes it (up to rounding)."
     )
 else:
     page.say(
         "LN having no mode does not make it robust to the shift. The shift is per feature (each feature moves by "
         f"{shift:g} of its own σ), so it changes each sample's own μ and σ, and LN's output changes: by up to "
-        f"{ln_moved:.2f} against the same batch unshifted. BN in train mode removes the shift exactly. This is "
+        f"{ln_moved:.2f} against the same batch unshifted. BN in train mode removes the shift, up to rounding. This is "
         "the dataset re-centering column of the [invariance table](/invariance): BN ✓, LN ✗."
     )
 page.finish()

@@ -120,19 +120,21 @@ def replay_controls(result: training.Race) -> int:
     )
 
 
-def commentary(result: training.Race, step: int, where) -> None:
-    """Under the replay: who led at the replayed step, in the words of the summary."""
+def commentary(result: training.Race, step: int, summary: training.Summary, where) -> None:
+    """Under the replay: who led at the replayed step (``summary``, of the race cut there), in its words."""
     if step < result.done:
-        where.caption(training.story(training.summarize(result.at(step)))[0])
+        where.caption(training.story(summary)[0])
     else:
         where.empty()
 
 
-def draw(result: training.Race, step: int, chart_key: str | None) -> None:
-    """The race chart at ``step`` (on the whole race's axes), its alt text the story of what it shows."""
+def draw(result: training.Race, step: int, chart_key: str | None) -> training.Summary:
+    """The race chart at ``step`` (on the whole race's axes), its alt text the story of what it shows; that
+    story's summary."""
     shown = result.at(step)
-    alt = training.story_alt(training.summarize(shown))
-    page.chart(training.fig_race(shown, whole=result), key=chart_key, alt=alt, where=chart)
+    summary = training.summarize(shown)
+    page.chart(training.fig_race(shown, whole=result), key=chart_key, alt=training.story_alt(summary), where=chart)
+    return summary
 
 
 def play(result: training.Race, said) -> None:
@@ -140,11 +142,9 @@ def play(result: training.Race, said) -> None:
     whole race (keyed)."""
     marks = result.eval_steps
     for step in marks[1:-1]:
-        draw(result, step, chart_key=None)
-        commentary(result, step, said)
+        commentary(result, step, draw(result, step, chart_key=None), said)
         time.sleep(PLAY_SECONDS / len(marks))
-    draw(result, marks[-1], chart_key="race")
-    commentary(result, marks[-1], said)
+    commentary(result, marks[-1], draw(result, marks[-1], chart_key="race"), said)
 
 
 def summary(result: training.Race) -> None:
@@ -188,8 +188,7 @@ else:
     if playing:
         draw(result, 0, chart_key=None)  # the keyed chart comes at the end of the replay, below
     else:
-        draw(result, step, chart_key="race")
-        commentary(result, step, said)
+        commentary(result, step, draw(result, step, chart_key="race"), said)
     if not result.complete:
         st.info(f"Stopped at step {result.done} of {result.steps}. Press **Run** to race again from the start.")
     summary(result)

@@ -48,15 +48,13 @@ from harness.chromium import (
     SETTLE_TIMEOUT,
     SETTLED_JS,
     STATE_JS,
+    VIEWPORT,
     decode_array,
     is_local,
 )
 from harness.server import ROOT, AppProcess, free_port, serving, start_app, stop, wait_app, wait_healthy
 
 __all__ = ["ROOT", "AppPage", "free_port", "is_local", "start_app", "stop", "wait_app", "wait_healthy"]
-
-# Every test's pages are this size unless a test sets its own.
-VIEWPORT = {"width": 1400, "height": 2400}
 
 
 @dataclass

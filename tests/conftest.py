@@ -5,11 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.apptest import (  # noqa: F401  (what the tests import from here)
-    APP_TIMEOUT,
-    DEFAULT_PAGE,
     WIDGETS,
     assert_no_exception,
-    decode_typed_arrays,
     figures,
     run_page,
     share_link,

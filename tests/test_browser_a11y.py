@@ -106,5 +106,7 @@ def test_no_chart_text_overlaps_on_a_phone(path, app_server, open_app):
     app.page.set_viewport_size({"width": 390, "height": 844})
     app.page.wait_for_timeout(1500)  # plotly redraws for the new width
     app.settle()
-    clashes = {i: overlapping(texts) for i, texts in enumerate(app.page.evaluate(_TEXTS_JS))}
+    charts = app.page.evaluate(_TEXTS_JS)
+    assert charts and all(charts), f"/{path}: a chart with no text drawn"
+    clashes = {i: overlapping(texts) for i, texts in enumerate(charts)}
     assert not any(clashes.values()), {i: c for i, c in clashes.items() if c}

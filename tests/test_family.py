@@ -7,21 +7,16 @@ import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
 from figcheck import assert_plotly_valid
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
+from test_norms import FAMILY, FAMILY_EPS, FAMILY_TOL, draw
 
 from lnviz import family as fam
 from lnviz import theme
 from lnviz.data import generator
 
 PAGE = "pages/family.py"
-EPS = 1e-5
-TOL = dict(atol=1e-10, rtol=1e-10)
-HYP = settings(max_examples=20, deadline=None, derandomize=True)
-
-
-def draw(g: torch.Generator, lo: int, hi: int) -> int:
-    return int(torch.randint(lo, hi + 1, (1,), generator=g))
+EPS, TOL, HYP = FAMILY_EPS, FAMILY_TOL, FAMILY  # the family's oracle tests' settings, in test_norms
 
 
 TORCH = {

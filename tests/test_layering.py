@@ -18,7 +18,11 @@ def imported(path: Path) -> set[str]:
 
 @pytest.mark.parametrize(
     "folder, forbidden",
-    [("benchmarks", {"tests", "conftest", "browser"}), ("harness", {"tests", "benchmarks", "conftest", "browser"})],
+    [
+        ("benchmarks", {"tests", "conftest", "browser"}),
+        ("harness", {"tests", "benchmarks", "conftest", "browser"}),
+        ("lnviz", {"tests", "benchmarks", "harness", "conftest", "browser", "ui", "streamlit"}),
+    ],
 )
 def test_a_folder_never_imports_the_ones_it_must_not(folder, forbidden):
     for path in (ROOT / folder).rglob("*.py"):

@@ -63,6 +63,7 @@ def test_every_chart_has_a_text_alternative(page, query):
 def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query):
     at = run_page(f"pages/{page}.py", query)
     keys = chart_keys(at)
+    assert keys, "no chart drawn"
     assert [box.key for box in data_boxes(at)] == [f"{key}_data" for key in keys]
     assert not any(box.dataframe for box in data_boxes(at))  # closed: nothing built, nothing sent
     for key in keys:

@@ -16,12 +16,11 @@ import urllib.request
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 import websockets
 
-from harness.server import serving
+from harness.server import rss_mib, serving
 from harness.wsclient import Session
 from lnviz import upload
 
@@ -33,13 +32,6 @@ def arun(coro):
     """``asyncio.run(coro)`` in a thread of its own: Playwright's sync API (other tests) keeps a loop in this one."""
     with ThreadPoolExecutor(1) as pool:
         return pool.submit(asyncio.run, coro).result()
-
-
-def rss_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmRSS for {pid}")
 
 
 class Peak:

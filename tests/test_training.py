@@ -605,6 +605,15 @@ def test_summary_follows_the_curves_of_a_small_seeded_race():
         assert f"{_shown(final[variant]):#.3g}".rstrip(".") in words  # as the table prints it
 
 
+def test_a_variant_with_a_held_out_loss_that_is_not_finite_is_in_the_table_as_in_the_words():
+    # Its weights blew up on the held-out set before a training loss did: not ranked, not failed.
+    s = training.summarize(_race_of({"none": 0.3, "BN": float("nan"), "LN": 0.05}))  # RMSNorm failed
+    assert "BN" not in s.ranking and s.standing("BN").failed_at is None
+    assert "BN (nan)" in " ".join(training.story(s))
+    rows = {r["Model"]: r for r in training.story_table(s)}
+    assert set(rows) == {"LN", "no norm", "BN", "RMSNorm"} and rows["BN"]["Held-out loss"] == "nan"
+
+
 def test_summary_picks_the_winner_and_says_by_how_much():
     s = training.summarize(_race_of({"none": 0.3, "BN": 0.2, "LN": 0.05, "RMSNorm": 0.1}))
     assert s.ranking == ("LN", "RMSNorm", "BN", "none") and s.winner == "LN" and s.margin == 2.0

@@ -10,8 +10,8 @@ A page wraps a heavy action in :func:`heavy`::
 
 A download built when clicked (``st.download_button(data=callable)``) wraps its
 callable in :func:`deferred`. :func:`install_upload_quota` puts the per-session
-upload quota in front of Streamlit's store of uploaded files; ``ui.own_data``
-calls it. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.limits`).
+upload quota in front of Streamlit's store of uploaded files; the router
+(``app.py``) calls it before any page can take a file. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.limits`).
 """
 
 from __future__ import annotations

@@ -26,7 +26,6 @@ import streamlit as st
 import torch
 
 from lnviz import upload
-from ui import heavy
 
 # Where a matrix waits for the explorer: {"x": 2-D float64 numpy array, "source": text}.
 KEY = "explorer_activations"
@@ -93,9 +92,11 @@ def _current(subject: tuple[str, object], file_id: str | None) -> bool:
 
 def panel() -> OwnData | None:
     """Draw the "Your own data" expander in the sidebar; return the matrix in use, if any."""
-    heavy.install_upload_quota()
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
-        st.caption(upload.LIMITS + " It stays in this browser session only: never saved, never in the link.")
+        st.caption(
+            upload.LIMITS
+            + " It stays in this browser session only: never saved, and never in the link, which notes only its shape."
+        )
         file = st.file_uploader(
             "Upload x (.csv or .npy)",
             type=["csv", "txt", "npy"],

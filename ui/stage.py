@@ -14,7 +14,6 @@ cell does the same for ``sample`` and ``feature``. A control the link hides
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -34,41 +33,6 @@ _component = st.components.v2.component(
 )
 
 
-@dataclass(frozen=True)
-class Scrub:
-    """γ, β or ε released on the stage: the three controls' values then, valid for the widgets."""
-
-    gain: float
-    bias: float
-    eps: float
-
-
-@dataclass(frozen=True)
-class Pick:
-    """A cell of x chosen on the stage (clicked, or Enter on a focused cell)."""
-
-    row: int
-    col: int
-
-
-def _scrub(value: Any) -> Scrub | None:
-    """The browser's report as widget values (clamped, rounded to the step), or None if it is not one."""
-    if not isinstance(value, dict):
-        return None
-    return Scrub(
-        gain=round(state.GAIN.coerce(value.get("gain")), 2),
-        bias=round(state.BIAS.coerce(value.get("bias")), 2),
-        eps=float(state.EPS.coerce(value.get("eps"))),
-    )
-
-
-def _pick(value: Any, batch: int, features: int) -> Pick | None:
-    if not isinstance(value, dict):
-        return None
-    row, col = state.SAMPLE.coerce(value.get("row")), state.FEATURE.coerce(value.get("col"))
-    return Pick(row=min(row, batch - 1), col=min(col, features - 1))
-
-
 def _set(values: dict[str, Any]) -> None:
     """Give the widgets new values, only those that changed: a value set from code goes into the URL."""
     for key, value in values.items():
@@ -77,31 +41,39 @@ def _set(values: dict[str, Any]) -> None:
 
 
 def _on_scrub() -> None:
-    scrub = _scrub(st.session_state[KEY].get("scrub"))
-    if scrub is not None:
-        _set({state.GAIN.key: scrub.gain, state.BIAS.key: scrub.bias, state.EPS.key: scrub.eps})
+    """γ, β or ε released on the stage: the three values then, clamped and rounded as the widgets take them."""
+    scrub = st.session_state[KEY].get("scrub")
+    if isinstance(scrub, dict):
+        _set(
+            {
+                state.GAIN.key: round(state.GAIN.coerce(scrub.get("gain")), 2),
+                state.BIAS.key: round(state.BIAS.coerce(scrub.get("bias")), 2),
+                state.EPS.key: float(state.EPS.coerce(scrub.get("eps"))),
+            }
+        )
 
 
 def _on_pick(batch: int, features: int) -> None:
-    pick = _pick(st.session_state[KEY].get("pick"), batch, features)
-    if pick is not None:
-        _set({state.SAMPLE.key: pick.row, state.FEATURE.key: pick.col})
+    """A cell of x chosen on the stage (clicked, or Enter on a focused cell), kept inside the grid."""
+    pick = st.session_state[KEY].get("pick")
+    if isinstance(pick, dict):
+        row, col = state.SAMPLE.coerce(pick.get("row")), state.FEATURE.coerce(pick.get("col"))
+        _set({state.SAMPLE.key: min(row, batch - 1), state.FEATURE.key: min(col, features - 1)})
 
 
-def draw(payload: dict[str, Any], cell: tuple[int, int]) -> Scrub | Pick | None:
+def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
     """Draw the stage for ``payload`` (:func:`lnviz.stage.payload`) with ``cell`` (row, col) chosen.
 
-    Returns what the user did that started this run: a :class:`Scrub` (its
-    values are already in the widgets ``gain``, ``bias``, ``eps``), a
-    :class:`Pick` (already in ``sample`` and ``feature``), or None.
+    What the user does on it reaches the widgets before the rerun it starts:
+    a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell
+    sets ``sample`` and ``feature``.
     """
     batch, features = payload["B"], payload["H"]
     locked = [key for key in (state.GAIN.key, state.BIAS.key, state.EPS.key) if key in mode.hidden()]
     data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting(), "locked": locked}
-    result = _component(
+    _component(
         key=KEY,
         data=data,
         on_scrub_change=_on_scrub,
         on_pick_change=lambda: _on_pick(batch, features),
     )
-    return _scrub(result.get("scrub")) or _pick(result.get("pick"), batch, features)

@@ -47,6 +47,11 @@ def log_ticks(values: Iterable[float]) -> dict[str, list]:
     return dict(tickvals=ticks, ticktext=[np.format_float_positional(t, trim="-") for t in ticks])
 
 
+def _losses(c: Curve, train_points: int) -> list[float]:
+    """The loss values one variant draws: held-out, and the training loss as downsampled (for the ticks)."""
+    return [*c.loss, *_downsample(c.train_loss, train_points)[1]]
+
+
 def _variant_traces(c: Curve, train_points: int) -> tuple[list[dict[str, Any]], list[float]]:
     """The held-out loss, the training loss (downsampled) and the held-out accuracy of one variant,
     and the loss values drawn (for the ticks)."""
@@ -92,8 +97,8 @@ def fig_race(result: Race, train_points: int = 60, whole: Race | None = None) ->
         own, drawn = _variant_traces(c, train_points)
         traces += own
         losses += drawn
-    if whole is not None:
-        losses = [v for c in whole.curves for v in _variant_traces(c, train_points)[1]]
+    if whole is not None:  # the axis spans the whole race: its values only, no traces built for them
+        losses = [v for c in whole.curves for v in _losses(c, train_points)]
     (left, right) = plot.columns(2, gap=0.1)
     height, top, bottom = 420, 8 + 2 * _LEGEND + _TITLE, 75  # the variants take two legend rows on a phone
     steps = [0, result.steps]

@@ -30,8 +30,9 @@ EVAL_SAMPLES = 256
 EVAL_POINTS = 30  # held-out evaluations per race, besides step 0
 
 BN_BATCH_ONE = (
-    "BN cannot train at batch 1. With one sample, each feature's batch mean is the value itself, so x − μ = 0 "
-    "and the batch variance is 0: every normalized value would be 0/√ε = 0, so y = β whatever the input, and no signal "
+    "BN cannot train at batch 1 in this model, where each feature has one value per sample. With one sample, "
+    "each feature's batch mean is the value itself, so x − μ = 0 and the batch variance is 0: every normalized "
+    "value would be 0/√ε = 0, so y = β whatever the input, and no signal "
     "would pass. PyTorch refuses instead (“Expected more than 1 value per channel when training”). "
     "LN and RMSNorm normalize each sample over its own features, so they train, with the noise of one-sample "
     "gradients."

@@ -2,7 +2,7 @@
 
 :func:`summarize` reads a :class:`~lnviz.training.loop.Race` (finished,
 stopped, or cut for a replay with ``Race.at``) and returns a frozen
-:class:`Summary`; :func:`story` says it in words, :func:`table` as rows.
+:class:`Summary`; :func:`story` says it in words, :func:`story_table` as rows.
 Every number comes from the curves the chart draws: the held-out loss and
 accuracy at each variant's last evaluation, and the first evaluation at which
 a curve reached a target. Losses are compared as the page prints them (three
@@ -284,8 +284,9 @@ def story_alt(s: Summary) -> str:
 
 
 def story_table(s: Summary) -> list[dict[str, str]]:
-    """One row per variant, ranked first and failed last: final held-out loss and accuracy, steps to targets."""
-    order = [*s.ranking, *(st.variant for st in s.standings if st.failed_at is not None)]
+    """One row per variant, ranked first, then the rest (a held-out loss that is not finite, or failed): final
+    held-out loss and accuracy, steps to targets."""
+    order = [*s.ranking, *(st.variant for st in s.standings if st.variant not in s.ranking)]
     loss_goal = None if s.target_loss is None else f"Loss ≤ {loss_text(s.target_loss)} by step"
     accuracy_goal = None if s.target_accuracy is None else f"{s.target_accuracy:.0%} accuracy by step"
     rows = []
