@@ -31,7 +31,7 @@ from torch import Tensor
 
 from lnviz import norms, plot, theme
 from lnviz.data import make_activations
-from lnviz.param import format_number
+from lnviz.text import format_number
 
 OFFSETS = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
 METHODS = ("single-pass", "two-pass", "Welford")

@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import param, state
+from lnviz import pages, state, text
 
 JUNK = st.one_of(
     st.text(max_size=30),
@@ -14,7 +14,7 @@ JUNK = st.one_of(
 )
 
 
-EVERY = [p for controls in state.PAGES.values() for p in controls]  # every page's version of each
+EVERY = [p for controls in pages.CONTROLS.values() for p in controls]  # every page's version of each
 
 
 @settings(max_examples=300, deadline=None)
@@ -110,11 +110,11 @@ def test_coerce_brings_held_values_into_range():
     ],
 )
 def test_quote_is_one_short_literal_code_span(raw):
-    quoted = param.quote(raw)
+    quoted = text.quote(raw)
     fence = quoted[: len(quoted) - len(quoted.lstrip("`"))]
     inner = quoted[len(fence) : len(quoted) - len(fence)]
     assert quoted.endswith(fence) and fence not in inner  # nothing inside can close the span
-    assert "\n" not in quoted and len(inner.strip()) <= param.QUOTE_LIMIT
+    assert "\n" not in quoted and len(inner.strip()) <= text.QUOTE_LIMIT
     assert inner.strip() in raw.replace("\n", " ").replace("\t", " ") or inner.strip().endswith("…")
 
 

@@ -23,7 +23,7 @@ from torch import Tensor
 
 from lnviz.data import generator
 from lnviz.device import timed
-from lnviz.param import format_number
+from lnviz.text import format_number
 from lnviz.training.tasks import TASKS, VARIANTS, Batch, build_model, loss_and_accuracy, make_batch
 
 EVAL_SAMPLES = 256
