@@ -1,4 +1,4 @@
-"""lnviz: the router. Each page is one file in pages/, with an explicit url_path.
+"""lnviz: the router. Its navigation is the page registry, lnviz/pages.py: each page one file in pages/.
 
 The explorer is the default page, at /, and also at /explorer (a hidden second
 entry for the same file), so a link to /explorer opens it.
@@ -13,8 +13,10 @@ import sys
 
 import streamlit as st
 
-from ui import heavy, mode
+from lnviz import pages
+from ui import boot, heavy, mode
 
+boot.router()
 st.set_page_config(
     page_title="lnviz: LayerNorm vs BatchNorm",
     page_icon=":material/grid_on:",
@@ -22,45 +24,26 @@ st.set_page_config(
     initial_sidebar_state="collapsed" if mode.presenting() else "auto",
 )
 
-PAGES = {
-    "Explore": [
-        # Streamlit serves the default page at / only; its url_path just names it ("must still be unique").
-        st.Page(
-            "pages/explorer.py",
-            title="LayerNorm vs BatchNorm",
-            icon=":material/grid_on:",
-            url_path="home",
-            default=True,
-        ),
-        # ... so /explorer is the same script again, hidden from the navigation, which lists the explorer once.
-        # Not a redirect to /: that would push a history entry, and Back would land on /explorer and bounce.
-        # (page= by keyword: the page lists in tests/ and benchmarks/ are the listed pages, read from the
-        # positional st.Page("pages/...") calls.)
-        st.Page(
-            page="pages/explorer.py",
-            title="LayerNorm vs BatchNorm",
-            icon=":material/grid_on:",
-            url_path="explorer",
-            visibility="hidden",
-        ),
-        st.Page("pages/walkthrough.py", title="Walkthrough", icon=":material/stairs:", url_path="walkthrough"),
-    ],
-    "Labs": [
-        st.Page("pages/coupling.py", title="Batch coupling", icon=":material/link:", url_path="coupling"),
-        st.Page("pages/train_eval.py", title="Train vs eval", icon=":material/sync_alt:", url_path="train_eval"),
-        st.Page("pages/invariance.py", title="Invariance table", icon=":material/balance:", url_path="invariance"),
-        st.Page("pages/sequences.py", title="Sequences", icon=":material/timeline:", url_path="sequences"),
-        st.Page("pages/family.py", title="The norm family", icon=":material/view_in_ar:", url_path="family"),
-    ],
-    "Experiments": [
-        st.Page("pages/training.py", title="Training race", icon=":material/sports_score:", url_path="training"),
-        st.Page("pages/bench.py", title="Kernel benchmark", icon=":material/speed:", url_path="bench"),
-    ],
-}
+
+def navigation() -> dict[str, list[st.Page]]:
+    """The navigation's sections, each a list of pages, from the page registry (lnviz/pages.py).
+
+    Streamlit serves the default page at / only, so a page's aliases (the explorer's /explorer) are the same
+    script again, hidden from the navigation, which lists it once. Not a redirect to /: that would push a
+    history entry, and Back would land on /explorer and bounce.
+    """
+    sections: dict[str, list[st.Page]] = {}
+    for entry in pages.PAGES:
+        common = dict(title=entry.title, icon=entry.icon)
+        listed = st.Page(entry.file, url_path=entry.url_path, default=entry.default, **common)
+        hidden = [st.Page(entry.file, url_path=alias, visibility="hidden", **common) for alias in entry.aliases]
+        sections.setdefault(entry.section, []).extend([listed, *hidden])
+    return sections
+
 
 # In lecture mode the navigation moves to the top bar, so the sidebar starts with the controls that matter.
 heavy.install_upload_quota()  # before any page can take a file
-page = st.navigation(PAGES, position="top" if mode.presenting() else "sidebar")
+page = st.navigation(navigation(), position="top" if mode.presenting() else "sidebar")
 mode.apply_style()
 if mode.presenting():
     st.sidebar.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")

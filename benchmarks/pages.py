@@ -18,17 +18,15 @@ the payload the server sends for it before WebSocket framing.
 from __future__ import annotations
 
 import argparse
-import ast
 import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
 from harness.apptest import run_page
-from harness.server import ROOT
+from lnviz.pages import PAGES, PageEntry
 
 SIZE_KEYS = ("batch", "features")
 TARGET_MS = 250.0
@@ -37,17 +35,10 @@ SEED_START = 101
 
 
 @dataclass(frozen=True)
-class RegisteredPage:
-    path: str  # "pages/explorer.py"
-    title: str
-    url_path: str  # "" for the default page
-
-
-@dataclass(frozen=True)
 class PageTiming:
     """One page at one size: median milliseconds per rerun and the bytes of one run's elements."""
 
-    page: RegisteredPage
+    page: PageEntry
     size: str  # "default" or "batch=1024, features=1024"
     at_max: bool
     rerun_ms: float
@@ -60,21 +51,6 @@ class PageTiming:
     @property
     def worst_ms(self) -> float:
         return max(self.rerun_ms, self.gain_ms or 0.0, self.seed_ms or 0.0)
-
-
-def registered_pages(app: Path = ROOT / "app.py") -> list[RegisteredPage]:
-    """The pages ``app.py`` registers, in order, read from its ``st.Page("pages/x.py", ...)`` calls."""
-    pages = []
-    for node in ast.walk(ast.parse(app.read_text())):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "Page"):
-            continue
-        if not (node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
-            continue
-        kw = {k.arg: k.value.value for k in node.keywords if isinstance(k.value, ast.Constant)}
-        path = node.args[0].value
-        url = "" if kw.get("default") else kw.get("url_path", Path(path).stem)
-        pages.append(((node.lineno, node.col_offset), RegisteredPage(path, kw.get("title", Path(path).stem), url)))
-    return [page for _, page in sorted(pages, key=lambda item: item[0])]
 
 
 def size_limits(at: AppTest) -> dict[str, int]:
@@ -111,11 +87,11 @@ def _median_ms(step: Callable[[], AppTest], n: int) -> float:
     return statistics.median(times)
 
 
-def time_page(page: RegisteredPage, query: dict[str, str], at_max: bool, reruns: int, warmup: int) -> PageTiming:
+def time_page(page: PageEntry, query: dict[str, str], at_max: bool, reruns: int, warmup: int) -> PageTiming:
     """Open ``page`` with ``query``, warm up, then time ``reruns`` plain reruns and gain moves."""
     size = ", ".join(f"{k}={v}" for k, v in query.items()) or "default"
     try:
-        at = run_page(page.path, query)
+        at = run_page(page.file, query)
         for _ in range(warmup):
             at.run()
         rerun_ms = _median_ms(at.run, reruns)
@@ -135,14 +111,14 @@ def time_page(page: RegisteredPage, query: dict[str, str], at_max: bool, reruns:
         return PageTiming(page, size, at_max, float("nan"), None, None, 0, 0, f"{type(e).__name__}: {e}")
 
 
-def measure(reruns: int = 7, warmup: int = 2, pages: Sequence[RegisteredPage] | None = None) -> list[PageTiming]:
+def measure(reruns: int = 7, warmup: int = 2, pages: Sequence[PageEntry] | None = None) -> list[PageTiming]:
     """Every page at its default size, and at its largest batch/features where it has them."""
     results = []
-    for page in pages or registered_pages():
+    for page in pages or PAGES:
         default = time_page(page, {}, False, reruns, warmup)
         results.append(default)
         try:
-            limits = size_limits(run_page(page.path)) if default.error is None else {}
+            limits = size_limits(run_page(page.file)) if default.error is None else {}
         except Exception:
             limits = {}
         if limits:
@@ -162,11 +138,11 @@ def markdown(results: Sequence[PageTiming]) -> str:
     ]
     for r in results:
         if r.error:
-            lines.append(f"| {r.page.title} (`{r.page.path}`) | {r.size} | error: {r.error} | | | | **MISS** |")
+            lines.append(f"| {r.page.title} (`{r.page.file}`) | {r.size} | error: {r.error} | | | | **MISS** |")
             continue
         verdict = ("**PASS**" if r.worst_ms <= TARGET_MS else "**MISS**") if r.at_max else ""
         lines.append(
-            f"| {r.page.title} (`{r.page.path}`) | {r.size} | {_ms(r.rerun_ms)} | {_ms(r.gain_ms)} "
+            f"| {r.page.title} (`{r.page.file}`) | {r.size} | {_ms(r.rerun_ms)} | {_ms(r.gain_ms)} "
             f"| {_ms(r.seed_ms)} | {r.element_bytes / 1000:.1f} | {verdict} |"
         )
     return "\n".join(lines) + "\n"

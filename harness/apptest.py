@@ -13,7 +13,6 @@ import plotly.graph_objects as go
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
-from lnviz import links
 
 # AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
 WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle")
@@ -24,19 +23,14 @@ DEFAULT_PAGE = "pages/explorer.py"
 APP_TIMEOUT = 120
 
 
-def run_page(
-    page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT, current: bool = True
-) -> AppTest:
+def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
     """Run ``app.py`` switched to ``page`` (a path such as "pages/explorer.py").
 
-    ``query`` is the link's query string, as the browser would send it. A link
-    the app makes today carries the state table's version (``v``); unless
-    ``current`` is False, a query without one gets it, so that it is read as
-    such a link and not as one from before (see :func:`lnviz.links.upgrade`).
+    ``query`` is the link's query string, as the browser would send it. Without
+    ``v`` it is read as a link of today's version, as the app reads one (see
+    :func:`lnviz.links.version`).
     """
     query = dict(query or {})
-    if current and query and "v" not in query:
-        query["v"] = str(links.LINK_VERSION)
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in query.items():
         at.query_params[key] = value

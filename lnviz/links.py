@@ -5,10 +5,13 @@ Share links carry the version of the state table they were made with
 control it does not name takes the default of its time, and a control counted
 differently then is translated, each with a note.
 
-- Version 1 (no ``v``): the main page's grid was 16 × 32 before the stage; the
-  walkthrough counted steps from 0 and had γ = 1, β = 0. Only a link that
-  names some of a page's controls is read as one: a visit with no controls in
-  its link gets today's defaults.
+- Version 1 (before links carried ``v``): the main page's grid was 16 × 32
+  before the stage; the walkthrough counted steps from 0 and had γ = 1, β = 0.
+  A link without ``v`` is read as today's: the address bar carries ``v`` on
+  every page (:func:`ui.page.Page.start`), so a reload or a copied URL has it,
+  and a hand-typed link means today's controls. Only a link that names a
+  parameter no version since the first has used (:data:`VERSION_1_ONLY`) is
+  unambiguously from then.
 - Version 2: the explorer drew every chart below the stage at once; now it
   shows one view of the details at a time, the chosen cell's first, and a
   version-2 link opens its charts.
@@ -19,9 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from lnviz import walkthrough
+from lnviz.pages import CONTROLS
 from lnviz.param import Param
-from lnviz.state import PAGES, STEP
+from lnviz.state import STEP
 
 LINK_VERSION = 3
 # For each version, the defaults it changed, as they were before it: {version: {page: {key: old default}}}.
@@ -34,17 +37,24 @@ DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
 }
 # For each version, the controls it counts differently: (the control as it was, what to add to its value).
 COUNTS_BEFORE: dict[int, dict[str, dict[str, tuple[Param, int]]]] = {
-    2: {"walkthrough": {"step": (STEP.but(lo=0, hi=walkthrough.N_STEPS - 1, default=0), 1)}},
+    2: {"walkthrough": {"step": (STEP.but(lo=0, hi=STEP.hi - 1, default=0), 1)}},
+}
+# The link parameters that only version 1 used, by page: the names controls had before they were renamed
+# (each is one of the control's old_keys). A link without v that names one of them is of version 1.
+VERSION_1_ONLY: dict[str, frozenset[str]] = {
+    "explorer": frozenset({"row", "col"}),
+    "walkthrough": frozenset({"row", "col"}),
+    "sequences": frozenset({"steps", "col"}),
+    "family": frozenset({"n", "c", "pos"}),
+    "bench": frozenset({"rows", "hidden"}),
 }
 
 
 def version(page: str, query: Mapping[str, Sequence[str]]) -> int:
-    """The state table's version a link was made with: its ``v``; 1 for a link without one that names some of
-    ``page``'s controls; today's for a visit that names none, or a ``v`` that is not a version."""
+    """The state table's version a link was made with: its ``v``; 1 for a link without one that names a
+    parameter only version 1 used on ``page``; else today's (a ``v`` that is not a version included)."""
     if "v" not in query:
-        table = PAGES[page]
-        names = {p.key for p in table} | {old for p in table for old in p.old_keys}
-        return 1 if names & set(query) else LINK_VERSION
+        return 1 if VERSION_1_ONLY.get(page, frozenset()) & set(query) else LINK_VERSION
     raw = list(query["v"])
     text = raw[-1].strip() if raw else ""
     return int(text) if text.isdigit() and 1 <= int(text) < LINK_VERSION else LINK_VERSION
@@ -66,7 +76,7 @@ def upgrade(page: str, query: Mapping[str, Sequence[str]]) -> tuple[dict[str, An
     link of today's version (see :func:`version`).
     """
     made = version(page, query)
-    table = PAGES[page]
+    table = CONTROLS[page]
     values = {
         key: old for key, old in _defaults_then(page, made).items() if key not in query and old != table[key].default
     }

@@ -8,43 +8,21 @@ default (or cut to a whole number), and a short note says what was changed.
 The table of every control is :mod:`lnviz.state`.
 
 Notes echo what a link said. A link is anyone's text, so every echoed value
-goes through :func:`quote`: shortened, and set as a Markdown code span, which
-renders as literal text (no link, image, HTML or Streamlit directive).
+goes through :func:`lnviz.text.quote`.
 """
 
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-# What a note shows of a link's value at most; the rest is cut.
-QUOTE_LIMIT = 24
+from lnviz.text import format_number, quote
 
-
-def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
-    """``text`` from a link, safe to put in Markdown: shortened, one line, as a code span.
-
-    A code span's content is literal in Markdown: no emphasis, link, image,
-    HTML or ``:color[...]`` directive inside it. Its fence is one backtick
-    longer than the longest run of backticks in the text, so the text can't
-    close it early.
-    """
-    flat = "".join(c if c.isprintable() else " " for c in str(text))
-    if len(flat) > limit:
-        flat = flat[: limit - 1] + "…"
-    longest = max(map(len, re.findall("`+", flat)), default=0)
-    fence = "`" * (longest + 1)
-    pad = " " if flat.startswith("`") or flat.endswith("`") or not flat.strip() else ""
-    return f"{fence}{pad}{flat}{pad}{fence}"
-
-
-def format_number(value: float) -> str:
-    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back)."""
-    short = f"{value:g}"
-    return short if float(short) == value else repr(value)
+# How a control can be drawn: Streamlit's slider, number input, select box, radio buttons, segmented
+# control (a row of buttons, always one chosen), toggle, and select slider (a slider over options).
+WIDGETS = ("slider", "number", "select", "radio", "segmented", "toggle", "select_slider")
 
 
 @dataclass(frozen=True)
@@ -54,7 +32,9 @@ class Param:
     ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
     range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
     log-scale steps, which a link may give as any number and which snap to the
-    nearest option in log space).
+    nearest option in log space). ``widget`` is how it is drawn, one of
+    :data:`WIDGETS`; left out, a number is a slider, a switch a toggle and a
+    choice a select box.
     """
 
     key: str
@@ -67,6 +47,7 @@ class Param:
     options: tuple = field(default=())
     help: str = ""
     old_keys: tuple[str, ...] = ()  # what older links called this control; still read, with a note
+    widget: str = ""
 
     def but(self, **changes: Any) -> Param:
         """This control as one page needs it: another range, default, label or help; the same key."""
@@ -75,6 +56,10 @@ class Param:
     def __post_init__(self) -> None:
         if self.kind not in ("int", "float", "bool", "choice"):
             raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
+        if not self.widget:
+            object.__setattr__(self, "widget", {"bool": "toggle", "choice": "select"}.get(self.kind, "slider"))
+        if self.widget not in WIDGETS:
+            raise ValueError(f"{self.key}: unknown widget {self.widget!r}")
         if self.kind == "choice" and self.default not in self.options:
             raise ValueError(f"{self.key}: default {self.default!r} is not an option")
         if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
@@ -107,7 +92,7 @@ class Param:
         if self.kind in ("int", "float"):
             try:
                 number = float(value)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an int too large for a float
                 return self.default
             if not math.isfinite(number):
                 return self.default

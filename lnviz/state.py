@@ -1,5 +1,12 @@
 """The state table: every control that defines a view, declared once.
 
+This is the ground floor of the app's concerns: it imports only
+:mod:`lnviz.param`, never a lab, so a lab, the page registry
+(:mod:`lnviz.pages`), the stage and the links can all import it. A control's
+options and range are written here; a lab that implements them (the input
+distributions, the perturbations, the tasks) keeps its own descriptions, and
+``tests/test_state.py`` checks that the two agree.
+
 A view is a page plus the values of its controls. Each control is a
 :class:`~lnviz.param.Param` whose ``key`` is at once the widget key, the URL
 query parameter, the lnviz argument name and the name in figure labels:
@@ -15,10 +22,9 @@ links keep working.
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
-from lnviz import bench, coupling, family, numerics, sequences, training, walkthrough
-from lnviz.data import DISTS
 from lnviz.param import Param
 
 # The largest integer a seed may be: what torch.Generator.manual_seed and a
@@ -46,9 +52,24 @@ def lr_options() -> tuple[float, ...]:
 # Small by default, so the stage's cells are large enough to read: 8 samples of 12 features.
 BATCH = Param("batch", "Batch size B", "int", 8, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
 FEATURES = Param("features", "Features H", "int", 12, lo=2, hi=1024, help="Columns: features of each sample.")
-SEED = Param("seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.")
+SEED = Param(
+    "seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.", widget="number"
+)
 DIST = Param(
-    "dist", "Input", "choice", "heterogeneous features", options=tuple(DISTS), help="What kind of activations x holds."
+    "dist",
+    "Input",
+    "choice",
+    "heterogeneous features",
+    options=(
+        "heterogeneous features",
+        "heterogeneous samples",
+        "standard normal",
+        "outlier feature",
+        "near-constant row",
+        "constant row",
+    ),
+    help="What kind of activations x holds.",
+    widget="select",
 )
 
 # The normalization: y = γ (x − μ) / √(σ² + ε) + β.
@@ -58,24 +79,48 @@ AFFINE = Param(
     "affine", "Per-feature γ, β", "bool", False, help="Use a seeded random γ and β for each feature instead of scalars."
 )
 EPS = Param(
-    "eps", "Epsilon ε", "choice", 1e-5, options=eps_options(), help="Added to σ² inside the square root: √(σ² + ε)."
+    "eps",
+    "Epsilon ε",
+    "choice",
+    1e-5,
+    options=eps_options(),
+    help="Added to σ² inside the square root: √(σ² + ε).",
+    widget="select_slider",
 )
 
 # One chosen element: its sample (row) and its feature (column). Pages clamp them to their grid.
-SAMPLE = Param("sample", "Sample i", "int", 0, lo=0, hi=1023, help="The chosen sample (row): the one LN normalizes.")
+SAMPLE = Param(
+    "sample",
+    "Sample i",
+    "int",
+    0,
+    lo=0,
+    hi=1023,
+    help="The chosen sample (row): the one LN normalizes.",
+    widget="number",
+)
 FEATURE = Param(
-    "feature", "Feature j", "int", 0, lo=0, hi=1023, help="The chosen feature (column): the one BN normalizes."
+    "feature",
+    "Feature j",
+    "int",
+    0,
+    lo=0,
+    hi=1023,
+    help="The chosen feature (column): the one BN normalizes.",
+    widget="number",
 )
 
 # How the explorer shows it, and where torch runs.
-STAGE = Param(
-    "stage",
+OUTPUT = Param(
+    "output",
     "Outputs shown",
     "choice",
     "y",
     options=("y", "x_hat"),
     help="y: after γ and β. x_hat: the normalized values before them, with mean 0 and variance σ²/(σ² + ε) per row "
     "(LN) or column (BN): about 1 when ε ≪ σ².",
+    widget="radio",
+    old_keys=("stage",),  # its name until the stage (the picture of x and both outputs) took the word
 )
 VIEW = Param(
     "view",
@@ -86,6 +131,7 @@ VIEW = Param(
     help="What the details below the stage show, one at a time. cell: the chosen cell's formulas, step by step. "
     "charts: x with each norm's μ and σ, and the outputs. distributions: histograms before and after. numbers: "
     "the grid as tables. downloads: x, the outputs and a script that reproduces the view.",
+    widget="segmented",
 )
 DEVICE = Param(
     "device",
@@ -94,6 +140,7 @@ DEVICE = Param(
     "auto",
     options=("auto", "cuda", "mps", "cpu"),
     help="Where torch computes. auto: CUDA, then MPS, else CPU.",
+    widget="select",
 )
 STEP = Param(
     "step",
@@ -101,13 +148,19 @@ STEP = Param(
     "int",
     1,
     lo=1,
-    hi=walkthrough.N_STEPS,
+    hi=12,
     help="Steps 1–6 follow LayerNorm along row i, 7–12 BatchNorm down column j.",
 )
 
 # Batch coupling: one sample is changed.
 PERTURB = Param(
-    "perturb", "Perturbation", "choice", "outlier", options=tuple(coupling.PERTURBATIONS), help="How row i is changed."
+    "perturb",
+    "Perturbation",
+    "choice",
+    "outlier",
+    options=("outlier", "scale", "shift"),
+    help="How row i is changed.",
+    widget="radio",
 )
 AMOUNT = Param(
     "amount",
@@ -143,18 +196,41 @@ SHIFT = Param(
     help="The test batch's mean moves by this many of each feature's standard deviations.",
 )
 TASK = Param(
-    "task", "Task", "choice", "spirals", options=tuple(training.TASKS), help="Which synthetic problem to train on."
+    "task",
+    "Task",
+    "choice",
+    "spirals",
+    options=("spirals", "adding"),
+    help="Which synthetic problem to train on.",
+    widget="radio",
 )
-LR = Param("lr", "Learning rate", "choice", 0.01, options=lr_options(), help="Adam's step size, the same for all.")
-VARIANT = Param("variant", "Model", "choice", "LN", options=training.VARIANTS, help="Whose activations to send.")
+LR = Param(
+    "lr",
+    "Learning rate",
+    "choice",
+    0.01,
+    options=lr_options(),
+    help="Adam's step size, the same for all.",
+    widget="select_slider",
+)
+VARIANT = Param(
+    "variant",
+    "Model",
+    "choice",
+    "LN",
+    options=("none", "BN", "LN", "RMSNorm"),
+    help="Whose activations to send.",
+    widget="select",
+)
 LAYER = Param(
     "layer",
     "Normalized layer",
     "int",
     1,
     lo=1,
-    hi=training.SPIRAL_LAYERS,
+    hi=2,
     help="Which norm layer's input to send (1 = first).",
+    widget="number",
 )
 DEPTH = Param("depth", "Depth (blocks)", "int", 12, lo=1, hi=32, help="How many residual blocks are stacked.")
 
@@ -165,7 +241,7 @@ LENGTH = Param(
     "int",
     24,
     lo=2,
-    hi=sequences.MAX_LENGTH,
+    hi=64,
     help="The longest training sequence; shorter ones are padded up to T.",
 )
 SPREAD = Param(
@@ -187,7 +263,7 @@ EXTRA = Param(
     "int",
     12,
     lo=1,
-    hi=sequences.MAX_EXTRA,
+    hi=64,
     help="How many steps the test sequence runs past the longest training sequence.",
 )
 
@@ -197,13 +273,29 @@ POSITIONS = Param(
     "positions", "Positions H·W", "int", 8, lo=2, hi=16, help="Spatial positions per feature map, flattened."
 )
 GROUPS = Param("groups", "Groups G", "int", 2, lo=1, hi=16, help="GroupNorm's groups; G must divide C.")
-NORM = Param("norm", "Norm", "choice", "GroupNorm", options=family.NORMS, help="Whose pooled set to highlight.")
-CHANNEL = Param("channel", "Channel c", "int", 2, lo=0, hi=15, help="The picked element's channel.")
-POSITION = Param("position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.")
+NORM = Param(
+    "norm",
+    "Norm",
+    "choice",
+    "GroupNorm",
+    options=("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm"),
+    help="Whose pooled set to highlight.",
+    widget="radio",
+)
+CHANNEL = Param("channel", "Channel c", "int", 2, lo=0, hi=15, help="The picked element's channel.", widget="number")
+POSITION = Param(
+    "position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.", widget="number"
+)
 
 # The kernel benchmark.
 DTYPE = Param(
-    "dtype", "dtype", "choice", "float32", options=bench.SWEEP_DTYPES, help="The precision the kernels run in."
+    "dtype",
+    "dtype",
+    "choice",
+    "float32",
+    options=("float32", "float16", "bfloat16"),
+    help="The precision the kernels run in.",
+    widget="radio",
 )
 THREADS = Param(
     "threads",
@@ -211,7 +303,7 @@ THREADS = Param(
     "int",
     1,
     lo=1,
-    hi=bench.MAX_THREADS,
+    hi=max(2, os.cpu_count() or 1),
     help="torch.set_num_threads for the measurement only; the previous value is restored afterwards.",
 )
 COMPILE = Param(
@@ -226,8 +318,9 @@ OFFSET = Param(
     "Mean offset",
     "choice",
     1e3,
-    options=numerics.OFFSETS,
+    options=(0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6),
     help="Added to every x (spread stays 1): the larger it is, the more E[x²] − E[x]² cancels.",
+    widget="select_slider",
 )
 
 
@@ -261,130 +354,3 @@ class Controls:
 def defaults(controls: Controls) -> dict[str, Any]:
     """Every control's default value, by key."""
     return {p.key: p.default for p in controls}
-
-
-# Each page's controls. A `.but(...)` is the same control with this page's range, default or label.
-EXPLORER = Controls(
-    BATCH,
-    FEATURES,
-    SEED,
-    DIST,
-    GAIN,
-    BIAS,
-    AFFINE,
-    EPS,
-    SAMPLE.but(old_keys=("row",)),
-    FEATURE.but(old_keys=("col",)),
-    STAGE,
-    VIEW,
-    DEVICE,
-)
-# The explorer's controls, so a link carries over between the two pages, and the step. Its own γ and β
-# make the last step visible (with γ = 1, β = 0, y would equal x̂).
-WALKTHROUGH = Controls(
-    *(p.but(default=1.5) if p is GAIN else p.but(default=0.5) if p is BIAS else p for p in EXPLORER), STEP
-)
-# Coupling needs two samples (PyTorch refuses BN on one); the heatmaps draw every cell (2 × B × H), so the grid stays small.
-COUPLING = Controls(
-    BATCH.but(
-        default=16,
-        lo=2,
-        hi=64,
-        help="Rows: samples in the mini-batch. At least 2: with one, BN's output is β, and PyTorch refuses it in "
-        "training mode.",
-    ),
-    FEATURES.but(default=16, hi=32),
-    SEED,
-    SAMPLE.but(label="Perturbed sample i", hi=63, help="The row that is changed."),
-    PERTURB,
-    AMOUNT,
-)
-TRAIN_EVAL = Controls(
-    BATCH.but(
-        default=16,
-        lo=2,
-        hi=256,
-        help="Samples per batch. At least 2: the running variance takes the unbiased B/(B − 1) · σ²_B.",
-    ),
-    FEATURES.but(default=8, hi=64, help="Features of each sample."),
-    STEPS.but(hi=300, help="How many batches stream through BN."),
-    MOMENTUM,
-    SHIFT,
-    SEED,
-)
-INVARIANCE = Controls(EPS, SEED)
-# The (B, T) grid stays light.
-SEQUENCES = Controls(
-    BATCH.but(default=8, lo=2, hi=64, help="Sequences in the training batch."),
-    LENGTH.but(old_keys=("steps",)),
-    FEATURES.but(default=8, hi=64, help="Features of each token."),
-    SPREAD,
-    PAD,
-    EXTRA,
-    SEED,
-    FEATURE.but(hi=63, old_keys=("col",), help="The feature whose per-step statistics are plotted."),
-)
-# The cube draws one marker per element.
-FAMILY = Controls(
-    BATCH.but(label="Batch N", default=4, lo=1, hi=8, help="Samples in the batch."),
-    CHANNELS,
-    POSITIONS,
-    GROUPS,
-    SEED,
-    NORM,
-    SAMPLE.but(label="Sample n", default=1, hi=7, old_keys=("n",), help="The picked element's sample."),
-    CHANNEL.but(old_keys=("c",)),
-    POSITION.but(old_keys=("pos",)),
-)
-TRAINING = Controls(
-    TASK,
-    BATCH.but(
-        label="Batch size",
-        default=32,
-        hi=512,
-        help="Samples per training step. At 1 each feature's batch holds one value, BN's output would be β, and "
-        "PyTorch refuses to train. At 2 each BN-normalized value is about ±1: only which of the two samples is "
-        "larger survives.",
-    ),
-    LR,
-    STEPS.but(label="Steps", default=300, lo=10, step=10, help="Optimizer steps per variant."),
-    SEED,
-    VARIANT,
-    LAYER,
-    DEPTH,
-    DEVICE,
-)
-BENCH = Controls(
-    BATCH.but(
-        label="Rows B",
-        default=128,
-        hi=8192,
-        old_keys=("rows",),
-        help="Samples (tokens): one LN row each. The per-rerun case keeps x and y under 1 MiB; the sweep sizes its own.",
-    ),
-    FEATURES.but(
-        label="Hidden size H",
-        default=1024,
-        hi=16384,
-        old_keys=("hidden",),
-        help="Features per row. Try 1023 against 1024: a row that is not a multiple of 4 takes a slower path.",
-    ),
-    DTYPE,
-    SEED,
-    DEVICE,
-    THREADS,
-    COMPILE,
-    OFFSET,
-)
-
-PAGES: dict[str, Controls] = {
-    "explorer": EXPLORER,
-    "walkthrough": WALKTHROUGH,
-    "coupling": COUPLING,
-    "train_eval": TRAIN_EVAL,
-    "invariance": INVARIANCE,
-    "sequences": SEQUENCES,
-    "family": FAMILY,
-    "training": TRAINING,
-    "bench": BENCH,
-}

@@ -44,8 +44,6 @@ def show_table(measurements: list[bench.Measurement], columns: list[str], key: s
 
 
 page = Page.start(
-    "Kernel benchmark",
-    "bench",
     intro="**Claim:** LayerNorm is memory-bound. It reads each row of x once, computes μ and σ², and writes y once, "
     "with a few operations per byte, so memory bandwidth sets its speed and a plain copy `y.copy_(x)`, measured "
     "here, is its ceiling (the roofline model of Williams, Waterman and Patterson, 2009).\n\n"
@@ -54,16 +52,14 @@ page = Page.start(
     "GB/s counts only those ideal bytes: 2 × B × H × bytes per element.",
 )
 with page.sidebar("Case"):
-    rows, hidden, dtype, seed = page.controls(
-        ("batch", "number"), ("features", "number"), ("dtype", "radio"), ("seed", "number")
-    )
+    rows, hidden, dtype, seed = page.controls("batch", "features", "dtype", "seed")
 with page.sidebar("Timing"):
     device = page.device()
     # The thread count is process-wide: a visitor may change it only on a server run alone (LNVIZ_LIMITS=off).
     threads = page.control("threads") if heavy.thread_control() else None
-    with_compile = page.control("compile", "toggle")
+    with_compile = page.control("compile")
 with page.sidebar("Numerics"):
-    offset = page.control("offset", "select_slider")
+    offset = page.control("offset")
 
 # One case, every rerun --------------------------------------------------------------------------------------------
 st.header("One case, measured on every rerun")

@@ -6,8 +6,6 @@ from lnviz import coupling
 from ui.page import Page
 
 page = Page.start(
-    "Batch coupling",
-    "coupling",
     intro="**Claim:** in training mode, BatchNorm couples the samples of a batch; LayerNorm does not. "
     "Ba, Kiros and Hinton (2016, *Layer Normalization*, §3) make the point: BN's statistics are "
     "taken over the mini-batch, LN's over one case's own hidden units.\n\n"
@@ -18,10 +16,10 @@ page = Page.start(
     "The second chart keeps one sample fixed and redraws the rest of its batch.",
 )
 with page.sidebar("Batch"):
-    batch, features, seed = page.controls("batch", "features", ("seed", "number"))
+    batch, features, seed = page.controls("batch", "features", "seed")
 pick_sample, pick_kind, pick_amount = st.columns([1, 2, 2])
 sample = page.index("sample", batch, where=pick_sample)
-kind = page.control("perturb", "radio", where=pick_kind, horizontal=True)
+kind = page.control("perturb", where=pick_kind, horizontal=True)
 amount = page.control("amount", where=pick_amount)
 
 result = page.compute(coupling.couple, batch, features, seed, sample, kind, amount)

@@ -8,8 +8,6 @@ from lnviz import family
 from ui.page import Page
 
 page = Page.start(
-    "The norm family on one tensor",
-    "family",
     intro="**The claim.** In training mode, BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and "
     "differ only in which elements share a mean and a variance (at test time BN uses running statistics instead). The picture follows Figure 2 of Wu and He, *Group Normalization* "
     "(2018), which draws a batch of feature maps as an N × C × (H·W) block. RMSNorm (Zhang and Sennrich, 2019) "
@@ -18,10 +16,8 @@ page = Page.start(
     "The table shows what each norm makes of that one element.",
 )
 with page.sidebar("Tensor"):
-    batch, channels, positions, groups, seed = page.controls(
-        "batch", "channels", "positions", "groups", ("seed", "number")
-    )
-norm = page.control("norm", "radio", where=st, horizontal=True)
+    batch, channels, positions, groups, seed = page.controls("batch", "channels", "positions", "groups", "seed")
+norm = page.control("norm", where=st, horizontal=True)
 pick_n, pick_c, pick_pos = st.columns(3)
 pick = (
     page.index("sample", batch, where=pick_n),

@@ -6,8 +6,6 @@ from lnviz import invariance
 from ui.page import Page
 
 page = Page.start(
-    "Invariance table",
-    "invariance",
     intro="**Claim:** each normalization undoes some re-scalings and re-centerings of the weights or the "
     "data, and not others. This is Table 1 of Ba, Kiros and Hinton (2016, *Layer Normalization*, §5.1); "
     "the RMSNorm row is Table 1 of Zhang and Sennrich (2019).\n\n"
@@ -17,7 +15,7 @@ page = Page.start(
     "With ε > 0 the scale invariances are only approximate: raise ε and watch them fail.",
 )
 with page.sidebar("Layer"):
-    eps, seed = page.controls(("eps", "select_slider"), ("seed", "number"))
+    eps, seed = page.controls("eps", "seed")
 
 table = page.compute(invariance.invariance_table, eps, seed)
 agree = invariance.agreement(table)

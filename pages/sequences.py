@@ -6,8 +6,6 @@ from lnviz import sequences
 from ui.page import Page
 
 page = Page.start(
-    "Sequences: why LN suits recurrent models",
-    "sequences",
     intro='**The claim.** Applied to a recurrent network "in the obvious way", BN computes and stores separate '
     "statistics for each time step (Ba, Kiros and Hinton 2016, *Layer Normalization*, §3.1); their introduction "
     'says BN "appears to require" them (§1). Other variants share one set of statistics over all steps (Laurent '
@@ -24,9 +22,9 @@ page = Page.start(
 )
 with page.sidebar("Sequences"):
     batch, length, features, spread, pad, extra, seed = page.controls(
-        "batch", "length", "features", "spread", "pad", "extra", ("seed", "number")
+        "batch", "length", "features", "spread", "pad", "extra", "seed"
     )
-    feature = page.index("feature", features, "slider")
+    feature = page.index("feature", features)
 
 lab = page.compute(sequences.sequence_lab, batch, length, features, seed, spread, pad, extra)
 

@@ -6,8 +6,6 @@ from lnviz import train_eval
 from ui.page import Page
 
 page = Page.start(
-    "Train vs eval",
-    "train_eval",
     intro="**Claim:** BatchNorm computes one thing in training and another at test time; LayerNorm "
     "computes the same thing always. Ioffe and Szegedy (2015, §3.1) replace the batch's μ and σ² "
     "at inference by averages kept during training; Ba, Kiros and Hinton (2016, abstract) note that LN "
@@ -17,7 +15,7 @@ page = Page.start(
     "Then a test batch whose mean has shifted goes through both norms in both modes.",
 )
 with page.sidebar("Training stream"):
-    batch, features, steps, momentum, seed = page.controls("batch", "features", "steps", "momentum", ("seed", "number"))
+    batch, features, steps, momentum, seed = page.controls("batch", "features", "steps", "momentum", "seed")
 with page.sidebar("Test batch"):
     shift = page.control("shift")
 

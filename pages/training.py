@@ -34,8 +34,6 @@ def progress_text(result: training.Race) -> str:
 
 
 page = Page.start(
-    "Training race",
-    "training",
     intro="Ba, Kiros and Hinton (2016) find that recurrent networks benefit most from layer normalization, "
     '"especially for long sequences and small mini-batches" (§7). LN places no constraint on the batch size and '
     "works with a batch of 1 (§3), while the effect of batch normalization depends on the mini-batch size "
@@ -46,9 +44,7 @@ page = Page.start(
     "Each **Try** button sets up a race that puts one claim to the test.",
 )
 with page.sidebar("Race"):
-    task, batch, lr, steps, seed = page.controls(
-        ("task", "radio"), ("batch", "number"), ("lr", "select_slider"), "steps", ("seed", "number")
-    )
+    task, batch, lr, steps, seed = page.controls("task", "batch", "lr", "steps", "seed")
 with page.sidebar("Compute"):
     device = page.device()
 
@@ -214,8 +210,8 @@ page.say(
     "main explorer: real activations instead of synthetic ones, under every tool there."
 )
 variant_col, layer_col, send_col = st.columns([2, 2, 2], vertical_alignment="bottom")
-variant = page.control("variant", "select", where=variant_col)
-layer = page.control("layer", "number", where=layer_col)
+variant = page.control("variant", where=variant_col)
+layer = page.control("layer", where=layer_col)
 if send_col.button("Send to the explorer", key="send", icon=":material/grid_on:"):
     if result is None:
         st.info("Run a race first: there is no trained model yet with these settings.")
@@ -230,7 +226,7 @@ if send_col.button("Send to the explorer", key="send", icon=":material/grid_on:"
 
 st.subheader("Pre-LN or Post-LN")
 intro_box = st.container()  # above the depth slider; it names the number of draws, known once computed
-depth = page.control("depth", "slider", where=st)
+depth = page.control("depth", where=st)
 profile = page.compute(transformer.grad_profile, depth, seed, str(device))
 page.say(transformer_text.intro(profile.draws), where=intro_box)
 page.chart(

@@ -9,8 +9,6 @@ from ui.controls import normalization_controls
 from ui.page import Page
 
 page = Page.start(
-    "Walkthrough",
-    "walkthrough",
     intro="**The claim:** LayerNorm and BatchNorm are the same four moves (subtract a mean, divide by a standard "
     "deviation, scale by γ, shift by β) along different axes of x. LN follows one sample, row i, across its "
     "features (Ba, Kiros and Hinton, 2016); BN follows one feature, column j, down the samples of the batch "
@@ -19,9 +17,9 @@ page = Page.start(
     "the bars show that row or column after the step, and the formula carries torch's own numbers.",
 )
 with page.sidebar("Input"):
-    dist = page.control("dist", "select")
+    dist = page.control("dist")
     st.caption(data.DISTS[dist])
-    batch, features, seed = page.controls("batch", "features", ("seed", "number"))
+    batch, features, seed = page.controls("batch", "features", "seed")
 norm = normalization_controls(page.control)
 with page.sidebar("Compute"):
     picked = page.device()
@@ -39,7 +37,7 @@ indicator = st.container()
 picture, side = st.columns([5, 4], gap="medium")
 with side:
     back_col, next_col = st.columns(2)
-    step = page.control("step", "slider", where=st)
+    step = page.control("step", where=st)
     row_col, col_col = st.columns(2)
 i = page.index("sample", batch, where=row_col)
 j = page.index("feature", features, where=col_col)

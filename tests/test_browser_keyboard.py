@@ -16,6 +16,7 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from browser import AppPage
 
+from lnviz.links import LINK_VERSION
 from lnviz.walkthrough import N_STEPS
 
 pytestmark = pytest.mark.browser
@@ -165,3 +166,22 @@ def test_the_clicker_still_works_after_next_was_clicked(app_server, open_app):
     app.page.locator(".st-key-next button").click()
     expect_step(app, 2, "a click on Next")
     press(app, "PageDown", 3)
+
+
+def test_a_reload_after_key_presses_reopens_the_same_step(app_server, open_app):
+    """The address bar carries v, so a reload is read as today's link: not as one from before the stage."""
+    app = open_app(f"{app_server}/walkthrough")
+    assert shown(app) == (1, None)
+    press(app, "PageDown", 2)
+    press(app, "PageDown", 3)
+    for reload in (1, 2):  # a second reload once dropped back to step 1
+        app.page.reload()
+        app.settle()
+        assert shown(app) == (3, "3"), f"after reload {reload}"
+        assert query(app)["v"] == [str(LINK_VERSION)] and "batch" not in query(app)  # today's 8 × 12 grid
+        assert "earlier lnviz" not in app.page.locator('[data-testid="stMain"]').inner_text()
+
+
+def test_a_hand_typed_step_opens_that_step(app_server, open_app):
+    app = open_app(f"{app_server}/walkthrough?step=3")
+    assert shown(app) == (3, "3")

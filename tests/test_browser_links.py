@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from browser import charts_json
 
-from lnviz import links, state
+from lnviz import links, pages
 
 pytestmark = pytest.mark.browser
 
@@ -86,6 +86,24 @@ def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     assert any("sample 5, feature 2" in h for h in app.page.locator("h3").all_inner_texts())
 
 
+def test_a_reload_after_a_click_on_the_stage_reopens_the_same_view(app_server, open_app):
+    """A click writes sample and feature into the address bar beside v: a reload opens today's view, that cell."""
+    app = open_app(f"{app_server}/")
+    assert query(app)["v"] == [str(links.LINK_VERSION)]  # the address bar carries the version from the start
+    stage = ".st-key-live_stage"
+    app.page.locator(f'{stage} .cell[data-block="x"][data-k="{2 * 12 + 5}"]').click()  # sample 2, feature 5
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('feature') === '5'", timeout=30_000)
+    app.settle()
+    before = query(app)
+    assert before["sample"] == ["2"] and before["v"] == [str(links.LINK_VERSION)]
+    app.page.reload()
+    app.settle()
+    assert query(app) == before
+    main = app.page.locator('[data-testid="stMain"]').inner_text()
+    assert "earlier lnviz" not in main and "Cell (sample 2, feature 5)" in main  # today's cell view, that cell
+    assert slider_text(app, "batch") == "8" and slider_text(app, "features") == "12"
+
+
 def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):
     app = open_app(f"{app_server}/?embed=true&batch=5")
     assert not app.exceptions() and not app.errors
@@ -144,7 +162,7 @@ INJECTED = [
 
 @pytest.mark.parametrize("path", ["", "walkthrough", "coupling", "train_eval", "invariance", "sequences", "family"])
 def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_app):
-    page = state.PAGES[path or "explorer"]
+    page = pages.CONTROLS[path or "explorer"]
     payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(page) if p.key != "device"}
     payloads |= {"preset": INJECTED[0], "hide": ",".join(INJECTED), "v": "2"}
     app = open_app(f"{app_server}/{path}?{urlencode(payloads)}")

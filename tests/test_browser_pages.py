@@ -1,19 +1,19 @@
 """Every registered page, loaded in headless Chromium: no exception box, no JS error.
 
-The pages come from app.py's ``st.Page(...)`` calls, so a new page is covered
-as soon as it is registered; each page's sidebar, as the browser shows it,
-must list exactly those pages. A screenshot of each page is kept in
+The pages come from the page registry (lnviz/pages.py), so a new page is
+covered as soon as it is registered; each page's sidebar, as the browser shows
+it, must list exactly the registry's pages. A screenshot of each page is kept in
 artifacts/screenshots/ (git ignores it; CI keeps it as an artifact).
 """
 
 from __future__ import annotations
 
-import ast
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 from conftest import ROOT
+
+from lnviz.pages import PAGES as REGISTRY
 
 # The fixtures app_process, app_server, browser and open_app.
 pytest_plugins = ("browser",)
@@ -21,27 +21,12 @@ pytest_plugins = ("browser",)
 SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 
 
-def registered_pages(app_file: Path = ROOT / "app.py") -> dict[str, str]:
-    """``{url path: page file}`` for each ``st.Page`` in ``app_file``; the default page is "".
-
-    Streamlit's rule where ``url_path`` is not given: the file's name without ".py".
-    """
-    pages = {}
-    for node in ast.walk(ast.parse(app_file.read_text())):
-        if not (isinstance(node, ast.Call) and getattr(node.func, "attr", None) == "Page" and node.args):
-            continue
-        source = ast.literal_eval(node.args[0])
-        kwargs = {k.arg: ast.literal_eval(k.value) for k in node.keywords if k.arg in ("url_path", "default")}
-        path = "" if kwargs.get("default") else kwargs.get("url_path", Path(source).stem)
-        pages[path] = source
-    return pages
+# {URL path: page file}: every path that opens a page, its aliases included ("" for the default page).
+PAGES = {path: entry.file for entry in REGISTRY for path in entry.paths}
+LISTED = {"" if entry.default else entry.url_path for entry in REGISTRY}  # what the navigation shows
 
 
-PAGES = registered_pages()
-
-
-def test_registry_is_read():
-    # The parse above is what covers new pages: it must find the default page and the labs.
+def test_every_page_file_exists():
     assert "" in PAGES and len(PAGES) >= 2, PAGES
     assert all((ROOT / source).is_file() for source in PAGES.values()), PAGES
 
@@ -64,4 +49,4 @@ def test_page_loads_clean(path, app_process, open_app):
     exceptions = app.exceptions()
     assert not exceptions, f"/{path} shows an exception: {exceptions}{log}"
     assert not app.errors, f"/{path} raised JavaScript errors: {app.errors}"
-    assert sidebar_paths(app) == set(PAGES), f"/{path}: sidebar vs app.py {sorted(PAGES)}"
+    assert sidebar_paths(app) == LISTED, f"/{path}: sidebar vs the page registry {sorted(LISTED)}"

@@ -11,7 +11,7 @@ from figcheck import assert_plotly_valid
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
-from lnviz import coupling, data, state
+from lnviz import coupling, data, pages
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -296,4 +296,4 @@ def test_page_clamps_a_wider_value_left_by_another_page() -> None:
     at.run()
     assert_no_exception(at)
     bn, _ = _delta_maps(at)
-    assert bn.shape == (state.COUPLING.batch.hi, state.COUPLING.features.hi)
+    assert bn.shape == (pages.COUPLING.batch.hi, pages.COUPLING.features.hi)

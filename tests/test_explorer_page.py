@@ -48,7 +48,7 @@ def test_the_details_show_the_chosen_cell_alone_by_default():
     assert_no_exception(at)
     assert at.segmented_control(key="view").value == "cell"
     assert len(at.latex) == 2 and not at.get("plotly_chart") and not at.dataframe and not at.get("download_button")
-    assert "stage" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
+    assert "output" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
 
 
 def test_an_empty_view_in_a_link_opens_the_default_view():
@@ -145,7 +145,7 @@ def test_affine_uses_per_feature_vectors_and_leaves_x_alone():
 
 def test_stage_x_hat_ignores_gain():
     at = run_page(PAGE, {"gain": "3", **CHARTS})
-    at.radio(key="stage").set_value("x_hat").run()
+    at.radio(key="output").set_value("x_hat").run()
     _, ln = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x_for(), (12,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
 

@@ -12,16 +12,16 @@ number to fit its grid).
 from __future__ import annotations
 
 import os
-import re
 
 import pytest
-from conftest import ROOT, WIDGETS, run_page
+from conftest import WIDGETS, run_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from lnviz.pages import PAGES as REGISTRY
 from ui.controls import PARAMS_DRAWN
 
-PAGES = re.findall(r'st\.Page\(\s*"(pages/\w+\.py)"', (ROOT / "app.py").read_text())
+PAGES = [entry.file for entry in REGISTRY]
 EXAMPLES = int(os.environ.get("LNVIZ_FUZZ_EXAMPLES", "200"))
 # Link-level parameters that are not controls but are read from every link.
 EXTRAS = ("hide", "preset", "present", "embed", "v", "zzz")
@@ -98,7 +98,7 @@ def test_junk_links_never_break_a_page(page):
     @settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
     @given(query=query_strategy)
     def check(query):
-        at = run_page(page, query, current=False)  # links of every version
+        at = run_page(page, query)  # links of every version
         assert not at.exception, (query, [e.value for e in at.exception])
         for key, p in params.items():
             drawn, value = widget_value(at, key)

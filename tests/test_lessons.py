@@ -4,9 +4,10 @@ import itertools
 import re
 from urllib.parse import parse_qs, urlparse
 
+import pytest
 from conftest import assert_no_exception, run_page
 
-from lnviz import coupling, data, explorer, lessons, links
+from lnviz import coupling, data, explorer, lessons, links, pages
 
 
 def _links(markdown: str) -> list[str]:
@@ -42,3 +43,39 @@ def test_a_new_seed_moves_ln_about_as_much_as_bn_at_the_small_batch_lessons_sett
     at_four = sweep.bn_y[sweep.sizes.index(v["batch"])]  # (R, H): one row per set of batch-mates
     assert float(at_four.std(dim=0).mean()) > 0.1
     assert sweep.ln_y.shape == (v["features"],)
+
+
+@pytest.mark.parametrize("name", lessons.LESSONS)
+def test_every_lesson_value_is_a_control_of_its_page_and_one_it_can_take(name):
+    lesson = lessons.LESSONS[name]
+    table = pages.CONTROLS[lesson.page]
+    for key, value in lesson.values.items():
+        assert key in table.keys(), f"{name}: {key!r} is not a control of /{lesson.page}"
+        assert table[key].holds(value), f"{name}: {key}={value!r}"
+
+
+def test_a_lesson_key_its_page_lacks_is_caught(monkeypatch):
+    """The check above is not vacuous: the key the outlier lesson had before the rename fails it."""
+    stale = lessons.Lesson("explorer", "t", "s", {"col": 5})
+    monkeypatch.setitem(lessons.LESSONS, "stale", stale)
+    with pytest.raises(AssertionError, match="'col' is not a control"):
+        test_every_lesson_value_is_a_control_of_its_page_and_one_it_can_take("stale")
+
+
+def test_the_outlier_feature_lesson_chooses_the_outlier_feature():
+    lesson = lessons.LESSONS["outlier-feature"]
+    at = run_page("pages/explorer.py", {"preset": "outlier-feature"})
+    assert_no_exception(at)
+    assert at.number_input(key="feature").value == lesson.values["feature"] == 5
+    assert at.selectbox(key="dist").value == "outlier feature"
+    assert "earlier lnviz" not in " ".join(i.value for i in at.info)
+    # The outlier column is the chosen one: it is the column whose values are far the largest.
+    x = data.make_activations(lesson.values["dist"], lesson.values["batch"], lesson.values["features"], 0)
+    assert int(x.abs().mean(dim=0).argmax()) == 5
+
+
+def test_a_lesson_of_another_page_is_noted_not_applied():
+    at = run_page("pages/coupling.py", {"preset": "small-batch"})
+    assert_no_exception(at)
+    assert at.slider(key="batch").value == pages.COUPLING.batch.default
+    assert "lesson of another page" in " ".join(i.value for i in at.info)

@@ -15,9 +15,9 @@ import pandas as pd
 import pytest
 from conftest import assert_no_exception, figures, run_page, share_link
 
-from lnviz import links, plot, state, theme
+from lnviz import links, pages, plot, theme
 
-PAGES = list(state.PAGES)
+PAGES = [entry.name for entry in pages.PAGES]
 # Every view with charts: each page at its defaults, and the explorer's details that draw charts (its default
 # view, the chosen cell, draws none).
 VIEWS = [(page, {}) for page in PAGES if page != "explorer"] + [
@@ -46,22 +46,32 @@ def chart_keys(at) -> list[str]:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_page_runs_at_its_defaults_with_a_versioned_share_link(page):
-    at = run_page(f"pages/{page}.py")
+    at = run_page(pages.BY_NAME[page].file)
     assert_no_exception(at)
-    assert at.title and (at.get("plotly_chart") or at.get("arrow_data_frame") or at.get("bidi_component"))
+    assert at.title[0].value == pages.BY_NAME[page].heading  # the registry's heading, found from the page's file
+    assert at.get("plotly_chart") or at.get("arrow_data_frame") or at.get("bidi_component")
     assert f"v={links.LINK_VERSION}" in share_link(at)
+    # The address bar carries the version too, so a reload or a copied URL is read as today's link.
+    assert at.query_params["v"] == str(links.LINK_VERSION)
+
+
+def test_a_script_the_registry_lacks_is_a_plain_error(tmp_path):
+    from ui.page import Page
+
+    with pytest.raises(LookupError, match="is not a page of"):
+        Page.start(file=str(tmp_path / "pages" / "nowhere.py"))
 
 
 @pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
 def test_every_chart_has_a_text_alternative(page, query):
-    at = run_page(f"pages/{page}.py", query)
+    at = run_page(pages.BY_NAME[page].file, query)
     alts = [el.proto.alt for el in at.get("plotly_chart")]
     assert alts and all(len(alt) > 20 for alt in alts), alts
 
 
 @pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
 def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query):
-    at = run_page(f"pages/{page}.py", query)
+    at = run_page(pages.BY_NAME[page].file, query)
     keys = chart_keys(at)
     assert keys, "no chart drawn"
     assert [box.key for box in data_boxes(at)] == [f"{key}_data" for key in keys]
@@ -79,7 +89,10 @@ def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query)
 
 @pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
 def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page, query):
-    normal, lecture = run_page(f"pages/{page}.py", query), run_page(f"pages/{page}.py", {"present": "1", **query})
+    normal, lecture = (
+        run_page(pages.BY_NAME[page].file, query),
+        run_page(pages.BY_NAME[page].file, {"present": "1", **query}),
+    )
     assert_no_exception(lecture)
     assert data_boxes(normal) and not data_boxes(lecture)  # the lecturer's screen has no tables
     big = round(theme.FONT_SIZE * theme.LECTURE_SCALE, 1)

@@ -13,8 +13,8 @@ from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from lnviz import pages
 from lnviz import sequences as sq
-from lnviz import state
 from lnviz.data import generator
 
 PAGE = "pages/sequences.py"
@@ -298,7 +298,7 @@ def test_page_reads_the_link_and_notes_what_it_fixed():
     assert_no_exception(at)
     batch, _, test = figures(at)
     assert (
-        len(batch.data[0].z) == state.SEQUENCES.batch.default
+        len(batch.data[0].z) == pages.SEQUENCES.batch.default
     )  # out of range: the widget's rule drops it for the default
     assert len(batch.data[0].z[0]) == 10
     assert len(test.data[0].x) == 15

@@ -5,7 +5,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from conftest import WIDGETS, assert_no_exception, run_page, share_link
 
-from lnviz import links, state
+from lnviz import links, pages
 from lnviz.param import Param
 
 
@@ -24,9 +24,9 @@ def drawn_widgets(at, keys) -> dict:
     return {w.key: w.value for kind in WIDGETS for w in at.get(kind) if getattr(w, "key", None) in keys}
 
 
-@pytest.mark.parametrize("page", state.PAGES)
+@pytest.mark.parametrize("page", pages.CONTROLS)
 def test_the_share_link_is_exactly_the_drawn_controls(page):
-    table = state.PAGES[page]
+    table = pages.CONTROLS[page]
     link = {p.key: p.format(other_value(p)) for p in table if p.key != "device"} | {"v": str(links.LINK_VERSION)}
     at = run_page(f"pages/{page}.py", link)
     assert_no_exception(at)

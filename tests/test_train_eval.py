@@ -8,7 +8,7 @@ from conftest import assert_no_exception, figures, run_page
 from figcheck import assert_plotly_valid
 from torch import nn
 
-from lnviz import state, train_eval
+from lnviz import pages, train_eval
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -171,7 +171,7 @@ def test_page_runs_and_every_control_acts() -> None:
     at = run_page(PAGE)
     assert_no_exception(at)
     running, outputs = figures(at)
-    assert len(running.data[0].x) == state.TRAIN_EVAL.steps.default + 1
+    assert len(running.data[0].x) == pages.TRAIN_EVAL.steps.default + 1
     # features may come from another page (same key, same meaning): the figure follows the slider.
     assert len(outputs.data[0].y) == at.slider(key="features").value
     assert _metric(at, "LN:") == 0.0
@@ -212,7 +212,7 @@ def test_page_notes_bad_link_values() -> None:
     assert_no_exception(at)
     notes = " ".join(i.value for i in at.info)
     assert "Momentum" in notes and "Training steps" in notes
-    assert len(figures(at)[0].data[0].x) == state.TRAIN_EVAL.steps.default + 1
+    assert len(figures(at)[0].data[0].x) == pages.TRAIN_EVAL.steps.default + 1
 
 
 def test_page_clamps_a_wider_value_left_by_another_page() -> None:
@@ -223,6 +223,6 @@ def test_page_clamps_a_wider_value_left_by_another_page() -> None:
     at.switch_page("pages/train_eval.py")
     at.run()
     assert_no_exception(at)
-    assert at.slider(key="batch").value == state.TRAIN_EVAL.batch.hi
-    assert at.slider(key="features").value == state.TRAIN_EVAL.features.hi
-    assert len(figures(at)[1].data[0].y) == state.TRAIN_EVAL.features.hi
+    assert at.slider(key="batch").value == pages.TRAIN_EVAL.batch.hi
+    assert at.slider(key="features").value == pages.TRAIN_EVAL.features.hi
+    assert len(figures(at)[1].data[0].y) == pages.TRAIN_EVAL.features.hi

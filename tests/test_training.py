@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import state, training
+from lnviz import pages, state, training
 from lnviz.data import generator
 from lnviz.state import MAX_SEED, SEED
 from lnviz.theme import ROLES
@@ -380,10 +380,10 @@ def test_fig_race_names_a_failed_variant_and_fig_step_time_shows_the_medians():
 
 
 def test_params_have_stable_unique_keys_and_strict_parsing():
-    keys = [p.key for p in state.TRAINING]
+    keys = [p.key for p in pages.TRAINING]
     assert keys == ["task", "batch", "lr", "steps", "seed", "variant", "layer", "depth", "device"]
-    assert state.TRAINING.seed is SEED
-    assert state.TRAINING.batch.lo == 1 and state.TRAINING.batch.default >= 8
+    assert pages.TRAINING.seed is SEED
+    assert pages.TRAINING.batch.lo == 1 and pages.TRAINING.batch.default >= 8
     options = state.LR.options
     assert list(options) == sorted(options) and options[0] == 1e-4 and options[-1] == 1.0
     assert state.LR.parse("0.002") == (0.002, None)
@@ -392,8 +392,8 @@ def test_params_have_stable_unique_keys_and_strict_parsing():
     assert state.TASK.parse("adding") == ("adding", None)
     value, note = state.TASK.parse("circles")
     assert value in training.TASKS and note
-    value, note = state.TRAINING.batch.parse("0")
-    assert state.TRAINING.batch.lo <= value <= state.TRAINING.batch.hi and note
+    value, note = pages.TRAINING.batch.parse("0")
+    assert pages.TRAINING.batch.lo <= value <= pages.TRAINING.batch.hi and note
 
 
 # ---------------------------------------------------------------- the page

@@ -10,7 +10,7 @@ import torch.nn.functional as F
 from figcheck import assert_plotly_valid
 from torch import nn
 
-from lnviz import state, theme, transformer
+from lnviz import pages, state, theme, transformer
 from lnviz.data import generator
 
 D = transformer.WIDTH
@@ -161,5 +161,5 @@ def test_fig_grad_profile_passes_plotly_validation(depth, draws):
 
 
 def test_depth_param():
-    assert state.TRAINING.depth is state.DEPTH
+    assert pages.TRAINING.depth is state.DEPTH
     assert state.DEPTH.key == "depth" and state.DEPTH.default == 12 and state.DEPTH.lo == 1

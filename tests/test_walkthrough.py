@@ -271,7 +271,7 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
 
 
 def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
-    old = run_page(PAGE, {"step": "3"}, current=False)  # made when steps counted from 0 and γ = 1, β = 0
+    old = run_page(PAGE, {"step": "3"})  # made when steps counted from 0 and γ = 1, β = 0
     new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0", "batch": "16", "features": "32"})
     assert_no_exception(old)
     assert step_shown(old) == 4 and old.slider(key="gain").value == 1.0 and old.slider(key="bias").value == 0.0

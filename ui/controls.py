@@ -16,17 +16,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-# Every page imports this module before it builds a figure. plotly looks pandas up in
-# sys.modules, and on a fresh server a page could otherwise meet it half-imported (by
-# another session); importing it here waits until it is complete.
-import pandas  # noqa: F401
 import streamlit as st
 
-from lnviz import device
-from lnviz.param import Param, quote
+from lnviz.param import Param
+from lnviz.text import quote
 from ui import mode, streamlit_private
-
-device.configure_threads()  # torch's thread count for a shared server, once per process
 
 PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this session (tests read it)
 
@@ -47,11 +41,10 @@ def _note_link_value(param: Param, raw: list[str], used: Any) -> None:
             mode.add_note(note)
 
 
-def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: Any) -> Any:
-    """Draw ``param`` as ``widget`` in ``where`` (default: the sidebar) and return its value.
+def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
+    """Draw ``param`` as its widget (:attr:`Param.widget`) in ``where`` (default: the sidebar); its value.
 
-    ``widget`` is one of "slider", "number", "select", "radio", "segmented",
-    "toggle" or "select_slider". Extra keyword arguments go to the Streamlit call.
+    Extra keyword arguments go to the Streamlit call.
     """
     where = st.sidebar if where is None else where
     st.session_state.setdefault(PARAMS_DRAWN, {})[param.key] = param
@@ -66,9 +59,9 @@ def control(param: Param, widget: str = "slider", where: Any = None, **kwargs: A
         if param.coerce(held) != held:
             st.session_state[param.key] = param.coerce(held)
     raw = st.query_params.get_all(param.key) if first else []
-    if raw and _mishandled(param, widget, raw):
+    if raw and _mishandled(param, raw):
         _drop_link_value(param.key)
-    value = _draw(param, widget, where, **kwargs)
+    value = _draw(param, where, **kwargs)
     if first:
         _note_link_value(param, raw, value)
     return value
@@ -96,16 +89,16 @@ def _read_old_key(param: Param) -> None:
             return
 
 
-def _mishandled(param: Param, widget: str, raw: list[str]) -> bool:
+def _mishandled(param: Param, raw: list[str]) -> bool:
     """Whether the link's value is one that Streamlit 1.67 mishandles in this widget (docs/upstream.md).
 
     - ``?seed=inf`` in a whole-number input: it raises an OverflowError and the page crashes.
     - ``?view=`` (empty) in a segmented control: it leaves no option chosen, although the control is
       ``required``; the page would get None.
     """
-    if widget == "segmented":
+    if param.widget == "segmented":
         return raw[-1] == ""
-    if widget != "number" or param.kind != "int":
+    if param.widget != "number" or param.kind != "int":
         return False
     try:
         return math.isinf(float(raw[-1]))
@@ -121,12 +114,13 @@ def _drop_link_value(key: str) -> None:
     streamlit_private.forget_initial_link_value(key)
 
 
-def _draw(param: Param, widget: str, where: Any, **kwargs: Any) -> Any:
+def _draw(param: Param, where: Any, **kwargs: Any) -> Any:
     # The default goes to the widget on every run, not only the first: a URL-bound widget leaves out of
     # the link a value equal to its default, and without one Streamlit takes the first option (γ = −5,
     # ε = 0), so such a value set from code (the stage's release) would drop out of the link.
     common = dict(key=param.key, help=param.help or None, bind="query-params")
     common.update(kwargs)
+    widget = param.widget
     if widget in ("select", "radio"):
         common["index"] = param.options.index(param.default)
     elif widget == "segmented":
@@ -148,7 +142,7 @@ def _draw(param: Param, widget: str, where: Any, **kwargs: Any) -> Any:
         )
     if widget == "select_slider":
         return where.select_slider(param.label, options=param.options, format_func=param.format, **common)
-    raise ValueError(f"unknown widget {widget!r} for {param.key}")
+    raise ValueError(f"unknown widget {widget!r} for {param.key}")  # Param refuses one; a new kind lands here
 
 
 @dataclass(frozen=True)
@@ -171,8 +165,8 @@ def normalization_controls(draw: Callable[..., Any], where: Any = None) -> Norma
     return Normalization(
         gain=draw("gain", where=where),
         bias=draw("bias", where=where),
-        affine=draw("affine", "toggle", where=where),
-        eps=draw("eps", "select_slider", where=where),
+        affine=draw("affine", where=where),
+        eps=draw("eps", where=where),
     )
 
 

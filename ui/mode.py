@@ -13,7 +13,7 @@ from pathlib import Path
 import streamlit as st
 
 from lnviz import lessons
-from lnviz.param import quote
+from lnviz.text import quote
 
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
@@ -22,7 +22,7 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def add_note(note: str) -> None:
-    """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.param.quote`)."""
+    """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.text.quote`)."""
     st.session_state.setdefault(NOTES, []).append(note)
 
 
@@ -48,16 +48,18 @@ def apply_style() -> None:
     st.html(f"<style>{css}</style>")
 
 
-def lesson() -> lessons.Lesson | None:
-    """The lesson a link names with ``preset=``, if any."""
-    return lessons.find(st.query_params.get("preset"))
+def lesson(page: str) -> lessons.Lesson | None:
+    """The lesson a link names with ``preset=``, if it is one of ``page``'s."""
+    found = lessons.find(st.query_params.get("preset"))
+    return found if found is not None and found.page == page else None
 
 
-def apply_lesson() -> None:
-    """Before the controls: give each control the lesson's value, unless the link sets it.
+def apply_lesson(page: str) -> None:
+    """Before the controls: give each of ``page``'s controls the lesson's value, unless the link sets it.
 
     Done once per page visit (when the control has no state yet), so the
-    user's later changes stick. An unknown preset name is noted.
+    user's later changes stick. An unknown preset name, or a lesson of
+    another page, is noted.
     """
     name = st.query_params.get("preset")
     if not name:
@@ -66,13 +68,16 @@ def apply_lesson() -> None:
     if found is None:
         add_note(f"preset: {quote(name)} is not a lesson ({', '.join(lessons.LESSONS)}); ignored.")
         return
+    if found.page != page:
+        add_note(f"preset: {quote(name)} is a lesson of another page (/{found.page}); ignored here.")
+        return
     for key, value in found.values.items():
         if key not in st.query_params and key not in st.session_state:
             st.session_state[key] = value
 
 
-def show_lesson() -> None:
+def show_lesson(page: str) -> None:
     """The lesson's title and story, above the page's content."""
-    found = lesson()
+    found = lesson(page)
     if found is not None:
         st.info(f"**{found.title}.** {found.story}", icon=":material/school:")

@@ -2,9 +2,9 @@
 
 A page is a short script: declare the page and its controls, compute, place figures::
 
-    page = Page.start("Batch coupling", "coupling", intro="...")
+    page = Page.start(intro="...")  # this file's entry in the page registry: its title and controls
     with page.sidebar("Batch"):
-        batch = page.control("batch")
+        batch = page.control("batch")  # drawn as the state table says: a slider, at the link's value
     sample = page.index("sample", size=batch)
     result = page.compute(coupling.couple, batch, sample)
     page.chart(coupling.fig_delta(result), key="delta_chart", alt="...")
@@ -12,6 +12,11 @@ A page is a short script: declare the page and its controls, compute, place figu
 
 What the kit owns, for every page:
 
+- the page's entry in the registry (:mod:`lnviz.pages`), found by its file:
+  its title and its controls;
+- links: :meth:`Page.start` reads a link from an earlier version as it was
+  meant, and puts today's version, ``v``, in the address bar, so a reload or a
+  copied URL reopens the same view;
 - lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
   shows its story; :meth:`Page.say` is prose a lecturer speaks instead;
   :meth:`Page.chart` scales every chart's text for a projector;
@@ -33,16 +38,19 @@ methods that need them import them.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlencode
 
 import streamlit as st
 
-from lnviz import param, theme
+from lnviz import links, param, text, theme
+from lnviz.pages import BY_NAME, PageEntry
 from lnviz.param import Param
-from ui import mode, streamlit_private
+from ui import boot, mode, streamlit_private
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -61,32 +69,38 @@ _CACHED: dict[tuple[str, str], Callable] = {}  # (file, qualified name): a page'
 class Page:
     """One page's run: its controls, the ones drawn so far, and the places the kit writes to."""
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, entry: PageEntry) -> None:
+        self.entry = entry
+        self.name = entry.name
         self.drawn: dict[str, Param] = {}
         self._share = st.sidebar.container()  # filled by finish(), once every control is drawn
         self._notes = st.container()  # under the title: what the link's values became
 
     @classmethod
-    def start(cls, title: str, name: str, intro: str | None = None) -> Page:
+    def start(cls, intro: str | None = None, file: str | None = None) -> Page:
         """The page's title, its lesson (if the link names one) and its introduction.
 
-        ``name`` is the page's entry in the state table (:data:`lnviz.state.PAGES`).
+        The page is the registry's entry for the calling script (``pages/NAME.py``), or for ``file``.
+        Before anything is drawn, a link from an earlier version gets the values it meant then, and the
+        address bar gets today's version.
         """
-        mode.apply_lesson()
-        st.title(title)
-        mode.show_lesson()
-        page = cls(name)
+        boot.router()
+        entry = _entry(file or inspect.stack()[1].filename)
+        mode.apply_lesson(entry.name)
+        _upgrade_old_link(entry.name)
+        if st.query_params.get("v") != str(links.LINK_VERSION):
+            st.query_params["v"] = str(links.LINK_VERSION)
+        st.title(entry.heading)
+        mode.show_lesson(entry.name)
+        page = cls(entry)
         if intro:
             page.say(intro)
         return page
 
     @property
     def table(self) -> Controls:
-        """This page's controls, from the state table."""
-        from lnviz import state
-
-        return state.PAGES[self.name]
+        """This page's controls, from the page registry."""
+        return self.entry.controls
 
     @property
     def hidden(self) -> frozenset[str]:
@@ -104,21 +118,21 @@ class Page:
         return theme.PROSE.get(norm, "gray")
 
     # Controls --------------------------------------------------------------------------------------------------
-    def control(self, key: str, widget: str = "slider", where: Any = None, **kwargs: Any) -> Any:
-        """Draw this page's control ``key`` as ``widget`` (in ``where``, default the sidebar); its value."""
+    def control(self, key: str, where: Any = None, **kwargs: Any) -> Any:
+        """Draw this page's control ``key`` as the table says (in ``where``, default the sidebar); its value."""
         from ui import controls
 
-        if not self.drawn:  # before the first control: the state table (and torch) are loaded by now
-            _upgrade_old_link(self.name)
+        if not self.drawn:
+            boot.before_controls()
         p = self.table[key]
         self.drawn[key] = p
-        return controls.control(p, widget, where, **kwargs)
+        return controls.control(p, where, **kwargs)
 
-    def controls(self, *specs: str | tuple[str, str], where: Any = None) -> tuple[Any, ...]:
-        """Several controls at once: each spec is a key (a slider) or (key, widget). Their values, in order."""
-        return tuple(self.control(*((spec,) if isinstance(spec, str) else spec), where=where) for spec in specs)
+    def controls(self, *keys: str, where: Any = None) -> tuple[Any, ...]:
+        """Several controls at once, in order; their values."""
+        return tuple(self.control(key, where=where) for key in keys)
 
-    def index(self, key: str, size: int, widget: str = "number", where: Any = None, **kwargs: Any) -> int:
+    def index(self, key: str, size: int, where: Any = None, **kwargs: Any) -> int:
         """An index control kept inside ``range(size)``: a row of B rows, a step of N steps.
 
         A value held from a larger size is lowered before the widget is drawn;
@@ -127,7 +141,7 @@ class Page:
         held = st.session_state.get(key)
         if isinstance(held, int) and held > size - 1:
             st.session_state[key] = size - 1
-        value = self.control(key, widget, where, **kwargs)
+        value = self.control(key, where, **kwargs)
         if value > size - 1:
             self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
             value = size - 1
@@ -144,7 +158,7 @@ class Page:
         """The Device control, and the device it picks here (the CPU when the chosen one is missing)."""
         from lnviz import device as devices
 
-        preference = self.control("device", "select", where, persist_state="session")
+        preference = self.control("device", where, persist_state="session")
         picked = devices.pick(preference)
         missing = devices.unavailable(preference, picked)
         if missing:
@@ -251,7 +265,7 @@ class Page:
         unknown = sorted(mode.hidden() - set(self.drawn))
         if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
             st.session_state["_lnviz_noted_hide"] = unknown
-            shown = ", ".join(map(param.quote, unknown[:5])) + (
+            shown = ", ".join(map(text.quote, unknown[:5])) + (
                 f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
             )
             self.note(f"hide: {shown} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
@@ -269,7 +283,6 @@ class Page:
 
     def link(self) -> str:
         """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
-        from lnviz import links
         from ui import controls
 
         values = {key: controls.current(p) for key, p in self.drawn.items()}
@@ -282,10 +295,16 @@ class Page:
         return base + ("?" + urlencode(query) if query else "")
 
 
-def _upgrade_old_link(name: str) -> None:
-    """Once per page and session: give a link from before ``v=2`` the values it meant then (with notes)."""
-    from lnviz import links
+def _entry(file: str) -> PageEntry:
+    """The registry's entry for the page script ``file``; a script the registry lacks is a plain error."""
+    name = Path(file).stem
+    if name not in BY_NAME or Path(file).parent.name != "pages":
+        raise LookupError(f"{file} is not a page of lnviz.pages.PAGES ({', '.join(BY_NAME)}); add its entry there")
+    return BY_NAME[name]
 
+
+def _upgrade_old_link(name: str) -> None:
+    """Once per page and session: give a link from an earlier version the values it meant then (with notes)."""
     flag = f"_lnviz_upgraded_{name}"
     if st.session_state.get(flag):
         return
@@ -299,5 +318,5 @@ def _upgrade_old_link(name: str) -> None:
         elif key in st.session_state:  # set by a lesson, or on another page in this session
             continue
         st.session_state[key] = value
-    for text in notes:
-        mode.add_note(text)
+    for note in notes:
+        mode.add_note(note)

@@ -9,7 +9,6 @@ and y of shape (B, H) together, so that each case leaves the cache.
 
 from __future__ import annotations
 
-import os
 import statistics
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -32,6 +31,7 @@ from lnviz.bench.kernels import (
     torch_dtype,
 )
 from lnviz.device import synchronize, timed
+from lnviz.state import THREADS
 
 SWEEP_DTYPES = ("float32", "float16", "bfloat16")
 # 1023 is not a multiple of 4: its rows are not 16-byte aligned and end in a scalar tail, another path
@@ -47,8 +47,8 @@ GPU_WORKING_SET = 256 * MIB
 QUICK_WORKING_SET = 1 * MIB
 QUICK_BUDGET_S = 0.004  # per variant
 MIN_ITERS = 3
-# The most threads a measurement may ask for: this machine's cores.
-MAX_THREADS = max(2, os.cpu_count() or 1, torch.get_num_threads())
+# The most threads a measurement may ask for: this machine's cores, as the Threads control's range says.
+MAX_THREADS = THREADS.hi
 
 
 @dataclass(frozen=True)
