@@ -19,11 +19,14 @@ GUIDE = (
     "charts of each norm's μ and σ and of the outputs, the distributions before and after, the grid as tables, "
     "or downloads."
 )
-page = Page.start("LayerNorm vs BatchNorm", "explorer")
-SHOWS_OUTPUTS = ("charts", "numbers")  # the views of the details that draw the outputs, as y or as x̂
+page = Page.start()
 
 # The rest needs torch, whose first import on a fresh server takes seconds on a small CPU:
 # the title is on the viewer's screen meanwhile.
+from collections.abc import Callable  # noqa: E402
+from dataclasses import dataclass  # noqa: E402
+from typing import Any  # noqa: E402
+
 import torch  # noqa: E402
 
 from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
@@ -31,21 +34,54 @@ from lnviz.explorer import Exploration  # noqa: E402
 from ui import heavy, own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
+from ui.own_data import OwnData  # noqa: E402
 
-own = own_data.panel()
-with page.sidebar("Input"):
-    if own is None:
-        dist = page.control("dist", "select")
-        st.caption(data.DISTS[dist])
-        batch, features = page.controls("batch", "features")
-    else:
-        dist, (batch, features) = None, own.x.shape
-        st.caption(f"Your data: {own.source}, {batch} × {features}.")
-        own_data.back_button()
-    seed = page.control("seed", "number", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
-norm_box = st.sidebar.container()  # γ, β, ε: drawn by view() below, which reruns alone when they move
-with page.sidebar("Compute"):
-    picked = page.device()
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the explorer computes from, chosen in the input section: generated data (``dist``, B, H, seed) or
+    the user's own (``own``, whose x sets B and H), the seed of the per-feature γ and β, and the device."""
+
+    dist: str | None  # None with your own data
+    batch: int
+    features: int
+    seed: int
+    own: OwnData | None
+    device: torch.device
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One run below the input: the inputs, torch's result with γ and β, the chosen cell, and the window of the
+    grid that the heatmaps and tables show around it. ``output`` is y or x_hat where the view draws outputs."""
+
+    inputs: Inputs
+    result: Exploration
+    norm: Normalization
+    cell: tuple[int, int]
+    output: str | None
+    rows: slice
+    cols: slice
+
+
+def input_section() -> tuple[Inputs, Any]:
+    """The sidebar's input and compute sections: generated data or your own, and the device; and the place
+    between them where :func:`below` draws γ, β and ε."""
+    own = own_data.panel()
+    with page.sidebar("Input"):
+        if own is None:
+            dist = page.control("dist")
+            st.caption(data.DISTS[dist])
+            batch, features = page.controls("batch", "features")
+        else:
+            dist, (batch, features) = None, own.x.shape
+            st.caption(f"Your data: {own.source}, {batch} × {features}.")
+            own_data.back_button()
+        seed = page.control("seed", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
+    norm_box = st.sidebar.container()  # γ, β, ε: drawn by below() before the compute section, in the fragment
+    with page.sidebar("Compute"):
+        picked = page.device()
+    return Inputs(dist, batch, features, seed, own, picked), norm_box
 
 
 def normalized(dist: str, batch: int, features: int, seed: int, device_type: str, eps: float) -> Exploration:
@@ -59,72 +95,59 @@ def normalized(dist: str, batch: int, features: int, seed: int, device_type: str
     return explorer.normalize(x, eps)
 
 
-def compute(dev: torch.device, eps: float) -> Exploration:
-    if own is None:
-        return page.compute(normalized, dist, batch, features, seed, dev.type, eps, shared=True)
-    return explorer.normalize(own.x.to(dev, device.compute_dtype(dev)), eps)
+def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
+    """Both norms of the inputs' x on ``dev``, before γ and β."""
+    if inputs.own is None:
+        args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps)
+        return page.compute(normalized, *args, shared=True)
+    return explorer.normalize(inputs.own.x.to(dev, device.compute_dtype(dev)), eps)
 
 
-def the_stage(result: Exploration, norm: Normalization, cell: tuple[int, int]) -> None:
+def the_stage(shown: Shown) -> None:
     """x and both outputs, live: a window of the grid around the chosen cell (smaller on a projector)."""
+    batch, features = shown.inputs.batch, shown.inputs.features
     size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if page.presenting else (stage.ROWS, stage.COLS)
-    rows, cols = stage.window(batch, features, *cell, *size)
-    per_feature = data.random_affine(features, seed) if norm.affine else None
-    live.draw(stage.payload(result, rows, cols, norm.gain, norm.bias, per_feature), cell)
-    shown = (rows.stop - rows.start, cols.stop - cols.start)
-    if shown != (batch, features):
+    rows, cols = stage.window(batch, features, *shown.cell, *size)
+    per_feature = data.random_affine(features, shown.inputs.seed) if shown.norm.affine else None
+    live.draw(stage.payload(shown.result, rows, cols, shown.norm.gain, shown.norm.bias, per_feature), shown.cell)
+    if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(
             f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
             f"the {batch} × {features} grid, around the chosen cell; μ and σ are over the whole grid."
         )
 
 
-def badges(result: Exploration) -> None:
+def badges(inputs: Inputs, result: Exploration) -> None:
     """Where torch ran, how long it took, and what it ran on; whose data this is; what the stage shows."""
     dtype = str(result.x.dtype).removeprefix("torch.")
     st.markdown(
         f":violet-badge[:material/memory: {device.label(result.device)}] "
         f":gray-badge[torch {result.seconds * 1e3:.2f} ms for both norms] "
-        f":gray-badge[x: {batch} × {features}, {dtype}]"
+        f":gray-badge[x: {inputs.batch} × {inputs.features}, {dtype}]"
     )
-    if own is not None:
-        st.info(f"Showing **your data** ({own.source}), {batch} × {features}.", icon=":material/upload_file:")
+    if inputs.own is not None:
+        own = inputs.own
+        st.info(
+            f"Showing **your data** ({own.source}), {inputs.batch} × {inputs.features}.", icon=":material/upload_file:"
+        )
     if not page.presenting:
         with st.expander("What am I looking at?", icon=":material/help:"):
             st.markdown(GUIDE)
 
 
-def _pick_from_click() -> None:
-    points = st.session_state["grid_chart"].selection.points
-    cells = [p for p in points if p.get("curve_number") == 1]  # fig_grid's cell picker
-    if cells:
-        st.session_state["sample"] = int(min(max(cells[0]["y"], 0), batch - 1))
-        st.session_state["feature"] = int(min(max(cells[0]["x"], 0), features - 1))
-
-
-def pickers() -> tuple[str, int, int, str | None]:
-    """Which view of the details, the chosen cell (kept inside the grid), and the outputs shown (y or x̂) where
-    the view draws them."""
-    kind = page.control("view", "segmented", where=st)
-    pick_i, pick_j, pick_stage = st.columns(3)
-    i = page.index("sample", batch, where=pick_i)
-    j = page.index("feature", features, where=pick_j)
-    shown = page.control("stage", "radio", where=pick_stage, horizontal=True) if kind in SHOWS_OUTPUTS else None
-    return kind, i, j, shown
-
-
-def warnings(result: Exploration, rows: slice, cols: slice, kind: str) -> None:
+def warnings(shown: Shown, kind: str) -> None:
     """Say when the view's heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
-    shown = (rows.stop - rows.start, cols.stop - cols.start)
-    if kind in SHOWS_OUTPUTS and shown != (batch, features):
+    batch, features, rows, cols = shown.inputs.batch, shown.inputs.features, shown.rows, shown.cols
+    window = (rows.stop - rows.start, cols.stop - cols.start)
+    if VIEWS[kind].shows_outputs and window != (batch, features):
         what = "heatmaps" if kind == "charts" else "tables"
         st.info(
-            f"The grid is {batch} × {features}; the {what} show the {shown[0]} × {shown[1]} window of exact values "
-            f"around the chosen cell (samples {rows.start}–{rows.stop - 1}, features {cols.start}–{cols.stop - 1}). "
-            "Every μ and σ is over the full grid. Pick another cell to move the window.",
+            f"The grid is {batch} × {features}; the {what} show the {window[0]} × {window[1]} window of exact "
+            f"values around the chosen cell (samples {rows.start}–{rows.stop - 1}, features {cols.start}–"
+            f"{cols.stop - 1}). Every μ and σ is over the full grid. Pick another cell to move the window.",
             icon=":material/zoom_in:",
         )
-    bad = explorer.degenerate(result)
+    bad = explorer.degenerate(shown.result)
     if bad:
         where = []
         if bad.ln_rows:
@@ -139,64 +162,76 @@ def warnings(result: Exploration, rows: slice, cols: slice, kind: str) -> None:
         )
 
 
-def charts(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int], stage: str) -> None:
+def _pick_from_chart() -> None:
+    """A cell clicked on the charts view's heatmap of x: the same pick as a click on the stage."""
+    points = st.session_state["grid_chart"].selection.points
+    cells = [p for p in points if p.get("curve_number") == 1]  # fig_grid's cell picker
+    if cells:
+        live.pick(cells[0]["y"], cells[0]["x"])
+
+
+def charts(shown: Shown) -> None:
     """The input with each norm's statistics, and the two outputs."""
+    batch, features, output = shown.inputs.batch, shown.inputs.features, shown.output
     st.subheader("The input x, with each norm's statistics")
     page.say(
         "Right: LN's μ and σ, one per sample (row). Below: BN's μ and σ, one per feature (column). "
         "Click a cell to choose it: the solid outline is the row LN uses, the dotted one the column BN uses."
     )
     page.chart(
-        figures.fig_grid(result, rows, cols, cell),
+        figures.fig_grid(shown.result, shown.rows, shown.cols, shown.cell),
         key="grid_chart",
         alt=f"Heatmap of x ({batch} × {features}) with LN's μ and σ per row and BN's per column.",
-        on_select=_pick_from_click,
+        on_select=_pick_from_chart,
         selection_mode="points",
     )
     st.subheader("The outputs: BN normalizes each column, LN each row")
     page.chart(
-        figures.fig_outputs(result, rows, cols, cell, stage),
+        figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output),
         key="outputs_chart",
-        alt=f"Heatmaps of BN's and LN's {stage}: BN's columns and LN's rows each normalized.",
+        alt=f"Heatmaps of BN's and LN's {output}: BN's columns and LN's rows each normalized.",
     )
 
 
-def numbers(result: Exploration, rows: slice, cols: slice, stage: str) -> None:
+def numbers(shown: Shown) -> None:
     """The same grid as tables: x, and each norm's output."""
+    result, output = shown.result, shown.output
     st.subheader("The numbers")
     tables = {
         "x": result.x,
-        "BN " + stage: None if result.bn is None else getattr(result.bn, stage),
-        "LN " + stage: getattr(result.ln, stage),
+        "BN " + output: None if result.bn is None else getattr(result.bn, output),
+        "LN " + output: getattr(result.ln, output),
     }
     for name, tab in zip(tables, st.tabs(list(tables)), strict=True):
         with tab:
             if tables[name] is None:
                 st.info(explorer.BN_SINGLE_SAMPLE)
             else:
-                st.dataframe(explorer.table(tables[name], rows, cols), width="stretch")
+                st.dataframe(explorer.table(tables[name], shown.rows, shown.cols), width="stretch")
 
 
-def distributions(result: Exploration) -> None:
+def distributions(shown: Shown) -> None:
     """Histograms of x and of both outputs, each on its own range, over the full grid (an even sample of a large one)."""
     st.subheader("Distributions before and after")
-    dists = explorer.distributions(result)
+    dists = explorer.distributions(shown.result)
     if dists.sampled:
         st.caption(
             f"Counted over an evenly spread sample of {dists.counted:,} of the {dists.total:,} values "
             "(every feature and every sample is represented)."
         )
     page.say("Each histogram spans its own values, so compare shapes and ranges, not positions.")
-    shown = "x and LN's y" if result.bn is None else "x, BN's y and LN's y"
+    which = "x and LN's y" if shown.result.bn is None else "x, BN's y and LN's y"
     page.chart(
         figures.fig_distributions(dists.hists),
         key="hist_chart",
-        alt=f"Histograms of {shown} side by side, each binned over its own range of values.",
+        alt=f"Histograms of {which} side by side, each binned over its own range of values.",
     )
 
 
-def cell(result: Exploration, i: int, j: int, eps: float) -> None:
+def cell(shown: Shown) -> None:
     """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch."""
+    (i, j), result = shown.cell, shown.result
+    batch, features = shown.inputs.batch, shown.inputs.features
     st.subheader(f"Cell (sample {i}, feature {j}), step by step")
     ln_col, bn_col = st.columns(2)
     with ln_col:
@@ -212,20 +247,21 @@ def cell(result: Exploration, i: int, j: int, eps: float) -> None:
             return
         st.latex(explain.latex(result.bn, i, j, "BN"))
         st.code(explain.pytorch_line("BN", i, j, features), language="python", wrap_lines=True)
-        if eps == 0:
+        if shown.norm.eps == 0:
             st.caption(
                 'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '
                 "The numbers above are the formula itself: the value `F.batch_norm` approaches as ε → 0."
             )
 
 
-def downloads(result: Exploration, norm: Normalization) -> None:
+def downloads(shown: Shown) -> None:
     """x and the outputs as CSV and .npy, and a script that reproduces the view.
 
     Built only while this view is shown: the highlighted script alone cost the
     browser about 200 ms of work on every γ or β move. The files are built when
     clicked.
     """
+    result, inputs, norm = shown.result, shown.inputs, shown.norm
     st.subheader("Take it with you")
     arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
     formats = (  # (extension, writer, mime type, icon)
@@ -244,10 +280,12 @@ def downloads(result: Exploration, norm: Normalization) -> None:
                 key=f"dl_{name}_{ext}",
                 icon=icon,
             )
-    if own is not None:
+    if inputs.own is not None:
         st.caption("The script reproduces generated views; your own data is in the downloads above.")
         return
-    script = export.script(dist, batch, features, seed, norm.gain, norm.bias, norm.affine, norm.eps)
+    script = export.script(
+        inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps
+    )
     st.code(script, language="python")
     st.download_button(
         "lnviz_view.py",
@@ -260,48 +298,64 @@ def downloads(result: Exploration, norm: Normalization) -> None:
     )
 
 
-def details(result: Exploration, norm: Normalization, kind: str, cell_at: tuple[int, int], shown: str | None) -> None:
-    """The one view of the details the reader chose; only it is computed, sent and drawn."""
-    rows, cols = explorer.window(batch, features, *cell_at)
-    warnings(result, rows, cols, kind)
-    if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
-        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
-    if kind == "cell":
-        cell(result, *cell_at, norm.eps)
-    elif kind == "charts":
-        charts(result, rows, cols, cell_at, shown)
-    elif kind == "numbers":
-        numbers(result, rows, cols, shown)
-    elif kind == "distributions":
-        distributions(result)
-    else:
-        downloads(result, norm)
+@dataclass(frozen=True)
+class Detail:
+    """One view of the details: how it is drawn, and whether it draws the outputs (as y or as x̂)."""
+
+    draw: Callable[[Shown], None]
+    shows_outputs: bool = False
 
 
-@st.fragment
-def view() -> None:
-    """Everything below the input: γ, β, ε, the chosen cell and the view.
+# The views of the details, by the value of the view control (lnviz.state.VIEW): one is computed, sent and drawn.
+VIEWS: dict[str, Detail] = {
+    "cell": Detail(cell),
+    "charts": Detail(charts, shows_outputs=True),
+    "distributions": Detail(distributions),
+    "numbers": Detail(numbers, shows_outputs=True),
+    "downloads": Detail(downloads),
+}
+
+
+def pickers(inputs: Inputs) -> tuple[str, tuple[int, int], str | None]:
+    """Which view of the details, the chosen cell (kept inside the grid), and the outputs shown (y or x̂) where
+    the view draws them."""
+    kind = page.control("view", where=st)
+    pick_i, pick_j, pick_output = st.columns(3)
+    i = page.index("sample", inputs.batch, where=pick_i)
+    j = page.index("feature", inputs.features, where=pick_j)
+    output = page.control("output", where=pick_output, horizontal=True) if VIEWS[kind].shows_outputs else None
+    return kind, (i, j), output
+
+
+def below(inputs: Inputs, norm_box: Any) -> None:
+    """Everything below the input: γ, β, ε, the stage, the chosen cell and the view of the details.
 
     A fragment, so moving one of its controls reruns only this part: the title,
     the introduction and the input section stay as they are, in the server and
     in the browser. A change of the input reruns the whole page, this included.
     """
     norm = normalization_controls(page.control, where=norm_box)
-    base, _ = page.on_device(lambda d: compute(d, norm.eps), picked)
-    result = explorer.with_affine(base, *data.affine(features, seed, norm.gain, norm.bias, norm.affine))
+    base, _ = page.on_device(lambda d: compute(inputs, d, norm.eps), inputs.device)
+    gain, bias = data.affine(inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine)
+    result = explorer.with_affine(base, gain, bias)
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known
-    badges(result)
+    badges(inputs, result)
     st.subheader("The details")
-    kind, i, j, shown = pickers()
+    kind, chosen, output = pickers(inputs)
+    rows, cols = explorer.window(inputs.batch, inputs.features, *chosen)
+    shown = Shown(inputs, result, norm, chosen, output, rows, cols)
     with stage_box:
-        the_stage(result, norm, (i, j))
-    details(result, norm, kind, (i, j), shown)
+        the_stage(shown)
+    warnings(shown, kind)
+    if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
+        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
+    VIEWS[kind].draw(shown)
     page.finish(
         caveat=None
-        if own is None
+        if inputs.own is None
         else "Your own data stays in this session and cannot travel in a link: this link opens the same controls "
         "on the generated data."
     )
 
 
-view()
+st.fragment(below)(*input_section())

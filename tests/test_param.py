@@ -1,6 +1,7 @@
 """A control's link values (lnviz.param): as strictly checked as the widget's, and echoed safely."""
 
 import pytest
+from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -94,6 +95,25 @@ def test_coerce_brings_held_values_into_range():
     assert state.BATCH.coerce(float("nan")) == DEFAULT and state.BATCH.coerce("x") == DEFAULT
     assert state.DIST.coerce("uniform") == state.DIST.default
     assert state.AFFINE.coerce(1) is False and state.AFFINE.coerce(True) is True
+    # A stage message is anyone's JSON: an integer too large for a float is refused like text, not raised.
+    assert state.SAMPLE.coerce(10**400) == state.SAMPLE.default and state.GAIN.coerce(-(10**400)) == 1.0
+
+
+def test_one_pick_for_the_stage_and_the_chart(monkeypatch):
+    """ui.stage.pick is the one cell pick: the stage's callback and the charts view's click both call it."""
+    import inspect
+
+    from ui import stage as live
+
+    page = (ROOT / "pages" / "explorer.py").read_text()
+    assert "live.pick(" in page and 'session_state["sample"]' not in page
+    assert "pick(" in inspect.getsource(live._on_pick)
+    held = {}
+    monkeypatch.setattr(live.st, "session_state", held)
+    live.pick(10**400, "junk")  # anything a browser sends becomes a valid sample and feature
+    assert held == {"sample": state.SAMPLE.default, "feature": state.FEATURE.default}
+    live.pick(5.0, 7)
+    assert held == {"sample": 5, "feature": 7}
 
 
 @pytest.mark.parametrize(

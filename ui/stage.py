@@ -8,7 +8,7 @@ browser previews the outputs from torch's x̂, μ and σ², with no round trip; 
 release it reports the three values, and :func:`draw` puts them into the
 widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
 the rerun, so torch recomputes and a link reproduces the view. A click on a
-cell does the same for ``sample`` and ``feature``. A control the link hides
+cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's click uses too). A control the link hides
 (``hide=eps``) has no range on the stage either.
 """
 
@@ -53,12 +53,17 @@ def _on_scrub() -> None:
         )
 
 
-def _on_pick(batch: int, features: int) -> None:
-    """A cell of x chosen on the stage (clicked, or Enter on a focused cell), kept inside the grid."""
-    pick = st.session_state[KEY].get("pick")
-    if isinstance(pick, dict):
-        row, col = state.SAMPLE.coerce(pick.get("row")), state.FEATURE.coerce(pick.get("col"))
-        _set({state.SAMPLE.key: min(row, batch - 1), state.FEATURE.key: min(col, features - 1)})
+def pick(row: Any, col: Any) -> None:
+    """Choose the cell (``row``, ``col``) of x, from the stage or a chart: whatever it is, the sample and feature
+    controls get valid values (a page's :meth:`ui.page.Page.index` then keeps them inside its grid)."""
+    _set({state.SAMPLE.key: state.SAMPLE.coerce(row), state.FEATURE.key: state.FEATURE.coerce(col)})
+
+
+def _on_pick() -> None:
+    """A cell of x chosen on the stage (clicked, or Enter on a focused cell)."""
+    chosen = st.session_state[KEY].get("pick")
+    if isinstance(chosen, dict):
+        pick(chosen.get("row"), chosen.get("col"))
 
 
 def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
@@ -68,12 +73,11 @@ def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
     a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell
     sets ``sample`` and ``feature``.
     """
-    batch, features = payload["B"], payload["H"]
     locked = [key for key in (state.GAIN.key, state.BIAS.key, state.EPS.key) if key in mode.hidden()]
     data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting(), "locked": locked}
     _component(
         key=KEY,
         data=data,
         on_scrub_change=_on_scrub,
-        on_pick_change=lambda: _on_pick(batch, features),
+        on_pick_change=_on_pick,
     )
