@@ -24,7 +24,8 @@ from pathlib import Path
 import plotly
 from playwright.sync_api import Browser
 
-from benchmarks.browser_latency import Tab, press
+from benchmarks.tabs import Tab, press
+from harness.chromium import local_context
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 RENDERER_MAIN = "CrRendererMain"
@@ -97,7 +98,7 @@ def plotly_redraw_ms(browser: Browser, repeats: int = 12) -> tuple[str, dict[str
 
     before, after = views(1.0), views(1.05)
     pairs = [[json.loads(before[name]), json.loads(after[name])] for name in before]
-    context = browser.new_context(viewport={"width": 1200, "height": 900})
+    context = local_context(browser, viewport={"width": 1200, "height": 900})
     try:
         page = context.new_page()
         page.set_content("<html><body><div id='chart' style='width:1100px;height:460px'></div></body></html>")

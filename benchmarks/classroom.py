@@ -31,26 +31,23 @@ from its data, not drawn) and its cost is part of what the numbers include.
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import random
-import re
-import shutil
-import subprocess
-import tempfile
 import time
 import urllib.request
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.load import GAIN_STEP, Memory, Plan, Shown, check, plan, sample_memory
-from benchmarks.run import machine, machine_table, verdict
+from benchmarks.memory import Memory, sample_memory
+from benchmarks.oracle import GAIN_STEP, Plan, Shown, check, plan
+from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
+from harness import nginx
 from harness.server import free_port, start_app, stop, wait_app, wait_healthy
 from harness.wsclient import Session
 
-ROOT = Path(__file__).resolve().parents[1]
-DEPLOY_DOC = ROOT / "docs" / "deploy.md"
 LECTURE = Plan(index=-1, dist="heterogeneous samples", batch=16, features=32, seed=2024)
 OPEN_TIMEOUT = 240.0
 # The issue's targets.
@@ -151,35 +148,6 @@ def students(n: int, own_every: int) -> list[Student]:
     return out
 
 
-# The balancer: docs/deploy.md's nginx block, in front of the replicas.
-
-
-def nginx_conf(prefix: Path, ports: list[int], listen: int) -> str:
-    (block,) = re.findall(r"```nginx\n(.*?)```", DEPLOY_DOC.read_text(), flags=re.S)
-    servers = "".join(f"    server 127.0.0.1:{p};\n" for p in ports)
-    block = re.sub(r"(    server 127\.0\.0\.1:\d+;\n)+", servers, block, count=1)
-    block = block.replace("listen 8080;", f"listen 127.0.0.1:{listen};")
-    temp = "".join(f"    {k}_temp_path {prefix / k};\n" for k in ("client_body", "proxy", "fastcgi", "uwsgi", "scgi"))
-    return (
-        f"worker_processes 1;\nerror_log {prefix / 'error.log'} warn;\n"
-        "events { worker_connections 4096; }\n"
-        "http {\n    log_format sockets '$upstream_addr $status $request_uri';\n"
-        f"    access_log {prefix / 'access.log'} sockets;\n{temp}{block}}}\n"
-    )
-
-
-def start_nginx(ports: list[int], listen: int) -> tuple[subprocess.Popen, Path]:
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    prefix = Path(tempfile.mkdtemp(prefix="lnviz-load-nginx-"))
-    prefix.chmod(0o755)
-    conf = prefix / "nginx.conf"
-    conf.write_text(nginx_conf(prefix, ports, listen))
-    cmd = [nginx, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(conf)]
-    cmd += ["-g", f"daemon off; pid {prefix / 'nginx.pid'};"]
-    proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-    return proc, prefix
-
-
 @dataclass
 class ClassReport:
     mode: str
@@ -206,7 +174,7 @@ async def run_class(
     sessions: int, replicas: int, arrive: float, seconds: float, every: float, own_every: int, log_dir: Path
 ) -> ClassReport:
     apps = [start_app(free_port(), log_dir / f"replica_{i}.log") for i in range(replicas)]
-    proxy = prefix = None
+    proxy = None
     memories = [Memory() for _ in apps]
     stop_sampling = asyncio.Event()
     t0 = time.monotonic()
@@ -223,9 +191,10 @@ async def run_class(
         base = apps[0].url
         if replicas > 1:
             lb = free_port()
-            proxy, prefix = start_nginx([int(a.url.rsplit(":", 1)[1]) for a in apps], lb)
+            # The balancer: docs/deploy.md's nginx block, in front of the replicas.
+            proxy = nginx.start(nginx.balancer([int(a.url.rsplit(":", 1)[1]) for a in apps], lb))
             base = f"http://127.0.0.1:{lb}"
-            await asyncio.to_thread(wait_healthy, base, 30)
+            await asyncio.to_thread(wait_healthy, base, 30, proxy.alive)
         for m in memories:
             m.marks["idle"] = time.monotonic() - t0
         rng = random.Random(14)
@@ -246,12 +215,11 @@ async def run_class(
     finally:
         stop_sampling.set()
         if proxy is not None:
-            stop(proxy)
-            for line in (prefix / "access.log").read_text().splitlines():
-                upstream, status, uri = line.split(" ", 2)
-                if status == "101" and uri.startswith("/_stcore/stream"):
-                    report.spread[upstream] = report.spread.get(upstream, 0) + 1
-            shutil.rmtree(prefix, ignore_errors=True)
+            stop(proxy.proc)  # nginx logs a websocket when it closes
+            for request in proxy.log():
+                if request.websocket:
+                    report.spread[request.upstream] = report.spread.get(request.upstream, 0) + 1
+            proxy.stop()
         for app in apps:
             stop(app.proc)
         await asyncio.gather(*samplers)
@@ -383,3 +351,25 @@ def throughput_markdown(
             "",
         ]
     )
+
+
+def main(args: argparse.Namespace) -> int:
+    """``python -m benchmarks.load --mode class`` or ``--mode throughput``: run it, print and file the section."""
+    load_start = load_average()
+    log_dir = args.log.parent
+    if args.mode == "throughput":
+        sessions = args.sessions or 10
+        done, elapsed, lat, errors = asyncio.run(run_throughput(sessions, args.seconds, log_dir, args.idle))
+        text = throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
+        section = f"throughput-{args.idle}" if args.idle else "throughput"
+    else:
+        sessions = args.sessions or 200
+        run = run_class(sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir)
+        limit = args.arrive + args.seconds + 2 * OPEN_TIMEOUT + 120
+        report = asyncio.run(asyncio.wait_for(run, limit))
+        text = class_markdown(report, load_start, load_average())
+        errors = report.errors
+        section = f"class-{args.replicas}x{sessions}"
+    print(text)
+    write_section(section, text, args.out)
+    return 0 if not errors else 1

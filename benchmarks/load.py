@@ -21,14 +21,14 @@ Two kinds of session:
   cores with twenty browsers. Latency: rerun request out to
   ``script_finished`` in.
 - ``browser``: a tab of one headless Chromium, pressing the real slider and
-  typing in the real seed box (:mod:`benchmarks.browser_latency` defines the
+  typing in the real seed box (:mod:`benchmarks.settle` defines the
   settle). Latency: key press to settled page. Twenty tabs need more CPU than
   a shared 2-core machine has; use it where the machine is quiet.
 
 After every answer the session reads its numbers (a socket session: the
 stage's data the server sent; a tab, which opens the charts view: the page's
-drawn plotly data) and checks them against torch in float64, recomputed here
-from the session's own settings, on the same window of the grid: x must be
+drawn plotly data) and checks them against torch in float64, recomputed
+from the session's own settings (:mod:`benchmarks.oracle`), on the same window of the grid: x must be
 ``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ. A number from another
 session, or a stale one, fails the check; and each session checks once that
@@ -47,35 +47,23 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from urllib.parse import urlencode
 
 import numpy as np
 import torch
-import torch.nn.functional as F
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks.browser_latency import (
-    COUNTED_JS,
-    DIAGNOSE_JS,
-    GAIN,
-    INSTRUMENT_JS,
-    MAIN_APP,
-    QUIET_MS,
-    SEED,
-    SETTLED_JS,
-    VIEWPORT,
-    Settle,
-    Wire,
-    _settle,
-)
+from benchmarks import classroom
+from benchmarks.memory import Memory, sample_memory
+from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
+from benchmarks.settle import COUNTED_JS, DIAGNOSE_JS, INSTRUMENT_JS, QUIET_MS, SETTLED_JS, Settle, settle_from
 from benchmarks.stats import percentile
-from harness.apptest import stage_grid
-from harness.chromium import BASE_URL_PROBES, CHARTS_JS, CHROMIUM, CHROMIUM_ARGS, decode_array, is_local
-from harness.server import free_port, rss_mib, start_app, stop, wait_app
+from benchmarks.tabs import GAIN, MAIN_APP, SEED
+from benchmarks.wire import Wire
+from harness.chromium import CHARTS_JS, LAPTOP, decode_array, foreign_console_error, keep_local, launch
+from harness.server import free_port, start_app, stop, wait_app
 from harness.wsclient import Session
-from lnviz import data, links, state
 
 SESSIONS = 20
 SECONDS = 60.0
@@ -87,67 +75,12 @@ CONTEXTS = 2
 STAGGER = {"socket": 0.2, "browser": 2.0}  # seconds between two sessions' first runs
 OPEN_TIMEOUT = 240.0  # twenty first runs at once on two cores
 ACTION_TIMEOUT = 120.0
-SEED_EVERY = 5
-BATCHES = (8, 16, 24, 32, 48, 64)
-FEATURES = (8, 12, 16, 32, 48, 64)
-GAIN_STEP = 0.05
-EPS = state.EPS.default
-# The charts carry float32: a relative error of a few units of its roundoff (6e-8).
-RTOL = 1e-6
 MEMORY_GROWTH = 0.10  # bounded: the drive's second half adds under 10 % to the RSS
 LATENCY = {
     "socket": "rerun request out to `script_finished` in, at the client (the server's queueing and the script)",
     "browser": "key press to settled page (what a viewer waits); *until script_finished*: the rerun request out "
     "to `script_finished` in, at Chromium's network layer",
 }
-
-
-@dataclass
-class Plan:
-    """One session's settings: everything its numbers must follow from."""
-
-    index: int
-    dist: str
-    batch: int
-    features: int
-    seed: int
-    steps: int = 0  # gain = 1 + steps × 0.05
-
-    @property
-    def gain(self) -> float:
-        return 1.0 + self.steps * GAIN_STEP
-
-    def query(self) -> str:
-        """The link's query string for these settings, as the frontend keeps it."""
-        values = {
-            "dist": self.dist,
-            "batch": self.batch,
-            "features": self.features,
-            "seed": self.seed,
-            "v": links.LINK_VERSION,
-        }
-        if self.steps:
-            values["gain"] = round(self.gain, 2)
-        return urlencode(values)
-
-    def next_action(self, n: int) -> str:
-        """The ``n``-th action, applied to the plan: "gain" (three steps up, three down) or every fifth "seed"."""
-        if n % SEED_EVERY == SEED_EVERY - 1:
-            self.seed += 1
-            return "seed"
-        self.steps += 1 if (n // 3) % 2 == 0 else -1
-        return "gain"
-
-
-def plan(index: int) -> Plan:
-    presets = list(data.DISTS)
-    return Plan(
-        index=index,
-        dist=presets[index % len(presets)],
-        batch=BATCHES[index % len(BATCHES)],
-        features=FEATURES[(index + index // len(BATCHES)) % len(FEATURES)],
-        seed=1000 + 37 * index,
-    )
 
 
 @dataclass(frozen=True)
@@ -170,54 +103,6 @@ class Outcome:
 
     def error(self, what: str) -> None:
         self.errors.append(f"session {self.plan.index}: {what}"[:1500])
-
-
-def expected(p: Plan) -> dict[str, np.ndarray]:
-    """The session's grid and outputs, from its own settings, by torch in float64."""
-    x = data.make_activations(p.dist, p.batch, p.features, p.seed)  # (B, H) float64
-    ln = F.layer_norm(x, (p.features,), eps=EPS) * p.gain
-    bn = F.batch_norm(x, None, None, training=True, eps=EPS) * p.gain
-    return {"x": x.numpy(), "LN y": ln.numpy(), "BN y": bn.numpy()}
-
-
-@dataclass(frozen=True)
-class Shown:
-    """What a session shows of its numbers: arrays by name ("x", "BN y", "LN y"), each the same window of the grid,
-    whose first row and column are ``r0`` and ``c0``."""
-
-    arrays: dict[str, np.ndarray]
-    r0: int = 0
-    c0: int = 0
-
-    @classmethod
-    def from_stage(cls, payload: dict) -> Shown:
-        """The stage's data (:func:`lnviz.stage.payload`): torch's numbers for its window of the grid."""
-        arrays = {"x": stage_grid(payload, payload["x"]), "LN y": stage_grid(payload, payload["ln"]["y"])}
-        if payload["bn"] is not None:
-            arrays["BN y"] = stage_grid(payload, payload["bn"]["y"])
-        return cls(arrays, payload["r0"], payload["c0"])
-
-
-def _close(got: np.ndarray | None, want: np.ndarray) -> bool:
-    if got is None:
-        return False
-    got = np.asarray(got, dtype=np.float64)
-    scale = max(float(np.abs(want).max()), 1.0)
-    return got.shape == want.shape and bool(np.allclose(got, want, rtol=RTOL, atol=RTOL * scale))
-
-
-def check(shown: Shown, p: Plan) -> list[str]:
-    """What the session shows against :func:`expected`, on the same window: what differs."""
-    want = expected(p)
-    some = next(iter(shown.arrays.values()), np.zeros((0, 0)))
-    rows, cols = slice(shown.r0, shown.r0 + some.shape[0]), slice(shown.c0, shown.c0 + some.shape[1])
-    problems = []
-    if not some.size or not _close(shown.arrays.get("x"), want["x"][rows, cols]):
-        problems.append("the grid shown is not this session's x")
-    for name in ("BN y", "LN y"):
-        if not _close(shown.arrays.get(name), want[name][rows, cols]):
-            problems.append(f"{name} does not match this session's x and γ = {p.gain:.2f}")
-    return problems
 
 
 class SocketSession:
@@ -278,9 +163,8 @@ class TabSession:
             if message.type != "error":
                 return
             where = message.location.get("url", "")
-            if message.text.startswith("Failed to load resource") and where:
-                if not is_local(where) or ("404" in message.text and where.endswith(BASE_URL_PROBES)):
-                    return
+            if foreign_console_error(message.text, where):
+                return
             self.out.error(f"console.error: {message.text} ({where})")
 
         self.page.on("console", on_console)
@@ -293,7 +177,7 @@ class TabSession:
             )
         except PlaywrightTimeout:
             raise TimeoutError(f"not settled after {timeout:.0f} s: {await self.page.evaluate(DIAGNOSE_JS)}") from None
-        self.last = replace(_settle(await handle.json_value()), server_ms=self.wire.server_ms(since))
+        self.last = replace(settle_from(await handle.json_value()), server_ms=self.wire.server_ms(since))
         return Action(kind, self.last.latency_ms, self.last.server_ms)
 
     async def act(self, n: int) -> Action:
@@ -367,33 +251,6 @@ async def drive(session: SocketSession | TabSession, until: float) -> None:
 
 
 @dataclass
-class Memory:
-    samples: list[tuple[float, float]] = field(default_factory=list)  # (seconds since start, MiB)
-    marks: dict[str, float] = field(default_factory=dict)  # phase name -> seconds since start
-
-    def at(self, mark: str) -> float:
-        t = self.marks.get(mark)
-        if t is None or not self.samples:
-            return float("nan")
-        return min(self.samples, key=lambda s: abs(s[0] - t))[1]
-
-    def between(self, start: str, end: str) -> list[float]:
-        lo, hi = self.marks.get(start, 0.0), self.marks.get(end, float("inf"))
-        return [m for t, m in self.samples if lo <= t <= hi]
-
-
-async def sample_memory(pid: int, memory: Memory, t0: float, stop_event: asyncio.Event) -> None:
-    while not stop_event.is_set():
-        mib = rss_mib(pid)
-        if mib is not None:
-            memory.samples.append((time.monotonic() - t0, mib))
-        try:
-            await asyncio.wait_for(stop_event.wait(), 1.0)
-        except TimeoutError:
-            pass
-
-
-@dataclass
 class LoadReport:
     client: str
     sessions: int
@@ -423,8 +280,8 @@ class LoadReport:
 
 async def new_context(browser: Browser) -> BrowserContext:
     """A context that refuses requests leaving the machine and instruments its pages."""
-    context = await browser.new_context(viewport=VIEWPORT)
-    await context.route(lambda url: not is_local(url), lambda route: route.abort())
+    context = await browser.new_context(viewport=LAPTOP)
+    await keep_local(context)
     await context.add_init_script(INSTRUMENT_JS)
     return context
 
@@ -466,7 +323,7 @@ async def run_load(client: str, sessions: int, seconds: float, contexts: int, st
             await run_sessions([SocketSession(app.url, o) for o in outcomes], stagger, seconds, memory, t0)
         else:
             async with async_playwright() as p:
-                browser = await p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+                browser = await launch(p)
                 try:
                     shared = [await new_context(browser) for _ in range(max(1, contexts))]
                     tabs = [TabSession(shared[o.plan.index % len(shared)], app.url, o) for o in outcomes]
@@ -510,7 +367,7 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
         rows.append(row)
     timeline = " · ".join(f"{t:.0f} s: {m:.0f}" for t, m in mem.samples[:: max(1, len(mem.samples) // 12)])
     who = (
-        f"a tab of one headless Chromium {r.chromium} ({VIEWPORT['width']} × {VIEWPORT['height']}) pressing the "
+        f"a tab of one headless Chromium {r.chromium} ({LAPTOP['width']} × {LAPTOP['height']}) pressing the "
         "real controls"
         if browser
         else "a client speaking Streamlit's protocol over its own WebSocket (a rerun request with the changed "
@@ -567,7 +424,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the checks are small; the cores belong to the server
     if args.mode != "load":
-        return classroom_main(args)
+        return classroom.main(args)
     args.sessions = SESSIONS if args.sessions is None else args.sessions
     stagger = STAGGER[args.client] if args.stagger is None else args.stagger
     load_start = load_average()
@@ -578,31 +435,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(text)
     write_section("load", text, args.out)
     return 0 if not report.errors else 1
-
-
-def classroom_main(args: argparse.Namespace) -> int:
-    from benchmarks import classroom
-
-    load_start = load_average()
-    log_dir = args.log.parent
-    if args.mode == "throughput":
-        sessions = args.sessions or 10
-        done, elapsed, lat, errors = asyncio.run(classroom.run_throughput(sessions, args.seconds, log_dir, args.idle))
-        text = classroom.throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
-        section = f"throughput-{args.idle}" if args.idle else "throughput"
-    else:
-        sessions = args.sessions or 200
-        run = classroom.run_class(
-            sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir
-        )
-        limit = args.arrive + args.seconds + 2 * classroom.OPEN_TIMEOUT + 120
-        report = asyncio.run(asyncio.wait_for(run, limit))
-        text = classroom.class_markdown(report, load_start, load_average())
-        errors = report.errors
-        section = f"class-{args.replicas}x{sessions}"
-    print(text)
-    write_section(section, text, args.out)
-    return 0 if not errors else 1
 
 
 if __name__ == "__main__":

@@ -40,28 +40,20 @@ from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
-from benchmarks.browser_latency import (
-    BARE_APP,
-    GAIN,
-    Tab,
-    launch,
-    new_context,
-    open_tab,
-    press,
-)
 from benchmarks.stats import percentile
+from benchmarks.tabs import BARE_APP, GAIN, Tab, new_context, open_tab, press
+from harness.chromium import STAGE_ROOT_JS, launch
 from harness.server import free_port, start_app, stop, wait_app
 from lnviz import data, explorer, links, stage
 
 STAGE_APP = "app.py"
 STAGE_GAIN = ".st-key-live_stage input[name=gain]"
-ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=stBidiComponentIsolated]').shadowRoot"
 FRAME_MS = 1000 / 60
 TARGET_MEDIAN_MS, TARGET_P95_MS, TARGET_BYTES = 16.0, 33.0, 300_000
 
 # The drag probe: one latency per input event, and how many events left the outputs unchanged.
 DRAG_JS = f"""() => {{
-    const root = {ROOT_JS};
+    const root = {STAGE_ROOT_JS};
     const gain = root.querySelector('input[name=gain]');
     // LN's first row of cells, one pixel high across the canvas: colours and digits.
     const canvas = root.querySelectorAll('canvas.paint')[1];
@@ -82,7 +74,7 @@ DRAG_JS = f"""() => {{
 
 # When the badge last showed torch's Δ, on the page's clock.
 BADGE_JS = f"""() => {{
-    const badge = {ROOT_JS}.querySelector('.badge');
+    const badge = {STAGE_ROOT_JS}.querySelector('.badge');
     window.__torchAt = null;
     new MutationObserver(() => {{
         if (badge.textContent.includes('max')) window.__torchAt = performance.now();
@@ -197,7 +189,7 @@ def measure(quick: bool = False) -> dict[str, dict[str, float]]:
             browser = launch(p)
             context = new_context(browser)
             tab, _ = open_tab(context, apps[0].url + f"/?v={links.LINK_VERSION}")
-            tab.page.wait_for_function(f"() => {ROOT_JS}?.querySelector('.cell.out')")
+            tab.page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.cell.out')")
             bare, _ = open_tab(context, apps[1].url + "/")
             dragged = drag(browser, tab, moves)
             tab.page.wait_for_timeout(1500)  # the drag's own release reruns

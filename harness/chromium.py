@@ -1,17 +1,22 @@
-"""Headless Chromium for tests and benchmarks: Debian's browser, its flags, and what to ask a page.
+"""Headless Chromium for tests and benchmarks: Debian's browser, its flags, a context that stays on this
+machine, and what to ask a page.
 
 Shared by tests/ and benchmarks/, which import this and not each other. The
 JavaScript probes read the app's state from the page: settled (``SETTLED_JS``),
-what it is doing (``STATE_JS``), and each plotly chart's data (``CHARTS_JS``).
+what it is doing (``STATE_JS``), each plotly chart's data (``CHARTS_JS``), and
+the stage's shadow root (``STAGE_ROOT_JS``).
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Browser, BrowserContext
 
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -24,6 +29,8 @@ CHROMIUM_ARGS = [
 ]
 SETTLE_TIMEOUT = 90.0
 VIEWPORT = {"width": 1400, "height": 2400}  # every browser test's pages, unless a test sets its own
+LAPTOP = {"width": 1440, "height": 900}  # a laptop's screen: the benchmarks' window, the stage tests' default
+PHONE = {"width": 390, "height": 844}
 # Opened at /bench, Streamlit's frontend looks for its server at /bench/_stcore/...
 # first and then one level up: those 404s are how it finds its base URL.
 BASE_URL_PROBES = ("/_stcore/health", "/_stcore/host-config")
@@ -63,6 +70,10 @@ STATE_JS = """() => {
     };
 }"""
 
+# The stage's root: it draws inside the shadow DOM of its component's host element. Undefined until the
+# host is on the page, so `${STAGE_ROOT_JS}?.querySelector(...)` may be polled from the first paint on.
+STAGE_ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=\"stBidiComponentIsolated\"]')?.shadowRoot"
+
 # Each plotly chart's traces as plain JSON: typed arrays become arrays; a
 # base64 array spec ({dtype, bdata, shape}) is passed on for Python to decode.
 CHARTS_JS = """() => {
@@ -89,6 +100,47 @@ CHARTS_JS = """() => {
 def is_local(url: str) -> bool:
     """Whether ``url`` points at this machine (where the tests' servers are)."""
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
+
+
+def launch(playwright: Any) -> Any:
+    """Debian's Chromium, headless, with :data:`CHROMIUM_ARGS` (sync or async Playwright: await the latter's)."""
+    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+
+
+def keep_local(context: Any) -> Any:
+    """Refuse at once every request of ``context`` that leaves the machine, so nothing depends on the network.
+
+    Streamlit fetches some icons from a font CDN. Works on a sync or an async
+    context (await the latter's result).
+    """
+    return context.route(lambda url: not is_local(url), lambda route: route.abort())
+
+
+def local_context(browser: Browser, init_script: str | None = None, **options: Any) -> BrowserContext:
+    """A new context of the (sync) ``browser`` that stays on this machine; ``init_script`` runs first in each page.
+
+    ``options`` go to ``browser.new_context`` (``viewport``, ``reduced_motion``, ...).
+    """
+    context = browser.new_context(**options)
+    keep_local(context)
+    if init_script:
+        context.add_init_script(init_script)
+    return context
+
+
+def foreign_console_error(text: str, where: str) -> str | None:
+    """Why a console error is not the app's, or None when it is.
+
+    "offsite": a request to another machine, refused by :func:`keep_local`.
+    "probe": a 404 of :data:`BASE_URL_PROBES`, how the frontend finds its base URL.
+    """
+    if not text.startswith("Failed to load resource") or not where:
+        return None
+    if not is_local(where):
+        return "offsite"
+    if "404" in text and where.endswith(BASE_URL_PROBES):
+        return "probe"
+    return None
 
 
 def decode_array(value: Any) -> Any:

@@ -254,6 +254,22 @@ def legend_above(y: float = 1.02) -> dict[str, Any]:
     return dict(orientation="h", x=0, xanchor="left", y=y, yanchor="bottom")
 
 
+LEGEND_ROW = 30  # px of one row of a horizontal legend
+
+
+def legend_in_margin(height: int, bottom: int, rows: int, gap: int, head: int = 8) -> tuple[int, dict[str, Any]]:
+    """(top margin, legend): :func:`legend_above` in a top margin that holds ``rows`` rows of it.
+
+    From the figure's top down: ``head`` px (a figure title, or a little
+    air), the legend's rows, then ``gap`` px over the plot area for what
+    sits there (panel titles, a note). The legend's y is in units of the plot
+    area's height, ``height - top - bottom`` px, so its bottom edge lands
+    ``gap`` px above the plot area.
+    """
+    top = head + rows * LEGEND_ROW + gap
+    return top, legend_above(1 + gap / (height - top - bottom))
+
+
 TABLE_COLUMNS = ("trace", "x", "y", "z", "value", "text")  # table()'s columns, in order, where the figure has them
 _TAG = re.compile(r"<[^>]+>")
 

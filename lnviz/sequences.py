@@ -37,7 +37,7 @@ from lnviz.norms import NormResult, batch_norm, layer_norm
 MAX_LENGTH, MAX_EXTRA = 64, 64  # the ranges of T and of the extra test steps
 MAX_STEPS = MAX_LENGTH + MAX_EXTRA
 MIN_SAMPLES = 2  # BN in training mode needs two values per feature, as PyTorch
-_TITLE, _LEGEND = 56, 30  # px of a figure title with a note under it, and of one legend row
+_TITLE = 56  # px of a figure title with a note under it
 
 
 @dataclass(frozen=True)
@@ -335,7 +335,8 @@ def fig_step_stats(lab: SequenceLab, col: int) -> go.Figure:
     and over the real tokens only, and n_t, the real samples at step t. Grey
     bands cover the steps with fewer than MIN_SAMPLES real samples.
     """
-    height, top, bottom = 600, _TITLE + 2 * _LEGEND + 26, 50  # two legend rows on a phone
+    height, bottom = 600, 50
+    top, legend = plot.legend_in_margin(height, bottom, rows=2, gap=26, head=_TITLE)  # two rows on a phone
     domains = _rows(3, gap=0.1)
     titles = ("BN mean μ at step t", "BN variance σ² at step t", "real samples at step t")
     layout: dict[str, Any] = dict(
@@ -343,7 +344,7 @@ def fig_step_stats(lab: SequenceLab, col: int) -> go.Figure:
             f"Per-step BN statistics of feature {col}", f"grey: under {MIN_SAMPLES} real samples, no statistics"
         ),
         annotations=[plot.title(text, 0.5, domain[1]) for text, domain in zip(titles, domains, strict=True)],
-        legend=plot.legend_above(1 + 26 / (height - top - bottom)),  # above the first panel's title
+        legend=legend,  # above the first panel's title
     )
     shapes = []
     for k, domain in enumerate(domains, start=1):
@@ -379,7 +380,8 @@ def fig_test(lab: SequenceLab, col: int) -> go.Figure:
     ]
     defined = torch.cat([lab.masked.defined, torch.zeros(total - lab.steps, dtype=torch.bool)])  # (T + extra,)
     end = lab.steps - 0.5
-    height, top, bottom = 420, _TITLE + 2 * _LEGEND + 24, 50  # two legend rows on a phone
+    height, bottom = 420, 50
+    top, legend = plot.legend_in_margin(height, bottom, rows=2, gap=24, head=_TITLE)  # two rows on a phone
     layout = dict(
         title=plot.heading(
             f"A test sequence of {total} steps, feature {col}", "grey: steps where BN has no statistics"
@@ -388,6 +390,6 @@ def fig_test(lab: SequenceLab, col: int) -> go.Figure:
         yaxis=dict(title=dict(text="value")),
         shapes=[*_bands(defined, ("x", "y")), plot.vline(end, color=theme.SERIES[0], dash="dash")],
         annotations=[plot.note(f"T = {lab.steps}", end, 1, xref="x", xanchor="left", yanchor="bottom")],
-        legend=plot.legend_above(1 + 24 / (height - top - bottom)),  # above the note on the T line
+        legend=legend,  # above the note on the T line
     )
     return plot.figure(traces, layout, margin=dict(l=60, r=20, t=top, b=bottom), height=height)

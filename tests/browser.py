@@ -22,8 +22,10 @@ marks its tests::
   Every tab it opened is closed after the test.
 
 The server and the browser's settings come from :mod:`harness` (shared with
-benchmarks/): :func:`start_app`, :func:`wait_healthy` and :func:`stop` are the
-same steps for tests that run several servers (tests/test_replicas.py).
+benchmarks/): a test that runs several servers or browser contexts
+(tests/test_replicas.py, tests/test_browser_stage.py) takes its steps from
+:mod:`harness.server` and :mod:`harness.chromium` too. :func:`overlapping`
+is the check that no two texts on a phone's screen cover each other.
 """
 
 from __future__ import annotations
@@ -41,20 +43,20 @@ from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, s
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.chromium import (
-    BASE_URL_PROBES,
     CHARTS_JS,
     CHROMIUM,
-    CHROMIUM_ARGS,
     SETTLE_TIMEOUT,
     SETTLED_JS,
     STATE_JS,
     VIEWPORT,
     decode_array,
-    is_local,
+    foreign_console_error,
+    launch,
+    local_context,
 )
-from harness.server import ROOT, AppProcess, free_port, serving, start_app, stop, wait_app, wait_healthy
+from harness.server import ROOT, AppProcess, serving
 
-__all__ = ["ROOT", "AppPage", "free_port", "is_local", "start_app", "stop", "wait_app", "wait_healthy"]
+__all__ = ["ROOT", "AppPage", "charts_json", "overlapping"]
 
 
 @dataclass
@@ -116,6 +118,19 @@ class AppPage:
         return path
 
 
+def overlapping(texts: list[dict[str, Any]], min_px: float = 1.0) -> list[tuple[str, str]]:
+    """Each pair of ``texts`` (``{"text", "box": [left, top, right, bottom]}``, in px) whose boxes overlap
+    by at least ``min_px`` both across and down."""
+    pairs = []
+    for i, a in enumerate(texts):
+        for b in texts[i + 1 :]:
+            w = min(a["box"][2], b["box"][2]) - max(a["box"][0], b["box"][0])
+            h = min(a["box"][3], b["box"][3]) - max(a["box"][1], b["box"][1])
+            if w >= min_px and h >= min_px:
+                pairs.append((a["text"], b["text"]))
+    return pairs
+
+
 def charts_json(charts: list[dict[str, Any]]) -> str:
     """A canonical text of :meth:`AppPage.charts`, for exact comparisons (NaN included)."""
     return json.dumps(charts, sort_keys=True)
@@ -140,7 +155,7 @@ def browser() -> Iterator[Browser]:
     if not os.access(CHROMIUM, os.X_OK):
         pytest.fail(f"{CHROMIUM} is missing: `make system-deps` installs Debian's chromium")
     with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+        chromium = launch(p)
         try:
             yield chromium
         finally:
@@ -152,10 +167,9 @@ def browser_context(browser: Browser) -> Iterator[BrowserContext]:
     """One context for the session, so pages share the HTTP and compiled-code caches.
 
     Requests to any other machine are refused at once, so no test depends on
-    the network (Streamlit fetches some icons from a font CDN).
+    the network.
     """
-    context = browser.new_context(viewport=VIEWPORT)
-    context.route(lambda url: not is_local(url), lambda route: route.abort())
+    context = local_context(browser, viewport=VIEWPORT)
     try:
         yield context
     finally:
@@ -180,12 +194,11 @@ def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPag
             if message.type != "error":
                 return
             where = message.location.get("url", "")
-            if message.text.startswith("Failed to load resource") and where:
-                if not is_local(where):
-                    app.offsite.append(where)
-                    return
-                if "404" in message.text and where.endswith(BASE_URL_PROBES):
-                    return
+            foreign = foreign_console_error(message.text, where)
+            if foreign == "offsite":
+                app.offsite.append(where)
+            if foreign:
+                return
             app.errors.append(f"console.error: {message.text} ({where})")
 
         page.on("console", on_console)

@@ -13,9 +13,10 @@
 from __future__ import annotations
 
 import pytest
-from browser import ROOT
+from browser import ROOT, overlapping
 from test_browser_pages import PAGES
 
+from harness.chromium import LAPTOP, PHONE
 from lnviz import theme
 
 pytestmark = pytest.mark.browser
@@ -53,17 +54,6 @@ _TEXTS_JS = """() => Array.from(document.querySelectorAll('.js-plotly-plot')).ma
 })"""
 
 
-def overlapping(texts: list[dict], min_px: float = 1.0) -> list[tuple[str, str]]:
-    pairs = []
-    for i, a in enumerate(texts):
-        for b in texts[i + 1 :]:
-            w = min(a["box"][2], b["box"][2]) - max(a["box"][0], b["box"][0])
-            h = min(a["box"][3], b["box"][3]) - max(a["box"][1], b["box"][1])
-            if w >= min_px and h >= min_px:
-                pairs.append((a["text"], b["text"]))
-    return pairs
-
-
 def test_overlapping_finds_overlaps():
     a, b, c = ([0, 0, 10, 10], [5, 5, 15, 15], [11, 0, 20, 10])
     texts = [{"text": k, "box": box} for k, box in zip("abc", (a, b, c), strict=True)]
@@ -83,7 +73,7 @@ def with_query(path: str, query: str) -> str:
 @pytest.mark.parametrize("path", VIEWS, ids=lambda p: p or "default")
 def test_page_has_no_serious_accessibility_violation(path, app_server, open_app):
     app = open_app(f"{app_server}/{path}")
-    app.page.set_viewport_size({"width": 1440, "height": 900})
+    app.page.set_viewport_size(LAPTOP)
     app.settle()
     app.page.add_script_tag(path=str(AXE))
     violations = app.page.evaluate(_AXE_JS, UPSTREAM)
@@ -103,7 +93,7 @@ def test_lecture_mode_draws_chart_text_at_lecture_size(path, app_server, open_ap
 @pytest.mark.parametrize("path", CHART_VIEWS)
 def test_no_chart_text_overlaps_on_a_phone(path, app_server, open_app):
     app = open_app(f"{app_server}/{path}")
-    app.page.set_viewport_size({"width": 390, "height": 844})
+    app.page.set_viewport_size(PHONE)
     app.page.wait_for_timeout(1500)  # plotly redraws for the new width
     app.settle()
     charts = app.page.evaluate(_TEXTS_JS)

@@ -14,17 +14,16 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 import torch
 import torch.nn.functional as F
-from browser import AppPage, is_local
+from browser import AppPage, overlapping
 from playwright.sync_api import Browser
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
+from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
 from lnviz import data, links
 
 pytestmark = pytest.mark.browser
 
 STAGE = ".st-key-live_stage"
-# The stage's root inside its shadow DOM.
-ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=stBidiComponentIsolated]').shadowRoot"
 
 
 @pytest.fixture(scope="module")
@@ -34,7 +33,7 @@ def stage_url(app_server: str) -> str:
 
 @pytest.fixture
 def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
-    """``open_stage(url, width, height, reduced_motion=None)``: the page in a fresh context, settled.
+    """``open_stage(url, viewport=LAPTOP, reduced_motion=None)``: the page in a fresh context, settled.
 
     Each page records the kind of every websocket message it sends
     (``app.sent``: a BackMsg's type, such as "rerun_script") and counts the
@@ -42,22 +41,23 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
     """
     contexts = []
 
-    def _open(url: str, width: int = 1440, height: int = 900, reduced_motion: str | None = None) -> AppPage:
+    def _open(url: str, viewport: dict[str, int] = LAPTOP, reduced_motion: str | None = None) -> AppPage:
         url += ("&" if "?" in url else "?") + f"v={links.LINK_VERSION}"  # a link of today's state table
-        context = browser.new_context(viewport={"width": width, "height": height}, reduced_motion=reduced_motion)
-        contexts.append(context)
-        context.route(lambda u: not is_local(u), lambda route: route.abort())
-        context.add_init_script(
+        context = local_context(
+            browser,
             "window.__animations = 0; const animate = Element.prototype.animate;"
-            "Element.prototype.animate = function (...a) { window.__animations++; return animate.apply(this, a); };"
+            "Element.prototype.animate = function (...a) { window.__animations++; return animate.apply(this, a); };",
+            viewport=viewport,
+            reduced_motion=reduced_motion,
         )
+        contexts.append(context)
         page = context.new_page()
         app = AppPage(page)
         app.sent = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda frame: app.sent.append(_kind(frame))))
         page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
         app.goto(url)
-        page.wait_for_function(f"() => {ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
+        page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
         return app
 
     yield _open
@@ -83,7 +83,9 @@ def _query(app: AppPage) -> dict[str, str]:
 
 def _outputs(app: AppPage) -> list[str]:
     """The pixels of x's, LN's and BN's canvases (where the cells' colours and numbers are drawn)."""
-    return app.page.evaluate(f"() => Array.from({ROOT_JS}.querySelectorAll('canvas.paint'), (c) => c.toDataURL())")
+    return app.page.evaluate(
+        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('canvas.paint'), (c) => c.toDataURL())"
+    )
 
 
 def _torch(query: dict[str, str], i: int, j: int) -> dict[str, float]:
@@ -110,7 +112,7 @@ def _torch(query: dict[str, str], i: int, j: int) -> dict[str, float]:
 def _shown(app: AppPage) -> dict[str, float]:
     """The numbers in the tooltip, by name (the minus sign read as "-")."""
     pairs = app.page.evaluate(
-        f"() => Array.from({ROOT_JS}.querySelectorAll('.tip [data-v]')).map((b) => [b.dataset.v, b.textContent])"
+        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.tip [data-v]')).map((b) => [b.dataset.v, b.textContent])"
     )
     return {name: float(text.replace("\u2212", "-")) for name, text in pairs}
 
@@ -137,7 +139,7 @@ def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_u
     dragged = float(gain.input_value())
     assert dragged > 1.0
     page.mouse.up()
-    page.wait_for_function(f"() => {ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000)
+    page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000)
     app.settle()
     assert "rerun_script" in app.sent, "the release was not sent"
     assert float(_query(app)["gain"]) == pytest.approx(dragged)
@@ -152,16 +154,16 @@ def test_hover_shows_the_cells_formula_with_torchs_numbers_and_lights_its_row_an
     app = open_stage(stage_url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()))
     i, j = 2, 5  # the window starts at (0, 0): row 0 is chosen
     app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="{i * 12 + j}"]').hover()
-    app.page.wait_for_function(f"() => !{ROOT_JS}.querySelector('.tip').hidden")
+    app.page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
     shown, want = _shown(app), _torch(query, i, j)
     assert set(shown) == set(want)
     for name, value in want.items():
         assert shown[name] == pytest.approx(float(value), abs=1e-6), name
-    tip = app.page.evaluate(f"() => {ROOT_JS}.querySelector('.tip').innerText")
+    tip = app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.tip').innerText")
     assert want["bn-mu"] < 0 or want["ln-mu"] < 0  # a negative mean, subtracted
     assert "− −" not in tip and "+ −" not in tip, tip  # negative terms in parentheses
     bands = app.page.evaluate(
-        f"""() => Array.from({ROOT_JS}.querySelectorAll('.band:not([hidden])'))
+        f"""() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.band:not([hidden])'))
             .map((b) => [b.className, getComputedStyle(b).boxShadow])"""
     )
     colours = {name.split()[1]: shadow for name, shadow in bands}
@@ -177,12 +179,12 @@ def test_clicking_a_cell_chooses_it_for_the_page(stage_url, open_stage):
 
 
 def test_lecture_mode_fits_the_whole_stage_on_a_1280_by_720_screen(stage_url, open_stage):
-    app = open_stage(stage_url + "/?present=1", 1280, 720)
+    app = open_stage(stage_url + "/?present=1", {"width": 1280, "height": 720})
     box = app.page.locator(STAGE).bounding_box()
     assert box["y"] >= 0 and box["x"] >= 0, box
     assert box["y"] + box["height"] <= 720 and box["x"] + box["width"] <= 1280, box
     assert app.page.evaluate("window.scrollY") == 0
-    size = app.page.evaluate(f"() => parseFloat(getComputedStyle({ROOT_JS}.querySelector('.stage')).fontSize)")
+    size = app.page.evaluate(f"() => parseFloat(getComputedStyle({STAGE_ROOT_JS}.querySelector('.stage')).fontSize)")
     assert size >= 18
 
 
@@ -191,7 +193,7 @@ def _text_boxes(app: AppPage) -> list[dict]:
     return app.page.evaluate(
         f"""() => {{
         const out = [];
-        const walk = document.createTreeWalker({ROOT_JS}.querySelector('.stage'), NodeFilter.SHOW_TEXT);
+        const walk = document.createTreeWalker({STAGE_ROOT_JS}.querySelector('.stage'), NodeFilter.SHOW_TEXT);
         for (let n = walk.nextNode(); n; n = walk.nextNode()) {{
             if (!n.textContent.trim()) continue;
             const e = n.parentElement;
@@ -200,7 +202,7 @@ def _text_boxes(app: AppPage) -> list[dict]:
             const range = document.createRange();
             range.selectNodeContents(n);
             for (const r of range.getClientRects()) {{
-                if (r.width > 0 && r.height > 0) out.push({{text: n.textContent.trim(), l: r.left, t: r.top, r: r.right, b: r.bottom}});
+                if (r.width > 0 && r.height > 0) out.push({{text: n.textContent.trim(), box: [r.left, r.top, r.right, r.bottom]}});
             }}
         }}
         return out;
@@ -209,23 +211,18 @@ def _text_boxes(app: AppPage) -> list[dict]:
 
 
 def test_on_a_phone_the_stage_stacks_and_no_two_texts_overlap(stage_url, open_stage):
-    app = open_stage(stage_url + "/", 390, 844)
+    app = open_stage(stage_url + "/", PHONE)
     boxes = _text_boxes(app)
     assert len(boxes) > 40  # titles, labels, statistics, controls
-    overlaps = [
-        (a["text"], b["text"])
-        for n, a in enumerate(boxes)
-        for b in boxes[n + 1 :]
-        if min(a["r"], b["r"]) - max(a["l"], b["l"]) > 0.5 and min(a["b"], b["b"]) - max(a["t"], b["t"]) > 0.5
-    ]
+    overlaps = overlapping(boxes, min_px=0.5)
     assert not overlaps, overlaps[:10]
     box = app.page.locator(STAGE).bounding_box()
-    assert box["x"] >= 0 and box["x"] + box["width"] <= 390
-    assert max(b["r"] for b in boxes) <= 390
+    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
+    assert max(b["box"][2] for b in boxes) <= PHONE["width"]
 
 
 def _step(app: AppPage) -> int:
-    return int(app.page.evaluate(f"() => {ROOT_JS}.querySelector('.stage').dataset.step"))
+    return int(app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.step"))
 
 
 def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, open_stage):
@@ -234,7 +231,7 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     play = page.locator(f"{STAGE} button[name=play]")
     assert _step(app) == 0
     play.click()
-    page.wait_for_function(f"() => +{ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
+    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
     assert page.evaluate("window.__animations") > 0  # the row flew into its μ
     assert page.locator(f'{STAGE} .stat[data-block="ln-mu"].veiled').count() == 7  # only row 0's μ is shown
     play.click()  # pause
@@ -252,7 +249,7 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     page.locator(f'{STAGE} .cell[data-block="x"][data-k="0"]').focus()
     page.keyboard.press("ArrowRight")
     page.keyboard.press("ArrowDown")
-    assert page.evaluate(f"() => {ROOT_JS}.activeElement.dataset.k") == "13"
+    assert page.evaluate(f"() => {STAGE_ROOT_JS}.activeElement.dataset.k") == "13"
     assert page.locator(f"{STAGE} .tip").is_visible()
     page.keyboard.press("Enter")
     page.wait_for_function("() => location.search.includes('feature=1')", timeout=60_000)
@@ -264,13 +261,13 @@ def test_reduced_motion_steps_instead_of_moving(stage_url, open_stage):
     app = open_stage(stage_url + "/", reduced_motion="reduce")
     page = app.page
     page.locator(f"{STAGE} button[name=play]").click()
-    page.wait_for_function(f"() => +{ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
+    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
     page.locator(f"{STAGE} button[name=play]").click()
     for _ in range(10):
         page.locator(f"{STAGE} button[name=next]").click()
     assert _step(app) == 10
     assert page.evaluate("window.__animations") == 0
-    transition = page.evaluate(f"() => getComputedStyle({ROOT_JS}.querySelector('.cell')).transitionDuration")
+    transition = page.evaluate(f"() => getComputedStyle({STAGE_ROOT_JS}.querySelector('.cell')).transitionDuration")
     assert transition == "0s"
 
 
@@ -284,7 +281,9 @@ def test_scrubbing_eps_to_zero_previews_the_undefined_row_as_torch_then_computes
     app.page.locator(f"{STAGE} input[name=eps]").focus()
     app.page.keyboard.press("Home")  # ε = 0, the first option
     assert _undefined(app, "ln") == 12 and _undefined(app, "bn") == 0  # the browser's x̂ from torch's μ, σ²
-    app.page.wait_for_function(f"() => {ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000)
+    app.page.wait_for_function(
+        f"() => {STAGE_ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000
+    )
     app.settle()
     assert app.page.locator(".st-key-eps [data-testid=stSliderThumbValue]").inner_text() == "0"  # the sidebar's ε
     assert _delta(app) <= 1e-12  # and NaN exactly where torch has NaN (else Δ is ∞)
@@ -307,6 +306,8 @@ def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     app = open_stage(stage_url + "/?eps=0.001")
     app.page.locator(f"{STAGE} input[name=eps]").focus()
     app.page.keyboard.press("Home")  # ε = 0
-    app.page.wait_for_function(f"() => {ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000)
+    app.page.wait_for_function(
+        f"() => {STAGE_ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000
+    )
     app.settle()
     assert _query(app).get("eps") == "0", app.page.url

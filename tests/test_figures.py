@@ -132,3 +132,18 @@ def test_lecture_scales_every_font_once_even_when_builders_share_a_font_dict():
     assert big["data"][0]["textfont"]["size"] == 20
     assert big["layout"]["xaxis"]["tickfont"]["size"] == 2 * theme.FONT_SIZE  # the kit sets every size
     assert big["layout"]["font"]["size"] == 2 * theme.FONT_SIZE and big["layout"]["margin"]["l"] == 20
+
+
+# (height, bottom, legend rows, gap, head) as the race, the sequence lab and the kernel sweep place theirs.
+@pytest.mark.parametrize(
+    "height, bottom, rows, gap, head", [(420, 75, 2, 26, 8), (600, 50, 2, 26, 56), (600, 80, 5, 28, 8)]
+)
+def test_a_legend_in_the_top_margin_sits_gap_px_over_the_plot_area_with_room_for_its_rows(
+    height, bottom, rows, gap, head
+):
+    top, legend = plot.legend_in_margin(height, bottom, rows, gap, head)
+    assert (legend["orientation"], legend["yanchor"]) == ("h", "bottom")
+    area = height - top - bottom  # px of the plot area; paper y = 1 is its top edge, `top` px below the figure's
+    legend_bottom = top - (legend["y"] - 1) * area  # px below the figure's top
+    assert legend_bottom == pytest.approx(top - gap)
+    assert legend_bottom - head == pytest.approx(rows * plot.LEGEND_ROW)  # the rows fit under the head

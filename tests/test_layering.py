@@ -1,4 +1,5 @@
-"""tests/ and benchmarks/ share harness/ and do not import each other; lnviz/ imports neither."""
+"""tests/ and benchmarks/ share harness/ and do not import each other; lnviz/ imports neither; and no module of
+benchmarks/, harness/ or tests/ comes back to itself through its imports."""
 
 import ast
 from pathlib import Path
@@ -32,3 +33,87 @@ def test_a_folder_never_imports_the_ones_it_must_not(folder, forbidden):
 def test_tests_never_import_benchmarks():
     for path in (ROOT / "tests").rglob("*.py"):
         assert "benchmarks" not in imported(path), path
+
+
+# The folders whose modules may not import each other in a circle. A test module is named by its stem, as
+# pytest's rootdir-relative imports and ``pytest_plugins`` name it; the others by their dotted path.
+CYCLE_FOLDERS = ("benchmarks", "harness", "tests")
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    if parts[0] == "tests":
+        parts = parts[1:]
+    if parts[-1] == "__init__":
+        parts = parts[:-1]
+    return ".".join(parts)
+
+
+def import_graph(folders: tuple[str, ...] = CYCLE_FOLDERS) -> dict[str, set[str]]:
+    """Module -> the modules of ``folders`` it imports, anywhere in its body (a deferred import counts too).
+
+    ``from a import b`` is an import of ``a.b`` where that is a module, else of ``a``; a test module's
+    ``pytest_plugins`` imports the plugins it names.
+    """
+    paths = {module_name(p): p for folder in folders for p in (ROOT / folder).rglob("*.py") if "vendor" not in p.parts}
+    graph = {}
+    for name, path in paths.items():
+        package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+        targets = set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                targets |= {a.name for a in node.names}
+            elif isinstance(node, ast.ImportFrom):
+                # `from . import x` in package a.b is `from a.b import x`; each further dot goes one level up.
+                base = package.split(".")[: len(package.split(".")) + 1 - node.level] if node.level else []
+                module = ".".join(part for part in [*base, node.module] if part)
+                targets |= {f"{module}.{a.name}" if f"{module}.{a.name}" in paths else module for a in node.names}
+            elif isinstance(node, ast.Assign) and any(getattr(t, "id", None) == "pytest_plugins" for t in node.targets):
+                targets |= set(ast.literal_eval(node.value))
+        graph[name] = {t for t in targets if t in paths and t != name}
+    return graph
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Each strongly connected group of more than one module (Tarjan's algorithm), sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = []
+            while not group or group[-1] != v:
+                group.append(stack.pop())
+            if len(group) > 1:
+                found.append(sorted(group))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(found)
+
+
+def test_cycles_finds_a_circle_and_only_a_circle():
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": set(), "c": {"b"}}) == []
+
+
+def test_import_graph_sees_deferred_imports_and_plugins():
+    graph = import_graph()
+    assert "browser" in graph["conftest"]  # pytest_plugins = ("browser",)
+    assert "harness.server" in graph["benchmarks.run"]  # a top-level import
+    assert "benchmarks.kernels" in graph["benchmarks.run"]  # `from benchmarks import kernels` inside a function
+
+
+def test_no_import_circle_among_benchmarks_harness_and_tests():
+    assert cycles(import_graph()) == []

@@ -1,9 +1,9 @@
 """Two app processes behind nginx: one link, the same numbers through either replica.
 
-The nginx configuration is the one docs/deploy.md gives (read from it, so the
-documented block is the tested one), plus a door to each replica
-(tests/nginx_replicas.conf.template). Chromium opens the same link through
-replica A and through replica B and compares every plotly chart's data. Then
+The nginx configuration is the one docs/deploy.md gives (read from it by
+:mod:`harness.nginx`, so the documented block is the tested one), plus a door
+to each replica (:func:`door`). Chromium opens the same link through replica
+A and through replica B and compares every plotly chart's data. Then
 browsers, all from 127.0.0.1 like a class behind one NAT address, open the link
 through the load balancer: nginx's access log (upstream and routing key of each
 request) shows that they spread over both replicas and that each browser's
@@ -15,18 +15,17 @@ from __future__ import annotations
 
 import gzip
 import re
-import shutil
-import subprocess
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 
 import pytest
-from conftest import ROOT
+
+from harness import nginx
+from harness.chromium import VIEWPORT, local_context
+from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
 
 # The fixtures browser and open_app; the helpers are imported where used, after
 # pytest has loaded the module as a plugin.
@@ -34,62 +33,58 @@ pytest_plugins = ("browser",)
 
 LINK = "/?batch=8&features=12&seed=7&dist=heterogeneous+samples&gain=1.5"
 OTHER_LINK = LINK.replace("seed=7", "seed=8")
-DEPLOY_DOC = ROOT / "docs" / "deploy.md"
-TEMPLATE = Path(__file__).with_name("nginx_replicas.conf.template")
 
 pytestmark = [pytest.mark.browser, pytest.mark.replicas]
 
 
-def deploy_block() -> str:
-    """The one ```nginx block of docs/deploy.md."""
-    blocks = re.findall(r"```nginx\n(.*?)```", DEPLOY_DOC.read_text(), flags=re.S)
-    assert len(blocks) == 1, f"docs/deploy.md should have exactly one nginx block, has {len(blocks)}"
-    return blocks[0]
+def door(listen: int, port: int) -> str:
+    """A server on ``listen`` proxying to the replica on ``port`` as the balancer does: a test chooses the replica."""
+    return f"""
+    server {{
+        listen 127.0.0.1:{listen};
+        location / {{
+            proxy_pass http://127.0.0.1:{port};
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $http_host;
+            proxy_read_timeout 1d;
+            proxy_buffering off;
+        }}
+    }}
+"""
 
 
-def swap_once(text: str, old: str, new: str) -> str:
-    assert text.count(old) == 1, f"expected {old!r} once in docs/deploy.md's nginx block"
-    return text.replace(old, new)
-
-
-def nginx_conf(prefix: Path, port_a: int, port_b: int, lb: int, via_a: int, via_b: int) -> str:
-    """The test's nginx.conf: the documented load balancer on ``lb``, doors to A and B."""
-    block = deploy_block()
-    block = swap_once(block, "server 127.0.0.1:8501;", f"server 127.0.0.1:{port_a};")
-    block = swap_once(block, "server 127.0.0.1:8502;", f"server 127.0.0.1:{port_b};")
-    block = swap_once(block, "listen 8080;", f"listen 127.0.0.1:{lb};")
+def test_the_documented_balancer_is_sticky_by_browser_not_by_address():
+    block = nginx.deploy_block()
     assert "ip_hash" not in block, "sticky by address: a class behind one NAT would land on one replica"
     assert re.search(r"^\s*hash \$lnviz_route( consistent)?;", block, re.M), "the upstream must be sticky by browser"
-    conf = TEMPLATE.read_text().replace("\n@LOAD_BALANCER@\n", "\n" + block)
-    for name, value in {
-        "PREFIX": prefix, "PORT_A": port_a, "PORT_B": port_b, "VIA_A": via_a, "VIA_B": via_b,
-    }.items():  # fmt: skip
-        conf = conf.replace(f"@{name}@", str(value))
-    assert "@" not in re.sub(r"#.*", "", conf), "a placeholder was left unfilled"
-    return conf
+
+
+def test_the_balancer_is_the_documented_block_with_only_its_ports_swapped():
+    block = nginx.deploy_block()
+    want = block
+    for old, new in (("server 127.0.0.1:8501;", "server 127.0.0.1:1111;"),
+                     ("server 127.0.0.1:8502;", "server 127.0.0.1:2222;"),
+                     ("listen 8080;", "listen 127.0.0.1:3333;")):  # fmt: skip
+        assert block.count(old) == 1, f"expected {old!r} once in docs/deploy.md's nginx block"
+        want = want.replace(old, new)
+    assert nginx.balancer([1111, 2222], 3333) == want
 
 
 @dataclass
 class Replicas:
-    lb: str  # the sticky upstream (ip_hash)
+    lb: str  # the sticky upstream of docs/deploy.md
     via_a: str  # replica A only
     via_b: str  # replica B only
     port_a: int
     port_b: int
     lb_port: int
-    access_log: Path
-    apps: list  # browser.AppProcess of A and B, for their logs
+    proxy: nginx.Nginx
+    apps: list[AppProcess]  # A and B, for their logs
 
     def logs(self) -> str:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
-
-    def log(self) -> list[tuple[int, str, str, str, str]]:
-        """(port, upstream address, status, routing key, request) of each request nginx took."""
-        rows = []
-        for line in self.access_log.read_text().splitlines():
-            port, upstream, status, route, request = line.split("|", 4)
-            rows.append((int(port), upstream, status, route, request))
-        return rows
 
     def upstreams(
         self, port: int, timeout: float = 10.0, websockets: int = 1, route: str | None = None
@@ -101,54 +96,36 @@ class Replicas:
         """
         deadline = time.monotonic() + timeout
         while True:
-            rows = [(u, st, rq) for p, u, st, r, rq in self.log() if p == port and route in (None, r)]
-            logged = sum(status == "101" and "/_stcore/stream" in request for _, status, request in rows)
-            if logged >= websockets or time.monotonic() > deadline:
-                return rows
+            rows = [r for r in self.proxy.log() if r.port == port and route in (None, r.route)]
+            if sum(r.websocket for r in rows) >= websockets or time.monotonic() > deadline:
+                return [(r.upstream, r.status, r.request) for r in rows]
             time.sleep(0.2)
 
 
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
     """Replicas A and B, and nginx in front of them; everything stopped afterwards."""
-    from browser import free_port, start_app, stop, wait_app, wait_healthy
-
-    nginx = shutil.which("nginx") or "/usr/sbin/nginx"
-    if not Path(nginx).is_file():
+    if not nginx.executable().is_file():
         pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
     logs = tmp_path_factory.mktemp("replicas")
-    # nginx's workers may run as another user (nobody, under root): a world-readable prefix.
-    prefix = Path(tempfile.mkdtemp(prefix="lnviz-nginx-"))
-    prefix.chmod(0o755)
     port_a, port_b, lb, via_a, via_b = (free_port() for _ in range(5))
-    started: list[subprocess.Popen] = []
+    apps: list[AppProcess] = []
+    proxy = None
     try:
-        apps = []
         for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
             apps.append(start_app(port, logs / name))
-            started.append(apps[-1].proc)
         for app in apps:
             wait_app(app)
-        conf = prefix / "nginx.conf"
-        conf.write_text(nginx_conf(prefix, port_a, port_b, lb, via_a, via_b))
-        cmd = [nginx, "-p", str(prefix), "-e", str(prefix / "error.log"), "-c", str(conf)]
-        cmd += ["-g", f"daemon off; pid {prefix / 'nginx.pid'};"]
-        proxy = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT)
-        started.append(proxy)
-
-        def nginx_alive() -> str | None:
-            if proxy.poll() is None:
-                return None
-            return f"nginx exited with {proxy.returncode}:\n{(prefix / 'error.log').read_text(errors='replace')}"
-
+        proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))
         urls = [f"http://127.0.0.1:{port}" for port in (lb, via_a, via_b)]
         for url in urls:
-            wait_healthy(url, timeout=20, alive=nginx_alive)
-        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, access_log=prefix / "access.log", apps=apps)
+            wait_healthy(url, timeout=20, alive=proxy.alive)
+        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps)
     finally:
-        for proc in reversed(started):
-            stop(proc)
-        shutil.rmtree(prefix, ignore_errors=True)
+        if proxy is not None:
+            proxy.stop()
+        for app in reversed(apps):
+            stop(app.proc)
 
 
 def assert_clean(app, where: str, replicas: Replicas) -> None:
@@ -191,10 +168,9 @@ def open_browser(browser, url: str) -> tuple[object, object, list]:
     Returns (context, AppPage, the list that receives each websocket's server side as it connects); the page is
     loading, not yet settled.
     """
-    from browser import VIEWPORT, AppPage, is_local
+    from browser import AppPage
 
-    context = browser.new_context(viewport=VIEWPORT)
-    context.route(lambda u: not is_local(u), lambda route: route.abort())
+    context = local_context(browser, viewport=VIEWPORT)
     sockets: list = []
     page = context.new_page()
     page.route_web_socket(re.compile(r".*/_stcore/stream$"), lambda ws: sockets.append(ws.connect_to_server()))

@@ -41,7 +41,6 @@ _SHORT = {
     "bn_eval": ("BN", "eval"),
 }
 _HEADING = 30  # px at the top for the figure's title
-_ROW = 30  # px per legend row
 
 
 def variant_color(m: Measurement | Variant) -> str:
@@ -165,7 +164,8 @@ def fig_sweep(measurements: Sequence[Measurement]) -> go.Figure:
         layout[plot.layout_key(axes[1])] = dict(anchor=axes[0], rangemode="tozero") | (
             dict(title=dict(text="effective GB/s")) if k == 1 else dict(matches="y", showticklabels=False)
         )
-    height, top, bottom = 600, 8 + 5 * _ROW + 28, 80  # five legend rows at a phone's width, one at a desk's
-    legend = plot.legend_above(1 + 28 / (height - top - bottom))  # above the panel titles
+    height, bottom = 600, 80
+    # Five legend rows at a phone's width, one at a desk's; above the panel titles.
+    top, legend = plot.legend_in_margin(height, bottom, rows=5, gap=28)
     layout |= dict(annotations=annotations, legend=legend)
     return plot.figure(traces, layout, margin=dict(l=70, r=20, t=top, b=bottom), height=height)

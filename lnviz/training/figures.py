@@ -16,7 +16,6 @@ import plotly.graph_objects as go
 from lnviz import plot, theme
 from lnviz.training.loop import Curve, Race
 
-_LEGEND = 30  # px of one legend row
 _TITLE = 26  # px of a panel title
 
 
@@ -100,7 +99,8 @@ def fig_race(result: Race, train_points: int = 60, whole: Race | None = None) ->
     if whole is not None:  # the axis spans the whole race: its values only, no traces built for them
         losses = [v for c in whole.curves for v in _losses(c, train_points)]
     (left, right) = plot.columns(2, gap=0.1)
-    height, top, bottom = 420, 8 + 2 * _LEGEND + _TITLE, 75  # the variants take two legend rows on a phone
+    height, bottom = 420, 75
+    top, legend = plot.legend_in_margin(height, bottom, rows=2, gap=_TITLE)  # the variants: two rows on a phone
     steps = [0, result.steps]
     layout = dict(
         # What the dotted lines are, under the loss panel: a legend title would crowd the legend on a phone.
@@ -109,7 +109,7 @@ def fig_race(result: Race, train_points: int = 60, whole: Race | None = None) ->
         xaxis2=dict(domain=right, anchor="y2", range=steps, title=dict(text="step")),
         yaxis2=dict(anchor="x2", range=[0, 1.02]),  # the panel title names it: the gap holds only ticks
         annotations=[plot.title("Held-out loss", sum(left) / 2), plot.title("Held-out accuracy", sum(right) / 2)],
-        legend=plot.legend_above(1 + _TITLE / (height - top - bottom)),
+        legend=legend,
         uirevision="race",
     )
     if whole is not None:
