@@ -133,7 +133,24 @@ def test_single_sample_bn_shows_the_formula_and_says_torch_refuses():
     assert walk[7].level == float(x[0, 5]) and walk[9].level == 0.0  # μ = x, the biased σ² of one value is 0
     assert walk[10].values.tolist() == [0.0] and walk[11].values.tolist() == [0.3]  # x̂ = 0/√ε, y = β
     for k in (10, 11):
-        assert "PyTorch refuses" in walk[k].note and "y = β" in walk[k].note
+        assert "PyTorch refuses" in walk[k].note and "y = β" in walk[k].note and "0/√ε = 0" in walk[k].note
+
+
+def test_single_sample_bn_words_speak_of_one_value():
+    """At B = 1 the words neither count "1 samples" nor speak of "the rest of the batch"; at ε = 0 no note says x̂ = 0."""
+    x = data.make_activations("standard normal", 1, 8, seed=2)
+    walk = wt.steps(x, 1.0, 0.0, 1e-5, sample=0, feature=5)
+    words = " ".join(walk[k].text for k in BN_STEPS)
+    for wrong in ("1 samples", "1 values", "divide by 1", "rest of the batch", "1 − 1"):
+        assert wrong not in words
+    assert "μ = x" in walk[7].text and "σ² = 0" in walk[9].text and "y = β" in walk[11].text
+    # LN's words, along a row of 8, still count.
+    assert "its 8 features" in walk[0].text and "divide by 8" in walk[1].text
+    walk = wt.steps(x, 1.0, 0.3, 0.0, sample=0, feature=5)
+    assert torch.isnan(walk[10].values).all() and torch.isnan(walk[11].values).all()
+    for k in (10, 11):
+        assert "NaN" in walk[k].note and "PyTorch refuses" in walk[k].note
+        assert "0/√ε = 0" not in walk[k].note  # torch's x̂ here is NaN, not 0
 
 
 def test_zero_eps_on_a_constant_row_explains_the_nan():
