@@ -43,8 +43,10 @@ TEXTS = {
         "Divide the centred column by √(σ² + ε). Across the batch, the column now has mean 0 and variance "
         "σ²/(σ² + ε): just under 1 when ε ≪ σ², smaller when ε is comparable to σ².",
         "Scale by γ and shift by β of feature {j}: the whole column shares **one** γ and one β, since they belong "
-        "to the feature. Ioffe and Szegedy (2015, §3) chose them so that BN can represent the identity: "
-        "γⱼ = √Var[xⱼ] and βⱼ = E[xⱼ] recover the original activations.",
+        "to the feature. Ioffe and Szegedy (2015, §3) chose them so that BN can represent the identity: with the "
+        "population's statistics, as BN uses at test time, γⱼ = √(Var[xⱼ] + ε) and βⱼ = E[xⱼ] give back xⱼ exactly "
+        "(the paper writes √Var[xⱼ], leaving ε out). In training mode the batch's own μ and σ² change from batch "
+        "to batch, so a fixed γⱼ and βⱼ give back x only approximately.",
     ),
 }
 

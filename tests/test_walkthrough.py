@@ -116,6 +116,21 @@ def test_formulas_carry_the_live_numbers():
     assert r"\ldots" in long[0].latex and r"\ldots" not in long[6].latex
 
 
+def test_bn_identity_needs_eps_and_the_population_statistics():
+    """The last BN step's claim, checked with torch: γ = √(Var + ε), β = E give x back in eval mode, and only there."""
+    x = data.make_activations("heterogeneous features", 64, 3, seed=4)
+    text = wt.steps(x, sample=0, feature=1)[11].text
+    assert "√(Var[xⱼ] + ε)" in text and "population" in text
+    mean, var, eps = x.mean(0), x.var(0, unbiased=False), 1e-5  # (H,), (H,): this population's statistics
+    back = F.batch_norm(x, mean, var, weight=(var + eps).sqrt(), bias=mean, training=False, eps=eps)
+    torch.testing.assert_close(back, x, atol=1e-12, rtol=1e-12)
+    without_eps = F.batch_norm(x, mean, var, weight=var.sqrt(), bias=mean, training=False, eps=eps)
+    assert not torch.allclose(without_eps, x, atol=1e-9, rtol=0)  # √Var alone misses by a factor √(Var/(Var + ε))
+    half = x[:8]  # a training batch: its own μ and σ² are not the population's
+    trained = F.batch_norm(half, None, None, weight=(var + eps).sqrt(), bias=mean, training=True, eps=eps)
+    assert not torch.allclose(trained, half, atol=1e-3, rtol=0)
+
+
 def test_a_negative_mean_is_subtracted_in_parentheses():
     x = torch.tensor([[-3.0, -1.0], [1.0, 2.0]], dtype=torch.float64)
     assert r"- \left(-2\right)" in wt.steps(x, sample=0, feature=0)[2].latex
