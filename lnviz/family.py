@@ -233,7 +233,7 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
         aspectratio=_aspect(tuple(x.shape)),
         camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
-    shared = "its mean square E[x²] (RMSNorm has no μ)" if norm == "RMSNorm" else "its μ and σ²"
+    shared = "its E[x²] (no μ)" if norm == "RMSNorm" else "its μ and σ²"  # short enough for a phone
     layout = dict(
         title=plot.heading(f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share {shared}"),
         scene=scene,

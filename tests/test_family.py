@@ -138,7 +138,7 @@ def test_the_cube_says_what_the_pooled_set_shares_and_rmsnorm_shares_no_mean():
         mask = fam.pooled_mask(tuple(x.shape), norm, pick, groups=2)
         note = fam.fig_cube(x, mask, pick, norm).layout.title.subtitle.text
         assert ("share its μ and σ²" in note) == (norm != "RMSNorm")
-    assert "mean square" in fam.fig_cube(x, mask, pick, "RMSNorm").layout.title.subtitle.text
+    assert "share its E[x²] (no μ)" in fam.fig_cube(x, mask, pick, "RMSNorm").layout.title.subtitle.text
     y = F.rms_norm(x, (4, 5), eps=1e-5)  # (N, C, H·W): sample n's C·H·W elements share one mean square
     n = pick[0]
     torch.testing.assert_close(y[n], x[n] / (x[n].square().mean() + 1e-5).sqrt(), rtol=1e-12, atol=1e-12)
