@@ -16,8 +16,9 @@ page = Page.start(
     "per-step statistics, padding changes them, late steps rest on a handful of samples, and "
     "a test sequence longer than any training sequence reaches steps with none. LN normalizes each token by its "
     "own features, so none of this touches it.\n\n"
-    "§3.1 gives a second reason for LN in recurrent networks, beside the statistics. The summed inputs of a plain RNN "
-    "tend to grow or shrink at every step, which makes gradients explode or vanish. LN is invariant to "
+    "The same section, §3.1, gives a second reason for LN in recurrent networks, beside the statistics. The summed "
+    "inputs of a plain RNN tend to grow or shrink at every step, which makes gradients explode or vanish. LN is "
+    "invariant to "
     're-scaling all the summed inputs to a layer, "which results in much more stable hidden-to-hidden '
     'dynamics".\n\n'
     "Below, sequences of different lengths are padded into one batch. Per-step BN is computed twice: over the "
