@@ -18,8 +18,8 @@ DISTS: dict[str, str] = {
     "LN removes these differences; BN, which normalizes across the samples, keeps them.",
     "standard normal": "Every entry drawn from N(0, 1): the true mean and variance are 0 and 1, so x̂ differs "
     "from x only by each norm's estimation error, which grows as B (BN) or H (LN) shrinks.",
-    "outlier feature": "One feature is at least 25× larger than the rest (about 56× on average): it dominates "
-    "LN's statistics for every sample.",
+    "outlier feature": "One feature is 25·(1 + |z|), at least 25 and about 45 on average, while the others are "
+    "standard normal (mean 0, σ = 1). With up to a few dozen features it dominates every sample's LN statistics.",
     "near-constant row": "Sample 0 is almost constant (σ ≈ 0.001, so σ² ≈ 1e-6, below the default ε = 1e-5): "
     "ε decides its output.",
     "constant row": "Sample 0 is exactly constant (σ = 0): with ε = 0 its LN output is 0/0.",

@@ -31,6 +31,13 @@ BN_SINGLE_SAMPLE = (
     "either. LayerNorm is fine: it normalizes each sample over its own features."
 )
 
+BN_ZERO_EPS = (
+    'F.batch_norm refuses ε = 0 in training mode ("eps must be positive"), so at ε = 0 BN\'s numbers are '
+    "lnviz's own: the formula (x − μ)/√σ², computed with torch tensors, which is the value F.batch_norm "
+    "approaches as ε → 0 wherever σ > 0."
+)
+BN_ZERO_EPS_BADGE = "BN: formula (ε = 0)"  # the stage's badge, beside "torch · float64"
+
 
 @dataclass(frozen=True)
 class Exploration:

@@ -1,4 +1,4 @@
-"""The norm family on one tensor: which elements share a μ and σ².
+"""The norm family on one tensor: which elements share a μ and σ² (RMSNorm: a mean square, no μ).
 
 A batch of feature maps is drawn as x of shape (N, C, H·W), as in Figure 2 of
 Wu and He, *Group Normalization* (2018). Every norm here computes
@@ -216,7 +216,7 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
 
     ``mask`` (N, C, H·W) is the pooled set of element ``pick`` = (sample,
     channel, position) under ``norm`` (:func:`pooled_mask`): the elements its
-    μ and σ² reduce over. The others are small grey dots, so the set stands
+    μ and σ² (RMSNorm's mean square) reduce over. The others are small grey dots, so the set stands
     out as a solid block; the pick is a large black diamond. Channel runs
     across, sample into the page, position up, as in Wu and He's Figure 2,
     seen in orthographic projection so that equal blocks look equal.
@@ -233,10 +233,9 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
         aspectratio=_aspect(tuple(x.shape)),
         camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
+    shared = "its E[x²] (no μ)" if norm == "RMSNorm" else "its μ and σ²"  # short enough for a phone
     layout = dict(
-        title=plot.heading(
-            f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share its μ and σ²"
-        ),
+        title=plot.heading(f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share {shared}"),
         scene=scene,
         legend=plot.legend_above(),
     )

@@ -37,18 +37,19 @@ LESSONS: dict[str, Lesson] = {
     "outlier-feature": Lesson(
         "explorer",
         "One outlier feature",
-        "Feature 5 is 25·(1 + |z|), at least 25, while the others are standard normal: about 56 times their "
-        "typical size. LN's μ and σ for every sample are dominated by it, so the other 15 features of each "
-        "sample are squashed towards the same value, about −1/√15 ≈ −0.26. BN normalizes that feature in a "
-        "column of its own, so the other columns never see it.",
-        {"dist": "outlier feature", "batch": 16, "features": 16, "feature": 5},
+        "Feature 5 is 25·(1 + |z|), at least 25, while the others are standard normal. With seed 0, in every "
+        "sample it is at least 10 times the largest of the other 15. LN's μ and σ for every sample are "
+        "dominated by it, so the other 15 features of each sample are squashed together: their x̂ all lie within "
+        "0.4 of −1/√15 ≈ −0.26, the value they would all take if they were exactly 0. BN normalizes that "
+        "feature in a column of its own, so the other columns never see it.",
+        {"dist": "outlier feature", "batch": 16, "features": 16, "feature": 5, "seed": 0},
     ),
     "heterogeneous-samples": Lesson(
         "explorer",
         "Samples on different scales",
         "Each sample has its own offset and scale. BN normalizes each column across samples, so the "
         "samples' differences survive. LN removes each sample's own scale and offset: every row of x̂ comes "
-        "out with mean 0 and variance σ²/(σ² + ε), within 0.2% of 1 here.",
+        "out with mean 0 and variance σ²/(σ² + ε), within 0.2% of 1 here, with seed 0.",
         {"dist": "heterogeneous samples", "batch": 16, "features": 32, "seed": 0},
     ),
     "eps-matters": Lesson(

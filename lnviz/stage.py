@@ -39,6 +39,9 @@ read these strings back). Keys:
 ``undefined``      ``ln_rows`` and ``bn_cols`` (full-grid indices, within
                    the window) where σ² + ε = 0, so x̂ = 0/0
 ``dtype``          torch's dtype for x, such as ``"float64"``
+``caveat``,        at ε = 0 with a BN drawn: what its badge adds, and why
+``caveat_note``    (BN's numbers are the formula's, as ``F.batch_norm``
+                   refuses ε = 0 in training); else ``""``
 =================  =====================================================
 """
 
@@ -131,6 +134,7 @@ def payload(
         if not torch.allclose(applied.to("cpu", torch.float64), want.to(torch.float64), rtol=1e-6, atol=1e-12):
             raise ValueError(f"stage: the result's {what} is not the one the gain and bias controls make")
     bad = explorer.degenerate(result)
+    formula = result.bn is not None and result.bn.eps == 0  # F.batch_norm refuses ε = 0 in training
     return {
         "B": batch,
         "H": features,
@@ -155,4 +159,6 @@ def payload(
             "bn_cols": [j for j in bad.bn_cols if cols.start <= j < cols.stop],
         },
         "dtype": str(result.x.dtype).removeprefix("torch."),
+        "caveat": explorer.BN_ZERO_EPS_BADGE if formula else "",
+        "caveat_note": explorer.BN_ZERO_EPS if formula else "",
     }

@@ -28,7 +28,7 @@ from torch import Tensor
 from lnviz import plot, theme
 from lnviz.explain import num, term
 from lnviz.norms import Affine, NormResult, batch_norm, layer_norm
-from lnviz.walkthrough_text import BN_ZERO_EPS, SINGLE_SAMPLE_NOTE, TEXTS, TITLES, variance_notes
+from lnviz.walkthrough_text import BN_ZERO_EPS, SINGLE_SAMPLE_NOTE, TITLES, texts, variance_notes
 
 STAGES = ("input", "mean", "centred", "variance", "normalized", "affine")
 N_STEPS = 2 * len(STAGES)  # LN's six steps, then BN's
@@ -171,7 +171,7 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
             norm=line.kind,
             stage=stage,
             title=TITLES[line.kind][k],
-            text=TEXTS[line.kind][k].format(**words),
+            text=texts(line.kind, line.x.numel())[k].format(**words),
             latex=latex,
             mask=mask,
             index=line.index,
@@ -188,7 +188,10 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
 
 
 def _single_sample_line(x: Tensor, feature: int, gain: float, bias: float, eps: float) -> _Line:
-    """BN's column when B = 1: the formula's numbers (μ = x, σ² = 0, x̂ = 0/√ε, y = β), which PyTorch refuses."""
+    """BN's column when B = 1: the formula's numbers, which PyTorch refuses.
+
+    μ = x and σ² = 0; for ε > 0, x̂ = 0/√ε = 0 and y = β; at ε = 0, x̂ = 0/0 = NaN.
+    """
     column = x[:, feature].cpu()  # (1,)
     mean = column.mean()
     var = (column - mean).square().mean()  # 0: the biased variance of one value
@@ -217,7 +220,7 @@ def steps(
     tensors of shape (H,), as for :func:`lnviz.norms.layer_norm`. LN's steps
     reduce the H features of row ``sample`` (one μ, σ²); BN's the B samples of
     column ``feature`` (one μ, σ²; γ_j, β_j). With B = 1 PyTorch refuses BN in
-    training mode; its steps show what the formula gives (y = β) and say so.
+    training mode; its steps show what the formula gives (y = β for ε > 0, NaN at ε = 0) and say so.
     Raises ValueError for a bad shape, ε or cell.
     """
     if x.dim() != 2:

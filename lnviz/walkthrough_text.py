@@ -2,7 +2,8 @@
 
 The computation and the formulas with numbers are :mod:`lnviz.walkthrough`;
 this module is only prose, so it can be read and edited on its own. ``{i}``,
-``{j}`` and ``{n}`` are filled in with the row, the column and the count.
+``{j}`` and ``{n}`` are filled in with the row, the column and the count;
+:func:`texts` picks the words for a column of one value (B = 1).
 """
 
 TITLES = {
@@ -42,8 +43,10 @@ TEXTS = {
         "Divide the centred column by √(σ² + ε). Across the batch, the column now has mean 0 and variance "
         "σ²/(σ² + ε): just under 1 when ε ≪ σ², smaller when ε is comparable to σ².",
         "Scale by γ and shift by β of feature {j}: the whole column shares **one** γ and one β, since they belong "
-        "to the feature. Ioffe and Szegedy (2015, §3) chose them so that BN can represent the identity: "
-        "γⱼ = √Var[xⱼ] and βⱼ = E[xⱼ] recover the original activations.",
+        "to the feature. Ioffe and Szegedy (2015, §3) chose them so that BN can represent the identity: with the "
+        "population's statistics, as BN uses at test time, γⱼ = √(Var[xⱼ] + ε) and βⱼ = E[xⱼ] give back xⱼ exactly "
+        "(the paper writes √Var[xⱼ], leaving ε out). In training mode the batch's own μ and σ² change from batch "
+        "to batch, so a fixed γⱼ and βⱼ give back x only approximately.",
     ),
 }
 
@@ -52,10 +55,29 @@ BN_ZERO_EPS = (
     "formula's, the value it approaches as ε → 0."
 )
 
-SINGLE_SAMPLE_NOTE = (
-    "With B = 1 each feature's batch holds one value: μ = x and the biased σ² = 0, so x̂ = 0/√ε = 0 and "
-    "y = β for any input. PyTorch refuses this in training mode."
+# With B = 1 the count is 1: "add its 1 values" and "the rest of the batch" would not hold.
+BN_ONE_VALUE = (
+    "BatchNorm works on **one feature at a time**: column {j}, down the batch. With B = 1 the batch holds one "
+    "sample, so the column is a single value and there is no other sample to normalize it against.",
+    "The mean of one value is that value: μ = x.",
+    "Subtract μ from the column's one value: x − μ = 0.",
+    "The biased variance, the mean of the squared centred values, is 0 for one value: σ² = 0. The unbiased "
+    "one would divide by B − 1 = 0.",
+    "Divide the centred value by √(σ² + ε) = √ε. For ε > 0 that gives x̂ = 0, whatever x was; at ε = 0 it is 0/0.",
+    "Scale by γ and shift by β of feature {j}. For ε > 0, x̂ = 0, so y = β whatever the input: the output "
+    "carries nothing of x.",
 )
+
+SINGLE_SAMPLE_NOTE = (
+    "With B = 1 each feature's batch holds one value, so μ = x and the biased σ² = 0 for any input. PyTorch "
+    'refuses this in training mode ("Expected more than 1 value per channel when training"); these numbers '
+    "are the formula's."
+)
+
+
+def texts(norm: str, count: int) -> tuple[str, ...]:
+    """The six steps' words for ``norm`` ("LN" or "BN") along a line of ``count`` values, to be formatted."""
+    return BN_ONE_VALUE if norm == "BN" and count == 1 else TEXTS[norm]
 
 
 def variance_notes(var: float, eps: float) -> tuple[str, str]:

@@ -130,6 +130,22 @@ def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
         assert_plotly_valid(fam.fig_cube(x, mask, pick, norm))
 
 
+def test_the_cube_says_what_the_pooled_set_shares_and_rmsnorm_shares_no_mean():
+    """RMSNorm divides by √(E[x²] + ε) over its set and subtracts nothing, so its title names no μ; torch agrees."""
+    x = fam.make_tensor(3, 4, 5, 1)
+    pick = (2, 1, 4)
+    for norm in fam.NORMS:
+        mask = fam.pooled_mask(tuple(x.shape), norm, pick, groups=2)
+        note = fam.fig_cube(x, mask, pick, norm).layout.title.subtitle.text
+        assert ("share its μ and σ²" in note) == (norm != "RMSNorm")
+    assert "share its E[x²] (no μ)" in fam.fig_cube(x, mask, pick, "RMSNorm").layout.title.subtitle.text
+    y = F.rms_norm(x, (4, 5), eps=1e-5)  # (N, C, H·W): sample n's C·H·W elements share one mean square
+    n = pick[0]
+    torch.testing.assert_close(y[n], x[n] / (x[n].square().mean() + 1e-5).sqrt(), rtol=1e-12, atol=1e-12)
+    assert abs(float(x[n].mean())) > 1e-3  # a μ that RMSNorm leaves in: y[n] is not centred
+    assert abs(float(y[n].mean())) > 1e-3
+
+
 def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
     shape, pick = (3, 4, 5), (1, 3, 0)
     masks = {norm: fam.pooled_mask(shape, norm, pick, groups=2) for norm in fam.NORMS}

@@ -336,6 +336,7 @@ function receive(s, raw) {
   };
   const shape = [d.R, d.C, d.B, d.H, d.r0, d.c0, !!d.bn].join();
   s.d = d;
+  s.badge.title = d.caveat_note || "";
   s.cell = d.cell || [d.r0, d.c0];
   s.steps = steps(d);
   s.step = Math.min(s.step, s.steps.length - 1);
@@ -352,10 +353,10 @@ function receive(s, raw) {
     build(s);
   }
   if (s.pending && same(s.pending.ctl, torchCtl)) {
-    badge(s, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`);
+    badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`));
     s.pending = null;
   } else if (!s.pending && !s.dragging) {
-    badge(s, `torch · ${d.dtype}`);
+    badge(s, torchLabel(d, `torch · ${d.dtype}`));
   }
   syncInputs(s);
   paint(s);
@@ -367,6 +368,12 @@ function receive(s, raw) {
 function badge(s, text) {
   put(s.badge, text);
   s.badge.classList.toggle("preview", text.startsWith("preview"));
+}
+
+// torch's numbers, with what is not torch's among them: at ε = 0 BN's are the formula's, as
+// F.batch_norm refuses ε = 0 in training (the payload's caveat; its note is the badge's title).
+function torchLabel(d, text) {
+  return d.caveat ? `${text} · ${d.caveat}` : text;
 }
 
 function norm(n) {
@@ -508,7 +515,7 @@ function wire(s) {
       s.dragging = true;
       s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
       if (n === "eps") input.setAttribute("aria-valuetext", epsText(s.ctl.eps));
-      badge(s, same(s.ctl, s.torch.ctl) ? `torch · ${s.d.dtype}` : "preview (browser)");
+      badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
       paint(s);
     });
     input.addEventListener("change", () => {
