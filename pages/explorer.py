@@ -248,10 +248,7 @@ def cell(shown: Shown) -> None:
         st.latex(explain.latex(result.bn, i, j, "BN"))
         st.code(explain.pytorch_line("BN", i, j, features), language="python", wrap_lines=True)
         if shown.norm.eps == 0:
-            st.caption(
-                'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '
-                "The numbers above are the formula itself: the value `F.batch_norm` approaches as ε → 0."
-            )
+            st.caption(explorer.BN_ZERO_EPS)
 
 
 def downloads(shown: Shown) -> None:
@@ -349,6 +346,8 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     warnings(shown, kind)
     if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
         st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
+    elif result.bn is not None and norm.eps == 0 and kind != "cell":  # the cell view says it beside BN's formula
+        st.caption(explorer.BN_ZERO_EPS)
     VIEWS[kind].draw(shown)
     page.finish(
         caveat=None

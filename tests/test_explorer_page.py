@@ -192,11 +192,25 @@ def test_single_sample_explains_bn_in_words():
     assert [t.name for t in figures(show(at, "distributions"))[0].data] == ["input", "LN"]
 
 
+VIEWS_WITH_BN = ("cell", "charts", "distributions", "numbers", "downloads")
+
+
 def test_zero_eps_and_constant_row_is_explained_not_nan():
     at = run_page(PAGE, {"dist": "constant row", "eps": "0"})
     assert_no_exception(at)
     assert any("0/0" in w.value and "for sample 0 (LN)" in w.value for w in at.warning)
     assert r"\text{NaN}" in at.latex[0].value
+
+
+def test_every_view_that_draws_bn_at_zero_eps_says_whose_numbers_they_are():
+    """torch refuses ε = 0 for BN in training mode, so there BN's numbers are lnviz's formula: each view says so."""
+    for view in VIEWS_WITH_BN:
+        at = run_page(PAGE, {"eps": "0", "view": view})
+        assert_no_exception(at)
+        said = [c.value for c in at.caption if c.value == explorer.BN_ZERO_EPS]
+        assert len(said) == 1, view
+    at = run_page(PAGE, {"eps": "1e-05", "view": "charts"})
+    assert explorer.BN_ZERO_EPS not in [c.value for c in at.caption]
 
 
 def test_device_from_the_link_and_badge():
