@@ -307,7 +307,9 @@ def test_below_copy_explains_only_a_kernel_below_the_ceiling():
     assert "x and y, 1 KiB together" in why  # _fake's case moves 1000 bytes
     assert bench.below_copy([_fake("copy", 100.0), _fake("ln_fused", bench.NEAR_COPY)]) is None
     gpu = [dataclasses.replace(m, device="cuda") for m in (_fake("copy", 100.0), _fake("ln_fused", 35.0))]
-    assert "caches" not in bench.below_copy(gpu)
+    assert "fit in the CPU's caches" not in bench.below_copy(gpu)
+    large = [dataclasses.replace(m, bytes=64 * 2**20) for m in (_fake("copy", 100.0), _fake("ln_fused", 35.0))]
+    assert "fit in the CPU's caches" not in bench.below_copy(large)  # no claim about a case that need not fit
 
 
 def test_sweep_share_is_the_median_and_range_per_dtype():
@@ -605,6 +607,7 @@ def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
     sweep_fig = next(f for f in figures(at) if len([t for t in f.data if t.name == bench.COPY_NAME]) == 2)
     assert {t.xaxis for t in sweep_fig.data if t.name == bench.COPY_NAME} == {"x", "x2"}
     assert [b.label for b in at.get("download_button")] == ["Download the sweep (CSV)"]
+    assert bench.sweep_share(results) in [m.value for m in at.markdown]  # fused LN's share, per dtype
     assert any("Triton" in c.value and "unavailable" in c.value for c in at.caption)
     at.number_input(key="features").set_value(512).run()  # results stay through later reruns
     assert_no_exception(at)
