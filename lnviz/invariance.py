@@ -235,7 +235,7 @@ def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure
         customdata=raw.astype(np.float32),
         hovertemplate="%{y}, %{x}<br>max |Δ| = %{customdata:.3g}<extra></extra>",
     )
-    key = f"✓ on white: max |Δ| ≤ {tol:g}    <span style='color:{BREAKS}'>■</span> ✗ on gold: larger"
+    key = f"✓ max |Δ| ≤ {tol:g}    <span style='color:{BREAKS}'>■</span> ✗ larger"  # ✓ cells are white
     layout = dict(
         # Level where the columns are wide enough, else on end (a phone): the top margin holds either.
         xaxis=dict(side="top", showgrid=False, autotickangles=[0, 90]),
