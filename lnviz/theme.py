@@ -6,9 +6,10 @@ and in the prose (:data:`ROLES`; the prose's Streamlit colour names are
 distinguishable under the common colour-vision deficiencies. Series that are
 not norms (features 0 to 3, Pre-LN and Post-LN, variance algorithms) take
 :data:`SERIES`: dark colours that no reader takes for a norm's, LN's and BN's
-least of all (no norm's hue, ΔE00 ≥ 20 from LN and BN under every common
-colour-vision deficiency: tests/test_theme.py). Okabe and Ito's palette has no
-such colour left: its sky blue reads as LN's, its orange as BN's.
+least of all (neither's hue, ΔE00 ≥ 20 from both under every common
+colour-vision deficiency, ≥ 10 from the other norms: tests/test_theme.py).
+Okabe and Ito's palette has no such colour left: its sky blue reads as LN's,
+its orange as BN's.
 
 Other roles, each defined once here: :data:`HOLDS` and :data:`BREAKS` fill a
 check's cells (the invariance table's ✓ and ✗), outside both value scales;
