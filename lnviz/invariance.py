@@ -185,9 +185,10 @@ def agreement(table: dict[str, dict[str, float]], tol: float = TOL) -> int:
     return sum(ok[norm][name] == PAPER[norm][name] for norm in NORMS for name in TRANSFORMS)
 
 
-# Cell fills: ColorBrewer PRGn's green for ✓ and its pale lilac for ✗. Far apart in lightness as well as
-# hue, so the two read apart in greyscale and under every colour-vision deficiency, and neither is a norm's colour.
-HOLDS, BREAKS = "rgb(90,174,97)", "rgb(231,212,232)"
+# Cell fills: a check's colours (lnviz.theme), white for ✓ and gold for ✗, not the value scale's green and
+# purple, which mean a value's sign on other pages. The gaps between cells take GRID.
+HOLDS, BREAKS = theme.HOLDS, theme.BREAKS
+GRID = "#BBBBBB"
 FLOOR = 1e-17  # max |Δ| below this is drawn as this (log scale; 0 has no logarithm)
 Z_RANGE = (-17.0, 1.0)  # log10 max |Δ| from FLOOR to 10
 
@@ -207,7 +208,7 @@ def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure
 
     ``z`` is log10 max |Δ| (floored at :data:`FLOOR`, ``customdata`` holds the
     value itself), on a two-colour scale that changes at ``tol``: ✓ cells
-    green, ✗ cells pale lilac. A cell whose mark differs from :data:`PAPER`
+    white, ✗ cells gold (:data:`lnviz.theme.HOLDS`, :data:`~lnviz.theme.BREAKS`). A cell whose mark differs from :data:`PAPER`
     gets a "≠ paper" note. Row labels take each norm's colour.
     """
     norms, names = list(table), list(TRANSFORMS)
@@ -234,7 +235,7 @@ def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure
         customdata=raw.astype(np.float32),
         hovertemplate="%{y}, %{x}<br>max |Δ| = %{customdata:.3g}<extra></extra>",
     )
-    key = f"<span style='color:{HOLDS}'>■</span> ✓ max |Δ| ≤ {tol:g}    <span style='color:{BREAKS}'>■</span> ✗ larger"
+    key = f"✓ max |Δ| ≤ {tol:g}    <span style='color:{BREAKS}'>■</span> ✗ larger"  # ✓ cells are white
     layout = dict(
         # Level where the columns are wide enough, else on end (a phone): the top margin holds either.
         xaxis=dict(side="top", showgrid=False, autotickangles=[0, 90]),
@@ -246,6 +247,6 @@ def fig_table(table: dict[str, dict[str, float]], tol: float = TOL) -> go.Figure
             tickfont=dict(size=theme.TITLE_SIZE),
         ),
         annotations=[plot.note(key, 0, 0, xanchor="left", yanchor="top", yshift=-8)],
-        plot_bgcolor="white",
+        plot_bgcolor=GRID,  # shows in the gaps: white cells keep their edges
     )
     return plot.figure([heat], layout, margin=dict(l=110, r=10, t=110, b=40), height=510)

@@ -5,7 +5,17 @@ and in the prose (:data:`ROLES`; the prose's Streamlit colour names are
 :data:`PROSE`). The categorical colours are Okabe and Ito's palette, which stays
 distinguishable under the common colour-vision deficiencies. Series that are
 not norms (features 0 to 3, Pre-LN and Post-LN, variance algorithms) take
-:data:`SERIES`, which never uses LN's or BN's colour.
+:data:`SERIES`: dark colours that no reader takes for a norm's, LN's and BN's
+least of all (neither's hue, ΔE00 ≥ 20 from both under every common
+colour-vision deficiency, ≥ 10 from the other norms: tests/test_theme.py).
+Okabe and Ito's palette has no such colour left: its sky blue reads as LN's,
+its orange as BN's.
+
+Other roles, each defined once here: :data:`HOLDS` and :data:`BREAKS` fill a
+check's cells (the invariance table's ✓ and ✗), outside both value scales;
+:data:`ACCENT` is the app's own colour for sliders, toggles and primary
+buttons (``.streamlit/config.toml``'s primaryColor, the stage's sliders), a
+dark neutral, where Streamlit's default red sat next to BN's vermillion.
 
 Values. Signed data use :data:`DIVERGING`, ColorBrewer's PRGn (purple, white at
 0, green): its order and sign stay readable under every common colour-vision
@@ -46,8 +56,24 @@ ROLES = {
 # The same roles in Streamlit's Markdown (`:blue[LayerNorm]`): the closest of its named colours.
 PROSE = {"LN": "blue", "BN": "orange", "RMSNorm": "green", "InstanceNorm": "violet", "GroupNorm": "orange"}
 
-# Categories that are not norms, in order of use. Never LN's blue or BN's vermillion.
-SERIES = (BLACK, PURPLE, SKY, ORANGE, GREEN, GREY)
+# Categories that are not norms, in order of use: black, wine, forest and brown. Dark, so a thin line
+# stays 3:1 or more on white (WCAG's non-text contrast). Searched among the colours ≥ 20 from LN and BN
+# and ≥ 10 from the other norms (ΔE00, under every simulated vision), far from LN's and BN's hue, for
+# the largest ΔE00 between them: ≥ 10 under every vision, ≥ 18 with normal vision. The next best
+# fourth colours were navy blues, which read as LN's.
+WINE = "#871E5A"
+FOREST = "#0F3C00"
+BROWN = "#694B4B"
+SERIES = (BLACK, WINE, FOREST, BROWN)
+
+# A check's cells: white where it holds (nothing to flag), gold where it breaks. Black text is 14:1 on the
+# gold; the two stay ≥ 20 apart under every simulated vision, and the gold is no colour of the value scales.
+HOLDS = "#FFFFFF"
+BREAKS = "#FFD200"
+
+# Streamlit's primaryColor (sliders, toggles, primary buttons; white text on it is 9.7:1), and the stage's
+# sliders: a dark neutral grey, neither LN's nor BN's colour. Must equal .streamlit/config.toml's.
+ACCENT = "#444444"
 
 # ColorBrewer's PRGn: negative purple, 0 white, positive green. Spelled out, because
 # plotly.js knows only a few scale names and the figures skip plotly's validation,

@@ -9,10 +9,13 @@ write of every element, the same traffic as ``y.copy_(x)``:
     \\text{ideal bytes} = 2 \\cdot B H \\cdot \\text{itemsize}, \\qquad
     \\text{GB/s} = \\frac{\\text{ideal bytes}}{\\text{median seconds} \\cdot 10^9}
 
-(γ and β, H values each, are left out: a rounding error next to B·H.) So a norm
-is memory-bound, and the copy's bandwidth, measured on the same machine, is its
-ceiling. A written-out LN makes several passes over memory; a fused kernel
-makes one read and one write, and gets close to the copy.
+(γ and β, H values each, are left out: a rounding error next to B·H.) The
+copy's bandwidth, measured on the same machine, is therefore a norm's ceiling.
+A written-out LN makes several passes over memory; a fused kernel makes one
+read and one write. Where the bytes come from memory slower than the kernel's
+arithmetic (large arrays), a norm is memory-bound and a fused kernel can come
+close to the copy; on data held in a CPU's caches its arithmetic can take
+longer than the bytes, and it lands below (:mod:`~lnviz.bench.summary`).
 
 Every variant is checked against torch's float64 result on the same (rounded)
 input, so the error shown is the kernel's own. Nothing here holds state between
@@ -22,7 +25,8 @@ measurement.
 The package, one idea a module: :mod:`~lnviz.bench.kernels` (the inputs of a
 case, the variants, the Triton kernel, the float64 references),
 :mod:`~lnviz.bench.timing` (the timing harness: measure, quick, sweep, tables
-and CSV) and :mod:`~lnviz.bench.figures`. Callers use the names re-exported
+and CSV), :mod:`~lnviz.bench.summary` (what the numbers say, in words) and
+:mod:`~lnviz.bench.figures`. Callers use the names re-exported
 here (``bench.quick``, ``bench.VARIANTS``, ``bench.fig_sweep``); a test that
 patches a constant patches it on the module that reads it
 (``bench.timing.CPU_WORKING_SET``).
@@ -50,6 +54,7 @@ from lnviz.bench.kernels import (
     torch_dtype,
     triton_layer_norm,
 )
+from lnviz.bench.summary import NEAR_COPY, below_copy, sweep_share, takeaway
 from lnviz.bench.timing import (
     COLUMNS,
     CPU_WORKING_SET,
@@ -64,6 +69,7 @@ from lnviz.bench.timing import (
     Case,
     Measurement,
     errors,
+    faster_than_copy,
     gbps,
     measure,
     measure_inputs,
@@ -91,6 +97,7 @@ __all__ = [
     "MAX_THREADS",
     "MIB",
     "MIN_ITERS",
+    "NEAR_COPY",
     "QUICK",
     "QUICK_BUDGET_S",
     "QUICK_WORKING_SET",
@@ -104,7 +111,9 @@ __all__ = [
     "Unavailable",
     "Variant",
     "as_float64",
+    "below_copy",
     "errors",
+    "faster_than_copy",
     "fig_quick",
     "fig_sweep",
     "gbps",
@@ -122,7 +131,9 @@ __all__ = [
     "rows_for",
     "sweep",
     "sweep_cases",
+    "sweep_share",
     "table",
+    "takeaway",
     "time_runners",
     "to_csv",
     "torch_dtype",

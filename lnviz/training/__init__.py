@@ -40,6 +40,7 @@ from lnviz.training.loop import (
     BN_BATCH_ONE,
     EVAL_POINTS,
     EVAL_SAMPLES,
+    REPLAY_SECONDS,
     SUGGESTED,
     Curve,
     Race,
@@ -48,7 +49,9 @@ from lnviz.training.loop import (
     describe,
     eval_every,
     race,
+    replay_pause,
     run,
+    too_fast_to_watch,
 )
 from lnviz.training.summary import CLOSE, Standing, Summary, story, story_alt, story_table, summarize
 from lnviz.training.tasks import (
@@ -82,6 +85,7 @@ __all__ = [
     "EVAL_SAMPLES",
     "LONGEST",
     "MLP",
+    "REPLAY_SECONDS",
     "RNN",
     "SHORTEST",
     "SPIRAL_HIDDEN",
@@ -109,10 +113,12 @@ __all__ = [
     "loss_and_accuracy",
     "make_batch",
     "race",
+    "replay_pause",
     "run",
     "spirals",
     "story",
     "story_alt",
     "story_table",
     "summarize",
+    "too_fast_to_watch",
 ]

@@ -28,6 +28,10 @@ from lnviz.training.tasks import TASKS, VARIANTS, Batch, build_model, loss_and_a
 
 EVAL_SAMPLES = 256
 EVAL_POINTS = 30  # held-out evaluations per race, besides step 0
+# A replay draws a recorded race in over this many seconds, one frame per evaluation step. A race that
+# trained faster (300 steps of the spirals take about a second on a laptop) is replayed as soon as it ends:
+# drawn live, it would be over before anyone saw it.
+REPLAY_SECONDS = 8.0
 
 BN_BATCH_ONE = (
     "BN cannot train at batch 1 in this model, where each feature has one value per sample. With one sample, "
@@ -59,6 +63,17 @@ SUGGESTED: dict[str, tuple[str, str, dict]] = {
         {"task": "spirals", "batch": 1, "lr": 0.01},
     ),
 }
+
+
+def too_fast_to_watch(result: Race) -> bool:
+    """Whether a race that just ran, complete, took less than :data:`REPLAY_SECONDS`: the page replays it."""
+    return result.complete and result.elapsed < REPLAY_SECONDS
+
+
+def replay_pause(result: Race) -> float:
+    """Seconds between two frames of a replay, which draws ``result``'s evaluation steps in
+    :data:`REPLAY_SECONDS`."""
+    return REPLAY_SECONDS / max(1, len(result.eval_steps) - 1)
 
 
 def eval_every(steps: int) -> int:
