@@ -30,8 +30,8 @@ from lnviz.explain import num, term
 from lnviz.norms import Affine, NormResult, batch_norm, layer_norm
 from lnviz.walkthrough_text import BN_ZERO_EPS, SINGLE_SAMPLE_NOTE, TITLES, texts, variance_notes
 
-STAGES = ("input", "mean", "centred", "variance", "normalized", "affine")
-N_STEPS = 2 * len(STAGES)  # LN's six steps, then BN's
+PHASES = ("input", "mean", "centred", "variance", "normalized", "affine")
+N_STEPS = 2 * len(PHASES)  # LN's six steps, then BN's
 SHOWN = 4  # a vector longer than this is written with its first two and last entries only
 
 
@@ -47,7 +47,7 @@ class Step:
     """
 
     norm: str  # "LN" or "BN"
-    stage: str  # one of STAGES
+    phase: str  # one of PHASES: how far along its row or column the step is
     title: str
     text: str  # plain words, markdown: what the step does
     latex: str  # the step's formula with the live numbers
@@ -169,7 +169,7 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
     return [
         Step(
             norm=line.kind,
-            stage=stage,
+            phase=phase,
             title=TITLES[line.kind][k],
             text=texts(line.kind, line.x.numel())[k].format(**words),
             latex=latex,
@@ -181,8 +181,8 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
             level=level,
             note=note,
         )
-        for k, (stage, latex, (cells, values, symbol, level, note)) in enumerate(
-            zip(STAGES, _formulas(line), shown, strict=True)
+        for k, (phase, latex, (cells, values, symbol, level, note)) in enumerate(
+            zip(PHASES, _formulas(line), shown, strict=True)
         )
     ]
 
@@ -277,7 +277,7 @@ def _level(step: Step, axes: plot.Axes) -> tuple[list[dict], list[dict]]:
     """The step's statistic (μ or σ²) as a dashed line across the bars, with its label: (shapes, annotations)."""
     if step.level is None:
         return [], []
-    name = "μ" if step.stage == "mean" else "σ²"
+    name = "μ" if step.phase == "mean" else "σ²"
     line = dict(color=theme.BLACK, dash="dash", width=2)
     label = f"{name} = {step.level:.4g}"
     if step.norm == "LN":
