@@ -16,7 +16,7 @@ GUIDE = (
     "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
     "numbers, click it to choose it for the details below, and press Play to watch the reduction.\n\n"
     "The details show one thing at a time, chosen above them: the chosen cell's formulas with torch's numbers, "
-    "charts of each norm's μ and σ and of the outputs, the distributions before and after, the grid as tables, "
+    "charts of each norm's μ and σ and of the outputs, the chosen row and column before and after, the grid as tables, "
     "or downloads."
 )
 page = Page.start("LayerNorm vs BatchNorm", "explorer")
@@ -153,11 +153,11 @@ def charts(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int],
         on_select=_pick_from_click,
         selection_mode="points",
     )
-    st.subheader("The outputs: BN normalizes each column, LN each row")
+    st.subheader("The outputs: LN normalizes each row, BN each column")
     page.chart(
         figures.fig_outputs(result, rows, cols, cell, stage),
         key="outputs_chart",
-        alt=f"Heatmaps of BN's and LN's {stage}: BN's columns and LN's rows each normalized.",
+        alt=f"Heatmaps of LN's and BN's {stage}, side by side: LN's rows and BN's columns each normalized.",
     )
 
 
@@ -166,8 +166,8 @@ def numbers(result: Exploration, rows: slice, cols: slice, stage: str) -> None:
     st.subheader("The numbers")
     tables = {
         "x": result.x,
-        "BN " + stage: None if result.bn is None else getattr(result.bn, stage),
         "LN " + stage: getattr(result.ln, stage),
+        "BN " + stage: None if result.bn is None else getattr(result.bn, stage),
     }
     for name, tab in zip(tables, st.tabs(list(tables)), strict=True):
         with tab:
@@ -177,21 +177,25 @@ def numbers(result: Exploration, rows: slice, cols: slice, stage: str) -> None:
                 st.dataframe(explorer.table(tables[name], rows, cols), width="stretch")
 
 
-def distributions(result: Exploration) -> None:
-    """Histograms of x and of both outputs, each on its own range, over the full grid (an even sample of a large one)."""
-    st.subheader("Distributions before and after")
-    dists = explorer.distributions(result)
-    if dists.sampled:
-        st.caption(
-            f"Counted over an evenly spread sample of {dists.counted:,} of the {dists.total:,} values "
-            "(every feature and every sample is represented)."
-        )
-    page.say("Each histogram spans its own values, so compare shapes and ranges, not positions.")
-    shown = "x and LN's y" if result.bn is None else "x, BN's y and LN's y"
+def distributions(result: Exploration, cell_at: tuple[int, int]) -> None:
+    """The chosen cell's row (what LN pools) against its column (what BN pools), before and after each norm."""
+    i, j = cell_at
+    st.subheader(f"Row {i} against column {j}, before and after")
+    bn = (
+        f"BatchNorm over column {j}, its {batch} samples (right)"
+        if result.bn is not None
+        else f"BatchNorm would take them over column {j}, a single value (right)"
+    )
+    page.say(
+        f"LayerNorm takes its μ and σ over row {i}, its {features} features (left); {bn}. Top: those values of x, "
+        "with the μ each norm subtracts (dashed). Bottom: the same cells after the norm. The row and the column "
+        "share each value axis."
+    )
+    column = "" if result.bn is None else f", and of column {j}'s before and after BatchNorm"
     page.chart(
-        figures.fig_distributions(dists.hists),
+        figures.fig_distributions(explorer.distributions(result, cell_at)),
         key="hist_chart",
-        alt=f"Histograms of {shown} side by side, each binned over its own range of values.",
+        alt=f"Histograms of row {i}'s values before and after LayerNorm{column}.",
     )
 
 
@@ -273,7 +277,7 @@ def details(result: Exploration, norm: Normalization, kind: str, cell_at: tuple[
     elif kind == "numbers":
         numbers(result, rows, cols, shown)
     elif kind == "distributions":
-        distributions(result)
+        distributions(result, cell_at)
     else:
         downloads(result, norm)
 
