@@ -1,7 +1,8 @@
 """Links in a real browser: a link fills the widgets, a slider writes the URL, the URL reproduces the view.
 
 Also what only a browser shows: lecture mode collapses the sidebar, hide= removes
-controls, a click on the heatmap picks the cell, and the app runs in an iframe.
+controls, a click on the heatmap picks the cell, and the app runs in an iframe, without
+its sidebar in embed mode.
 """
 
 from __future__ import annotations
@@ -86,16 +87,24 @@ def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     assert any("sample 5, feature 2" in h for h in app.page.locator("h3").all_inner_texts())
 
 
-def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):
-    app = open_app(f"{app_server}/?embed=true&batch=5")
+def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app_server, open_app):
+    url = f"{app_server}/?v={links.LINK_VERSION}&embed=true&batch=5"
+    app = open_app(url)
     assert not app.exceptions() and not app.errors
+    badge = "x: 5 × 12"  # the link's batch size reached the view
+    assert app.page.get_by_text(badge).count() == 1
+    # The sidebar (controls, navigation, share box) and the button that would open it are gone: the view alone.
+    for part in ("stSidebar", "stExpandSidebarButton"):
+        assert not app.page.locator(f'[data-testid="{part}"]').is_visible(), part
+    main_left = "() => document.querySelector('[data-testid=\"stMain\"]').getBoundingClientRect().left"
+    assert app.page.evaluate(main_left) < 10
     frame_page = app.page.context.new_page()
     try:
-        frame_page.set_content(f'<iframe id="slide" src="{app_server}/?embed=true&batch=5" width="1200" height="900">')
+        frame_page.set_content(f'<iframe id="slide" src="{url}" width="1200" height="900">')
         frame = frame_page.frame_locator("#slide")
-        frame.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        frame.get_by_text(badge).wait_for(timeout=60_000)
         assert frame.locator('[data-testid="stException"]').count() == 0
-        assert frame.locator(".st-key-batch [data-testid='stSliderThumbValue']").inner_text() == "5"
+        assert not frame.locator('[data-testid="stSidebar"]').is_visible()
     finally:
         frame_page.close()
 
