@@ -72,6 +72,18 @@ def test_lecture_mode_and_hidden_controls(app_server, open_app):
     assert present.page.evaluate(root_size) > normal_root  # the lecture stylesheet's larger type is in the page
 
 
+def test_lecture_mode_shows_the_family_cube_on_the_first_screen_beside_its_controls(app_server, open_app):
+    """At 1280 × 720 the cube stood under the title, the norms and the pickers: mostly below the fold, and small."""
+    app = open_app(f"{app_server}/family?v={links.LINK_VERSION}&present=1")
+    app.page.set_viewport_size({"width": 1280, "height": 720})
+    app.page.wait_for_timeout(1500)  # plotly redraws for the new size
+    app.settle()
+    scene = app.page.locator(".st-key-family_cube .gl-container > div").first.bounding_box()  # the 3-D scene
+    norms = app.page.locator(".st-key-norm").bounding_box()
+    assert scene["y"] + scene["height"] <= 720 and scene["height"] >= 380, scene
+    assert norms["x"] + norms["width"] <= scene["x"] and norms["y"] < scene["y"] + scene["height"], (norms, scene)
+
+
 def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     app = open_app(f"{app_server}/?v={links.LINK_VERSION}&batch=8&features=8&view=charts")
     grid = app.page.locator(".st-key-grid_chart .nsewdrag").first
