@@ -221,11 +221,11 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str, wide: bool = False)
     across, sample into the page, position up, as in Wu and He's Figure 2,
     seen in orthographic projection so that equal blocks look equal.
 
-    ``wide`` is for a place wider than high, such as lecture mode's picture
-    beside the controls at 1280 × 720: the legend moves up beside the title
-    and the figure is shorter (440 px, 561 once :func:`lnviz.plot.lecture`
-    scales it) while the cube is drawn larger in it, so that the cube, not its
-    title, fills the first screen.
+    ``wide`` is for lecture mode's picture beside the controls at 1280 × 720:
+    no legend (the page says what the marks are, beside the figure), a
+    shorter figure (400 px, 510 once :func:`lnviz.plot.lecture` scales it)
+    and a larger block in it, so that the cube, not its title, fills the
+    first screen.
     """
     n, c, p = pick
     count = int(mask.sum())
@@ -236,7 +236,7 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str, wide: bool = False)
         yaxis=axis | dict(title=dict(text="sample", font=font), dtick=1, autorange="reversed"),
         zaxis=axis | dict(title=dict(text="position", font=font), dtick=2 if x.shape[2] > 8 else 1),
         aspectmode="manual",
-        aspectratio=_aspect(tuple(x.shape), zoom=1.5 if wide else 1.2),
+        aspectratio=_aspect(tuple(x.shape), zoom=1.3 if wide else 1.2),
         camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
     layout = dict(
@@ -244,14 +244,11 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str, wide: bool = False)
             f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share its μ and σ²"
         ),
         scene=scene,
-        legend=_CUBE_LEGEND_BESIDE if wide else plot.legend_above(),
+        legend=plot.legend_above(),
+        showlegend=not wide,
     )
-    margin, height = (dict(l=0, r=0, t=70, b=0), 440) if wide else (dict(l=0, r=0, t=110, b=0), 540)
+    margin, height = (dict(l=0, r=0, t=70, b=0), 400) if wide else (dict(l=0, r=0, t=110, b=0), 540)
     return plot.figure(_cube_traces(x, mask, pick, norm), layout, margin=margin, height=height)
-
-
-# fig_cube's legend at the top right, on the title's line: in a wide figure the two fit side by side.
-_CUBE_LEGEND_BESIDE = dict(orientation="h", x=1, xanchor="right", y=1, yref="container", yanchor="top")
 
 
 def _panel_axes(k: int, domain: list[float], channels: int, shown: bool) -> dict[str, dict[str, Any]]:

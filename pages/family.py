@@ -43,6 +43,8 @@ masks = {name: family.pooled_mask(tuple(x.shape), name, pick, groups) for name i
 
 where = f"x[{pick[0]}, {pick[1]}, {pick[2]}]"
 if norm in masks:
+    if page.presenting:  # the wide cube has no legend of its own: what its marks are, in words
+        picture.markdown("Squares: pooled with the pick, the diamond ◆. Dots: not pooled.")
     page.chart(
         family.fig_cube(x, masks[norm], pick, norm, wide=page.presenting),
         key="family_cube",

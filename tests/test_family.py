@@ -133,7 +133,7 @@ def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
 
 
 def test_a_wide_cube_gives_the_height_to_the_cube_not_to_its_title():
-    """Lecture mode's cube beside the controls: shorter, the legend up on the title's line, the block drawn larger."""
+    """Lecture mode's cube beside the controls: shorter, no legend (the page says it), the block drawn larger."""
     x = fam.make_tensor(4, 6, 8, 0)
     pick = (1, 2, 3)
     mask = fam.pooled_mask(tuple(x.shape), "GroupNorm", pick, groups=2)
@@ -143,7 +143,7 @@ def test_a_wide_cube_gives_the_height_to_the_cube_not_to_its_title():
     # The share of the figure left for the scene grows: the title and legend take less of it.
     scene = lambda f: (f.layout.height - f.layout.margin.t) / f.layout.height  # noqa: E731
     assert scene(wide) > scene(desk)
-    assert wide.layout.legend.yref == "container" and wide.layout.legend.xanchor == "right"
+    assert wide.layout.showlegend is False and desk.layout.showlegend is not False
     assert wide.layout.scene.aspectratio.z > desk.layout.scene.aspectratio.z  # a larger block in the scene
     assert_plotly_valid(wide)
 
@@ -236,7 +236,8 @@ def test_lecture_mode_puts_the_controls_beside_the_cube():
     assert {n.key for n in controls.number_input} == {"sample", "channel", "position"}
     (cube,) = picture.get("plotly_chart")
     assert cube.proto.spec and "scatter3d" in cube.proto.spec
-    assert figures(at)[0].layout.legend.yref == "container"  # the wide cube
+    assert figures(at)[0].layout.showlegend is False  # the wide cube, whose marks the page names beside it
+    assert any("Squares: pooled" in m.value for m in picture.markdown)
     desk = run_page(PAGE)
-    assert figures(desk)[0].layout.legend.yref != "container"
+    assert figures(desk)[0].layout.showlegend is not False
     assert not any(c.radio for c in desk.columns)  # at a desk the norms run across the page, above the cube
