@@ -160,8 +160,8 @@ def fig_distributions(dists: Distributions) -> go.Figure:
         title = f"<b>{'LayerNorm' if norm == 'LN' else 'BatchNorm'}</b> · {u.name if u else 'a column'}"
         annotations.append(plot.title(title, sum(half) / 2, color=color, size=theme.FONT_SIZE))
         if u is None:
-            note = "refused at B = 1:<br>a column of one value<br>has σ² = 0 and y = β"
-            annotations.append(plot.note(note, sum(half) / 2, 0.5, font=dict(color=color)))
+            note = "PyTorch refuses<br>B = 1: one value<br>per column, σ² = 0,<br>so y = β (ε > 0)"  # ~170 px wide on a phone
+            annotations.append(plot.note(note, half[1], 0.5, font=dict(color=color), xanchor="right", align="right"))
         for v, stage in enumerate(("x", "y")):
             axes = plot.axis_names(1 + h + 2 * v)  # LN's x, BN's x, LN's y, BN's y
             value_axis = dict(domain=half, anchor=axes[1], nticks=4, tickangle=0, visible=u is not None)
