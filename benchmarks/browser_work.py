@@ -89,11 +89,11 @@ def plotly_redraw_ms(browser: Browser, repeats: int = 12) -> tuple[str, dict[str
         x = data.make_activations("heterogeneous features", 16, 32, seed=0)  # the explorer's default view
         r = explorer.explore(x, gain, 0.0, 1e-5)
         rows, cols = explorer.window(16, 32, 0, 0)
-        samples = {"input": r.x, "BN": r.bn.y, "LN": r.ln.y}
-        hists = {k: explorer.histogram(v, -10, 10) for k, v in samples.items()}
         return {
             "the outputs (two heatmaps)": figures.fig_outputs(r, rows, cols, (0, 0)).to_json(),
-            "the distributions (three histograms)": figures.fig_distributions(hists).to_json(),
+            "the distributions (four histograms)": figures.fig_distributions(
+                explorer.distributions(r, (0, 0))
+            ).to_json(),
         }
 
     before, after = views(1.0), views(1.05)

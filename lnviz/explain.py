@@ -54,28 +54,33 @@ def cell_values(norm: NormResult, i: int, j: int) -> dict[str, float]:
 def latex(norm: NormResult, i: int, j: int, kind: str) -> str:
     """LN's (``kind="LN"``) or BN's (``kind="BN"``) formulas for cell (i, j), numbers filled in.
 
-    LN sums over k, the H features of sample i; BN over k, the B samples in
-    feature j's column. The variance is biased (divide by H or B), as PyTorch.
+    LN sums over k = 0 … H − 1, the features of sample i (row i); BN over
+    k = 0 … B − 1, the samples in feature j's column: 0-based, as the indices
+    shown, with H and B as numbers. The statistics are named after what they pool (μ of row i, μ of
+    column j), so that LN's and BN's never read alike; x̂ and y carry the norm's
+    name. The variance is biased (divide by H or B), as PyTorch.
     """
     v = cell_values(norm, i, j)
     if kind == "LN":
-        n, idx, sub = norm.x.shape[1], "H", f"{i}"
+        count, unit = norm.x.shape[1], rf"\text{{row}}\,{i}"  # H features
         pooled = rf"x_{{{i},k}}"
     elif kind == "BN":
-        n, idx, sub = norm.x.shape[0], "B", f"{j}"
+        count, unit = norm.x.shape[0], rf"\text{{column}}\,{j}"  # B samples
         pooled = rf"x_{{k,{j}}}"
     else:
         raise ValueError(f"kind must be 'LN' or 'BN', got {kind!r}")
-    mu, var = rf"\mu_{{{sub}}}", rf"\sigma^2_{{{sub}}}"
+    mu, var = rf"\mu_{{{unit}}}", rf"\sigma^2_{{{unit}}}"
+    total = rf"\tfrac{{1}}{{{count}}}\textstyle\sum_{{k=0}}^{{{count - 1}}}"
+    x_hat, y = rf"\hat x^{{\text{{{kind}}}}}_{{{i},{j}}}", rf"y^{{\text{{{kind}}}}}_{{{i},{j}}}"
     return "\n".join(
         [
             r"\begin{aligned}",
-            rf"{mu} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} {pooled} = {num(v['mean'])} \\",
-            rf"{var} &= \tfrac{{1}}{{{idx}}}\textstyle\sum_{{k=1}}^{{{n}}} ({pooled} - {mu})^2 = {num(v['var'])} \\",
-            rf"\hat x_{{{i},{j}}} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
+            rf"{mu} &= {total} {pooled} = {num(v['mean'])} \\",
+            rf"{var} &= {total} ({pooled} - {mu})^2 = {num(v['var'])} \\",
+            rf"{x_hat} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
             rf" = \frac{{{num(v['x'])} - {term(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
             rf" = {num(v['x_hat'])} \\",
-            rf"y_{{{i},{j}}} &= \gamma_{{{j}}}\,\hat x_{{{i},{j}}} + \beta_{{{j}}}"
+            rf"{y} &= \gamma_{{{j}}}\,{x_hat} + \beta_{{{j}}}"
             rf" = {num(v['gain'])} \cdot {term(v['x_hat'])} + {term(v['bias'])} = {num(v['y'])}",
             r"\end{aligned}",
         ]

@@ -139,26 +139,6 @@ def degenerate(result: Exploration) -> Degenerate:
     return Degenerate(ln_rows=zero(result.ln), bn_cols=zero(result.bn))
 
 
-# Above this many values, histograms and ranges use an evenly spread sample.
-SAMPLE = 65_536
-
-
-def sample(values: Tensor, limit: int = SAMPLE) -> Tensor:
-    """At most ``limit`` of ``values`` (B, H), spread evenly over every row and column.
-
-    Takes every k-th element of the flattened grid, with k chosen coprime to H
-    so that the sample visits every feature, not the same few columns. A grid
-    of ``limit`` values or fewer is returned whole (flattened).
-    """
-    flat = values.reshape(-1)
-    if flat.numel() <= limit:
-        return flat
-    step = -(-flat.numel() // limit)
-    while math.gcd(step, values.shape[-1]) != 1:
-        step += 1
-    return flat[::step]
-
-
 def _finite(values: Tensor) -> Tensor:
     """``values`` without NaN and ±inf, copying only when there are any."""
     return values if bool(torch.isfinite(values).all()) else values[torch.isfinite(values)]
@@ -194,19 +174,6 @@ def histogram(
     return counts.cpu(), ((edges[:-1] + edges[1:]) / 2)
 
 
-@dataclass(frozen=True)
-class Distributions:
-    """Histograms of x and of each norm's y, each binned over its own finite range."""
-
-    hists: dict[str, tuple[Tensor, Tensor]]  # "input", "BN" (absent when B = 1), "LN": (counts, centres), (bins,)
-    counted: int  # values counted per histogram: all B · H, or the even sample of a large grid
-    total: int  # B · H
-
-    @property
-    def sampled(self) -> bool:
-        return self.counted < self.total
-
-
 def bins_for(count: int, most: int = 60) -> int:
     """How many bins a histogram of ``count`` values gets: Rice's rule, ⌈2 · count^(1/3)⌉, from 8 to ``most``.
 
@@ -215,20 +182,75 @@ def bins_for(count: int, most: int = 60) -> int:
     return min(max(math.ceil(2 * count ** (1 / 3)), 8), most)
 
 
-def distributions(result: Exploration, bins: int | None = None) -> Distributions:
-    """Histograms of every value of x (B, H), BN's y and LN's y, each over its own range.
+@dataclass(frozen=True)
+class Unit:
+    """What one norm pools for the chosen cell (i, j), before and after: LN's row i or BN's column j."""
 
-    One shared range would squeeze the outputs (about ±3) into a few bins of
-    the input's range; each panel's own range shows each shape. A grid of more
-    than :data:`SAMPLE` values is counted on the same :func:`sample` of cells
-    for all three. ``bins`` defaults to :func:`bins_for` the values counted.
+    norm: str  # "LN" or "BN"
+    line: str  # "row" (LN: one sample's H features) or "column" (BN: one feature's B samples)
+    index: int  # i for LN's row, j for BN's column
+    x: Tensor  # (H,) = x[i, :] for LN, (B,) = x[:, j] for BN: the values one μ and σ² are taken over
+    y: Tensor  # the same shape: the norm's output there, y = γ x̂ + β
+    mean: float  # μ of the row or column
+
+    @property
+    def name(self) -> str:
+        """ "row 2" or "column 5", as the stage names it."""
+        return f"{self.line} {self.index}"
+
+
+def unit(result: Exploration, norm: str, cell: tuple[int, int]) -> Unit | None:
+    """LN's row i (``norm="LN"``) or BN's column j (``"BN"``) of x (B, H) for ``cell`` = (i, j); None without BN."""
+    i, j = cell
+    if norm == "LN":
+        r, at, line, index = result.ln, (i, slice(None)), "row", i  # r.mean, r.var: (B, 1)
+    elif norm == "BN":
+        r, at, line, index = result.bn, (slice(None), j), "column", j  # r.mean, r.var: (1, H)
+    else:
+        raise ValueError(f"norm must be 'LN' or 'BN', got {norm!r}")
+    if r is None:
+        return None
+    stat = (i, 0) if norm == "LN" else (0, j)
+    return Unit(
+        norm=norm,
+        line=line,
+        index=index,
+        x=result.x[at],
+        y=r.y[at],
+        mean=float(r.mean[stat]),
+    )
+
+
+@dataclass(frozen=True)
+class Distributions:
+    """The chosen cell's row (LN's unit) against its column (BN's), before (x) and after (y) each norm.
+
+    ``hists[(norm, stage)]`` is (counts, bin centres), each (bins,), for
+    ``norm`` "LN" or "BN" and ``stage`` "x" or "y". The two histograms of one
+    stage share their range, so that a row and a column compare on one value
+    axis; each has :func:`bins_for` its own count of values.
     """
-    named = {"input": result.x, "BN": None if result.bn is None else result.bn.y, "LN": result.ln.y}
-    samples = {name: sample(values) for name, values in named.items() if values is not None}
-    counted = samples["input"].numel()
-    bins = bins or bins_for(counted)
-    hists = {name: histogram(values, bins=bins) for name, values in samples.items()}
-    return Distributions(hists=hists, counted=counted, total=result.x.numel())
+
+    cell: tuple[int, int]
+    units: dict[str, Unit]  # "LN": row i, "BN": column j (absent when B = 1)
+    hists: dict[tuple[str, str], tuple[Tensor, Tensor]]
+
+
+def distributions(result: Exploration, cell: tuple[int, int]) -> Distributions:
+    """Histograms of row i of x and of LN's y there, and of column j of x and of BN's y there.
+
+    ``cell`` = (i, j) is the chosen cell of x (B, H). LN normalizes the row's H
+    values by their own μ and σ, BN the column's B values by theirs: these are
+    the two sets of values each norm sees for that cell. Computed in torch on
+    the values' device; at most 2 · 60 bins per histogram reach the browser.
+    """
+    units = {name: u for name in ("LN", "BN") if (u := unit(result, name, cell)) is not None}
+    hists = {}
+    for stage in ("x", "y"):
+        lo, hi = finite_range(*(getattr(u, stage) for u in units.values()))
+        for name, u in units.items():
+            hists[(name, stage)] = histogram(getattr(u, stage), lo, hi, bins=bins_for(u.x.numel()))
+    return Distributions(cell=cell, units=units, hists=hists)
 
 
 def table(values: Tensor, rows: slice, cols: slice) -> pd.DataFrame:

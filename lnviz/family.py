@@ -211,7 +211,7 @@ def _cube_traces(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> list[dict[st
     return traces
 
 
-def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
+def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str, wide: bool = False) -> go.Figure:
     """x (N, C, H·W) as a 3-D block of markers: the pooled set in the norm's colour, the pick in black.
 
     ``mask`` (N, C, H·W) is the pooled set of element ``pick`` = (sample,
@@ -220,17 +220,23 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
     out as a solid block; the pick is a large black diamond. Channel runs
     across, sample into the page, position up, as in Wu and He's Figure 2,
     seen in orthographic projection so that equal blocks look equal.
+
+    ``wide`` is for lecture mode's picture beside the controls at 1280 × 720:
+    no legend (the page says what the marks are, beside the figure), a
+    shorter figure (400 px, 510 once :func:`lnviz.plot.lecture` scales it)
+    and a larger block in it, so that the cube, not its title, fills the
+    first screen.
     """
     n, c, p = pick
     count = int(mask.sum())
     font = dict(family=theme.FONT_FAMILY)
     axis = dict(showbackground=False, gridcolor="#e5e5e5", zeroline=False, tickfont=font)
     scene = dict(
-        xaxis=axis | dict(title=dict(text="channel", font=font), dtick=1),
+        xaxis=axis | dict(title=dict(text="channel", font=font), dtick=2 if x.shape[1] > 8 else 1),
         yaxis=axis | dict(title=dict(text="sample", font=font), dtick=1, autorange="reversed"),
         zaxis=axis | dict(title=dict(text="position", font=font), dtick=2 if x.shape[2] > 8 else 1),
         aspectmode="manual",
-        aspectratio=_aspect(tuple(x.shape)),
+        aspectratio=_aspect(tuple(x.shape), zoom=1.3 if wide else 1.2),
         camera=dict(eye=dict(x=0.9, y=-1.6, z=0.8), projection=dict(type="orthographic")),
     )
     shared = "its E[x²] (no μ)" if norm == "RMSNorm" else "its μ and σ²"  # short enough for a phone
@@ -238,8 +244,10 @@ def fig_cube(x: Tensor, mask: Tensor, pick: Pick, norm: str) -> go.Figure:
         title=plot.heading(f"{norm} pools {count} elements", f"for the picked x[{n}, {c}, {p}]: they share {shared}"),
         scene=scene,
         legend=plot.legend_above(),
+        showlegend=not wide,
     )
-    return plot.figure(_cube_traces(x, mask, pick, norm), layout, margin=dict(l=0, r=0, t=110, b=0), height=540)
+    margin, height = (dict(l=0, r=0, t=70, b=0), 400) if wide else (dict(l=0, r=0, t=110, b=0), 540)
+    return plot.figure(_cube_traces(x, mask, pick, norm), layout, margin=margin, height=height)
 
 
 def _panel_axes(k: int, domain: list[float], channels: int, shown: bool) -> dict[str, dict[str, Any]]:

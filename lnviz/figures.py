@@ -10,10 +10,9 @@ from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
-from torch import Tensor
 
 from lnviz import plot, theme
-from lnviz.explorer import Exploration
+from lnviz.explorer import Distributions, Exploration
 
 PICKER = "cell picker"  # the name of fig_grid's clickable trace
 LN, BN = theme.ROLES["LN"], theme.ROLES["BN"]
@@ -92,50 +91,46 @@ def fig_grid(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int
 
 
 def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, int], stage: str = "y") -> go.Figure:
-    """BN's and LN's output side by side, on one shared diverging colour scale.
+    """LN's and BN's output side by side, LN left and BN right, on one shared diverging colour scale.
 
-    ``stage`` is "y" (after γ and β) or "x_hat" (before). Under BN each column
-    has mean 0 and variance σ²/(σ² + ε) (x̂); under LN each row does. The chosen
-    cell's column is outlined on BN, its row on LN.
+    LN first, as on the stage (LN's output right of x, BN's below it). ``stage``
+    is "y" (after γ and β) or "x_hat" (before). Under LN each row has mean 0 and
+    variance σ²/(σ² + ε) (x̂); under BN each column does. The chosen cell's row
+    is outlined on LN, its column on BN.
     """
     arrays = [
-        None if norm is None else plot.to_numpy(getattr(norm, stage)[rows, cols]) for norm in (result.bn, result.ln)
+        None if norm is None else plot.to_numpy(getattr(norm, stage)[rows, cols]) for norm in (result.ln, result.bn)
     ]
     finite = [a[np.isfinite(a)] for a in arrays if a is not None]
     lim = max((float(np.abs(a).max()) for a in finite if a.size), default=1.0) or 1.0
     label = "y" if stage == "y" else "x̂"
     has_bn = result.bn is not None
-    ln_domain = [0.52, 1] if has_bn else [0.6, 1]  # alone, LN's half needs room for its own row labels
+    halves = ([0, 0.48], [0.52, 1])  # LN's, BN's
     traces, shapes = [], []
-    annotations = [
-        plot.title("BatchNorm", 0.24, color=BN),
-        plot.title("LayerNorm", sum(ln_domain) / 2, color=LN),
-    ]
+    annotations = [plot.title("LayerNorm", 0.24, color=LN), plot.title("BatchNorm", 0.76, color=BN)]
     r_idx, c_idx = plot.index(rows), plot.index(cols)
-    for k, (norm_name, z) in enumerate(zip(("BN", "LN"), arrays, strict=True), start=1):
+    for k, (norm_name, z) in enumerate(zip(("LN", "BN"), arrays, strict=True), start=1):
         axes = plot.axis_names(k)
         if z is None:  # in BN's empty half, whose axes are hidden below
             annotations.append(
                 # short lines: the half is about 170 px wide on a phone
                 plot.note(
                     "BatchNorm refused<br>at B = 1: its output<br>would be β (ε > 0)",
-                    0.24,
+                    sum(halves[1]) / 2,
                     0.5,
                     font=dict(size=theme.TITLE_SIZE),
                 )
             )
             continue
         traces.append(plot.heatmap(z, c_idx, r_idx, f"{norm_name} {label}", axes, coloraxis="coloraxis"))
-        shapes += _outline(rows, cols, cell, axes, "col" if norm_name == "BN" else "row")
+        shapes += _outline(rows, cols, cell, axes, "row" if norm_name == "LN" else "col")
     count = rows.stop - rows.start
     layout = dict(
-        xaxis=dict(domain=[0, 0.48], anchor="y", title=dict(text="feature j"), visible=has_bn),
-        xaxis2=dict(domain=ln_domain, anchor="y2", title=dict(text="feature j")),
-        yaxis=plot.samples_axis(count, anchor="x", title=dict(text="sample i"), visible=has_bn),
-        # LN's half shares BN's rows; alone (B = 1) it labels its own.
-        yaxis2=plot.samples_axis(count, anchor="x2", matches="y", showticklabels=False)
-        if has_bn
-        else plot.samples_axis(count, anchor="x2", title=dict(text="sample i")),
+        xaxis=dict(domain=halves[0], anchor="y", title=dict(text="feature j")),
+        xaxis2=dict(domain=halves[1], anchor="y2", title=dict(text="feature j"), visible=has_bn),
+        yaxis=plot.samples_axis(count, anchor="x", title=dict(text="sample i")),
+        # BN's half shares LN's rows, labelled once on the left.
+        yaxis2=plot.samples_axis(count, anchor="x2", matches="y", showticklabels=False, visible=has_bn),
         coloraxis=dict(colorscale=theme.DIVERGING, cmid=0, cmin=-lim, cmax=lim, colorbar=dict(title=dict(text=label))),
         annotations=annotations,
         shapes=shapes,
@@ -143,36 +138,52 @@ def fig_outputs(result: Exploration, rows: slice, cols: slice, cell: tuple[int, 
     return plot.figure(traces, layout, margin=dict(l=70, r=110, t=40, b=55), height=460)
 
 
-PANELS = {"input": "Input x", "BN": "BatchNorm y", "LN": "LayerNorm y"}  # fig_distributions' panel titles
 BAR_EDGE = dict(color="white", width=0.5)  # touching bars stay countable, in one opaque colour
 
 
-def fig_distributions(hists: dict[str, tuple[Tensor, Tensor]]) -> go.Figure:
-    """Histograms of x and of each norm's output as small multiples, side by side.
+def fig_distributions(dists: Distributions) -> go.Figure:
+    """The chosen cell's row against its column, before and after each norm, as 2 × 2 small multiples.
 
-    ``hists`` maps a name ("input", "BN", "LN") to (counts, bin centres), as
-    :func:`lnviz.explorer.histogram` returns them, each binned over its own
-    range: each panel has its own value axis. They share the count axis: each
-    holds the same values in the same number of bins. Each is opaque, in its
-    norm's colour (the input grey), so no two blend.
+    Left, LN's unit: the H values of row i, as x (top) and as LN's y
+    (bottom). Right, BN's: the B values of column j, as x and as BN's y. Each
+    panel is a histogram from :func:`lnviz.explorer.distributions`, opaque, in
+    its norm's colour; a dashed line marks the μ each norm subtracts. The two
+    panels of a stage share their value axis, so a row's spread and a
+    column's compare at a glance; the count axes are each panel's own (a row
+    has H values, a column B). Without BN (B = 1) its column says why.
     """
     traces, layout, annotations = [], {}, []
-    few = max(float(counts.max()) for counts, _ in hists.values()) <= 6  # whole-number ticks, not 0.5, 1, 1.5
-    for k, ((name, (counts, centres)), domain) in enumerate(
-        zip(hists.items(), plot.columns(len(hists), gap=0.04), strict=True), start=1
-    ):
-        axes = plot.axis_names(k)
-        color = theme.ROLES.get(name, theme.GREY)
-        traces.append(
-            plot.histogram(counts, centres, name, color, axes) | dict(marker=dict(color=color, line=BAR_EDGE))
-        )
-        # Few, level ticks: on a phone each panel is about 100 px wide.
-        x_axis = dict(domain=domain, anchor=axes[1], nticks=3, tickangle=0, title=dict(text="value"))
-        layout[plot.layout_key(axes[0])] = x_axis
-        # Same number of values and of bins in every panel, so the counts compare: one count axis, labelled once.
-        shared = dict(title=dict(text="count")) if k == 1 else dict(matches="y", showticklabels=False)
-        layout[plot.layout_key(axes[1])] = dict(anchor=axes[0]) | shared | (dict(dtick=1) if few else {})
-        # Titles at the body size: "BatchNorm y" must fit over its panel on a phone.
-        annotations.append(plot.title(PANELS.get(name, name), sum(domain) / 2, color=color, size=theme.FONT_SIZE))
+    halves = plot.columns(2, gap=0.1)  # LN's, BN's
+    heights = {"x": [0.6, 1], "y": [0, 0.38]}  # room between them for the top panels' value axis
+    for h, (norm, half) in enumerate(zip(("LN", "BN"), halves, strict=True)):
+        color, u = theme.ROLES[norm], dists.units.get(norm)
+        title = f"<b>{'LayerNorm' if norm == 'LN' else 'BatchNorm'}</b> · {u.name if u else 'a column'}"
+        annotations.append(plot.title(title, sum(half) / 2, color=color, size=theme.FONT_SIZE))
+        if u is None:
+            note = "PyTorch refuses<br>B = 1: one value<br>per column, σ² = 0,<br>so y = β (ε > 0)"  # ~170 px wide on a phone
+            annotations.append(plot.note(note, half[1], 0.5, font=dict(color=color), xanchor="right", align="right"))
+        for v, stage in enumerate(("x", "y")):
+            axes = plot.axis_names(1 + h + 2 * v)  # LN's x, BN's x, LN's y, BN's y
+            value_axis = dict(domain=half, anchor=axes[1], nticks=4, tickangle=0, visible=u is not None)
+            value_axis["title"] = dict(text="x, before" if stage == "x" else f"{norm}'s y, after")
+            if h == 1:  # the row's and the column's values on one scale
+                value_axis["matches"] = plot.axis_names(2 * v + 1)[0]
+            count_axis = dict(domain=heights[stage], anchor=axes[0], visible=u is not None, rangemode="tozero")
+            if h == 0:
+                count_axis["title"] = dict(text="count")
+            layout[plot.layout_key(axes[0])], layout[plot.layout_key(axes[1])] = value_axis, count_axis
+            if u is None:
+                continue
+            counts, centres = dists.hists[(norm, stage)]
+            name = f"{u.name}: x" if stage == "x" else f"{u.name}: {norm} y"
+            traces.append(
+                plot.histogram(counts, centres, name, color, axes) | dict(marker=dict(color=color, line=BAR_EDGE))
+            )
+            top = float(counts.max())
+            if top <= 6:  # whole-number ticks, not 0.5, 1, 1.5
+                count_axis["dtick"] = 1
+            if stage == "x":  # the μ this norm subtracts
+                mu = plot.line([u.mean, u.mean], [0, top or 1.0], f"μ of {u.name}", theme.INK, axes, dash="dash")
+                traces.append(mu | dict(hovertemplate=f"μ of {u.name} = {u.mean:.4g}<extra></extra>"))
     layout |= dict(bargap=0, showlegend=False, annotations=annotations)
-    return plot.figure(traces, layout, margin=dict(l=50, r=15, t=32, b=50), height=300)
+    return plot.figure(traces, layout, margin=dict(l=50, r=15, t=32, b=50), height=440)

@@ -16,7 +16,8 @@ GUIDE = (
     "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
     "numbers, click it to choose it for the details below, and press Play to watch the reduction.\n\n"
     "The details show one thing at a time, chosen above them: the chosen cell's formulas with torch's numbers, "
-    "charts of each norm's μ and σ and of the outputs, the distributions before and after, the grid as tables, "
+    "charts of each norm's μ and σ and of the outputs, the chosen row and column before and after, the grid as "
+    "tables, "
     "or downloads."
 )
 page = Page.start()
@@ -185,11 +186,11 @@ def charts(shown: Shown) -> None:
         on_select=_pick_from_chart,
         selection_mode="points",
     )
-    st.subheader("The outputs: BN normalizes each column, LN each row")
+    st.subheader("The outputs: LN normalizes each row, BN each column")
     page.chart(
         figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output),
         key="outputs_chart",
-        alt=f"Heatmaps of BN's and LN's {output}: BN's columns and LN's rows each normalized.",
+        alt=f"Heatmaps of LN's and BN's {output}, side by side: LN's rows and BN's columns each normalized.",
     )
 
 
@@ -199,8 +200,8 @@ def numbers(shown: Shown) -> None:
     st.subheader("The numbers")
     tables = {
         "x": result.x,
-        "BN " + output: None if result.bn is None else getattr(result.bn, output),
         "LN " + output: getattr(result.ln, output),
+        "BN " + output: None if result.bn is None else getattr(result.bn, output),
     }
     for name, tab in zip(tables, st.tabs(list(tables)), strict=True):
         with tab:
@@ -211,20 +212,24 @@ def numbers(shown: Shown) -> None:
 
 
 def distributions(shown: Shown) -> None:
-    """Histograms of x and of both outputs, each on its own range, over the full grid (an even sample of a large one)."""
-    st.subheader("Distributions before and after")
-    dists = explorer.distributions(shown.result)
-    if dists.sampled:
-        st.caption(
-            f"Counted over an evenly spread sample of {dists.counted:,} of the {dists.total:,} values "
-            "(every feature and every sample is represented)."
-        )
-    page.say("Each histogram spans its own values, so compare shapes and ranges, not positions.")
-    which = "x and LN's y" if shown.result.bn is None else "x, BN's y and LN's y"
+    """The chosen cell's row (what LN pools) against its column (what BN pools), before and after each norm."""
+    (i, j), result = shown.cell, shown.result
+    st.subheader(f"Row {i} against column {j}, before and after")
+    bn = (
+        f"BatchNorm over column {j}, its {shown.inputs.batch} samples (right)"
+        if result.bn is not None
+        else f"BatchNorm would take them over column {j}, a single value (right)"
+    )
+    page.say(
+        f"LayerNorm takes its μ and σ over row {i}, its {shown.inputs.features} features (left); {bn}. Top: those "
+        "values of x, with the μ each norm subtracts (dashed). Bottom: the same cells after the norm. The row and "
+        "the column share each value axis."
+    )
+    column = "" if result.bn is None else f", and of column {j}'s before and after BatchNorm"
     page.chart(
-        figures.fig_distributions(dists.hists),
+        figures.fig_distributions(explorer.distributions(result, shown.cell)),
         key="hist_chart",
-        alt=f"Histograms of {which} side by side, each binned over its own range of values.",
+        alt=f"Histograms of row {i}'s values before and after LayerNorm{column}.",
     )
 
 

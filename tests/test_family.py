@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -146,6 +148,22 @@ def test_the_cube_says_what_the_pooled_set_shares_and_rmsnorm_shares_no_mean():
     assert abs(float(y[n].mean())) > 1e-3
 
 
+def test_a_wide_cube_gives_the_height_to_the_cube_not_to_its_title():
+    """Lecture mode's cube beside the controls: shorter, no legend (the page says it), the block drawn larger."""
+    x = fam.make_tensor(4, 6, 8, 0)
+    pick = (1, 2, 3)
+    mask = fam.pooled_mask(tuple(x.shape), "GroupNorm", pick, groups=2)
+    desk, wide = fam.fig_cube(x, mask, pick, "GroupNorm"), fam.fig_cube(x, mask, pick, "GroupNorm", wide=True)
+    assert json.loads(wide.to_json())["data"] == json.loads(desk.to_json())["data"]  # the same cube
+    assert wide.layout.height < desk.layout.height and wide.layout.margin.t < desk.layout.margin.t
+    # The share of the figure left for the scene grows: the title and legend take less of it.
+    scene = lambda f: (f.layout.height - f.layout.margin.t) / f.layout.height  # noqa: E731
+    assert scene(wide) > scene(desk)
+    assert wide.layout.showlegend is False and desk.layout.showlegend is not False
+    assert wide.layout.scene.aspectratio.z > desk.layout.scene.aspectratio.z  # a larger block in the scene
+    assert_plotly_valid(wide)
+
+
 def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
     shape, pick = (3, 4, 5), (1, 3, 0)
     masks = {norm: fam.pooled_mask(shape, norm, pick, groups=2) for norm in fam.NORMS}
@@ -223,3 +241,19 @@ def test_page_reads_the_link():
     assert _picked(at) == (2, 4, 6)
     assert len(_pooled(at).x) == 8 - 1
     assert any("Groups G" in i.value for i in at.info)
+
+
+def test_lecture_mode_puts_the_controls_beside_the_cube():
+    """On a projector (1280 × 720) the cube stood under the title, the norms and the pickers, below the fold."""
+    at = run_page(PAGE, {"present": "1"})
+    assert_no_exception(at)
+    controls, picture = at.columns[0], at.columns[1]
+    assert [r.key for r in controls.radio] == ["norm"]
+    assert {n.key for n in controls.number_input} == {"sample", "channel", "position"}
+    (cube,) = picture.get("plotly_chart")
+    assert cube.proto.spec and "scatter3d" in cube.proto.spec
+    assert figures(at)[0].layout.showlegend is False  # the wide cube, whose marks the page names beside it
+    assert any("Squares: pooled" in m.value for m in picture.markdown)
+    desk = run_page(PAGE)
+    assert figures(desk)[0].layout.showlegend is not False
+    assert not any(c.radio for c in desk.columns)  # at a desk the norms run across the page, above the cube

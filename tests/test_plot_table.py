@@ -40,7 +40,7 @@ def test_explorer_figures(b):
         figures.fig_grid(r, rows, cols, (0, 3)),
         figures.fig_outputs(r, rows, cols, (0, 3), "y"),
         figures.fig_outputs(r, rows, cols, (0, 3), "x_hat"),
-        figures.fig_distributions(explorer.distributions(r).hists),
+        figures.fig_distributions(explorer.distributions(r, (0, 3))),
     ]
     for fig in built:
         assert_table_is_the_data(fig)
@@ -89,5 +89,5 @@ def test_three_d_points_keep_their_three_coordinates():
 
 def test_the_kit_lecture_version_has_the_same_table():
     r = _explored()
-    fig = figures.fig_distributions(explorer.distributions(r).hists)
+    fig = figures.fig_distributions(explorer.distributions(r, (0, 3)))
     assert plot.table(plot.lecture(fig)).equals(plot.table(fig))
