@@ -29,7 +29,7 @@ After every answer the session reads its numbers (a socket session: the
 stage's data the server sent; a tab, which opens the charts view: the page's
 drawn plotly data) and checks them against torch in float64, recomputed
 from the session's own settings (:mod:`benchmarks.oracle`), on the same window of the grid: x must be
-``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
+``lnviz.maths.data.make_activations(dist, B, H, seed)``, and the outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ. A number from another
 session, or a stale one, fails the check; and each session checks once that
 the same numbers fail against the next seed, so the check can fail. Errors: a

@@ -6,8 +6,9 @@ import time
 import pandas as pd
 import streamlit as st
 
-from lnviz import bench, numerics
-from lnviz.device import label
+from lnviz.labs import bench
+from lnviz.labs.bench import numerics
+from lnviz.maths.device import label
 from ui import heavy
 from ui.page import Page
 

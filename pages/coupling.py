@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lnviz import coupling
+from lnviz.labs import coupling
 from ui.page import Page
 
 page = Page.start(

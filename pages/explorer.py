@@ -30,8 +30,9 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
-from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
-from lnviz.explorer import Exploration  # noqa: E402
+from lnviz.labs import explorer  # noqa: E402
+from lnviz.labs.explorer import Exploration, explain, export, figures, stage  # noqa: E402
+from lnviz.maths import data, device  # noqa: E402
 from ui import heavy, own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
@@ -308,7 +309,7 @@ class Detail:
     shows_outputs: bool = False
 
 
-# The views of the details, by the value of the view control (lnviz.state.VIEW): one is computed, sent and drawn.
+# The views of the details, by the value of the view control (lnviz.views.state.VIEW): one is computed, sent and drawn.
 VIEWS: dict[str, Detail] = {
     "cell": Detail(cell),
     "charts": Detail(charts, shows_outputs=True),

@@ -4,7 +4,7 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from lnviz import family
+from lnviz.labs import family
 from ui.page import Page
 
 page = Page.start(

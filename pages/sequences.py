@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lnviz import sequences
+from lnviz.labs import sequences
 from ui.page import Page
 
 page = Page.start(

@@ -4,8 +4,10 @@ import time
 
 import streamlit as st
 
-from lnviz import limits, training, transformer, transformer_text
-from lnviz.device import label
+from lnviz.labs import training
+from lnviz.labs.training import transformer, transformer_text
+from lnviz.maths.device import label
+from lnviz.serving import limits
 from ui import heavy, own_data
 from ui.page import Page
 
@@ -217,7 +219,7 @@ else:
     page.chart(training.fig_step_time(result), key="step_time", alt="Median time of one optimizer step for each model.")
     st.caption(
         "Median wall time of one optimizer step per model, waiting for the device before reading the clock. "
-        "The norms here are computed step by step (lnviz.norms, several kernels each), not by PyTorch's fused "
+        "The norms here are computed step by step (lnviz.maths.norms, several kernels each), not by PyTorch's fused "
         "kernels: the Kernel benchmark page times those."
     )
 

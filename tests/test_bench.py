@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import bench
+from lnviz.labs import bench
 from ui import heavy
 
 CPU = torch.device("cpu")
@@ -101,7 +101,7 @@ def test_op_by_op_float16_overflows_where_the_fused_kernel_does_not():
 
 @pytest.mark.parametrize("norm", ["copy", "LN", "RMSNorm", "BN train", "BN eval"])
 def test_reference_agrees_with_the_step_by_step_norms(norm):
-    from lnviz import norms
+    from lnviz.maths import norms
 
     inputs = bench.make_inputs(12, 1023, torch.float16, CPU, seed=4)
     x = inputs.x.double()

@@ -13,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from browser import charts_json
 
-from lnviz import links, pages
+from lnviz.views import links, pages
 
 pytestmark = pytest.mark.browser
 
@@ -36,7 +36,7 @@ def test_a_link_fills_the_widgets(app_server, open_app):
     assert slider_text(app, "batch") == "8"
     assert slider_text(app, "features") == "12"
     assert slider_text(app, "gain") == "1.50"
-    from lnviz.data import DISTS
+    from lnviz.maths.data import DISTS
 
     assert DISTS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
     assert app.page.locator(".st-key-seed input").input_value() == "7"

@@ -19,7 +19,8 @@ from playwright.sync_api import Browser
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
-from lnviz import data, links
+from lnviz.maths import data
+from lnviz.views import links
 
 pytestmark = pytest.mark.browser
 

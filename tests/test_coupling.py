@@ -1,4 +1,4 @@
-"""Batch coupling: lnviz.coupling against torch.nn.functional in float64, and the page through the router."""
+"""Batch coupling: lnviz.labs.coupling against torch.nn.functional in float64, and the page through the router."""
 
 import math
 
@@ -11,7 +11,9 @@ from figcheck import assert_plotly_valid
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
-from lnviz import coupling, data, pages
+from lnviz.labs import coupling
+from lnviz.maths import data
+from lnviz.views import pages
 
 TOL = dict(rtol=0, atol=1e-12)
 

@@ -5,7 +5,7 @@ import itertools
 import pytest
 import torch
 
-from lnviz import data
+from lnviz.maths import data
 
 
 @pytest.mark.parametrize("dist", list(data.DISTS))

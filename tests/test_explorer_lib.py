@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnviz import data, explain, explorer
+from lnviz.labs import explorer
+from lnviz.labs.explorer import explain
+from lnviz.maths import data
 
 
 def test_explore_matches_torch_and_times_itself():

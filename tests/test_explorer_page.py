@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page, share_link, stage_data
 
-from lnviz import data, explorer
+from lnviz.labs import explorer
+from lnviz.maths import data
 
 PAGE = "pages/explorer.py"
 CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
@@ -333,7 +334,7 @@ def test_activations_handed_over_by_another_page_are_explored():
 
 
 def test_export_script_matches_the_view():
-    from lnviz import export
+    from lnviz.labs.explorer import export
 
     at = run_page(PAGE, {"batch": "5", "features": "7", "seed": "3", "gain": "1.5"})
     # Not shown, the downloads are not even built (the script cost the browser work on every move).

@@ -1,4 +1,4 @@
-"""The norm family page (lnviz.family): who pools with whom, on one (N, C, H·W) tensor, against torch."""
+"""The norm family page (lnviz.labs.family): who pools with whom, on one (N, C, H·W) tensor, against torch."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_norms import FAMILY, FAMILY_EPS, FAMILY_TOL, draw
 
-from lnviz import family as fam
-from lnviz import theme
-from lnviz.data import generator
+from lnviz.figures import theme
+from lnviz.labs import family as fam
+from lnviz.maths.data import generator
 
 PAGE = "pages/family.py"
 EPS, TOL, HYP = FAMILY_EPS, FAMILY_TOL, FAMILY  # the family's oracle tests' settings, in test_norms

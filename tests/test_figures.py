@@ -6,7 +6,10 @@ import pytest
 import torch.nn.functional as F
 from figcheck import assert_plotly_valid
 
-from lnviz import data, explorer, figures, plot, theme
+from lnviz.figures import plot, theme
+from lnviz.labs import explorer
+from lnviz.labs.explorer import figures
+from lnviz.maths import data
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):

@@ -14,7 +14,9 @@ from test_theme import srgb
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
-from lnviz import invariance, state, theme
+from lnviz.figures import theme
+from lnviz.labs import invariance
+from lnviz.views import state
 
 ORDER = (
     "weight_matrix_rescale",

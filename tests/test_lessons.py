@@ -9,7 +9,9 @@ import pytest
 import torch.nn.functional as F
 from conftest import assert_no_exception, run_page
 
-from lnviz import coupling, data, explorer, lessons, links, pages
+from lnviz.labs import coupling, explorer
+from lnviz.maths import data
+from lnviz.views import lessons, links, pages
 
 
 def _links(markdown: str) -> list[str]:

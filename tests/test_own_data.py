@@ -4,7 +4,8 @@ import numpy as np
 import torch
 from conftest import assert_no_exception, run_page, stage_x
 
-from lnviz import data, upload
+from lnviz.maths import data
+from lnviz.serving import upload
 from ui import own_data
 
 PAGE = "pages/explorer.py"

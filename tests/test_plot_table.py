@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lnviz import data, explorer, family, figures, invariance, plot
+from lnviz.figures import plot
+from lnviz.labs import explorer, family, invariance
+from lnviz.labs.explorer import figures
+from lnviz.maths import data
 
 
 def _explored(b=6, h=9, dist="heterogeneous features", eps=1e-5):

@@ -1,4 +1,4 @@
-"""lnviz.sequences against torch, and the sequences page driven through the router."""
+"""lnviz.labs.sequences against torch, and the sequences page driven through the router."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import pages
-from lnviz import sequences as sq
-from lnviz.data import generator
+from lnviz.labs import sequences as sq
+from lnviz.maths.data import generator
+from lnviz.views import pages
 
 PAGE = "pages/sequences.py"
 EPS = 1e-5

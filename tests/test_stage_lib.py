@@ -1,4 +1,4 @@
-"""The stage's payload (lnviz.stage) against torch.nn.functional, in float64."""
+"""The stage's payload (lnviz.labs.explorer.stage) against torch.nn.functional, in float64."""
 
 import json
 import math
@@ -8,7 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnviz import data, explorer, stage, state
+from lnviz.labs import explorer
+from lnviz.labs.explorer import stage
+from lnviz.maths import data
+from lnviz.views import state
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
 

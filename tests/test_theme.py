@@ -45,7 +45,7 @@ import itertools
 import numpy as np
 import pytest
 
-from lnviz import theme
+from lnviz.figures import theme
 
 # Machado, Oliveira and Fernandes (2009), severity 1.0 (their supplementary table), on linear RGB.
 MACHADO = {

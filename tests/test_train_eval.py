@@ -1,4 +1,4 @@
-"""Train against eval: lnviz.train_eval against torch.nn.BatchNorm1d / LayerNorm in float64, and the page."""
+"""Train against eval: lnviz.labs.train_eval against torch.nn.BatchNorm1d / LayerNorm in float64, and the page."""
 
 import numpy as np
 import pytest
@@ -9,7 +9,9 @@ from figcheck import assert_plotly_valid
 from test_theme import ACHROMATIC, HUE_MIN, LN_BN_MIN, VISIONS, ciede2000, hue_and_chroma, seen
 from torch import nn
 
-from lnviz import pages, theme, train_eval
+from lnviz.figures import theme
+from lnviz.labs import train_eval
+from lnviz.views import pages
 
 TOL = dict(rtol=0, atol=1e-12)
 

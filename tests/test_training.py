@@ -15,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import pages, state, training
-from lnviz.data import generator
-from lnviz.state import MAX_SEED, SEED
-from lnviz.theme import ROLES
+from lnviz.figures.theme import ROLES
+from lnviz.labs import training
+from lnviz.maths.data import generator
+from lnviz.views import pages, state
+from lnviz.views.state import MAX_SEED, SEED
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -866,7 +867,7 @@ def test_page_a_stopped_race_says_where_it_stopped():
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
-    from lnviz import limits
+    from lnviz.serving import limits
     from ui import heavy
 
     class Full:

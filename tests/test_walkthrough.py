@@ -1,4 +1,4 @@
-"""The walkthrough (lnviz.walkthrough and its page) against torch: every step's numbers, cells and controls."""
+"""The walkthrough (lnviz.labs.walkthrough and its page) against torch: every step's numbers, cells and controls."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from conftest import assert_no_exception, figures, run_page, share_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import data, links, theme
-from lnviz import walkthrough as wt
-from lnviz.data import generator
-from lnviz.explain import num
+from lnviz.figures import theme
+from lnviz.labs import walkthrough as wt
+from lnviz.labs.explorer.explain import num
+from lnviz.maths import data
+from lnviz.maths.data import generator
+from lnviz.views import links
 
 PAGE = "pages/walkthrough.py"
 TOL = dict(atol=1e-10, rtol=1e-10)

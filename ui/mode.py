@@ -2,7 +2,7 @@
 
 These parameters are read from the URL directly (they are not widgets):
 ``present=1`` turns on lecture mode, ``hide=eps,seed`` hides controls, and
-``preset=small-batch`` applies a lesson from :mod:`lnviz.lessons`. Streamlit's
+``preset=small-batch`` applies a lesson from :mod:`lnviz.views.lessons`. Streamlit's
 own ``embed=true`` (an iframe) also drops the sidebar here.
 """
 
@@ -13,8 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from lnviz import lessons
 from lnviz.text import quote
+from lnviz.views import lessons
 
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them

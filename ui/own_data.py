@@ -25,7 +25,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from lnviz import upload
+from lnviz.serving import upload
 
 # Where a matrix waits for the explorer: {"x": 2-D float64 numpy array, "source": text}.
 KEY = "explorer_activations"

@@ -1,7 +1,7 @@
 // The stage (lnviz issue 12): x, LayerNorm's and BatchNorm's outputs on one screen.
 //
 // Python (ui/stage.py) sends torch's numbers for one window of x; the contract is
-// lnviz/stage.py. This file draws them, and while γ, β or ε is dragged it redoes only
+// lnviz/labs/explorer/stage.py. This file draws them, and while γ, β or ε is dragged it redoes only
 // the elementwise steps from torch's x, μ and σ² (x̂ = (x − μ)/√(σ² + ε), y = γ x̂ + β),
 // with no round trip. On release it sends the values to Python, torch recomputes, and
 // the badge says how far the browser's preview was from torch's numbers.
@@ -634,7 +634,7 @@ function formula(s, v, name, n, k, m, over) {
   if (!n) return `<div class="bn"><b>BatchNorm</b>: ${s.d.bn_error}</div>`;
   const j = k % s.d.C;
   const { gain, bias, eps } = v.ctl;
-  // torch's γ and β, or those the controls make while one is dragged (lnviz.data.affine).
+  // torch's γ and β, or those the controls make while one is dragged (lnviz.maths.data.affine).
   const gamma = v.preview ? gain * s.d.g[j] : s.d.gamma[j];
   const beta = v.preview ? bias + s.d.b[j] : s.d.beta[j];
   const mu = n.mean[m], var_ = n.var[m];
