@@ -40,6 +40,7 @@ import argparse
 import asyncio
 import json
 import random
+import sys
 import time
 import urllib.error
 import urllib.request
@@ -63,7 +64,8 @@ SESSIONS = 30
 PHASE_S = 20.0
 SETTLE_S = 30.0
 STAGE_EVENTS = 10_000  # 0.7 MB: what issue 20 found costs 12 s of CPU
-UPLOADERS = 8
+UPLOADERS = 8  # files the page reads at once
+FILLERS = 9  # sessions that upload two files each: 18 × 31 MiB, past the server-wide 512 MiB
 HOGS = 3
 DOWNLOADERS = 3
 FLOODERS = 4
@@ -151,11 +153,17 @@ async def on_page(base: str, path: str, query: str) -> Session:
 
 
 async def press_run(session: Session) -> str:
-    """Press Run on the training page: "admitted" or "busy" (or "finished" if neither showed)."""
-    await session.ws.send(
-        backmsg_rerun(session, [WidgetState(id=session.ids["run"], trigger_value=True)]).SerializeToString()
-    )
-    return await until_finished(session, ANSWER_TIMEOUT, run_verdict)
+    """Press Run on the training page: "admitted" (the race runs on), "busy" (its run read to the end),
+    "finished" (neither showed) or "no answer" (nothing within :data:`ANSWER_TIMEOUT`)."""
+    press = backmsg_rerun(session, [WidgetState(id=session.ids["run"], trigger_value=True)])
+    await session.ws.send(press.SerializeToString())
+    try:
+        got = await until_finished(session, ANSWER_TIMEOUT, run_verdict)
+        if got == "busy":  # the refused run's last messages must not answer the next press
+            await until_finished(session, ANSWER_TIMEOUT)
+    except TimeoutError:
+        return "no answer"
+    return got
 
 
 async def stop_run(session: Session) -> None:
@@ -197,7 +205,7 @@ async def attack_clear_cache(base: str, until: float, phase: Phase) -> None:
         for s in (holder, second):
             await stop_run(s)
         sent = 0
-        while time.monotonic() < until:
+        while time.monotonic() < until or sent < 5:
             await clearer.ws.send(BackMsg(clear_cache=True).SerializeToString())
             sent += 1
             await asyncio.sleep(1.0)
@@ -217,11 +225,17 @@ async def attack_stage_list(base: str, until: float, phase: Phase) -> None:
     events = [{"event": "scrub", "value": {"gain": 1.5, "bias": 0.0, "eps": 1e-5}}] * STAGE_EVENTS
     payload = json.dumps(events)
     answered: list[float] = []
+    unanswered = 0
 
     async def one(s: Session) -> None:
+        nonlocal unanswered
         while time.monotonic() < until:
             state = WidgetState(id=stage_aggregator(s), json_trigger_value=payload)
-            answered.append(await s.rerun([state], ANSWER_TIMEOUT))
+            try:
+                answered.append(await s.rerun([state], max(0.0, until - time.monotonic()) + 30))
+            except TimeoutError:  # the server is still at it: the settle after the phase waits for it
+                unanswered += 1
+                return
             # Streamlit ignores a widget id it does not know: make sure the list reached the stage's callback.
             (gain,) = [w for w in s.tree.get("slider") if w.key == "gain"]
             if list(gain.proto.value) != [1.5]:
@@ -233,7 +247,8 @@ async def attack_stage_list(base: str, until: float, phase: Phase) -> None:
         await close_all(sessions)
     phase.notes.append(
         f"{len(answered)} lists of {STAGE_EVENTS:,} events ({len(payload) / 1e6:.2f} MB each) answered, "
-        f"in {percentile(sorted(answered), 50):.0f} ms (p50), {max(answered, default=float('nan')):.0f} ms at most"
+        f"in {percentile(sorted(answered), 50):.0f} ms (p50), {max(answered, default=float('nan')):.0f} ms at most; "
+        f"{unanswered} not answered by 30 s after the phase"
     )
 
 
@@ -290,33 +305,45 @@ def uploaded(session: Session, file_id: str, name: str, size: int) -> WidgetStat
 
 
 def big_csv() -> bytes:
-    """A 1024 × 1024 matrix as CSV, 30 MiB: the largest the upload limits allow, with long digits."""
-    row = ",".join(f"{(i % 97) / 97:.26f}" for i in range(1024)) + "\n"
+    """A 1024 × 1024 matrix as CSV, 31 MiB: the most the upload limits allow, in long digits."""
+    row = ",".join(f"{(i % 97) / 97:.28f}" for i in range(1024)) + "\n"
     return row.encode() * 1024
 
 
-async def upload_and_use(base: str, data: bytes, name: str) -> tuple[int, float | None]:
-    """A new session uploads ``data`` and the page reads it: the PUT's status, and the rerun's ms when it was 204."""
-    session = await on_page(base, "", LECTURE.query())
-    try:
-        file_id = str(uuid.uuid4())
-        status = await asyncio.to_thread(put_file, base, session.session_id, file_id, name, data)
-        if status != 204:
-            return status, None
-        return status, await session.rerun([uploaded(session, file_id, name, len(data))], ANSWER_TIMEOUT)
-    finally:
-        await close_all([session])
+async def put_one(base: str, session: Session, data: bytes, name: str) -> tuple[int, str]:
+    """One file PUT for ``session``: the HTTP status and the file's id."""
+    file_id = str(uuid.uuid4())
+    return await asyncio.to_thread(put_file, base, session.session_id, file_id, name, data), file_id
 
 
 async def attack_uploads(base: str, until: float, phase: Phase) -> None:
     data = big_csv()
-    results = await asyncio.gather(*(upload_and_use(base, data, "x.csv") for _ in range(UPLOADERS)))
-    ok = [ms for status, ms in results if ms is not None]
-    statuses = sorted(status for status, _ in results)
-    small = await upload_and_use(base, b"1,2\n3,4\n" * 2048, "small.csv")
+    sessions = [await on_page(base, "", LECTURE.query()) for _ in range(FILLERS)]
+    owners = [s for s in sessions for _ in range(2)]  # two files a session: what one may hold
+    try:
+        puts = await asyncio.gather(*(put_one(base, s, data, "x.csv") for s in owners))
+        newcomer = await on_page(base, "", LECTURE.query())
+        small, _ = await put_one(base, newcomer, b"1,2\n3,4\n" * 2048, "small.csv")
+        await close_all([newcomer])
+        # Then the pages read them: one accepted file in each of up to UPLOADERS sessions, at once.
+        chosen: dict[int, tuple[Session, str]] = {}
+        for s, (status, file_id) in zip(owners, puts, strict=True):
+            if status == 204 and len(chosen) < UPLOADERS:
+                chosen.setdefault(id(s), (s, file_id))
+        wait = max(0.0, until - time.monotonic()) + 60
+        parsed = await asyncio.gather(
+            *(s.rerun([uploaded(s, fid, "x.csv", len(data))], wait) for s, fid in chosen.values()),
+            return_exceptions=True,
+        )
+    finally:
+        await close_all(sessions)
+    statuses = [status for status, _ in puts]
+    ms = sorted(p for p in parsed if isinstance(p, float))
     phase.notes.append(
-        f"{UPLOADERS} uploads of {len(data) / 2**20:.0f} MiB at once: statuses {statuses}, {len(ok)} read by the page "
-        f"(p50 {percentile(sorted(ok), 50):.0f} ms); then a newcomer's 16 KiB file: HTTP {small[0]}"
+        f"{len(puts)} uploads of {len(data) / 2**20:.0f} MiB from {FILLERS} sessions: "
+        + ", ".join(f"{statuses.count(c)} × HTTP {c}" for c in sorted(set(statuses)))
+        + f"; then a newcomer's 16 KiB file: HTTP {small}; {len(ms)} of {len(chosen)} files read by the pages at "
+        f"once (p50 {percentile(ms, 50):.0f} ms)"
     )
     await asyncio.sleep(max(0.0, until - time.monotonic()))
 
@@ -330,9 +357,11 @@ async def attack_hogging(base: str, until: float, phase: Phase, legit: Legit) ->
         nonlocal presses
         while time.monotonic() < until:
             presses += 1
-            got = await press_run(s)
-            if got == "admitted":
-                await until_finished(s, max(1.0, until - time.monotonic()) + 5)  # hold it while it runs
+            if await press_run(s) == "admitted":
+                try:  # hold the gate while the race runs
+                    await until_finished(s, max(0.1, until - time.monotonic()))
+                except TimeoutError:
+                    return
             else:
                 await asyncio.sleep(0.2)
 
@@ -355,11 +384,13 @@ async def attack_hogging(base: str, until: float, phase: Phase, legit: Legit) ->
     finally:
         for t in tasks:
             t.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
+        for result in await asyncio.gather(*tasks, return_exceptions=True):
+            if isinstance(result, Exception):
+                phase.errors.append(f"a hog: {type(result).__name__}: {result}"[:300])
         for s in [*hogs, visitor]:
             try:
                 await stop_run(s)
-            except Exception:  # a session whose socket the cancelled task left mid-read
+            except Exception:  # a session whose socket a cancelled task left mid-read
                 pass
         await close_all([*hogs, visitor])
     admitted = [t for t in legit.tries if t[0] == "Run" and t[1]]
@@ -506,13 +537,13 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
         ("downloads", attack_downloads, seconds),
         ("rerun flood", attack_flood, seconds),
     ]
-    total = seconds + sum_phases(seconds) + len(attacks) * SETTLE_S + 30
+    total = seconds + sum_phases(seconds) + len(attacks) * (SETTLE_S + 2 * ANSWER_TIMEOUT) + OPEN_TIMEOUT
     try:
         await asyncio.to_thread(wait_app, app)
         await warm_up(app.url)
         base, arrive = app.url, 10.0
         start = time.monotonic() + 1.0
-        until = start + arrive + total
+        until = start + arrive + total  # at the latest: the class leaves when the last attack is over
         rng = random.Random(20)
         class_run = [
             asyncio.create_task(
@@ -520,7 +551,11 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
             )
             for i, s in enumerate(group)
         ]
-        await asyncio.sleep(start + arrive + every - time.monotonic())
+        # Everyone in, and each has moved once, before the baseline starts.
+        while time.monotonic() < start + arrive + OPEN_TIMEOUT and any(
+            not s.moves and not s.errors and not task.done() for s, task in zip(group, class_run, strict=True)
+        ):
+            await asyncio.sleep(0.5)
         baseline = Phase("no attacker", start=time.monotonic())
         await asyncio.sleep(seconds)
         baseline.end = time.monotonic()
@@ -535,6 +570,13 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
             phase.end = time.monotonic()
             phases.append(phase)
             phase.settle_s = await settle(base, base_p50, SETTLE_S)
+            moves = report.moves(phase)
+            print(
+                f"{phase.name}: class p50 {percentile(moves, 50):.0f} ms, p95 {percentile(moves, 95):.0f} ms, "
+                f"peak {report.peak(phase):.0f} MiB; {'; '.join(phase.notes + phase.errors)}",
+                file=sys.stderr,
+                flush=True,
+            )
         for task in class_run:  # the class leaves with the last attack
             task.cancel()
         await asyncio.gather(*class_run, return_exceptions=True)
