@@ -1,7 +1,7 @@
 """``make load LOAD_ARGS="--mode attack"``: a class of 30 on one server while one client tries each attack of
 issue 20 in turn.
 
-    python -m benchmarks.load --mode attack                      # 30 sessions, 20 s a phase: about 5 minutes
+    python -m benchmarks.load --mode attack                      # 30 sessions, 15 s a phase: 5 to 10 minutes
     python -m benchmarks.load --mode attack --seconds 10 --out /tmp/attack.md
 
 One ``streamlit run app.py`` on 127.0.0.1. A class of ``--sessions`` arrives
@@ -21,7 +21,8 @@ attack after another, each by clients speaking Streamlit's own protocol
   the page read it; a newcomer then uploads 16 KiB.
 - ``Run hogging``: :data:`HOGS` sessions on the training page press Run again
   whenever refused; a legitimate visitor tries Run, for up to
-  :data:`ADMIT_WITHIN_S` each time, over a phase of ``3 × --seconds``.
+  :data:`ADMIT_WITHIN_S` each time, a try at most every 10 s, over a phase of
+  ``3 × --seconds`` (at least 70 s: two tries).
 - ``downloads``: :data:`DOWNLOADERS` sessions ask for the 1024² downloads back
   to back; a legitimate visitor asks for one every 5 s.
 - ``rerun flood``: :data:`FLOODERS` sessions send new 1024² seeds back to back.
@@ -61,11 +62,12 @@ from harness.server import free_port, start_app, stop, wait_app
 from harness.wsclient import FINISHED, Session
 
 SESSIONS = 30
-PHASE_S = 20.0
+PHASE_S = 15.0
 SETTLE_S = 30.0
 STAGE_EVENTS = 10_000  # 0.7 MB: what issue 20 found costs 12 s of CPU
 UPLOADERS = 8  # files the page reads at once
 FILLERS = 9  # sessions that upload two files each: 18 × 31 MiB, past the server-wide 512 MiB
+TOP_UPS = 8  # then 4 MiB files, one a session, until one is refused: the ceiling is full to the brim
 HOGS = 3
 DOWNLOADERS = 3
 FLOODERS = 4
@@ -166,11 +168,12 @@ async def press_run(session: Session) -> str:
     return got
 
 
-async def stop_run(session: Session) -> None:
-    """Stop the session's script (its race), and read until it has finished."""
+async def stop_run(session: Session, timeout: float = 10.0) -> None:
+    """Stop the session's script (its race), and read until it has finished (a script not running sends
+    nothing: give up after ``timeout``)."""
     await session.ws.send(BackMsg(stop_script=True).SerializeToString())
     try:
-        await until_finished(session, ANSWER_TIMEOUT)
+        await until_finished(session, timeout)
     except TimeoutError:
         pass
 
@@ -322,6 +325,11 @@ async def attack_uploads(base: str, until: float, phase: Phase) -> None:
     owners = [s for s in sessions for _ in range(2)]  # two files a session: what one may hold
     try:
         puts = await asyncio.gather(*(put_one(base, s, data, "x.csv") for s in owners))
+        # Topped up with smaller files, one per new session, until the server refuses one.
+        top_ups: list[int] = []
+        while len(top_ups) < TOP_UPS and 429 not in top_ups:
+            sessions.append(await on_page(base, "", LECTURE.query()))
+            top_ups.append((await put_one(base, sessions[-1], data[: 4 * 2**20], "y.csv"))[0])
         newcomer = await on_page(base, "", LECTURE.query())
         small, _ = await put_one(base, newcomer, b"1,2\n3,4\n" * 2048, "small.csv")
         await close_all([newcomer])
@@ -342,7 +350,7 @@ async def attack_uploads(base: str, until: float, phase: Phase) -> None:
     phase.notes.append(
         f"{len(puts)} uploads of {len(data) / 2**20:.0f} MiB from {FILLERS} sessions: "
         + ", ".join(f"{statuses.count(c)} × HTTP {c}" for c in sorted(set(statuses)))
-        + f"; then a newcomer's 16 KiB file: HTTP {small}; {len(ms)} of {len(chosen)} files read by the pages at "
+        + f"; {len(top_ups)} more of 4 MiB until refused: {top_ups}; then a newcomer's 16 KiB file: HTTP {small}; {len(ms)} of {len(chosen)} files read by the pages at "
         f"once (p50 {percentile(ms, 50):.0f} ms)"
     )
     await asyncio.sleep(max(0.0, until - time.monotonic()))
@@ -366,6 +374,7 @@ async def attack_hogging(base: str, until: float, phase: Phase, legit: Legit) ->
                 await asyncio.sleep(0.2)
 
     async def try_run() -> None:
+        await asyncio.sleep(3.0)  # the visitor comes to a server the hogs are already at
         while time.monotonic() + ADMIT_WITHIN_S <= until + 1:
             start = time.monotonic()
             admitted = False
@@ -376,6 +385,7 @@ async def attack_hogging(base: str, until: float, phase: Phase, legit: Legit) ->
                     break
                 await asyncio.sleep(5.0)
             legit.tries.append(("Run", admitted, time.monotonic() - start))
+            await asyncio.sleep(max(0.0, start + 10.0 - time.monotonic()))  # a new try at most every 10 s
 
     tasks = [asyncio.create_task(hog(s)) for s in hogs]
     try:
@@ -487,7 +497,8 @@ async def settle(base: str, baseline_ms: float, limit: float) -> float:
 
 
 def hog_seconds(seconds: float) -> float:
-    return max(3 * seconds, ADMIT_WITHIN_S + 5)
+    """Run hogging lasts longer than the other attacks: long enough for two tries of the legitimate visitor."""
+    return max(3 * seconds, 2 * ADMIT_WITHIN_S + 10)
 
 
 def sum_phases(seconds: float) -> float:

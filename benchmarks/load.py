@@ -418,7 +418,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--seconds",
         type=float,
         default=None,
-        help=f"how long every session drives (default {SECONDS}); attack: a phase (20)",
+        help=f"how long every session drives (default {SECONDS}); attack: a phase (15)",
     )
     parser.add_argument("--replicas", type=int, default=1, help="class: app processes, behind nginx when over 1")
     parser.add_argument("--arrive", type=float, default=60.0, help="class: the sessions arrive over this many s")

@@ -105,4 +105,4 @@ def test_load_hands_the_attack_mode_over_with_its_own_phase_default(monkeypatch)
     monkeypatch.setattr(attack, "main", lambda args: seen.append(args) or 0)
     assert load.main(["--mode", "attack"]) == 0
     (args,) = seen
-    assert args.seconds is None and args.sessions is None  # attack.main picks 20 s phases and 30 sessions
+    assert args.seconds is None and args.sessions is None  # attack.main picks 15 s phases and 30 sessions
