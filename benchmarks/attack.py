@@ -478,13 +478,13 @@ async def attack_flood(base: str, until: float, phase: Phase) -> None:
 
 
 async def settle(base: str, baseline_ms: float, limit: float) -> float:
-    """Wait until a probe session's γ move takes at most twice the baseline's p50 (twice in a row); the seconds."""
+    """Wait until a probe session's γ move takes at most twice the baseline's p50 (three in a row); the seconds."""
     start = time.monotonic()
     probe = Session(base, query=LECTURE.query())
     try:
         await asyncio.wait_for(probe.open(), OPEN_TIMEOUT)
         good, gain = 0, 1.0
-        while good < 2 and time.monotonic() - start < limit:
+        while good < 3 and time.monotonic() - start < limit:
             gain = 1.05 if gain == 1.0 else 1.0
             ms = await probe.rerun([probe.widget("gain", double_array_value=[gain])], ANSWER_TIMEOUT)
             good = good + 1 if ms <= max(2 * baseline_ms, 50.0) else 0
