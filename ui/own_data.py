@@ -34,6 +34,7 @@ PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
 _MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
+RECONNECT_TIMER_S = 3600  # see _rerun_whole_page_on_reconnect: the timer only has to exist
 
 
 @dataclass(frozen=True)
@@ -131,7 +132,27 @@ def panel() -> OwnData | None:
         return None
     x = torch.from_numpy(np.asarray(held["x"], dtype=np.float64))  # (B, H)
     _mark(tuple(x.shape))
+    _rerun_whole_page_on_reconnect()
     return OwnData(x=x, source=str(held.get("source", "your data")))
+
+
+def _nothing() -> None:
+    """An empty fragment: it draws nothing, and its timer is what :func:`_rerun_whole_page_on_reconnect` needs."""
+
+
+def _rerun_whole_page_on_reconnect() -> None:
+    """After the server restarts, the tab's next move reruns the whole page, which then says the data is gone.
+
+    A tab reconnects to a restarted server by itself, into a new session that
+    holds none of the old one's data, and keeps what it drew. Streamlit's
+    frontend asks the new session for a run of the whole page on reconnecting
+    only if the page has a fragment on a timer (``run_every``); without one,
+    the explorer's moves below the input (a fragment) went to a session that
+    never drew that fragment and were dropped ("The fragment with id … does
+    not exist anymore"), and the tab kept saying "Showing your data". This
+    fragment's timer (an empty run once an hour) is that one.
+    """
+    st.fragment(_nothing, run_every=RECONNECT_TIMER_S)()
 
 
 def _say_if_gone() -> None:
