@@ -18,7 +18,8 @@ millions of short lines, or one endless line, is refused at a cost near its own
 size, instead of growing into millions of Python strings (a 23.5 MB paste of one
 number per line used to take 1.3 GB). Numbers echoed in a message are shortened
 (:func:`_show_int`), so a .npy header claiming a 4000-digit shape is not echoed
-in full.
+in full; text echoed in a message (a cell, a file name) is a short code span
+(:func:`_show`), since messages are shown as Markdown.
 """
 
 from __future__ import annotations
@@ -33,6 +34,8 @@ from pathlib import PurePath
 import numpy as np
 import torch
 from torch import Tensor
+
+from lnviz.text import quote as text_quote
 
 MAX_ROWS = 1024  # B: samples
 MAX_COLS = 1024  # H: features
@@ -83,8 +86,9 @@ class UploadError(ValueError):
 
 
 def _show(cell: str) -> str:
-    """A cell for a message: quoted, control characters escaped, cut to 20 characters."""
-    return repr(cell if len(cell) <= 20 else cell[:17] + "...")
+    """A cell or a file name for a message, which is shown as Markdown: a code span, one line, at most 20
+    characters (:func:`lnviz.text.quote`), so a name such as ``![x](http://host/px.gif).csv`` stays text."""
+    return text_quote(str(cell), 20)
 
 
 def _show_int(n: int) -> str:
@@ -327,7 +331,7 @@ def parse_bytes(name: str, data: bytes) -> Tensor:
     suffix = PurePath(str(name)).suffix.lower()
     if suffix not in SUFFIXES:
         raise UploadError(
-            f"{_show(str(name))} has the extension {suffix or '(none)'!r}; only .csv, .txt and .npy are read."
+            f"{_show(str(name))} has the extension {_show(suffix) if suffix else '(none)'}; only .csv, .txt and .npy are read."
         )
     if not data:
         raise UploadError(f"The file {_show(str(name))} is empty.")

@@ -32,7 +32,7 @@ def test_the_paste_box_holds_what_the_parser_reads():
 def test_a_refused_paste_replaces_the_previous_warning_and_a_good_one_clears_it():
     at = run_page(PAGE)
     paste(at, "1, 2\n3, oops")
-    assert len(upload_warnings(at)) == 1 and "'oops'" in upload_warnings(at)[0]
+    assert len(upload_warnings(at)) == 1 and "`oops`" in upload_warnings(at)[0]
     paste(at, "1, 2, 3\n4, 5")
     (only,) = upload_warnings(at)
     assert "Row 2 has 2 values" in only and "oops" not in only and "generated data" in only
@@ -91,3 +91,19 @@ def test_data_sent_by_another_page_is_marked_too():
     at.run()
     assert at.query_params[own_data.OWN_PARAM] == "3x4"
     np.testing.assert_allclose(stage_x(at), own_x.numpy())
+
+
+def test_a_hostile_file_name_is_shown_as_text():
+    import re
+
+    at = run_page(PAGE)
+    name = "![x](http://host/px.gif) [log in](http://host/login) $\\huge{x}$ **big**.csv"
+    at.session_state[own_data.KEY] = {"x": np.ones((3, 4)) * np.arange(4), "source": own_data.file_source(name)}
+    at.run()
+    assert_no_exception(at)
+    shown = [m.value for m in [*at.info, *at.caption] if "your data" in m.value.lower()]
+    assert len(shown) >= 2, shown
+    for markdown in shown:
+        assert "`" in markdown
+        rest = re.sub(r"(`+)(?:.|\n)*?\1", "", markdown)  # what Markdown interprets: outside code spans
+        assert not any(mark in rest for mark in ("](", "![", "$", "**big")), markdown

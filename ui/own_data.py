@@ -25,7 +25,7 @@ import numpy as np
 import streamlit as st
 import torch
 
-from lnviz import upload
+from lnviz import text, upload
 
 # Where a matrix waits for the explorer: {"x": 2-D float64 numpy array, "source": text}.
 KEY = "explorer_activations"
@@ -34,21 +34,33 @@ PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
 _MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
+FILE_NAME_LIMIT = 40  # characters of a file's name shown
 RECONNECT_TIMER_S = 3600  # see _rerun_whole_page_on_reconnect: the timer only has to exist
 
 
 @dataclass(frozen=True)
 class OwnData:
-    """A matrix from the user: x (B, H), float64 on the CPU, and where it came from."""
+    """A matrix from the user: x (B, H), float64 on the CPU, and where it came from (Markdown, safe to show)."""
 
     x: torch.Tensor
     source: str
 
 
 def send(x: torch.Tensor, source: str) -> None:
-    """Hand the matrix x (B, H) to the explorer, as its own data; ``source`` says where it came from."""
+    """Hand the matrix x (B, H) to the explorer, as its own data; ``source`` says where it came from, in
+    Markdown that is the app's own (a file's name goes through :func:`file_source`)."""
     st.session_state[KEY] = {"x": x.detach().cpu().double().numpy(), "source": source}
     st.session_state.pop(_REFUSAL, None)
+
+
+def file_source(name: str) -> str:
+    """Where a matrix came from when it came as the file ``name``: the name as text, never as Markdown.
+
+    A file's name is the uploader's to choose (``[log in](http://host).csv``,
+    ``![x](http://host/px.gif).npy``, ``$\\huge{x}$.csv``); the page shows the
+    source in Markdown, so the name goes in a short code span (:func:`lnviz.text.quote`).
+    """
+    return f"the file {text.quote(name, FILE_NAME_LIMIT)}"
 
 
 def _mark(shape: tuple[int, ...]) -> None:
@@ -108,7 +120,7 @@ def panel() -> OwnData | None:
         if file is not None and st.session_state.get(_SEEN_FILE) != file_id:
             st.session_state[_SEEN_FILE] = file_id
             try:
-                send(upload.parse_bytes(file.name, file.getvalue()), file.name)
+                send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
             except upload.UploadError as e:
                 _refuse(e, ("file", file_id))
         st.text_area(
