@@ -4,7 +4,7 @@ import numpy as np
 import torch
 from conftest import assert_no_exception, run_page, stage_x
 
-from lnviz import data, upload
+from lnviz import data, own_store, upload
 from ui import own_data
 
 PAGE = "pages/explorer.py"
@@ -87,7 +87,7 @@ def test_the_marker_is_never_echoed():
 def test_data_sent_by_another_page_is_marked_too():
     at = run_page(PAGE)
     own_x = torch.arange(12, dtype=torch.float64).reshape(3, 4) ** 2
-    at.session_state[own_data.KEY] = {"x": own_x.numpy(), "source": "the training page"}
+    at.session_state[own_data.KEY] = own_data.hold(own_x, "the training page", "a visitor")
     at.run()
     assert at.query_params[own_data.OWN_PARAM] == "3x4"
     np.testing.assert_allclose(stage_x(at), own_x.numpy())
@@ -98,7 +98,7 @@ def test_a_hostile_file_name_is_shown_as_text():
 
     at = run_page(PAGE)
     name = "![x](http://host/px.gif) [log in](http://host/login) $\\huge{x}$ **big**.csv"
-    at.session_state[own_data.KEY] = {"x": np.ones((3, 4)) * np.arange(4), "source": own_data.file_source(name)}
+    at.session_state[own_data.KEY] = own_data.hold(np.ones((3, 4)) * np.arange(4), own_data.file_source(name), "a")
     at.run()
     assert_no_exception(at)
     shown = [m.value for m in [*at.info, *at.caption] if "your data" in m.value.lower()]
@@ -107,3 +107,37 @@ def test_a_hostile_file_name_is_shown_as_text():
         assert "`" in markdown
         rest = re.sub(r"(`+)(?:.|\n)*?\1", "", markdown)  # what Markdown interprets: outside code spans
         assert not any(mark in rest for mark in ("](", "![", "$", "**big")), markdown
+
+
+def test_sessions_pasting_the_same_matrix_hold_it_once_and_not_in_their_state(monkeypatch):
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore())  # this test's own
+    sessions = [paste(run_page(PAGE), GOOD) for _ in range(3)]
+    assert (len(own_data.STORE), own_data.STORE.bytes) == (1, 3 * 4 * 8), own_data.STORE._entries
+    for at in sessions:
+        held = at.session_state[own_data.KEY]
+        assert not any(isinstance(v, np.ndarray | torch.Tensor) for v in held.values()), held
+        np.testing.assert_allclose(stage_x(at), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
+    sessions[0].button(key="own_data_off").click().run()  # back to generated data: the matrix is let go
+    assert len(own_data.STORE) == 0  # (AppTest gives every session one id: all three were one visitor)
+
+
+def test_data_the_server_let_go_is_said_to_be_gone_never_shown_stale(monkeypatch):
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
+    at = paste(run_page(PAGE), GOOD)
+    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    own_data.STORE.clock = lambda: 1e12  # an hour later, unused
+    at.slider(key="gain").set_value(1.5).run()
+    assert_no_exception(at)
+    (gone,) = [w.value for w in at.warning if "gone" in w.value]
+    assert "(3 × 4)" in gone and "generated data" in gone
+    assert not [i for i in at.info if "Showing" in i.value]
+    np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_a_full_store_refuses_with_when_to_try_again_and_keeps_what_was_shown(monkeypatch):
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(budget=3 * 4 * 8))
+    first = paste(run_page(PAGE), GOOD)
+    other = paste(run_page(PAGE), "1, 2\n3, 5")
+    (refused,) = upload_warnings(other) or [w.value for w in other.warning if "Try again" in w.value]
+    assert "Try again in" in refused and "generated data" in refused
+    np.testing.assert_allclose(stage_x(first), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])

@@ -1,15 +1,18 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
-The matrix lives in this session's memory only (``st.session_state``), never
-on disk and never in the link. A file or text that can't be used gets a plain
+The matrix lives in the server's memory only, never on disk and never in the
+link: once per content, in the process's :data:`STORE` (``lnviz.own_store``),
+counted per session and in all, and let go when unused for an hour; the
+session keeps its id. A file or text that can't be used gets a plain
 message naming what is wrong and what is accepted, and the data shown before
 stays; the message stays while that file or text is in its box, and the next
 file or paste replaces it.
 
 The link does carry a marker, ``own=BxH``, while your own data is shown. The
-data is in the server's memory, in the session of one browser tab, and a
-session ends: the server restarts, the tab is away longer than
-``server.disconnectedSessionTTL``, or the link is opened in another browser.
+data is in the server's memory, for the session of one browser tab, and a
+session ends (the server restarts, the tab is away longer than
+``server.disconnectedSessionTTL``, or the link is opened in another browser),
+or the store lets the data go (unused for an hour, or to make room).
 A new session that finds the marker but no data says so, instead of showing
 generated numbers as if they were yours. The marker is the only trace the
 browser keeps: it holds the shape and nothing else, and it is read as two
@@ -18,6 +21,7 @@ whole numbers, never echoed.
 
 from __future__ import annotations
 
+import os
 import re
 from dataclasses import dataclass
 
@@ -25,10 +29,13 @@ import numpy as np
 import streamlit as st
 import torch
 
-from lnviz import text, upload
+from lnviz import own_store, text, upload
+from ui import heavy
 
-# Where a matrix waits for the explorer: {"x": 2-D float64 numpy array, "source": text}.
+# Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
 KEY = "explorer_activations"
+# Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.own_store).
+STORE = own_store.OwnStore.from_env(os.environ)
 OWN_PARAM = "own"  # the link's marker while the explorer shows your own data: "BxH"
 PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
@@ -46,11 +53,36 @@ class OwnData:
     source: str
 
 
-def send(x: torch.Tensor, source: str) -> None:
+def hold(x: torch.Tensor | np.ndarray, source: str, visitor: str) -> dict[str, object]:
+    """Put x (B, H) in the process's :data:`STORE` for ``visitor``; what a session keeps of it (its id).
+
+    Raises :class:`~lnviz.own_store.StoreFull` when the server has no room for it now.
+    """
+    values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
+    return {"id": STORE.put(visitor, values), "source": source}
+
+
+def send(x: torch.Tensor, source: str) -> str | None:
     """Hand the matrix x (B, H) to the explorer, as its own data; ``source`` says where it came from, in
-    Markdown that is the app's own (a file's name goes through :func:`file_source`)."""
-    st.session_state[KEY] = {"x": x.detach().cpu().double().numpy(), "source": source}
+    Markdown that is the app's own (a file's name goes through :func:`file_source`).
+
+    Returns None, or why the server can't keep it now (the data shown before stays).
+    """
+    try:
+        held = hold(x, source, heavy.session_id())
+    except own_store.StoreFull as full:
+        return str(full)
+    _release()
+    st.session_state[KEY] = held
     st.session_state.pop(_REFUSAL, None)
+    return None
+
+
+def _release() -> None:
+    """This session no longer needs the data it held."""
+    held = st.session_state.pop(KEY, None)
+    if isinstance(held, dict) and isinstance(held.get("id"), str):
+        STORE.release(heavy.session_id(), held["id"])
 
 
 def file_source(name: str) -> str:
@@ -74,7 +106,7 @@ def _unmark() -> None:
         del st.query_params[OWN_PARAM]
 
 
-def _refuse(error: upload.UploadError, subject: tuple[str, object]) -> None:
+def _refuse(error: Exception | str, subject: tuple[str, object]) -> None:
     st.session_state[_REFUSAL] = {"message": str(error), "subject": subject}
 
 
@@ -85,12 +117,15 @@ def _use_pasted() -> None:
     except upload.UploadError as e:
         _refuse(e, ("paste", hash(text)))
         return
-    send(x, "pasted text")
+    refused = send(x, "pasted text")
+    if refused:
+        _refuse(refused, ("paste", hash(text)))
+        return
     st.session_state[PASTE_KEY] = ""  # the box's text goes back to the server with every rerun: empty it
 
 
 def _back_to_generated() -> None:
-    st.session_state.pop(KEY, None)
+    _release()
     st.session_state.pop(_REFUSAL, None)
     _unmark()
 
@@ -120,9 +155,11 @@ def panel() -> OwnData | None:
         if file is not None and st.session_state.get(_SEEN_FILE) != file_id:
             st.session_state[_SEEN_FILE] = file_id
             try:
-                send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
+                refused = send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
             except upload.UploadError as e:
-                _refuse(e, ("file", file_id))
+                refused = str(e)
+            if refused:
+                _refuse(refused, ("file", file_id))
         st.text_area(
             "…or paste a matrix",
             key=PASTE_KEY,
@@ -139,10 +176,12 @@ def panel() -> OwnData | None:
         kept = "your previous data" if KEY in st.session_state else "the generated data"
         st.warning(f"{refusal['message']} Still showing {kept}.", icon=":material/error:")
     held = st.session_state.get(KEY)
-    if held is None:
+    values = STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
+    if values is None:  # none, or no longer in the server's memory
+        st.session_state.pop(KEY, None)
         _say_if_gone()
         return None
-    x = torch.from_numpy(np.asarray(held["x"], dtype=np.float64))  # (B, H)
+    x = torch.from_numpy(values)  # (B, H), shared with the store and with other sessions: never modified
     _mark(tuple(x.shape))
     _rerun_whole_page_on_reconnect()
     return OwnData(x=x, source=str(held.get("source", "your data")))
@@ -176,10 +215,11 @@ def _say_if_gone() -> None:
     shape = f" ({found[1]} × {found[2]})" if found else ""
     ttl = st.get_option("server.disconnectedSessionTTL")
     st.warning(
-        f"This view was showing someone's own data{shape}, which is kept only in the memory of the browser "
-        "session that uploaded or pasted it: never saved, never in the link. That session has ended (the "
-        f"server restarted, the page was away for more than {ttl} s, or the link was opened elsewhere), so the "
-        "data is gone and this is **generated data**. Upload or paste it again to see it.",
+        f"This view was showing someone's own data{shape}, which the server keeps only in its memory, for the "
+        "browser session that uploaded or pasted it: never saved, never in the link. The server restarted, the "
+        f"page was away for more than {ttl} s or unused for {own_store.TTL_S / 3600:.0f} hour, the server needed "
+        "the room, or the link was opened elsewhere, so the data is gone and this is **generated data**. Upload "
+        "or paste it again to see it.",
         icon=":material/cloud_off:",
     )
     st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
