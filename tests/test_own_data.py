@@ -141,3 +141,38 @@ def test_a_full_store_refuses_with_when_to_try_again_and_keeps_what_was_shown(mo
     (refused,) = upload_warnings(other) or [w.value for w in other.warning if "Try again" in w.value]
     assert "Try again in" in refused and "generated data" in refused
     np.testing.assert_allclose(stage_x(first), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
+
+
+def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once_admitted(monkeypatch):
+    import contextlib
+
+    import streamlit as st
+
+    from ui import heavy
+
+    asked, busy = [], [True]
+
+    @contextlib.contextmanager
+    def gate(action, where=None):
+        asked.append(action)
+        if busy[0]:
+            st.warning("Busy: a test holds the gate. Try again in 7 s.")
+            yield None
+        else:
+            yield object()
+
+    monkeypatch.setattr(heavy, "heavy", gate)
+    rows = np.arange(1024 * 64, dtype=np.float64).reshape(1024, 64) / 7
+    big = "\n".join(",".join(map(repr, row)) for row in rows.tolist()).encode()
+    assert len(big) > upload.LIGHT_BYTES
+    at = run_page(PAGE)
+    at.file_uploader(key="upload").set_value(("big.csv", big, "text/csv")).run()
+    assert_no_exception(at)
+    assert asked == ["reading your file"] and [w for w in at.warning if "Try again in 7 s" in w.value]
+    assert own_data.OWN_PARAM not in at.query_params
+    busy[0] = False
+    at.run()  # any later run: read now
+    assert at.query_params[own_data.OWN_PARAM] == "1024x64" and len(asked) == 2
+    busy[0] = True
+    at.file_uploader(key="upload").set_value(("small.csv", GOOD.encode(), "text/csv")).run()
+    assert at.query_params[own_data.OWN_PARAM] == "3x4" and len(asked) == 2  # a small file never waits

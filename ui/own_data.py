@@ -23,7 +23,10 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import streamlit as st
@@ -124,6 +127,38 @@ def _use_pasted() -> None:
     st.session_state[PASTE_KEY] = ""  # the box's text goes back to the server with every rerun: empty it
 
 
+@contextmanager
+def _reading(size: int) -> Iterator[bool]:
+    """Whether a file of ``size`` bytes may be read now: a small one always; a large one under the heavy-work
+    gate, which shares the server's CPU fairly and otherwise draws "Busy: … Try again in N s." here."""
+    if size <= upload.LIGHT_BYTES:
+        yield True
+        return
+    with heavy.heavy("reading your file") as ticket:
+        yield ticket is not None
+
+
+def _read(file: Any, file_id: str) -> None:
+    """Read the uploaded ``file`` and send it to the explorer, or say why not.
+
+    A large file waits for the heavy-work gate: eight 31 MiB CSV files read at
+    once took a bystander's rerun from 14 to 520 ms and the server's memory
+    from 446 to 1,343 MiB. Refused by the gate, the file is not marked as
+    read, so the next rerun tries again.
+    """
+    refused = None
+    try:
+        with _reading(file.size) as admitted:
+            if not admitted:
+                return
+            refused = send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
+    except upload.UploadError as e:
+        refused = str(e)
+    st.session_state[_SEEN_FILE] = file_id
+    if refused:
+        _refuse(refused, ("file", file_id))
+
+
 def _back_to_generated() -> None:
     _release()
     st.session_state.pop(_REFUSAL, None)
@@ -153,13 +188,7 @@ def panel() -> OwnData | None:
         )
         file_id = file.file_id if file is not None else None
         if file is not None and st.session_state.get(_SEEN_FILE) != file_id:
-            st.session_state[_SEEN_FILE] = file_id
-            try:
-                refused = send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
-            except upload.UploadError as e:
-                refused = str(e)
-            if refused:
-                _refuse(refused, ("file", file_id))
+            _read(file, file_id)
         st.text_area(
             "…or paste a matrix",
             key=PASTE_KEY,
