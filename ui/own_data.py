@@ -33,7 +33,7 @@ import streamlit as st
 import torch
 
 from lnviz import own_store, text, upload
-from ui import heavy
+from ui import heavy, upload_share
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
 KEY = "explorer_activations"
@@ -180,6 +180,7 @@ def panel() -> OwnData | None:
             upload.LIMITS
             + " It stays in this browser session only: never saved, and never in the link, which notes only its shape."
         )
+        upload_share.note_client()  # whose files these are, for the fair share of the server's upload ceiling
         file = st.file_uploader(
             "Upload x (.csv or .npy)",
             type=["csv", "txt", "npy"],
