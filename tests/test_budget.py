@@ -87,3 +87,30 @@ def test_a_failed_computation_keeps_nothing_and_propagates():
     with pytest.raises(ValueError):
         cache.get_or_compute("k", lambda: (_ for _ in ()).throw(ValueError("no")))
     assert "k" not in cache and cache.get_or_compute("k", lambda: 3) == 3
+
+
+def test_at_most_the_given_number_of_misses_are_computed_at_once_and_hits_never_wait():
+    cache = ByteLRU(64 * MIB, concurrent=2)
+    cache.put("hit", 1)
+    running, most, lock = [0], [0], threading.Lock()
+
+    def slow(seed):
+        def compute():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.1)
+            with lock:
+                running[0] -= 1
+            return seed
+
+        return compute
+
+    threads = [threading.Thread(target=cache.get_or_compute, args=(k, slow(k))) for k in range(8)]
+    for t in threads:
+        t.start()
+    start = time.perf_counter()
+    assert cache.get_or_compute("hit", slow(-1)) == 1 and time.perf_counter() - start < 0.05
+    for t in threads:
+        t.join()
+    assert most[0] == 2 and all(k in cache for k in range(8))

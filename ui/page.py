@@ -66,7 +66,9 @@ T = TypeVar("T")
 # the state table's version, v (see lnviz.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed")
 # Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.budget).
-RESULTS: budget.ByteLRU = budget.ByteLRU(budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB))
+RESULTS: budget.ByteLRU = budget.ByteLRU(
+    budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
+)
 
 
 class Page:
