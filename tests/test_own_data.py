@@ -162,7 +162,7 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
             yield object()
 
     monkeypatch.setattr(heavy, "heavy", gate)
-    rows = np.arange(1024 * 64, dtype=np.float64).reshape(1024, 64) / 7
+    rows = np.arange(1024 * 256, dtype=np.float64).reshape(1024, 256) / 7
     big = "\n".join(",".join(map(repr, row)) for row in rows.tolist()).encode()
     assert len(big) > upload.LIGHT_BYTES
     at = run_page(PAGE)
@@ -172,7 +172,7 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
     assert own_data.OWN_PARAM not in at.query_params
     busy[0] = False
     at.run()  # any later run: read now
-    assert at.query_params[own_data.OWN_PARAM] == "1024x64" and len(asked) == 2
+    assert at.query_params[own_data.OWN_PARAM] == "1024x256" and len(asked) == 2
     busy[0] = True
     at.file_uploader(key="upload").set_value(("small.csv", GOOD.encode(), "text/csv")).run()
     assert at.query_params[own_data.OWN_PARAM] == "3x4" and len(asked) == 2  # a small file never waits

@@ -141,7 +141,7 @@ def _reading(size: int) -> Iterator[bool]:
 def _read(file: Any, file_id: str) -> None:
     """Read the uploaded ``file`` and send it to the explorer, or say why not.
 
-    A large file waits for the heavy-work gate: eight 31 MiB CSV files read at
+    A large file (over 4 MiB) waits for the heavy-work gate: eight 31 MiB CSV files read at
     once took a bystander's rerun from 14 to 520 ms and the server's memory
     from 446 to 1,343 MiB. Refused by the gate, the file is not marked as
     read, so the next rerun tries again.
