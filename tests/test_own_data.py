@@ -176,3 +176,22 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
     busy[0] = True
     at.file_uploader(key="upload").set_value(("small.csv", GOOD.encode(), "text/csv")).run()
     assert at.query_params[own_data.OWN_PARAM] == "3x4" and len(asked) == 2  # a small file never waits
+
+
+def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
+    from lnviz import budget, explorer
+    from ui import page as kit
+
+    monkeypatch.setattr(kit, "RESULTS", budget.ByteLRU(64 * 2**20))
+    normalize, calls = explorer.normalize, []
+
+    def counted(x, eps):
+        calls.append(tuple(x.shape))
+        return normalize(x, eps)
+
+    monkeypatch.setattr(explorer, "normalize", counted)
+    for _ in range(3):
+        at = paste(run_page(PAGE), GOOD)
+        at.slider(key="gain").set_value(1.5).run()  # γ moves: no recomputation of the norms
+        assert_no_exception(at)
+    assert calls.count((3, 4)) == 1

@@ -50,10 +50,20 @@ RECONNECT_TIMER_S = 3600  # see _rerun_whole_page_on_reconnect: the timer only h
 
 @dataclass(frozen=True)
 class OwnData:
-    """A matrix from the user: x (B, H), float64 on the CPU, and where it came from (Markdown, safe to show)."""
+    """A matrix from the user: x (B, H), float64 on the CPU, where it came from (Markdown, safe to show), and its
+    id in :data:`STORE` (the hash of its content: what it is cached by)."""
 
     x: torch.Tensor
     source: str
+    id: str
+
+
+def stored(key: str) -> torch.Tensor:
+    """The matrix ``key`` (B, H) from :data:`STORE`; a ``ValueError`` once the server has let it go."""
+    values = STORE.get(key)
+    if values is None:
+        raise ValueError("your data is no longer in this server's memory. Upload or paste it again.")
+    return torch.from_numpy(values)
 
 
 def hold(x: torch.Tensor | np.ndarray, source: str, visitor: str) -> dict[str, object]:
@@ -214,7 +224,7 @@ def panel() -> OwnData | None:
     x = torch.from_numpy(values)  # (B, H), shared with the store and with other sessions: never modified
     _mark(tuple(x.shape))
     _rerun_whole_page_on_reconnect()
-    return OwnData(x=x, source=str(held.get("source", "your data")))
+    return OwnData(x=x, source=str(held.get("source", "your data")), id=held["id"])
 
 
 def _nothing() -> None:
