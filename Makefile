@@ -1,5 +1,6 @@
 # Two commands set up a fresh machine: `make run` and `make test`.
 # `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/classroom.py).
+# `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

@@ -1,4 +1,4 @@
-"""lnviz: the router. Its navigation is the page registry, lnviz/pages.py: each page one file in pages/.
+"""lnviz: the router. Its navigation is the page registry, lnviz/views/pages.py: each page one file in pages/.
 
 The explorer is the default page, at /, and also at /explorer (a hidden second
 entry for the same file), so a link to /explorer opens it.
@@ -13,7 +13,7 @@ import sys
 
 import streamlit as st
 
-from lnviz import pages
+from lnviz.views import pages
 from ui import boot, heavy, mode
 
 boot.router()
@@ -26,7 +26,7 @@ st.set_page_config(
 
 
 def navigation() -> dict[str, list[st.Page]]:
-    """The navigation's sections, each a list of pages, from the page registry (lnviz/pages.py).
+    """The navigation's sections, each a list of pages, from the page registry (lnviz/views/pages.py).
 
     Streamlit serves the default page at / only, so a page's aliases (the explorer's /explorer) are the same
     script again, hidden from the navigation, which lists it once. Not a redirect to /: that would push a

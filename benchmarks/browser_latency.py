@@ -30,7 +30,7 @@ from benchmarks.settle import QUIET_MS, Settle
 from benchmarks.tabs import BARE_APP, MAIN_APP, SEED, Tab, enter, new_context, open_tab, press
 from harness.chromium import LAPTOP, launch
 from harness.server import AppProcess, free_port, start_app, stop, wait_app
-from lnviz import links
+from lnviz.views import links
 
 # The largest grid, in the view of the details that sends the most: the charts (heatmap windows of 64 × 64).
 BIG = {"batch": 1024, "features": 1024, "view": "charts", "v": links.LINK_VERSION}

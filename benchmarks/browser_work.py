@@ -9,7 +9,7 @@ Two measurements that explain the key-press latencies of
   rerun is there: applying Streamlit's messages, React, KaTeX, plotly.js,
   style, layout and paint.
 - :func:`plotly_redraw_ms`: ``Plotly.react`` of the explorer's own figures,
-  built by :mod:`lnviz.figures` at the default size, for a gain move (γ 1.00
+  built by :mod:`lnviz.labs.explorer.figures` at the default size, for a gain move (γ 1.00
   and 1.05 in turn), alone in a blank page with the plotly.js that the plotly
   Python package ships. No server, no Streamlit, no other tab: a floor for
   what the browser must spend to redraw those charts.
@@ -83,17 +83,19 @@ async ([figures, repeats]) => {
 
 def plotly_redraw_ms(browser: Browser, repeats: int = 12) -> tuple[str, dict[str, float]]:
     """plotly.js's version, and the median ``Plotly.react`` milliseconds of each figure a gain move changes."""
-    from lnviz import data, explorer, figures
+    from lnviz.labs import explorer
+    from lnviz.labs.explorer import figures
+    from lnviz.maths import data
 
     def views(gain: float) -> dict[str, str]:
         x = data.make_activations("heterogeneous features", 16, 32, seed=0)  # the explorer's default view
         r = explorer.explore(x, gain, 0.0, 1e-5)
         rows, cols = explorer.window(16, 32, 0, 0)
-        samples = {"input": r.x, "BN": r.bn.y, "LN": r.ln.y}
-        hists = {k: explorer.histogram(v, -10, 10) for k, v in samples.items()}
         return {
             "the outputs (two heatmaps)": figures.fig_outputs(r, rows, cols, (0, 0)).to_json(),
-            "the distributions (three histograms)": figures.fig_distributions(hists).to_json(),
+            "the distributions (four histograms)": figures.fig_distributions(
+                explorer.distributions(r, (0, 0))
+            ).to_json(),
         }
 
     before, after = views(1.0), views(1.05)

@@ -8,7 +8,7 @@ Each row is one kernel on one case, x of shape (rows, H): the median time,
 the effective GB/s from the ideal bytes (read x once, write y once), that as a
 percentage of the copy measured on the same case, and the error against
 torch in float64 (absolute, and over the largest output, to read against the
-dtype's unit roundoff). The sweep itself is :func:`lnviz.bench.sweep`.
+dtype's unit roundoff). The sweep itself is :func:`lnviz.labs.bench.sweep`.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from pathlib import Path
 
 import torch
 
-from lnviz import bench
-from lnviz.device import CHOICES, label, pick
+from lnviz.labs import bench
+from lnviz.maths.device import CHOICES, label, pick
 
 
 def _csv_list(text: str) -> list[str]:

@@ -6,6 +6,7 @@
     python -m benchmarks.load --mode class                 # a class of 200 on one link (benchmarks/classroom.py)
     python -m benchmarks.load --mode class --replicas 2    # ... through the balancer of docs/deploy.md
     python -m benchmarks.load --mode throughput            # one process's reruns/s, gain moves back to back
+    python -m benchmarks.load --mode attack                # a class of 30 while one client attacks (benchmarks/attack.py)
 
 One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
@@ -29,7 +30,7 @@ After every answer the session reads its numbers (a socket session: the
 stage's data the server sent; a tab, which opens the charts view: the page's
 drawn plotly data) and checks them against torch in float64, recomputed
 from the session's own settings (:mod:`benchmarks.oracle`), on the same window of the grid: x must be
-``lnviz.data.make_activations(dist, B, H, seed)``, and the outputs
+``lnviz.maths.data.make_activations(dist, B, H, seed)``, and the outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ. A number from another
 session, or a stale one, fails the check; and each session checks once that
 the same numbers fail against the next seed, so the check can fail. Errors: a
@@ -53,7 +54,7 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import classroom
+from benchmarks import attack, classroom
 from benchmarks.memory import Memory, sample_memory
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
@@ -68,7 +69,7 @@ from harness.wsclient import Session
 SESSIONS = 20
 SECONDS = 60.0
 CLIENTS = ("socket", "browser")
-MODES = ("load", "class", "throughput")
+MODES = ("load", "class", "throughput", "attack")
 # Tabs of one context share its HTTP and compiled-code caches: twenty contexts that each compile
 # Streamlit's and plotly's scripts from scratch do not open on two cores. Each tab is still its own session.
 CONTEXTS = 2
@@ -410,8 +411,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.splitlines()[0])
     parser.add_argument("--mode", choices=MODES, default="load", help="load: below; class, throughput: classroom.py")
     parser.add_argument("--client", choices=CLIENTS, default="socket", help="WebSocket clients or Chromium tabs")
-    parser.add_argument("--sessions", type=int, default=None, help=f"default {SESSIONS}; class: 200; throughput: 10")
-    parser.add_argument("--seconds", type=float, default=SECONDS, help="how long every session drives")
+    parser.add_argument(
+        "--sessions", type=int, default=None, help=f"default {SESSIONS}; class: 200; throughput: 10; attack: 30"
+    )
+    parser.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help=f"how long every session drives (default {SECONDS}); attack: a phase (15)",
+    )
     parser.add_argument("--replicas", type=int, default=1, help="class: app processes, behind nginx when over 1")
     parser.add_argument("--arrive", type=float, default=60.0, help="class: the sessions arrive over this many s")
     parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
@@ -423,6 +431,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the checks are small; the cores belong to the server
+    if args.mode == "attack":
+        return attack.main(args)
+    args.seconds = SECONDS if args.seconds is None else args.seconds
     if args.mode != "load":
         return classroom.main(args)
     args.sessions = SESSIONS if args.sessions is None else args.sessions

@@ -1,7 +1,7 @@
 """What a load session must see: its settings (a :class:`Plan`), and torch's numbers for them.
 
 Used by :mod:`benchmarks.load` and :mod:`benchmarks.classroom`. A session's x
-is ``lnviz.data.make_activations(dist, B, H, seed)`` and its outputs
+is ``lnviz.maths.data.make_activations(dist, B, H, seed)`` and its outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ, in float64; :func:`check`
 sets what the session shows against them, on the same window of the grid.
 """
@@ -15,7 +15,8 @@ import numpy as np
 import torch.nn.functional as F
 
 from harness.apptest import stage_grid
-from lnviz import data, links, state
+from lnviz.maths import data
+from lnviz.views import links, state
 
 SEED_EVERY = 5
 BATCHES = (8, 16, 24, 32, 48, 64)
@@ -93,7 +94,7 @@ class Shown:
 
     @classmethod
     def from_stage(cls, payload: dict) -> Shown:
-        """The stage's data (:func:`lnviz.stage.payload`): torch's numbers for its window of the grid."""
+        """The stage's data (:func:`lnviz.labs.explorer.stage.payload`): torch's numbers for its window of the grid."""
         arrays = {"x": stage_grid(payload, payload["x"]), "LN y": stage_grid(payload, payload["ln"]["y"])}
         if payload["bn"] is not None:
             arrays["BN y"] = stage_grid(payload, payload["bn"]["y"])

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from streamlit.testing.v1 import AppTest
 
 from harness.apptest import run_page
-from lnviz.pages import PAGES, PageEntry
+from lnviz.views.pages import PAGES, PageEntry
 
 SIZE_KEYS = ("batch", "features")
 TARGET_MS = 250.0

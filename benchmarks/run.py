@@ -54,7 +54,7 @@ Found by measuring first (the tables below; `benchmarks/browser_work.py` for the
   run; with torch, pandas and plotly loaded that walked about 250,000 objects, 250 to 700 ms per
   slider move here. `app.py` freezes them out of the collector once (`gc.freeze()`).
 - **Building figures.** Plotly's Python validation (`make_subplots`, `update_layout`) cost 20 to
-  150 ms per figure. The explorer's figures are plain dicts (`lnviz/figures.py`); a test checks
+  150 ms per figure. The explorer's figures are plain dicts (`lnviz/labs/explorer/figures.py`); a test checks
   that each one is exactly what plotly's validation would have produced.
 - **Rerunning only what moved.** γ, β, ε, the chosen cell and the view live in one `st.fragment`:
   a move reruns that part only, and the title, the introduction and the input section are neither

@@ -44,7 +44,10 @@ from benchmarks.stats import percentile
 from benchmarks.tabs import BARE_APP, GAIN, Tab, new_context, open_tab, press
 from harness.chromium import STAGE_ROOT_JS, launch
 from harness.server import free_port, start_app, stop, wait_app
-from lnviz import data, explorer, links, stage
+from lnviz.labs import explorer
+from lnviz.labs.explorer import stage
+from lnviz.maths import data
+from lnviz.views import links
 
 STAGE_APP = "app.py"
 STAGE_GAIN = ".st-key-live_stage input[name=gain]"

@@ -28,7 +28,7 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
 
     ``query`` is the link's query string, as the browser would send it. Without
     ``v`` it is read as a link of today's version, as the app reads one (see
-    :func:`lnviz.links.version`).
+    :func:`lnviz.views.links.version`).
     """
     query = dict(query or {})
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
@@ -73,7 +73,7 @@ def assert_no_exception(at: AppTest) -> None:
 
 
 def stage_data(at: AppTest) -> dict:
-    """The data the explorer's stage was drawn with (:func:`lnviz.stage.payload`): torch's numbers for its window."""
+    """The data the explorer's stage was drawn with (:func:`lnviz.labs.explorer.stage.payload`): torch's numbers for its window."""
     (stage,) = at.get("bidi_component")
     return json.loads(stage.proto.json)
 

@@ -6,8 +6,9 @@ import time
 import pandas as pd
 import streamlit as st
 
-from lnviz import bench, numerics
-from lnviz.device import label
+from lnviz.labs import bench
+from lnviz.labs.bench import numerics
+from lnviz.maths.device import label
 from ui import heavy
 from ui.page import Page
 
@@ -44,9 +45,11 @@ def show_table(measurements: list[bench.Measurement], columns: list[str], key: s
 
 
 page = Page.start(
-    intro="**Claim:** LayerNorm is memory-bound. It reads each row of x once, computes μ and σ², and writes y once, "
-    "with a few operations per byte, so memory bandwidth sets its speed and a plain copy `y.copy_(x)`, measured "
-    "here, is its ceiling (the roofline model of Williams, Waterman and Patterson, 2009).\n\n"
+    intro="**Claim:** on large arrays, LayerNorm is memory-bound. It reads each row of x once, computes μ and σ², "
+    "and writes y once, with a few operations per byte, so memory bandwidth sets its speed and a plain copy "
+    "`y.copy_(x)`, measured here, is its ceiling (the roofline model of Williams, Waterman and Patterson, 2009). "
+    "A ceiling bounds a kernel's speed; it does not promise it: on a small case held in cache, LN can land well "
+    "below the copy (the first chart says why).\n\n"
     "LN written op by op makes several passes over memory. A fused kernel (`F.layer_norm`, `torch.compile`, "
     "or a Triton kernel as in Triton's LayerNorm tutorial) reads once and writes once.\n\n"
     "GB/s counts only those ideal bytes: 2 × B × H × bytes per element.",
@@ -85,11 +88,17 @@ page.chart(
     key="bench_quick",
     alt=f"GB/s of each kernel on {used_rows} × {hidden} {dtype}, against the copy's.",
 )
-if any(pct > 100 for pct in bench.percent_of_copy(quick)):
+said = bench.takeaway(quick)
+if said:
+    st.markdown(said)
+if bench.faster_than_copy(quick):
     st.caption(
         "Above 100% of the copy: a kernel moved its bytes faster than the copy did. On a case this small the "
         "data sit in cache and the timings are tens of µs, so a busy machine can reorder them: rerun, or see the sweep."
     )
+why = bench.below_copy(quick)
+if why:
+    page.say(why)
 show_table(quick, ["label", "median_us", "gbps", "pct_of_copy", "rel_error"], "bench_quick_table")
 
 # The sweep ------------------------------------------------------------------------------------------------------
@@ -135,6 +144,9 @@ if st.button("Run the full sweep", key="bench_run_sweep", type="primary"):
 results = st.session_state.get("bench_sweep")
 if results:
     page.chart(bench.fig_sweep(results), key="bench_sweep_fig", alt="GB/s of each kernel against H, by dtype.")
+    share = bench.sweep_share(results)
+    if share:
+        st.markdown(share)
     sweep_table = pd.DataFrame(bench.table(results))
     st.subheader("Error against float64, by dtype")
     st.caption(

@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lnviz import coupling
+from lnviz.labs import coupling
 from ui.page import Page
 
 page = Page.start(
@@ -49,9 +49,10 @@ if why:
 st.subheader("One sample, many batches")
 st.caption(
     f"x★ is sample {sample} before the change. Each line puts it among one of {coupling.SWEEP_DRAWS} sets of "
-    "standard-normal batch-mates, a batch that grows as B does. Its BN output moves with its batch-mates, less "
-    "as B grows (with B samples, |x̂| ≤ √(B − 1), and the output here is x̂); its LN output is one number for "
-    "every batch."
+    "standard-normal batch-mates, a batch that grows as B does. Its BN output (here x̂: γ = 1, β = 0) moves with "
+    "its batch-mates. At small B the batch also hems it in: with B samples |x̂| ≤ √(B − 1), so at B = 2 it is at most "
+    "1 in size, and close to ±1 unless the two values nearly coincide. As B grows, the batch's μ and σ² approach the population's (0 and 1), so "
+    "the lines close in on the dotted limit. Its LN output is one number for every batch."
 )
 sweep = page.compute(coupling.sweep_for, batch, features, seed, sample)
 page.chart(

@@ -16,7 +16,8 @@ GUIDE = (
     "ε: the outputs follow in your browser, and torch recomputes them when you let go. Hover a cell for its "
     "numbers, click it to choose it for the details below, and press Play to watch the reduction.\n\n"
     "The details show one thing at a time, chosen above them: the chosen cell's formulas with torch's numbers, "
-    "charts of each norm's μ and σ and of the outputs, the distributions before and after, the grid as tables, "
+    "charts of each norm's μ and σ and of the outputs, the chosen row and column before and after, the grid as "
+    "tables, "
     "or downloads."
 )
 page = Page.start()
@@ -29,8 +30,9 @@ from typing import Any  # noqa: E402
 
 import torch  # noqa: E402
 
-from lnviz import data, device, explain, explorer, export, figures, stage  # noqa: E402
-from lnviz.explorer import Exploration  # noqa: E402
+from lnviz.labs import explorer  # noqa: E402
+from lnviz.labs.explorer import Exploration, explain, export, figures, stage  # noqa: E402
+from lnviz.maths import data, device  # noqa: E402
 from ui import heavy, own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import Normalization, normalization_controls  # noqa: E402
@@ -192,11 +194,11 @@ def charts(shown: Shown) -> None:
         on_select=_pick_from_chart,
         selection_mode="points",
     )
-    st.subheader("The outputs: BN normalizes each column, LN each row")
+    st.subheader("The outputs: LN normalizes each row, BN each column")
     page.chart(
         figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output),
         key="outputs_chart",
-        alt=f"Heatmaps of BN's and LN's {output}: BN's columns and LN's rows each normalized.",
+        alt=f"Heatmaps of LN's and BN's {output}, side by side: LN's rows and BN's columns each normalized.",
     )
 
 
@@ -206,8 +208,8 @@ def numbers(shown: Shown) -> None:
     st.subheader("The numbers")
     tables = {
         "x": result.x,
-        "BN " + output: None if result.bn is None else getattr(result.bn, output),
         "LN " + output: getattr(result.ln, output),
+        "BN " + output: None if result.bn is None else getattr(result.bn, output),
     }
     for name, tab in zip(tables, st.tabs(list(tables)), strict=True):
         with tab:
@@ -218,20 +220,24 @@ def numbers(shown: Shown) -> None:
 
 
 def distributions(shown: Shown) -> None:
-    """Histograms of x and of both outputs, each on its own range, over the full grid (an even sample of a large one)."""
-    st.subheader("Distributions before and after")
-    dists = explorer.distributions(shown.result)
-    if dists.sampled:
-        st.caption(
-            f"Counted over an evenly spread sample of {dists.counted:,} of the {dists.total:,} values "
-            "(every feature and every sample is represented)."
-        )
-    page.say("Each histogram spans its own values, so compare shapes and ranges, not positions.")
-    which = "x and LN's y" if shown.result.bn is None else "x, BN's y and LN's y"
+    """The chosen cell's row (what LN pools) against its column (what BN pools), before and after each norm."""
+    (i, j), result = shown.cell, shown.result
+    st.subheader(f"Row {i} against column {j}, before and after")
+    bn = (
+        f"BatchNorm over column {j}, its {shown.inputs.batch} samples (right)"
+        if result.bn is not None
+        else f"BatchNorm would take them over column {j}, a single value (right)"
+    )
+    page.say(
+        f"LayerNorm takes its μ and σ over row {i}, its {shown.inputs.features} features (left); {bn}. Top: those "
+        "values of x, with the μ each norm subtracts (dashed). Bottom: the same cells after the norm. The row and "
+        "the column share each value axis."
+    )
+    column = "" if result.bn is None else f", and of column {j}'s before and after BatchNorm"
     page.chart(
-        figures.fig_distributions(dists.hists),
+        figures.fig_distributions(explorer.distributions(result, shown.cell)),
         key="hist_chart",
-        alt=f"Histograms of {which} side by side, each binned over its own range of values.",
+        alt=f"Histograms of row {i}'s values before and after LayerNorm{column}.",
     )
 
 
@@ -255,10 +261,7 @@ def cell(shown: Shown) -> None:
         st.latex(explain.latex(result.bn, i, j, "BN"))
         st.code(explain.pytorch_line("BN", i, j, features), language="python", wrap_lines=True)
         if shown.norm.eps == 0:
-            st.caption(
-                'With ε = 0, `F.batch_norm` refuses to run in training mode ("eps must be positive"). '
-                "The numbers above are the formula itself: the value `F.batch_norm` approaches as ε → 0."
-            )
+            st.caption(explorer.BN_ZERO_EPS)
 
 
 def downloads(shown: Shown) -> None:
@@ -313,7 +316,7 @@ class Detail:
     shows_outputs: bool = False
 
 
-# The views of the details, by the value of the view control (lnviz.state.VIEW): one is computed, sent and drawn.
+# The views of the details, by the value of the view control (lnviz.views.state.VIEW): one is computed, sent and drawn.
 VIEWS: dict[str, Detail] = {
     "cell": Detail(cell),
     "charts": Detail(charts, shows_outputs=True),
@@ -356,6 +359,8 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     warnings(shown, kind)
     if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
         st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
+    elif result.bn is not None and norm.eps == 0 and kind != "cell":  # the cell view says it beside BN's formula
+        st.caption(explorer.BN_ZERO_EPS)
     VIEWS[kind].draw(shown)
     page.finish(
         caveat=None

@@ -4,7 +4,7 @@ from dataclasses import asdict
 
 import streamlit as st
 
-from lnviz import family
+from lnviz.labs import family
 from ui.page import Page
 
 page = Page.start(
@@ -17,8 +17,10 @@ page = Page.start(
 )
 with page.sidebar("Tensor"):
     batch, channels, positions, groups, seed = page.controls("batch", "channels", "positions", "groups", "seed")
-norm = page.control("norm", where=st, horizontal=True)
-pick_n, pick_c, pick_pos = st.columns(3)
+# On a projector (1280 × 720) the controls stand left of the cube, so that both fit the first screen.
+controls, picture = st.columns([1, 3], vertical_alignment="top") if page.presenting else (st, st)
+norm = page.control("norm", where=controls, horizontal=not page.presenting)
+pick_n, pick_c, pick_pos = (controls,) * 3 if page.presenting else st.columns(3)
 pick = (
     page.index("sample", batch, where=pick_n),
     page.index("channel", channels, where=pick_c),
@@ -37,9 +39,12 @@ masks = {name: family.pooled_mask(tuple(x.shape), name, pick, groups) for name i
 
 where = f"x[{pick[0]}, {pick[1]}, {pick[2]}]"
 if norm in masks:
+    if page.presenting:  # the wide cube has no legend of its own: what its marks are, in words
+        picture.markdown("Squares: pooled with the pick, the diamond ◆. Dots: not pooled.")
     page.chart(
-        family.fig_cube(x, masks[norm], pick, norm),
+        family.fig_cube(x, masks[norm], pick, norm, wide=page.presenting),
         key="family_cube",
+        where=picture,
         alt=f"The tensor as an N × C × H·W block; the {int(masks[norm].sum())} elements {norm} pools with {where} "
         "are highlighted.",
     )

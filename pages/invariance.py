@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lnviz import invariance
+from lnviz.labs import invariance
 from ui.page import Page
 
 page = Page.start(

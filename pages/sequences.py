@@ -2,19 +2,21 @@
 
 import streamlit as st
 
-from lnviz import sequences
+from lnviz.labs import sequences
 from ui.page import Page
 
 page = Page.start(
     intro='**The claim.** Applied to a recurrent network "in the obvious way", BN computes and stores separate '
     "statistics for each time step (Ba, Kiros and Hinton 2016, *Layer Normalization*, §3.1); their introduction "
     'says BN "appears to require" them (§1). Other variants share one set of statistics over all steps (Laurent '
-    "et al. 2015; Amodei et al. 2015), or reuse the last step's statistics for longer test sequences (Cooijmans "
-    "et al. 2016). With per-step statistics, padding changes them, late steps rest on a handful of samples, and "
+    "et al. 2015; Amodei et al. 2015). Cooijmans et al. (2016, *Recurrent Batch Normalization*) keep per-step "
+    "statistics up to the longest training length T_max, and reuse T_max's for every test step beyond it. With "
+    "per-step statistics, padding changes them, late steps rest on a handful of samples, and "
     "a test sequence longer than any training sequence reaches steps with none. LN normalizes each token by its "
     "own features, so none of this touches it.\n\n"
-    "The paper's main reason for LN in recurrent networks is another (§3.1). The summed inputs of a plain RNN "
-    "tend to grow or shrink at every step, which makes gradients explode or vanish. LN is invariant to "
+    "The same section, §3.1, gives a second reason for LN in recurrent networks, beside the statistics. The summed "
+    "inputs of a plain RNN tend to grow or shrink at every step, which makes gradients explode or vanish. LN is "
+    "invariant to "
     're-scaling all the summed inputs to a layer, "which results in much more stable hidden-to-hidden '
     'dynamics".\n\n'
     "Below, sequences of different lengths are padded into one batch. Per-step BN is computed twice: over the "
@@ -81,11 +83,13 @@ page.chart(
 
 st.subheader("A test sequence longer than any in training")
 page.say(
-    "Here BN at test time uses the statistics stored for each step: there are none after step "
-    f"{length - 1}, nor at steps that had fewer than two training samples. (Cooijmans et al. reuse the last "
-    "step's statistics for every step beyond it instead.) Steps whose statistics came from only two or three "
-    "training samples are poor estimates, so their outputs can be far off even before that. LN computes its "
-    "statistics from the token itself, at any length."
+    "Here BN at test time uses the statistics stored for each step, taken from this one training batch: there "
+    f"are none after step {length - 1}, nor at steps that had fewer than two training samples. (Cooijmans et "
+    "al. reuse the statistics of the last training step, T_max, for every step beyond it instead.) In this "
+    "one-batch example a step that only two or three sequences reach has statistics from only two or three "
+    "samples, poor estimates, so its outputs can be far off even before the end. Running statistics averaged "
+    "over many training batches would rest on many more samples, though late steps would still see fewer than "
+    "early ones. LN computes its statistics from the token itself, at any length."
 )
 page.chart(
     sequences.fig_test(lab, feature),

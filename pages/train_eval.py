@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from lnviz import train_eval
+from lnviz.labs import train_eval
 from ui.page import Page
 
 page = Page.start(

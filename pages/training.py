@@ -4,20 +4,21 @@ import time
 
 import streamlit as st
 
-from lnviz import limits, training, transformer, transformer_text
-from lnviz.device import label
+from lnviz.labs import training
+from lnviz.labs.training import transformer, transformer_text
+from lnviz.maths.device import label
+from lnviz.serving import limits
 from ui import heavy, own_data
 from ui.page import Page
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun
-PLAY = "_training_play"  # set by Play: draw the race in again on this rerun
+PLAY = "_training_play"  # set by Play, or by a race too fast to watch: draw the race in again on this rerun
 RACES = "training_races"  # finished and stopped races of this session, by their settings
 KEEP = 8  # races kept per session
 REDRAW_SECONDS = 0.5  # the live chart is redrawn at most this often, and at most 20% of the time
 # The replayed step is a view of the race in this session, like the race itself: not a control of the link.
 REPLAY = "replay"
 REPLAY_OF = "_training_replay_of"  # the race the replay slider was drawn for
-PLAY_SECONDS = 5.0  # Play draws the recorded race in again over this long
 
 
 def suggest(settings: dict) -> None:
@@ -33,6 +34,13 @@ def progress_text(result: training.Race) -> str:
     )
 
 
+def replay_text(result: training.Race, step: int) -> str:
+    return (
+        f"Replay: step {step} of {result.done}, drawn from what was recorded "
+        f"(the race trained in {result.elapsed:.1f} s)"
+    )
+
+
 page = Page.start(
     intro="Ba, Kiros and Hinton (2016) find that recurrent networks benefit most from layer normalization, "
     '"especially for long sequences and small mini-batches" (§7). LN places no constraint on the batch size and '
@@ -40,8 +48,9 @@ page = Page.start(
     "(abstract). In preliminary experiments they found BN better than LN for convolutional networks (§6.7); "
     "those are not raced here.\n\n"
     "Here one model is trained four times side by side, with no norm, BN, LN and RMSNorm: the same data, the "
-    "same initial weights, the same optimizer (Adam). Press **Run** and watch.\n\n"
-    "Each **Try** button sets up a race that puts one claim to the test.",
+    "same initial weights, the same optimizer (Adam). Press **Run** and watch: a race that trains faster than "
+    f"you could follow is drawn in again over {training.REPLAY_SECONDS:g} s. Each **Try** button sets up a race "
+    "that puts one claim to the test.",
 )
 with page.sidebar("Race"):
     task, batch, lr, steps, seed = page.controls("task", "batch", "lr", "steps", "seed")
@@ -60,7 +69,10 @@ run = run or st.session_state.pop(GO, False)
 
 races: dict = st.session_state.setdefault(RACES, {})
 key = (task, batch, lr, steps, seed, str(device))
+# The race in view under Run: its progress, the replay's controls, who leads at the step shown, the chart.
 progress = st.empty()
+replay_box = st.container()
+said = st.empty()
 chart = st.empty()
 
 
@@ -90,6 +102,9 @@ def _race(ticket: limits.Ticket) -> None:
                 next_draw = time.perf_counter() + max(REDRAW_SECONDS, 4 * (time.perf_counter() - start))
     except ValueError as error:
         st.warning(f"The race could not run: {error}")
+    else:
+        if training.too_fast_to_watch(races[key]):
+            st.session_state[PLAY] = True  # drawn in again, at a pace one can follow, once the page is drawn
     while len(races) > KEEP:
         races.pop(next(iter(races)))
 
@@ -100,7 +115,7 @@ def replay_controls(result: training.Race) -> int:
     if st.session_state.get(REPLAY_OF) != key or st.session_state.get(REPLAY) not in marks:
         st.session_state[REPLAY_OF] = key
         st.session_state[REPLAY] = marks[-1]
-    play_col, slider_col = st.columns([1, 4], vertical_alignment="bottom")
+    play_col, slider_col = replay_box.columns([1, 4], vertical_alignment="bottom")
     play_col.button(
         "Play",
         key="play",
@@ -134,12 +149,16 @@ def draw(result: training.Race, step: int, chart_key: str | None) -> training.Su
 
 
 def play(result: training.Race, said) -> None:
-    """Draw the recorded race in again, one evaluation step after another from the page's step 0, then the
-    whole race (keyed)."""
+    """Draw the recorded race in again over ``training.REPLAY_SECONDS``, one evaluation step after another
+    from the page's step 0, then the whole race (keyed). The progress bar follows the step."""
     marks = result.eval_steps
+    pause = training.replay_pause(result)
     for step in marks[1:-1]:
+        time.sleep(pause)
+        progress.progress(step / result.steps, text=replay_text(result, step))
         commentary(result, step, draw(result, step, chart_key=None), said)
-        time.sleep(PLAY_SECONDS / len(marks))
+    time.sleep(pause)
+    progress.progress(result.done / result.steps, text=progress_text(result))
     commentary(result, marks[-1], draw(result, marks[-1], chart_key="race"), said)
 
 
@@ -178,12 +197,12 @@ playing = st.session_state.pop(PLAY, False) and result is not None
 if result is None:
     chart.info("Press **Run** to start the race with these settings.", icon=":material/sports_score:")
 else:
-    progress.progress(result.done / result.steps, text=progress_text(result))
     step = replay_controls(result)
-    said = st.empty()
     if playing:
+        progress.progress(0.0, text=replay_text(result, 0))
         draw(result, 0, chart_key=None)  # the keyed chart comes at the end of the replay, below
     else:
+        progress.progress(result.done / result.steps, text=progress_text(result))
         commentary(result, step, draw(result, step, chart_key="race"), said)
     if not result.complete:
         st.info(f"Stopped at step {result.done} of {result.steps}. Press **Run** to race again from the start.")
@@ -200,7 +219,7 @@ else:
     page.chart(training.fig_step_time(result), key="step_time", alt="Median time of one optimizer step for each model.")
     st.caption(
         "Median wall time of one optimizer step per model, waiting for the device before reading the clock. "
-        "The norms here are computed step by step (lnviz.norms, several kernels each), not by PyTorch's fused "
+        "The norms here are computed step by step (lnviz.maths.norms, several kernels each), not by PyTorch's fused "
         "kernels: the Kernel benchmark page times those."
     )
 

@@ -3,7 +3,8 @@
 import streamlit as st
 import torch
 
-from lnviz import data, device, explorer, walkthrough
+from lnviz.labs import explorer, walkthrough
+from lnviz.maths import data, device
 from ui import keys
 from ui.controls import normalization_controls
 from ui.page import Page

@@ -6,7 +6,7 @@ import json
 
 import plotly.graph_objects as go
 
-from lnviz import plot
+from lnviz.figures import plot
 
 
 def assert_plotly_valid(fig: go.Figure) -> None:

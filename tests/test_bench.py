@@ -24,7 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import bench
+from lnviz.labs import bench
 from ui import heavy
 
 CPU = torch.device("cpu")
@@ -101,7 +101,7 @@ def test_op_by_op_float16_overflows_where_the_fused_kernel_does_not():
 
 @pytest.mark.parametrize("norm", ["copy", "LN", "RMSNorm", "BN train", "BN eval"])
 def test_reference_agrees_with_the_step_by_step_norms(norm):
-    from lnviz import norms
+    from lnviz.maths import norms
 
     inputs = bench.make_inputs(12, 1023, torch.float16, CPU, seed=4)
     x = inputs.x.double()
@@ -262,6 +262,66 @@ def test_percent_of_copy_matches_on_the_same_case():
     assert pct[4:] == [100.0, 20.0]
     unavailable = [_fake("copy", float("nan"), note="unavailable: x"), _fake("ln_fused", 10.0)]
     assert all(math.isnan(p) for p in bench.percent_of_copy(unavailable))
+
+
+# A copy's GB/s for which 100 · g / g rounds above 100: the page once said "Above 100% of the copy" on it.
+TRAP = 41.08847960759101
+
+
+def _timed(variant: str, gbps: float, **kw) -> bench.Measurement:
+    """:func:`_fake` with its median time what moving its bytes at ``gbps`` takes."""
+    m = _fake(variant, gbps, **kw)
+    return dataclasses.replace(m, seconds=m.bytes / gbps / 1e9, times=(m.bytes / gbps / 1e9,))
+
+
+def test_faster_than_copy_compares_gbps_not_a_rounded_percentage():
+    assert 100.0 * TRAP / TRAP > 100  # the trap is real: the copy's own share rounds above 100
+    bars = [_fake("copy", TRAP), *(_fake(v, TRAP * f) for v, f in (("ln_naive", 0.15), ("ln_fused", 0.43)))]
+    assert any(p > 100 for p in bench.percent_of_copy(bars))  # the old condition
+    assert bench.faster_than_copy(bars) == []
+    faster = _fake("rms_fused", TRAP * 1.01)
+    assert bench.faster_than_copy([*bars, faster]) == [faster]
+    # Against the copy of its own case only: 50 GB/s beats the float16 copy, not the float32 one.
+    other = [_fake("copy", 100.0), _fake("copy", 40.0, dtype="float16"), _fake("ln_fused", 50.0)]
+    assert bench.faster_than_copy(other) == []
+    assert bench.faster_than_copy([_fake("ln_fused", 50.0)]) == []  # no copy, nothing to beat
+
+
+def test_takeaway_says_the_measured_share_and_the_speedup():
+    below = [_timed("copy", 100.0), _timed("ln_naive", 10.0), _timed("ln_fused", 35.0)]
+    said = bench.takeaway(below)
+    assert "35% of the copy" in said and "3.5× as fast as LN op by op" in said
+    assert "something other than moving the bytes" in said
+    near = bench.takeaway([_timed("copy", 100.0), _timed("ln_naive", 30.0), _timed("ln_fused", 90.0)])
+    assert "90% of the copy" in near and "3.0×" in near and "moving the bytes sets its speed" in near
+    slower = bench.takeaway([_timed("copy", 100.0), _timed("ln_naive", 40.0), _timed("ln_fused", 39.0)])
+    assert "no faster than LN op by op" in slower
+    assert "noisy timing" in bench.takeaway([_timed("copy", 100.0), _timed("ln_fused", 120.0)])
+    assert bench.takeaway([_timed("copy", 100.0), _timed("ln_naive", 10.0)]) is None
+    assert bench.takeaway([_timed("ln_fused", 35.0)]) is None  # no copy on its case
+
+
+def test_below_copy_explains_only_a_kernel_below_the_ceiling():
+    why = bench.below_copy([_fake("copy", 100.0), _fake("ln_fused", 35.0)])
+    assert "35%" in why and "caches" in why
+    assert "x and y, 1 KiB together" in why  # _fake's case moves 1000 bytes
+    assert bench.below_copy([_fake("copy", 100.0), _fake("ln_fused", bench.NEAR_COPY)]) is None
+    gpu = [dataclasses.replace(m, device="cuda") for m in (_fake("copy", 100.0), _fake("ln_fused", 35.0))]
+    assert "fit in the CPU's caches" not in bench.below_copy(gpu)
+    large = [dataclasses.replace(m, bytes=64 * 2**20) for m in (_fake("copy", 100.0), _fake("ln_fused", 35.0))]
+    assert "fit in the CPU's caches" not in bench.below_copy(large)  # no claim about a case that need not fit
+
+
+def test_sweep_share_is_the_median_and_range_per_dtype():
+    ms = [
+        _fake(v, g, hidden=h, dtype=d)
+        for d, gs in (("float32", (20.0, 50.0, 80.0)), ("float16", (90.0,)))
+        for h, g in zip((256, 512, 1024), gs, strict=False)
+        for v, g in (("copy", 100.0), ("ln_fused", g))
+    ]
+    said = bench.sweep_share(ms)
+    assert "float32: 50% (from 20% to 80%)" in said and "float16: 90% (from 90% to 90%)" in said
+    assert bench.sweep_share([_fake("copy", 100.0)]) is None
 
 
 # Threads, timing ------------------------------------------------------------------------------------------------
@@ -481,6 +541,26 @@ def test_page_runs_and_every_control_changes_the_view():
     assert [list(t.y) for t in after.data] != [list(t.y) for t in before.data]
 
 
+def _quick_of(fused: float, copy: float = TRAP):
+    """A stand-in for bench.quick: every kernel at 15-43% of the copy, fused LN at ``fused`` × its GB/s."""
+    shares = {"ln_naive": 0.15, "ln_fused": fused, "rms_naive": 0.2, "rms_fused": 0.3, "bn_train": 0.4}
+    return lambda *a, **kw: [_timed("copy", copy), *(_timed(v, copy * f) for v, f in shares.items())]
+
+
+def test_page_says_above_the_copy_only_when_a_kernel_is_and_gives_a_takeaway(monkeypatch):
+    monkeypatch.setattr(bench, "quick", _quick_of(0.35))
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    assert not any("Above 100% of the copy" in c.value for c in at.caption)
+    assert [m.value for m in at.markdown if m.value.startswith("**Takeaway:**")] == [bench.takeaway(_quick_of(0.35)())]
+    assert any("35%" in m.value and m.value.startswith("**Why below the copy") for m in at.markdown)
+    monkeypatch.setattr(bench, "quick", _quick_of(1.02))
+    at.run()
+    assert_no_exception(at)
+    assert any("Above 100% of the copy" in c.value for c in at.caption)
+    assert not any(m.value.startswith("**Why below the copy") for m in at.markdown)
+
+
 def test_page_large_case_is_lowered_and_said_so():
     at = run_page(PAGE, {"batch": "8192", "features": "16384"})
     assert_no_exception(at)
@@ -527,6 +607,7 @@ def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
     sweep_fig = next(f for f in figures(at) if len([t for t in f.data if t.name == bench.COPY_NAME]) == 2)
     assert {t.xaxis for t in sweep_fig.data if t.name == bench.COPY_NAME} == {"x", "x2"}
     assert [b.label for b in at.get("download_button")] == ["Download the sweep (CSV)"]
+    assert bench.sweep_share(results) in [m.value for m in at.markdown]  # fused LN's share, per dtype
     assert any("Triton" in c.value and "unavailable" in c.value for c in at.caption)
     at.number_input(key="features").set_value(512).run()  # results stay through later reruns
     assert_no_exception(at)

@@ -17,7 +17,7 @@ from browser import ROOT, overlapping
 from test_browser_pages import PAGES
 
 from harness.chromium import LAPTOP, PHONE
-from lnviz import theme
+from lnviz.figures import theme
 
 pytestmark = pytest.mark.browser
 

@@ -6,7 +6,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from lnviz import links
+from lnviz.views import links
 
 pytestmark = pytest.mark.browser
 

@@ -16,8 +16,8 @@ from urllib.parse import parse_qs, urlparse
 import pytest
 from browser import AppPage
 
-from lnviz.links import LINK_VERSION
-from lnviz.walkthrough import N_STEPS
+from lnviz.labs.walkthrough import N_STEPS
+from lnviz.views.links import LINK_VERSION
 
 pytestmark = pytest.mark.browser
 

@@ -1,7 +1,8 @@
 """Links in a real browser: a link fills the widgets, a slider writes the URL, the URL reproduces the view.
 
 Also what only a browser shows: lecture mode collapses the sidebar, hide= removes
-controls, a click on the heatmap picks the cell, and the app runs in an iframe.
+controls, a click on the heatmap picks the cell, and the app runs in an iframe, without
+its sidebar in embed mode.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from urllib.parse import parse_qs, urlencode, urlparse
 import pytest
 from browser import charts_json
 
-from lnviz import links, pages
+from lnviz.views import links, pages
 
 pytestmark = pytest.mark.browser
 
@@ -35,7 +36,7 @@ def test_a_link_fills_the_widgets(app_server, open_app):
     assert slider_text(app, "batch") == "8"
     assert slider_text(app, "features") == "12"
     assert slider_text(app, "gain") == "1.50"
-    from lnviz.data import DISTS
+    from lnviz.maths.data import DISTS
 
     assert DISTS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
     assert app.page.locator(".st-key-seed input").input_value() == "7"
@@ -71,6 +72,18 @@ def test_lecture_mode_and_hidden_controls(app_server, open_app):
     assert present.page.evaluate(root_size) > normal_root  # the lecture stylesheet's larger type is in the page
 
 
+def test_lecture_mode_shows_the_family_cube_on_the_first_screen_beside_its_controls(app_server, open_app):
+    """At 1280 × 720 the cube stood under the title, the norms and the pickers: mostly below the fold, and small."""
+    app = open_app(f"{app_server}/family?v={links.LINK_VERSION}&present=1")
+    app.page.set_viewport_size({"width": 1280, "height": 720})
+    app.page.wait_for_timeout(1500)  # plotly redraws for the new size
+    app.settle()
+    scene = app.page.locator(".st-key-family_cube .gl-container > div").first.bounding_box()  # the 3-D scene
+    norms = app.page.locator(".st-key-norm").bounding_box()
+    assert scene["y"] + scene["height"] <= 720 and scene["height"] >= 380, scene
+    assert norms["x"] + norms["width"] <= scene["x"] and norms["y"] < scene["y"] + scene["height"], (norms, scene)
+
+
 def test_clicking_the_heatmap_picks_the_cell(app_server, open_app):
     app = open_app(f"{app_server}/?v={links.LINK_VERSION}&batch=8&features=8&view=charts")
     grid = app.page.locator(".st-key-grid_chart .nsewdrag").first
@@ -104,16 +117,24 @@ def test_a_reload_after_a_click_on_the_stage_reopens_the_same_view(app_server, o
     assert slider_text(app, "batch") == "8" and slider_text(app, "features") == "12"
 
 
-def test_the_app_runs_inside_an_iframe(app_server, open_app, tmp_path):
-    app = open_app(f"{app_server}/?embed=true&batch=5")
+def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app_server, open_app):
+    url = f"{app_server}/?v={links.LINK_VERSION}&embed=true&batch=5"
+    app = open_app(url)
     assert not app.exceptions() and not app.errors
+    badge = "x: 5 × 12"  # the link's batch size reached the view
+    assert app.page.get_by_text(badge).count() == 1
+    # The sidebar (controls, navigation, share box) and the button that would open it are gone: the view alone.
+    for part in ("stSidebar", "stExpandSidebarButton"):
+        assert not app.page.locator(f'[data-testid="{part}"]').is_visible(), part
+    main_left = "() => document.querySelector('[data-testid=\"stMain\"]').getBoundingClientRect().left"
+    assert app.page.evaluate(main_left) < 10
     frame_page = app.page.context.new_page()
     try:
-        frame_page.set_content(f'<iframe id="slide" src="{app_server}/?embed=true&batch=5" width="1200" height="900">')
+        frame_page.set_content(f'<iframe id="slide" src="{url}" width="1200" height="900">')
         frame = frame_page.frame_locator("#slide")
-        frame.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=60_000)
+        frame.get_by_text(badge).wait_for(timeout=60_000)
         assert frame.locator('[data-testid="stException"]').count() == 0
-        assert frame.locator(".st-key-batch [data-testid='stSliderThumbValue']").inner_text() == "5"
+        assert not frame.locator('[data-testid="stSidebar"]').is_visible()
     finally:
         frame_page.close()
 

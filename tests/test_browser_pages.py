@@ -1,6 +1,6 @@
 """Every registered page, loaded in headless Chromium: no exception box, no JS error.
 
-The pages come from the page registry (lnviz/pages.py), so a new page is
+The pages come from the page registry (lnviz/views/pages.py), so a new page is
 covered as soon as it is registered; each page's sidebar, as the browser shows
 it, must list exactly the registry's pages. A screenshot of each page is kept in
 artifacts/screenshots/ (git ignores it; CI keeps it as an artifact).
@@ -13,7 +13,7 @@ from urllib.parse import urlparse
 import pytest
 from conftest import ROOT
 
-from lnviz.pages import PAGES as REGISTRY
+from lnviz.views.pages import PAGES as REGISTRY
 
 # The fixtures app_process, app_server, browser and open_app.
 pytest_plugins = ("browser",)

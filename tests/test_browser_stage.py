@@ -19,7 +19,8 @@ from playwright.sync_api import Browser
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
-from lnviz import data, links
+from lnviz.maths import data
+from lnviz.views import links
 
 pytestmark = pytest.mark.browser
 
@@ -70,9 +71,9 @@ def _kind(frame: bytes | str) -> str:
 
 
 def _delta(app: AppPage) -> float:
-    """How far the browser's preview was from torch's numbers, as the badge says."""
+    """How far the browser's preview was from torch's numbers, as the badge says (before any " · " caveat)."""
     badge = app.page.locator(f"{STAGE} .badge").inner_text()
-    delta = re.fullmatch(r"torch: max \|Δ\| (\S+)", badge)
+    delta = re.fullmatch(r"torch: max \|Δ\| (\S+)(?: · BN: formula \(ε = 0\))?", badge)
     assert delta, badge
     return float(delta.group(1).replace("∞", "inf"))
 
@@ -288,6 +289,10 @@ def test_scrubbing_eps_to_zero_previews_the_undefined_row_as_torch_then_computes
     assert app.page.locator(".st-key-eps [data-testid=stSliderThumbValue]").inner_text() == "0"  # the sidebar's ε
     assert _delta(app) <= 1e-12  # and NaN exactly where torch has NaN (else Δ is ∞)
     assert _undefined(app, "ln") == 12 and _undefined(app, "bn") == 0
+    # torch refuses BN at ε = 0 in training: the badge says BN's numbers are the formula's, its title why.
+    badge = app.page.locator(f"{STAGE} .badge")
+    assert badge.inner_text().endswith(" · BN: formula (ε = 0)"), badge.inner_text()
+    assert "refuses ε = 0" in badge.get_attribute("title")
     app.page.locator(f'{STAGE} .cell[data-block="ln"][data-k="3"]').hover()
     assert _shown(app)["ln-xhat"] != _shown(app)["ln-xhat"]  # NaN, shown as "NaN"
 

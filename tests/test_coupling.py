@@ -1,4 +1,4 @@
-"""Batch coupling: lnviz.coupling against torch.nn.functional in float64, and the page through the router."""
+"""Batch coupling: lnviz.labs.coupling against torch.nn.functional in float64, and the page through the router."""
 
 import math
 
@@ -11,7 +11,9 @@ from figcheck import assert_plotly_valid
 from hypothesis import assume, given, settings
 from hypothesis import strategies as hs
 
-from lnviz import coupling, data, pages
+from lnviz.labs import coupling
+from lnviz.maths import data
+from lnviz.views import pages
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -143,6 +145,26 @@ def test_batch_sweep_properties() -> None:
     assert abs(float(s.bn_y[-1, :, 0].mean() - s.bn_limit[0])) < 0.3
 
 
+def test_the_sweep_narrows_because_the_batch_statistics_approach_the_populations() -> None:
+    """The caption's reason: the bound √(B − 1) grows with B, while the batch's μ, σ² close in on 0 and 1."""
+    star = torch.tensor([2.5, -1.0, 0.3, 1.7, -0.4], dtype=torch.float64)
+    s = coupling.batch_sweep(star, 11)  # ε = 1e-5, as on the page
+    bound = [math.sqrt(size - 1) for size in s.sizes]
+    assert bound == sorted(bound) and bound[0] == 1  # it loosens as B grows: it cannot narrow the lines
+    mates = coupling.companions(5, 11)  # (R, 255, H)
+    apart = (star - mates[:, 0]).abs() > 0.2  # (R, H): B = 2 pairs whose values are more than 0.2 apart
+    assert float(s.bn_y[0].abs().max()) <= 1 and float((s.bn_y[0].abs() - 1)[apart].abs().max()) < 1e-3
+    off = []  # for each size, the largest distance of a batch's (μ, σ²) from the population's (0, 1)
+    for size in s.sizes:
+        batch = torch.cat([star.expand(mates.shape[0], 1, 5), mates[:, : size - 1]], dim=1)  # (R, B, H)
+        mean, var = batch.mean(dim=1), batch.var(dim=1, unbiased=False)  # (R, H) each
+        off.append(float(torch.maximum(mean.abs(), (var - 1).abs()).max()))
+    assert off[-1] < 0.35 < off[0] and off[-1] < off[s.sizes.index(16)]
+    # As they do, x★'s BN output closes in on the limit (x★ − 0)/√(1 + ε).
+    gap = (s.bn_y - s.bn_limit).abs().amax(dim=(1, 2))  # (S,)
+    assert float(gap[-1]) < 0.3 < float(gap[s.sizes.index(16)])
+
+
 def test_fig_delta_and_sweep_are_built_from_the_result() -> None:
     r = coupling.couple(6, 5, 2, 3, "outlier", 4.0)
     fig = coupling.fig_delta(r)
@@ -193,6 +215,8 @@ def test_page_runs_and_every_control_acts() -> None:
     at = run_page("pages/coupling.py")
     assert_no_exception(at)
     assert len(figures(at)) == 2
+    sweep_words = next(c.value for c in at.caption if "batch-mates" in c.value)
+    assert "√(B − 1)" in sweep_words and "population" in sweep_words and "less as B grows" not in sweep_words
     bn, ln = _delta_maps(at)
     b = at.slider(key="batch").value  # batch and features may come from another page (same key, same meaning)
     assert bn.shape == ln.shape == (b, at.slider(key="features").value)

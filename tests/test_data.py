@@ -1,9 +1,11 @@
 """Seeded activation grids: reproducible, and shaped like the story each distribution tells."""
 
+import itertools
+
 import pytest
 import torch
 
-from lnviz import data
+from lnviz.maths import data
 
 
 @pytest.mark.parametrize("dist", list(data.DISTS))
@@ -38,6 +40,26 @@ def test_outlier_and_constant_rows():
     assert data.make_activations("constant row", 4, 6, seed=0)[0].var(unbiased=False) == 0
     near = data.make_activations("near-constant row", 4, 64, seed=0)[0].var(unbiased=False)
     assert 0 < near < 1e-5
+
+
+def test_the_outlier_features_description_holds():
+    """DISTS["outlier feature"]: at least 25 and about 45 on average; others N(0, 1); dominates LN up to a few dozen."""
+    words = data.DISTS["outlier feature"]
+    assert "at least 25" in words and "about 45 on average" in words and "a few dozen" in words
+    x = data.make_activations("outlier feature", 100_000, 8, seed=1)
+    j = data.outlier_feature(8)
+    others = torch.cat([x[:, :j], x[:, j + 1 :]], dim=1)  # (B, H − 1)
+    assert float(x[:, j].min()) >= 25
+    assert abs(float(x[:, j].mean()) - 45) < 0.5  # 25·(1 + E|z|) = 25·(1 + √(2/π)) ≈ 44.95
+    assert abs(float(others.mean())) < 0.01 and abs(float(others.std()) - 1) < 0.01
+    for features, seed in itertools.product((3, 4, 8, 16, 24, 32), range(10)):
+        x = data.make_activations("outlier feature", 64, features, seed)
+        j = data.outlier_feature(features)
+        others = torch.cat([x[:, :j], x[:, j + 1 :]], dim=1)  # (B, H − 1)
+        mu = x.mean(dim=1)  # (B,): LN's μ per sample
+        assert bool((x[:, j] / features > mu / 2).all())  # more than half of every μ is the outlier's
+        var, rest = x.var(dim=1, unbiased=False), others.var(dim=1, unbiased=False)  # (B,), (B,)
+        assert bool((var > 10 * rest).all())  # every σ² at least 10 times what the other features give
 
 
 def test_random_affine_is_seeded():

@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from lnviz import device
+from lnviz.maths import device
 
 
 def test_auto_picks_the_best_available_and_unavailable_falls_back_to_cpu():

@@ -6,7 +6,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnviz import data, explain, explorer
+from lnviz.labs import explorer
+from lnviz.labs.explorer import explain
+from lnviz.maths import data
 
 
 def test_explore_matches_torch_and_times_itself():
@@ -58,38 +60,46 @@ def test_histogram_counts_every_finite_value():
     torch.testing.assert_close(centres, torch.tensor([0.25, 0.75, 1.25, 1.75], dtype=torch.float64))
 
 
-def _own_range_histc(t: torch.Tensor, bins: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """torch's own histogram of ``t`` over its own min and max, and the bin centres: the oracle."""
-    lo, hi = float(t.min()), float(t.max())
+def _histc(t: torch.Tensor, lo: float, hi: float, bins: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """torch's own histogram of ``t`` over [lo, hi], and the bin centres: the oracle."""
     edges = torch.linspace(lo, hi, bins + 1, dtype=torch.float64)
     return torch.histc(t, bins=bins, min=lo, max=hi), (edges[:-1] + edges[1:]) / 2
 
 
-def test_distributions_bin_each_tensor_on_its_own_range():
+def test_distributions_show_the_chosen_row_against_the_chosen_column_before_and_after():
     x = data.make_activations("heterogeneous features", 12, 20, seed=4) * 40 + 100  # far from the outputs' ±3
     g, b = data.random_affine(20, seed=4)
-    r = explorer.explore(x, g, b, 1e-5)
-    dists = explorer.distributions(r)
-    assert list(dists.hists) == ["input", "BN", "LN"] and not dists.sampled and dists.counted == 240
-    bins = explorer.bins_for(240)
-    for name, values in (("input", x), ("BN", r.bn.y), ("LN", r.ln.y)):
-        counts, centres = dists.hists[name]
-        want_counts, want_centres = _own_range_histc(values, bins)
-        torch.testing.assert_close(counts, want_counts, rtol=0, atol=0)
-        torch.testing.assert_close(centres, want_centres, rtol=0, atol=1e-12)
-        assert int((counts > 0).sum()) > bins // 2, name  # spread over the bins, not squeezed into a few
+    i, j = 7, 13
+    dists = explorer.distributions(explorer.explore(x, g, b, 1e-5), (i, j))
+    # The oracle: the row LN pools and the column BN pools, and torch's outputs there.
+    ln_y = F.layer_norm(x, (20,), g, b, 1e-5)[i]  # (H,)
+    bn_y = F.batch_norm(x, None, None, g, b, training=True, eps=1e-5)[:, j]  # (B,)
+    want = {("LN", "x"): x[i], ("BN", "x"): x[:, j], ("LN", "y"): ln_y, ("BN", "y"): bn_y}
+    assert set(dists.hists) == set(want) and dists.cell == (i, j)
+    for stage in ("x", "y"):
+        # The row and the column of one stage share a range, so that they compare on one value axis.
+        both = torch.cat([want[("LN", stage)], want[("BN", stage)]])
+        lo, hi = float(both.min()), float(both.max())
+        for norm, count in (("LN", 20), ("BN", 12)):
+            counts, centres = dists.hists[(norm, stage)]
+            want_counts, want_centres = _histc(want[(norm, stage)], lo, hi, explorer.bins_for(count))
+            torch.testing.assert_close(counts, want_counts, rtol=0, atol=0)
+            torch.testing.assert_close(centres, want_centres, rtol=0, atol=1e-12)
+            assert counts.sum() == count, (norm, stage)
+    ln, bn = dists.units["LN"], dists.units["BN"]
+    assert (ln.name, bn.name) == (f"row {i}", f"column {j}")
+    assert ln.mean == pytest.approx(float(x[i].mean()), abs=1e-10)
+    assert bn.mean == pytest.approx(float(x[:, j].mean()), abs=1e-10)
+    torch.testing.assert_close(ln.y, ln_y, rtol=0, atol=1e-10)
+    torch.testing.assert_close(bn.y, bn_y, rtol=0, atol=1e-10)
 
 
-def test_distributions_leave_bn_out_at_one_sample_and_sample_a_large_grid():
-    one = explorer.explore(data.make_activations("standard normal", 1, 30, seed=0))
-    assert list(explorer.distributions(one).hists) == ["input", "LN"]
-    big = explorer.explore(data.make_activations("standard normal", 512, 256, seed=0))
-    dists = explorer.distributions(big)
-    assert dists.sampled and dists.total == 512 * 256 and dists.counted <= explorer.SAMPLE
-    for name, values in (("input", big.x), ("LN", big.ln.y)):
-        want, _ = _own_range_histc(explorer.sample(values), 60)
-        torch.testing.assert_close(dists.hists[name][0], want, rtol=0, atol=0)
-        assert dists.hists[name][0].sum() == dists.counted
+def test_distributions_leave_bn_out_at_one_sample():
+    x = data.make_activations("standard normal", 1, 30, seed=0)
+    dists = explorer.distributions(explorer.explore(x), (0, 4))
+    assert list(dists.units) == ["LN"] and set(dists.hists) == {("LN", "x"), ("LN", "y")}
+    want, _ = _histc(x[0], float(x.min()), float(x.max()), explorer.bins_for(30))
+    torch.testing.assert_close(dists.hists[("LN", "x")][0], want, rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("count, bins", [(1, 8), (96, 10), (240, 13), (65_536, 60), (10**6, 60)])
@@ -131,6 +141,31 @@ def test_latex_shows_the_numbers_torch_computes(kind):
     assert text.count(r"\\") == 3
 
 
+def _lines(latex: str) -> dict[str, float]:
+    """Each line of an aligned block as {its left-hand side: the number it ends with}."""
+    body = latex.split("\n")[1:-1]
+    return {line.split("&=")[0].strip(): _numbers(line)[-1] for line in body}
+
+
+def test_latex_names_each_norms_statistic_after_its_row_or_column_and_counts_from_zero():
+    """At the cell (0, 0) LN's μ (of row 0) and BN's μ (of column 0) once both read μ₀; now each says whose it is."""
+    x = data.make_activations("heterogeneous features", 6, 5, seed=2)
+    r = explorer.explore(x, 1.0, 0.0, 1e-5)
+    for i, j in ((0, 0), (4, 2)):
+        ln, bn = _lines(explain.latex(r.ln, i, j, "LN")), _lines(explain.latex(r.bn, i, j, "BN"))
+        # The statistics by their names, against torch's mean and biased variance of that row or column.
+        assert ln[rf"\mu_{{\text{{row}}\,{i}}}"] == pytest.approx(float(x[i].mean()), rel=1e-3)
+        assert ln[rf"\sigma^2_{{\text{{row}}\,{i}}}"] == pytest.approx(float(x[i].var(unbiased=False)), rel=1e-3)
+        assert bn[rf"\mu_{{\text{{column}}\,{j}}}"] == pytest.approx(float(x[:, j].mean()), rel=1e-3)
+        assert bn[rf"\sigma^2_{{\text{{column}}\,{j}}}"] == pytest.approx(float(x[:, j].var(unbiased=False)), rel=1e-3)
+        assert not set(ln) & set(bn)  # no line of LN's reads like one of BN's
+    # Σ over k = 0 … H − 1 (LN: 5 features) and k = 0 … B − 1 (BN: 6 samples), as the 0-based indices shown.
+    ln_text, bn_text = explain.latex(r.ln, 4, 2, "LN"), explain.latex(r.bn, 4, 2, "BN")
+    assert ln_text.count(r"\sum_{k=0}^{4}") == 2 and ln_text.count("x_{4,k}") == 2
+    assert bn_text.count(r"\sum_{k=0}^{5}") == 2 and bn_text.count("x_{k,2}") == 2
+    assert "k=1" not in ln_text + bn_text
+
+
 def test_pytorch_line_reproduces_the_value():
     x = data.make_activations("standard normal", 4, 6, seed=3)
     weight, bias, eps = torch.full((6,), 2.0, dtype=x.dtype), torch.zeros(6, dtype=x.dtype), 1e-5
@@ -143,16 +178,6 @@ def test_pytorch_line_reproduces_the_value():
 def test_num_formats_nan_and_exponents():
     assert explain.num(float("nan")) == r"\text{NaN}"
     assert explain.num(1.5e-7) == r"1.5 \times 10^{-7}"
-
-
-def test_sample_spreads_over_every_feature_and_sample():
-    x = torch.arange(1024 * 1024, dtype=torch.float64).reshape(1024, 1024)
-    s = explorer.sample(x, limit=65_536)
-    assert 60_000 <= s.numel() <= 65_536
-    rows, cols = (s // 1024).long(), (s % 1024).long()
-    assert rows.unique().numel() == 1024 and cols.unique().numel() == 1024
-    small = torch.ones(3, 4, dtype=torch.float64)
-    assert explorer.sample(small).numel() == 12
 
 
 def test_finite_range_ignores_nan_and_inf():

@@ -6,7 +6,8 @@ import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page, share_link, stage_data
 
-from lnviz import data, explorer
+from lnviz.labs import explorer
+from lnviz.maths import data
 from ui import own_data
 
 PAGE = "pages/explorer.py"
@@ -20,10 +21,10 @@ def show(at, view: str):
 
 
 def outputs(at):
-    """(BN heatmap z, LN heatmap z) of the outputs chart (the charts view), as float64 arrays."""
+    """(LN heatmap z, BN heatmap z) of the outputs chart (the charts view), as float64 arrays, in the chart's order."""
     fig = figures(at)[1]
     heats = [np.asarray(t.z, dtype=np.float64) for t in fig.data if t.type == "heatmap"]
-    return heats if len(heats) == 2 else (None, heats[0])
+    return heats if len(heats) == 2 else (heats[0], None)
 
 
 def badges(at) -> str:
@@ -77,24 +78,32 @@ def test_charts_view_matches_torch(charts_page):
     assert_no_exception(at)
     x = x_for()
     np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
-    bn, ln = outputs(at)
+    ln, bn = outputs(at)  # LN left, BN right, as on the stage
     np.testing.assert_allclose(ln, F.layer_norm(x, (12,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
     assert "CPU" in badges(at)
 
 
-def test_distributions_are_binned_on_each_panels_own_range():
+def test_distributions_show_the_chosen_row_against_the_chosen_column():
     x = x_for()
-    outputs_ = {
-        "input": x,
-        "BN": F.batch_norm(x, None, None, training=True, eps=1e-5),
-        "LN": F.layer_norm(x, (12,), eps=1e-5),
-    }
-    (fig,) = figures(run_page(PAGE, {"view": "distributions"}))
-    assert [t.name for t in fig.data] == list(outputs_)
-    for trace, values in zip(fig.data, outputs_.values(), strict=True):
-        want = torch.histc(values, bins=10, min=float(values.min()), max=float(values.max()))  # Rice: 96 values
-        np.testing.assert_array_equal(np.asarray(trace.y), want.numpy())
+    i, j = 3, 5
+    before = {"row": x[i], "column": x[:, j]}  # the H values LN pools, the B values BN pools
+    after = {"row": F.layer_norm(x, (12,), eps=1e-5)[i], "column": F.batch_norm(x, None, None, training=True)[:, j]}
+    at = run_page(PAGE, {"view": "distributions", "sample": str(i), "feature": str(j)})
+    assert_no_exception(at)
+    assert f"Row {i} against column {j}" in " ".join(h.value for h in at.subheader)
+    (fig,) = figures(at)
+    bars = {t.name: np.asarray(t.y) for t in fig.data if t.type == "bar"}
+    assert list(bars) == [f"row {i}: x", f"row {i}: LN y", f"column {j}: x", f"column {j}: BN y"]
+    for stage, values in (("x", before), ("y", after)):
+        lo = float(min(v.min() for v in values.values()))  # one value axis for the row and the column
+        hi = float(max(v.max() for v in values.values()))
+        for line, v in values.items():
+            name = f"{line} {i if line == 'row' else j}: " + (
+                stage if stage == "x" else ("LN y" if line == "row" else "BN y")
+            )
+            want = torch.histc(v, bins=8, min=lo, max=hi)  # Rice's rule: 12 and 8 values get the fewest, 8 bins
+            np.testing.assert_array_equal(bars[name], want.numpy())
 
 
 @pytest.mark.parametrize(
@@ -115,7 +124,7 @@ def test_input_controls_regenerate_x(key, value, kwargs):
     assert_no_exception(at)
     x = x_for(**kwargs)
     np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)
-    _, ln = outputs(at)
+    ln, _ = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (x.shape[1],), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
 
 
@@ -127,7 +136,7 @@ def test_gain_bias_and_eps_move_every_output():
     assert_no_exception(at)
     x = x_for()
     w, b = torch.full((12,), 2.0, dtype=x.dtype), torch.full((12,), -0.5, dtype=x.dtype)
-    bn, ln = outputs(at)
+    ln, bn = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (12,), w, b, 0.1).numpy(), rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, w, b, True, 0.1, 0.1).numpy(), rtol=1e-5, atol=1e-5)
     assert "0.1" in show(at, "cell").latex[0].value
@@ -140,14 +149,14 @@ def test_affine_uses_per_feature_vectors_and_leaves_x_alone():
     x = x_for()
     np.testing.assert_allclose(grid_x(at), x.numpy(), rtol=1e-6, atol=1e-6)  # γ, β have a generator of their own
     g, b = data.random_affine(12, seed=0)
-    _, ln = outputs(at)
+    ln, _ = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (12,), 1.5 * g, 0.25 + b, 1e-5).numpy(), rtol=1e-5, atol=1e-5)
 
 
 def test_stage_x_hat_ignores_gain():
     at = run_page(PAGE, {"gain": "3", **CHARTS})
     at.radio(key="output").set_value("x_hat").run()
-    _, ln = outputs(at)
+    ln, _ = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x_for(), (12,), eps=1e-5).numpy(), rtol=1e-5, atol=1e-5)
 
 
@@ -162,7 +171,9 @@ def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
     assert row_box.y0 < 5 < row_box.y1 and col_box.x0 < 7 < col_box.x1
     show(at, "cell")
     x = x_for()
-    assert f"{float(x[5].mean()):.4g}" in at.latex[0].value
+    # LN's μ is row 5's, BN's is column 7's, each named so (at (0, 0) both once read μ₀).
+    assert r"\mu_{\text{row}\,5} &= " in at.latex[0].value and f"{float(x[5].mean()):.4g}" in at.latex[0].value
+    assert r"\mu_{\text{column}\,7} &= " in at.latex[1].value
     assert f"{float(x[:, 7].mean()):.4g}" in at.latex[1].value
     assert "sample 5, feature 7" in " ".join(h.value for h in at.subheader)
 
@@ -180,7 +191,13 @@ def test_numbers_view_shows_tables():
     assert_no_exception(at)
     frames = at.dataframe
     assert len(frames) == 3
-    np.testing.assert_allclose(frames[0].value.to_numpy(), x_for().numpy())
+    x = x_for()
+    np.testing.assert_allclose(frames[0].value.to_numpy(), x.numpy())
+    # x, then LN's output, then BN's: the stage's order.
+    assert [t.label for t in at.tabs] == ["x", "LN y", "BN y"]
+    np.testing.assert_allclose(frames[1].value.to_numpy(), F.layer_norm(x, (12,)).numpy(), rtol=1e-10, atol=1e-10)
+    bn = F.batch_norm(x, None, None, training=True)
+    np.testing.assert_allclose(frames[2].value.to_numpy(), bn.numpy(), rtol=1e-10, atol=1e-10)
 
 
 def test_single_sample_explains_bn_in_words():
@@ -188,9 +205,13 @@ def test_single_sample_explains_bn_in_words():
     assert_no_exception(at)
     assert any(explorer.BN_SINGLE_SAMPLE in i.value for i in at.info)
     assert any("over the 1 sample" in m.value and "samples" not in m.value for m in at.markdown)
-    bn, ln = outputs(show(at, "charts"))
+    ln, bn = outputs(show(at, "charts"))
     assert bn is None and ln.shape == (1, 12)
-    assert [t.name for t in figures(show(at, "distributions"))[0].data] == ["input", "LN"]
+    bars = [t.name for t in figures(show(at, "distributions"))[0].data if t.type == "bar"]
+    assert bars == ["row 0: x", "row 0: LN y"]
+
+
+VIEWS_WITH_BN = ("cell", "charts", "distributions", "numbers", "downloads")
 
 
 def test_zero_eps_and_constant_row_is_explained_not_nan():
@@ -198,6 +219,17 @@ def test_zero_eps_and_constant_row_is_explained_not_nan():
     assert_no_exception(at)
     assert any("0/0" in w.value and "for sample 0 (LN)" in w.value for w in at.warning)
     assert r"\text{NaN}" in at.latex[0].value
+
+
+def test_every_view_that_draws_bn_at_zero_eps_says_whose_numbers_they_are():
+    """torch refuses ε = 0 for BN in training mode, so there BN's numbers are lnviz's formula: each view says so."""
+    for view in VIEWS_WITH_BN:
+        at = run_page(PAGE, {"eps": "0", "view": view})
+        assert_no_exception(at)
+        said = [c.value for c in at.caption if c.value == explorer.BN_ZERO_EPS]
+        assert len(said) == 1, view
+    at = run_page(PAGE, {"eps": "1e-05", "view": "charts"})
+    assert explorer.BN_ZERO_EPS not in [c.value for c in at.caption]
 
 
 def test_device_from_the_link_and_badge():
@@ -263,7 +295,7 @@ def test_share_link_reproduces_the_view():
     assert "batch=6" in link and "gain=2" in link and "view=charts" in link and "seed" not in link
     query = dict(part.split("=") for part in link.split("?")[1].split("&"))
     again = run_page(PAGE, query)
-    np.testing.assert_array_equal(outputs(again)[1], outputs(at)[1])
+    np.testing.assert_array_equal(outputs(again)[0], outputs(at)[0])
 
 
 def test_lecture_mode_drops_prose():
@@ -280,7 +312,7 @@ def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
     assert_no_exception(at)
     x = torch.tensor([[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]], dtype=torch.float64)
     np.testing.assert_allclose(grid_x(at), x.numpy())
-    bn, ln = outputs(at)
+    ln, bn = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (4,), eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
     assert "batch" not in {s.key for s in at.slider}  # the generated-data controls are gone, not dead
@@ -303,7 +335,7 @@ def test_activations_handed_over_by_another_page_are_explored():
 
 
 def test_export_script_matches_the_view():
-    from lnviz import export
+    from lnviz.labs.explorer import export
 
     at = run_page(PAGE, {"batch": "5", "features": "7", "seed": "3", "gain": "1.5"})
     # Not shown, the downloads are not even built (the script cost the browser work on every move).

@@ -16,7 +16,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from hypothesis.extra import numpy as hnp
 
-from lnviz import data, export, norms
+from lnviz.labs.explorer import export
+from lnviz.maths import data, norms
 
 # Any float64 at all: NaN, ±inf, -0.0, subnormals, the extremes.
 MATRICES = hnp.arrays(
@@ -97,7 +98,7 @@ CASES = [
 
 
 def app_numbers(dist, batch, features, seed, gain, bias, affine, eps):
-    """What the explorer page computes: lnviz.data for x, γ and β, lnviz.norms for LN and BN."""
+    """What the explorer page computes: lnviz.maths.data for x, γ and β, lnviz.maths.norms for LN and BN."""
     x = data.make_activations(dist, batch, features, seed)  # (B, H)
     if affine:
         g, b = data.random_affine(features, seed)  # (H,), (H,)

@@ -1,6 +1,8 @@
-"""The norm family page (lnviz.family): who pools with whom, on one (N, C, H·W) tensor, against torch."""
+"""The norm family page (lnviz.labs.family): who pools with whom, on one (N, C, H·W) tensor, against torch."""
 
 from __future__ import annotations
+
+import json
 
 import pytest
 import torch
@@ -11,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from test_norms import FAMILY, FAMILY_EPS, FAMILY_TOL, draw
 
-from lnviz import family as fam
-from lnviz import theme
-from lnviz.data import generator
+from lnviz.figures import theme
+from lnviz.labs import family as fam
+from lnviz.maths.data import generator
 
 PAGE = "pages/family.py"
 EPS, TOL, HYP = FAMILY_EPS, FAMILY_TOL, FAMILY  # the family's oracle tests' settings, in test_norms
@@ -130,6 +132,38 @@ def test_cube_draws_every_element_once_with_the_pooled_set_highlighted():
         assert_plotly_valid(fam.fig_cube(x, mask, pick, norm))
 
 
+def test_the_cube_says_what_the_pooled_set_shares_and_rmsnorm_shares_no_mean():
+    """RMSNorm divides by √(E[x²] + ε) over its set and subtracts nothing, so its title names no μ; torch agrees."""
+    x = fam.make_tensor(3, 4, 5, 1)
+    pick = (2, 1, 4)
+    for norm in fam.NORMS:
+        mask = fam.pooled_mask(tuple(x.shape), norm, pick, groups=2)
+        note = fam.fig_cube(x, mask, pick, norm).layout.title.subtitle.text
+        assert ("share its μ and σ²" in note) == (norm != "RMSNorm")
+    assert "share its E[x²] (no μ)" in fam.fig_cube(x, mask, pick, "RMSNorm").layout.title.subtitle.text
+    y = F.rms_norm(x, (4, 5), eps=1e-5)  # (N, C, H·W): sample n's C·H·W elements share one mean square
+    n = pick[0]
+    torch.testing.assert_close(y[n], x[n] / (x[n].square().mean() + 1e-5).sqrt(), rtol=1e-12, atol=1e-12)
+    assert abs(float(x[n].mean())) > 1e-3  # a μ that RMSNorm leaves in: y[n] is not centred
+    assert abs(float(y[n].mean())) > 1e-3
+
+
+def test_a_wide_cube_gives_the_height_to_the_cube_not_to_its_title():
+    """Lecture mode's cube beside the controls: shorter, no legend (the page says it), the block drawn larger."""
+    x = fam.make_tensor(4, 6, 8, 0)
+    pick = (1, 2, 3)
+    mask = fam.pooled_mask(tuple(x.shape), "GroupNorm", pick, groups=2)
+    desk, wide = fam.fig_cube(x, mask, pick, "GroupNorm"), fam.fig_cube(x, mask, pick, "GroupNorm", wide=True)
+    assert json.loads(wide.to_json())["data"] == json.loads(desk.to_json())["data"]  # the same cube
+    assert wide.layout.height < desk.layout.height and wide.layout.margin.t < desk.layout.margin.t
+    # The share of the figure left for the scene grows: the title and legend take less of it.
+    scene = lambda f: (f.layout.height - f.layout.margin.t) / f.layout.height  # noqa: E731
+    assert scene(wide) > scene(desk)
+    assert wide.layout.showlegend is False and desk.layout.showlegend is not False
+    assert wide.layout.scene.aspectratio.z > desk.layout.scene.aspectratio.z  # a larger block in the scene
+    assert_plotly_valid(wide)
+
+
 def test_small_multiples_show_each_norms_set_and_say_why_one_is_missing():
     shape, pick = (3, 4, 5), (1, 3, 0)
     masks = {norm: fam.pooled_mask(shape, norm, pick, groups=2) for norm in fam.NORMS}
@@ -207,3 +241,19 @@ def test_page_reads_the_link():
     assert _picked(at) == (2, 4, 6)
     assert len(_pooled(at).x) == 8 - 1
     assert any("Groups G" in i.value for i in at.info)
+
+
+def test_lecture_mode_puts_the_controls_beside_the_cube():
+    """On a projector (1280 × 720) the cube stood under the title, the norms and the pickers, below the fold."""
+    at = run_page(PAGE, {"present": "1"})
+    assert_no_exception(at)
+    controls, picture = at.columns[0], at.columns[1]
+    assert [r.key for r in controls.radio] == ["norm"]
+    assert {n.key for n in controls.number_input} == {"sample", "channel", "position"}
+    (cube,) = picture.get("plotly_chart")
+    assert cube.proto.spec and "scatter3d" in cube.proto.spec
+    assert figures(at)[0].layout.showlegend is False  # the wide cube, whose marks the page names beside it
+    assert any("Squares: pooled" in m.value for m in picture.markdown)
+    desk = run_page(PAGE)
+    assert figures(desk)[0].layout.showlegend is not False
+    assert not any(c.radio for c in desk.columns)  # at a desk the norms run across the page, above the cube

@@ -1,13 +1,15 @@
 """The explorer's figures, checked on their data, not by eye."""
 
-import itertools
-
 import numpy as np
 import plotly.colors
 import pytest
+import torch.nn.functional as F
 from figcheck import assert_plotly_valid
 
-from lnviz import data, explorer, figures, plot, theme
+from lnviz.figures import plot, theme
+from lnviz.labs import explorer
+from lnviz.labs.explorer import figures
+from lnviz.maths import data
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):
@@ -36,24 +38,37 @@ def test_grid_outlines_the_chosen_row_and_column():
     assert col_box.x0 < 4 < col_box.x1 and col_box.y0 < 0 and col_box.y1 > 5
 
 
-def test_outputs_share_one_colour_scale_and_show_each_norm():
+def test_outputs_share_one_colour_scale_and_put_ln_left_and_bn_right_as_the_stage_does():
     r = _result()
     rows, cols = explorer.window(6, 9, 0, 0)
     fig = figures.fig_outputs(r, rows, cols, (0, 0), "x_hat")
     heats = [t for t in fig.data if t.type == "heatmap"]
     assert [t.coloraxis for t in heats] == ["coloraxis", "coloraxis"]
-    np.testing.assert_allclose(np.asarray(heats[0].z), r.bn.x_hat.float().numpy(), rtol=1e-5, atol=1e-6)
-    np.testing.assert_allclose(np.asarray(heats[1].z), r.ln.x_hat.float().numpy(), rtol=1e-5, atol=1e-6)
+    assert [t.name for t in heats] == ["LN x̂", "BN x̂"]
+    x = r.x
+    np.testing.assert_allclose(np.asarray(heats[0].z), F.layer_norm(x, (9,)).float().numpy(), rtol=1e-5, atol=1e-6)
+    bn = F.batch_norm(x, None, None, training=True).float().numpy()
+    np.testing.assert_allclose(np.asarray(heats[1].z), bn, rtol=1e-5, atol=1e-6)
+    # LN's heatmap is the left half, under the LayerNorm title; BN's the right one.
+    ln_x, bn_x = (fig.layout[plot.layout_key(t.xaxis)].domain for t in heats)
+    assert ln_x[1] < bn_x[0]
+    titles = {a.text: a.x for a in fig.layout.annotations}
+    assert ln_x[0] < titles["LayerNorm"] < ln_x[1] and bn_x[0] < titles["BatchNorm"] < bn_x[1]
+    # The chosen row is outlined on LN, the chosen column on BN.
+    outlined = {(s.name, s.xref) for s in fig.layout.shapes if "casing" not in s.name}
+    assert outlined == {("LN row", heats[0].xaxis), ("BN column", heats[1].xaxis)}
     assert fig.layout.coloraxis.cmid == 0
     lim = max(abs(np.asarray(h.z)).max() for h in heats)
     assert abs(fig.layout.coloraxis.cmax - lim) < 1e-5
 
 
-def test_outputs_without_bn_say_why():
+def test_outputs_without_bn_say_why_in_bns_right_half():
     r = _result(b=1, preset="standard normal")
     fig = figures.fig_outputs(r, slice(0, 1), slice(0, 9), (0, 0))
-    assert len([t for t in fig.data if t.type == "heatmap"]) == 1
-    assert any("B = 1" in a.text for a in fig.layout.annotations)
+    (heat,) = [t for t in fig.data if t.type == "heatmap"]
+    assert heat.name == "LN y" and heat.xaxis == "x" and fig.layout.yaxis.visible is not False
+    (note,) = [a for a in fig.layout.annotations if "B = 1" in a.text]
+    assert note.x > fig.layout.xaxis.domain[1] and fig.layout.xaxis2.visible is False
 
 
 def test_windowed_grid_stays_small():
@@ -66,24 +81,51 @@ def test_windowed_grid_stays_small():
                 assert np.asarray(t.z).shape == (explorer.WINDOW, explorer.WINDOW)
 
 
-def test_distributions_are_opaque_side_by_side_panels_in_each_norms_colour():
+def test_distributions_put_the_chosen_row_left_and_the_column_right_before_and_after_in_each_norms_colour():
     r = _result()
-    dists = explorer.distributions(r)
-    fig = figures.fig_distributions(dists.hists)
-    assert [t.name for t in fig.data] == ["input", "BN", "LN"]
-    assert fig.layout.barmode != "overlay"
-    for k, (trace, name) in enumerate(zip(fig.data, ("input", "BN", "LN"), strict=True), start=1):
-        counts, centres = dists.hists[name]
-        np.testing.assert_array_equal(np.asarray(trace.y), counts.numpy())
-        np.testing.assert_allclose(np.asarray(trace.x), centres.numpy(), rtol=1e-6)
-        assert trace.marker.color == theme.ROLES[name] and trace.opacity in (None, 1)
-        assert (trace.xaxis, trace.yaxis) == plot.axis_names(k)  # its own value axis
-    # Same values, same number of bins: one count axis for all, so the bar heights compare.
-    assert [fig.layout[plot.layout_key(t.yaxis)].matches for t in fig.data] == [None, "y", "y"]
-    domains = [fig.layout[plot.layout_key(t.xaxis)].domain for t in fig.data]
-    assert all(a[1] < b[0] for a, b in itertools.pairwise(domains)), domains  # no overlap
-    titles = {a.text: a.font.color for a in fig.layout.annotations}
-    assert titles == {"Input x": theme.GREY, "BatchNorm y": theme.ROLES["BN"], "LayerNorm y": theme.ROLES["LN"]}
+    i, j = 2, 7
+    dists = explorer.distributions(r, (i, j))
+    fig = figures.fig_distributions(dists)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [t.name for t in bars] == [f"row {i}: x", f"row {i}: LN y", f"column {j}: x", f"column {j}: BN y"]
+    want = {  # torch's values of the row LN pools and the column BN pools, before and after
+        f"row {i}: x": r.x[i],
+        f"row {i}: LN y": F.layer_norm(r.x, (9,))[i],
+        f"column {j}: x": r.x[:, j],
+        f"column {j}: BN y": F.batch_norm(r.x, None, None, training=True)[:, j],
+    }
+    for t in bars:
+        norm = "LN" if t.name.startswith("row") else "BN"
+        assert np.asarray(t.y).sum() == want[t.name].numel()  # every value counted once
+        centres, counts = np.asarray(t.x, dtype=np.float64), np.asarray(t.y)
+        width = centres[1] - centres[0]
+        inside = [(abs(v - centres) <= width / 2 * (1 + 1e-4)).argmax() for v in want[t.name].tolist()]
+        np.testing.assert_array_equal(counts, np.bincount(inside, minlength=len(counts)))
+        assert t.marker.color == theme.ROLES[norm] and t.opacity in (None, 1)
+    # LN's panels left of BN's; before above after; the row and the column share each value axis.
+    axis = {t.name: (fig.layout[plot.layout_key(t.xaxis)], fig.layout[plot.layout_key(t.yaxis)]) for t in bars}
+    ln_x, ln_y, bn_x, bn_y = (axis[t.name] for t in bars)
+    assert ln_x[0].domain[1] < bn_x[0].domain[0] and ln_y[0].domain == ln_x[0].domain
+    assert ln_y[1].domain[1] < ln_x[1].domain[0] and bn_y[1].domain == ln_y[1].domain
+    assert bn_x[0].matches == bars[0].xaxis and bn_y[0].matches == bars[1].xaxis
+    # The μ each norm subtracts, on its before panel: torch's mean of that row and of that column.
+    mus = {t.name: t for t in fig.data if t.name.startswith("μ")}
+    assert set(mus) == {f"μ of row {i}", f"μ of column {j}"}
+    assert mus[f"μ of row {i}"].x[0] == pytest.approx(float(r.x[i].mean()), rel=1e-6)
+    assert mus[f"μ of column {j}"].x[0] == pytest.approx(float(r.x[:, j].mean()), rel=1e-6)
+    assert (mus[f"μ of row {i}"].xaxis, mus[f"μ of column {j}"].xaxis) == (bars[0].xaxis, bars[2].xaxis)
+    titles = [(a.text, a.font.color) for a in fig.layout.annotations]
+    assert titles == [
+        (f"<b>LayerNorm</b> · row {i}", theme.ROLES["LN"]),
+        (f"<b>BatchNorm</b> · column {j}", theme.ROLES["BN"]),
+    ]
+
+
+def test_distributions_without_bn_say_why_in_its_column():
+    r = _result(b=1, preset="standard normal")
+    fig = figures.fig_distributions(explorer.distributions(r, (0, 3)))
+    assert [t.name for t in fig.data if t.type == "bar"] == ["row 0: x", "row 0: LN y"]
+    assert any("B = 1" in a.text and a.x > 0.5 for a in fig.layout.annotations)
 
 
 def test_grid_has_a_clickable_marker_on_every_cell():
@@ -106,7 +148,7 @@ def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
         figures.fig_grid(r, rows, cols, cell),
         figures.fig_outputs(r, rows, cols, cell, "y"),
         figures.fig_outputs(r, rows, cols, cell, "x_hat"),
-        figures.fig_distributions(explorer.distributions(r).hists),
+        figures.fig_distributions(explorer.distributions(r, cell)),
     ]
     for fig in built:
         assert_plotly_valid(fig)

@@ -18,7 +18,7 @@ from conftest import WIDGETS, run_page
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from lnviz.pages import PAGES as REGISTRY
+from lnviz.views.pages import PAGES as REGISTRY
 from ui.controls import PARAMS_DRAWN
 
 PAGES = [entry.file for entry in REGISTRY]

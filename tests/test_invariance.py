@@ -10,10 +10,13 @@ from conftest import assert_no_exception, figures, run_page
 from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as hs
+from test_theme import srgb
 from torch import nn
 from torch.nn.utils.parametrizations import weight_norm
 
-from lnviz import invariance, state
+from lnviz.figures import theme
+from lnviz.labs import invariance
+from lnviz.views import state
 
 ORDER = (
     "weight_matrix_rescale",
@@ -170,6 +173,19 @@ def test_fig_table_shows_values_and_marks() -> None:
             ok = table[norm][name] <= invariance.TOL
             assert heat.text[r][c].startswith("✓" if ok else "✗")
             assert ("≠ paper" in heat.text[r][c]) == ((PAPER[norm][c] == "✓") != ok)
+
+
+def test_fig_table_fills_cells_with_a_checks_colours_not_the_value_scales() -> None:
+    table = invariance.invariance_table(1.0, 0)
+    heat = invariance.fig_table(table).data[0]
+    (_, holds), (step, _), (_, breaks), _ = heat.colorscale
+    assert (holds, breaks) == (theme.HOLDS, theme.BREAKS)  # tests/test_theme.py checks these against the norms
+    scales = {tuple(np.round(255 * srgb(c))) for _, c in (*theme.DIVERGING, *theme.SEQUENTIAL)}
+    assert tuple(np.round(255 * srgb(breaks))) not in scales  # green and purple mean a value's sign elsewhere
+    assert holds == "#FFFFFF"  # nothing to flag: the page's own white
+    at = (np.asarray(heat.z) - heat.zmin) / (heat.zmax - heat.zmin)  # (norms, transforms): place on the scale
+    marks = np.array([[text[0] for text in row] for row in heat.text])
+    np.testing.assert_array_equal(marks, np.where(at < step, "✓", "✗"))  # each mark on its own fill
 
 
 @pytest.mark.parametrize(

@@ -1,14 +1,25 @@
-"""deploy/k8s: valid against Kubernetes' schemas (kubernetes-validate), and wired as docs/deploy.md says."""
+"""deploy/k8s: valid against Kubernetes' schemas (kubernetes-validate), Pod Security "restricted", and wired as
+docs/deploy.md says."""
 
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import kubernetes_validate
 import pytest
 import yaml
 
+from harness.nginx import deploy_block
+
 ROOT = Path(__file__).resolve().parents[1]
 K8S = ROOT / "deploy" / "k8s"
 VERSION = "1.37.0"  # the newest schemas kubernetes-validate 1.37 ships
+PEAK_MIB = 1536  # issue 20: a replica stays at or under 1.5 GiB whatever visitors do
+HEADROOM = 1.5  # the limit is at least this much above that peak: allocator slack, torch temporaries
+CLASS = 200  # the ingress limits let a class this size through from one address
 
 
 def resources(name: str) -> list[dict]:
@@ -21,6 +32,20 @@ def by_kind() -> dict[str, list[dict]]:
         for doc in resources(path.name):
             kinds.setdefault(doc["kind"], []).append(doc)
     return kinds
+
+
+def deployment() -> dict:
+    (d,) = by_kind()["Deployment"]
+    return d
+
+
+def ingresses() -> dict[str, dict]:
+    return {i["metadata"]["name"]: i for i in by_kind()["Ingress"]}
+
+
+def mebibytes(quantity: str) -> float:
+    number, unit = re.fullmatch(r"(\d+(?:\.\d+)?)(Mi|Gi)", quantity).groups()
+    return float(number) * (1024 if unit == "Gi" else 1)
 
 
 MANIFESTS = sorted(p.name for p in K8S.glob("*.yaml") if p.name != "kustomization.yaml")
@@ -36,48 +61,253 @@ def test_every_manifest_is_valid_kubernetes(name):
 
 
 def test_the_validator_rejects_a_misspelt_field():
-    (deployment,) = resources("deployment.yaml")
-    deployment["spec"]["template"]["spec"]["containers"][0]["readinessProbe"]["httpGett"] = {"path": "/"}
+    d = deployment()
+    d["spec"]["template"]["spec"]["containers"][0]["livenessProbe"]["httpGett"] = {"path": "/"}
     with pytest.raises(kubernetes_validate.ValidationError):
-        kubernetes_validate.validate(deployment, VERSION, strict=True)
+        kubernetes_validate.validate(d, VERSION, strict=True)
 
 
-def test_kustomization_applies_every_manifest_but_the_secret_example():
+def test_kustomization_applies_every_manifest():
     (kustomization,) = resources("kustomization.yaml")
-    assert sorted(kustomization["resources"]) == sorted(n for n in MANIFESTS if n != "secret.example.yaml")
+    assert sorted(kustomization["resources"]) == MANIFESTS
 
 
-def test_the_deployment_is_sized_probed_and_shares_the_cookie_secret():
-    (deployment,) = by_kind()["Deployment"]
-    (container,) = deployment["spec"]["template"]["spec"]["containers"]
-    for kind in ("requests", "limits"):
-        assert {"cpu", "memory"} <= set(container["resources"][kind]), kind
-    for probe in ("readinessProbe", "startupProbe", "livenessProbe"):
-        assert container[probe]["httpGet"]["path"] == "/_stcore/health", probe
-    (secret_env,) = [e for e in container["env"] if e["name"] == "STREAMLIT_SERVER_COOKIE_SECRET"]
-    ref = secret_env["valueFrom"]["secretKeyRef"]
-    (example,) = by_kind()["Secret"]
-    assert ref["name"] == example["metadata"]["name"] and ref["key"] in example["stringData"]
-    assert deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"] == 1000  # the Dockerfile's user
+# Pod Security Standards, "restricted" (kubernetes.io/docs/concepts/security/pod-security-standards), as the
+# admission controller checks a pod; and two rules of ours beyond it.
+RESTRICTED_VOLUMES = {"configMap", "csi", "downwardAPI", "emptyDir", "ephemeral", "persistentVolumeClaim"}
+RESTRICTED_VOLUMES |= {"projected", "secret"}
 
 
-def test_service_ingress_and_autoscaler_point_at_the_app():
+def restricted_violations(pod: dict) -> list[str]:
+    """What in a pod spec Pod Security "restricted" refuses, and what our own two rules refuse."""
+    bad = []
+    pod_sc = pod.get("securityContext", {})
+    for host in ("hostNetwork", "hostPID", "hostIPC"):
+        if pod.get(host):
+            bad.append(host)
+    for volume in pod.get("volumes", []):
+        if not set(volume) - {"name"} <= RESTRICTED_VOLUMES:
+            bad.append(f"volume {volume['name']}: {sorted(set(volume) - {'name'})}")
+    if pod_sc.get("runAsUser") == 0:
+        bad.append("pod runAsUser 0")
+    for c in pod["containers"] + pod.get("initContainers", []):
+        sc, name = c.get("securityContext", {}), c["name"]
+        if sc.get("privileged"):
+            bad.append(f"{name}: privileged")
+        if sc.get("allowPrivilegeEscalation") is not False:
+            bad.append(f"{name}: allowPrivilegeEscalation must be false")
+        if not sc.get("runAsNonRoot", pod_sc.get("runAsNonRoot")):
+            bad.append(f"{name}: runAsNonRoot must be true")
+        if sc.get("runAsUser") == 0:
+            bad.append(f"{name}: runAsUser 0")
+        seccomp = sc.get("seccompProfile", pod_sc.get("seccompProfile", {})).get("type")
+        if seccomp not in ("RuntimeDefault", "Localhost"):
+            bad.append(f"{name}: seccompProfile must be RuntimeDefault or Localhost, is {seccomp}")
+        caps = sc.get("capabilities", {})
+        if "ALL" not in caps.get("drop", []):
+            bad.append(f"{name}: capabilities must drop ALL")
+        if set(caps.get("add", [])) - {"NET_BIND_SERVICE"}:
+            bad.append(f"{name}: adds capabilities {caps['add']}")
+        if any(p.get("hostPort") for p in c.get("ports", [])):
+            bad.append(f"{name}: hostPort")
+        # ours: nothing in the image can be changed, and no API token to steal
+        if sc.get("readOnlyRootFilesystem") is not True:
+            bad.append(f"{name}: readOnlyRootFilesystem must be true")
+    if pod.get("automountServiceAccountToken") is not False:
+        bad.append("automountServiceAccountToken must be false")
+    return bad
+
+
+def pod_spec() -> dict:
+    return deployment()["spec"]["template"]["spec"]
+
+
+def test_the_pod_passes_pod_security_restricted():
+    assert restricted_violations(pod_spec()) == []
+
+
+def _container(pod: dict) -> dict:
+    return pod["containers"][0]
+
+
+def _drop(path: Callable[[dict], dict], key: str) -> Callable[[dict], None]:
+    return lambda pod: path(pod).pop(key)
+
+
+# Each field the pod needs to pass, and how to take it away: the check must then fail.
+REMOVALS = {
+    "runAsNonRoot": lambda pod: (
+        pod["securityContext"].pop("runAsNonRoot"),
+        _container(pod)["securityContext"].pop("runAsNonRoot"),
+    ),
+    "allowPrivilegeEscalation": _drop(lambda pod: _container(pod)["securityContext"], "allowPrivilegeEscalation"),
+    "capabilities.drop": _drop(lambda pod: _container(pod)["securityContext"]["capabilities"], "drop"),
+    "readOnlyRootFilesystem": _drop(lambda pod: _container(pod)["securityContext"], "readOnlyRootFilesystem"),
+    "seccompProfile": lambda pod: (
+        pod["securityContext"].pop("seccompProfile"),
+        _container(pod)["securityContext"].pop("seccompProfile"),
+    ),
+    "automountServiceAccountToken": _drop(lambda pod: pod, "automountServiceAccountToken"),
+}
+
+
+@pytest.mark.parametrize("field", sorted(REMOVALS))
+def test_without_each_field_the_pod_fails_the_check(field):
+    pod = copy.deepcopy(pod_spec())
+    REMOVALS[field](pod)
+    assert restricted_violations(pod), field
+
+
+@pytest.mark.parametrize(
+    "worse",
+    [
+        {"hostNetwork": True},
+        {"volumes": [{"name": "root", "hostPath": {"path": "/"}}]},
+        {"containers": [{"name": "x", "securityContext": {"privileged": True}}]},
+    ],
+)
+def test_the_check_refuses_what_restricted_refuses(worse):
+    pod = copy.deepcopy(pod_spec())
+    if "containers" in worse:
+        _container(pod)["securityContext"].update(worse["containers"][0]["securityContext"])
+    else:
+        pod.update(worse)
+    assert restricted_violations(pod)
+
+
+def test_the_read_only_root_has_writable_tmp_and_home():
+    pod = pod_spec()
+    mounts = {m["mountPath"]: m["name"] for m in _container(pod)["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    env = {e["name"]: e.get("value") for e in _container(pod)["env"]}
+    for path in ("/tmp", env["HOME"]):
+        assert path in mounts, path
+        assert "emptyDir" in volumes[mounts[path]], path
+        assert volumes[mounts[path]]["emptyDir"]["sizeLimit"], "an uncapped emptyDir can fill the node's disk"
+    assert env["HOME"] == "/home/app"  # the Dockerfile's user's home
+
+
+def test_the_memory_limit_leaves_headroom_above_a_replicas_peak():
+    resources_ = _container(pod_spec())["resources"]
+    assert mebibytes(resources_["requests"]["memory"]) >= PEAK_MIB  # the scheduler reserves what it reaches
+    assert mebibytes(resources_["limits"]["memory"]) >= PEAK_MIB * HEADROOM
+    assert {"cpu", "memory"} <= set(resources_["limits"])
+
+
+def test_readiness_measures_a_first_view_and_liveness_only_that_the_server_answers():
+    c = _container(pod_spec())
+    ready, alive, started = c["readinessProbe"], c["livenessProbe"], c["startupProbe"]
+    command = ready["exec"]["command"]
+    assert command[:2] == ["python", "deploy/ready.py"] and (ROOT / command[1]).is_file()
+    within = float(command[command.index("--within") + 1])
+    assert within < ready["timeoutSeconds"], "the kubelet must not cut the probe off before it answers"
+    assert started["exec"]["command"][:2] == command[:2]
+    assert started["timeoutSeconds"] > float(started["exec"]["command"][-1])
+    assert alive["httpGet"]["path"] == "/_stcore/health"  # a restart ends every session: only when it is gone
+    assert alive["failureThreshold"] * alive["periodSeconds"] >= 60
+
+
+def test_the_image_is_pinned():
+    image = _container(pod_spec())["image"]
+    name, _, tag = image.rpartition(":")
+    assert "@sha256:" in image or (name and tag and tag != "latest" and re.fullmatch(r"v?\d+\.\d+\.\d+", tag)), image
+
+
+def test_pods_spread_over_nodes():
+    spread = pod_spec()["topologySpreadConstraints"]
+    labels = deployment()["spec"]["template"]["metadata"]["labels"]
+    (nodes,) = [s for s in spread if s["topologyKey"] == "kubernetes.io/hostname"]
+    assert nodes["whenUnsatisfiable"] == "DoNotSchedule" and nodes["maxSkew"] == 1
+    assert nodes["labelSelector"]["matchLabels"].items() <= labels.items()
+
+
+def test_a_rollout_is_graceful():
+    d = deployment()
+    pod = d["spec"]["template"]["spec"]
+    pause = int(_container(pod)["lifecycle"]["preStop"]["exec"]["command"][-1])
+    assert pause >= 5  # the ingress drops the pod from its endpoints before Streamlit stops
+    assert pod["terminationGracePeriodSeconds"] >= pause + 15  # and Streamlit has time to close its sessions
+    assert d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
+
+
+def test_only_the_ingress_controller_reaches_the_pods_and_they_reach_nothing():
+    (policy,) = by_kind()["NetworkPolicy"]
+    labels = deployment()["spec"]["template"]["metadata"]["labels"]
+    assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
+    assert sorted(policy["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    assert policy["spec"]["egress"] == []
+    (rule,) = policy["spec"]["ingress"]
+    (source,) = rule["from"]
+    assert source["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "ingress-nginx"}
+    assert [p["port"] for p in rule["ports"]] == ["http"]
+
+
+def test_service_and_autoscaler_point_at_the_app():
     kinds = by_kind()
-    (deployment,), (service,), (hpa,) = kinds["Deployment"], kinds["Service"], kinds["HorizontalPodAutoscaler"]
-    labels = deployment["spec"]["template"]["metadata"]["labels"]
+    (service,), (hpa,) = kinds["Service"], kinds["HorizontalPodAutoscaler"]
+    labels = deployment()["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert "sessionAffinity" not in service["spec"], "ClientIP affinity puts a class behind one NAT on one pod"
-    assert hpa["spec"]["scaleTargetRef"]["name"] == deployment["metadata"]["name"]
-    assert [m["resource"]["name"] for m in hpa["spec"]["metrics"]] == ["cpu"]
+    assert hpa["spec"]["scaleTargetRef"]["name"] == deployment()["metadata"]["name"]
+    assert sorted(m["resource"]["name"] for m in hpa["spec"]["metrics"]) == ["cpu", "memory"]
     assert hpa["spec"]["minReplicas"] >= 2
 
-    app, metrics = sorted(kinds["Ingress"], key=lambda i: i["metadata"]["name"])
+
+def test_every_ingress_is_tls_only_with_a_secure_affinity_cookie():
+    for name, ingress in ingresses().items():
+        notes = ingress["metadata"]["annotations"]
+        hosts = {r["host"] for r in ingress["spec"]["rules"]}
+        assert hosts <= {h for t in ingress["spec"]["tls"] for h in t["hosts"]}, name
+        assert notes["nginx.ingress.kubernetes.io/force-ssl-redirect"] == "true", name
+        if notes.get("nginx.ingress.kubernetes.io/affinity") == "cookie":
+            assert notes["nginx.ingress.kubernetes.io/session-cookie-secure"] == "true", name
+            assert notes["nginx.ingress.kubernetes.io/session-cookie-name"] == "lnviz_route", name
+
+
+def test_the_ingresses_route_to_the_app_and_close_the_metrics():
+    (service,) = by_kind()["Service"]
+    app, static, metrics = (ingresses()[n] for n in ("lnviz", "lnviz-static", "lnviz-metrics-closed"))
     notes = app["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
-    assert notes["nginx.ingress.kubernetes.io/session-cookie-name"]
     assert int(notes["nginx.ingress.kubernetes.io/proxy-read-timeout"]) >= 3600  # websockets stay open
-    backends = [p["backend"]["service"]["name"] for r in app["spec"]["rules"] for p in r["http"]["paths"]]
-    assert backends == [service["metadata"]["name"]]
+    for ingress, path in ((app, "/"), (static, "/static/")):
+        (route,) = [p for r in ingress["spec"]["rules"] for p in r["http"]["paths"]]
+        assert (route["path"], route["backend"]["service"]["name"]) == (path, service["metadata"]["name"])
     (closed,) = [p for r in metrics["spec"]["rules"] for p in r["http"]["paths"]]
     assert closed["path"] == "/_stcore/metrics" and closed["pathType"] == "Exact"
     assert metrics["metadata"]["annotations"]["nginx.ingress.kubernetes.io/denylist-source-range"] == "0.0.0.0/0,::/0"
+
+
+# A first load of the page, measured in Chromium (docs/deploy.md, "Limits per address"): 70 requests, 64 of
+# them under /static/. A class opens the link within this many seconds.
+FIRST_LOAD_APP, FIRST_LOAD_STATIC, ARRIVAL_S = 6, 64, 10
+
+
+def admitted(rps: int, multiplier: int, seconds: float) -> float:
+    """What nginx's limit_req lets through in ``seconds`` from a standing start: the burst, then the rate."""
+    return rps * multiplier + rps * seconds
+
+
+def test_the_ingress_limits_let_a_nat_class_through_and_cap_one_address():
+    for name, per_load in (("lnviz", FIRST_LOAD_APP), ("lnviz-static", FIRST_LOAD_STATIC)):
+        notes = ingresses()[name]["metadata"]["annotations"]
+        rps = int(notes["nginx.ingress.kubernetes.io/limit-rps"])
+        multiplier = int(notes["nginx.ingress.kubernetes.io/limit-burst-multiplier"])
+        assert admitted(rps, multiplier, ARRIVAL_S) >= CLASS * per_load, name
+    app = ingresses()["lnviz"]["metadata"]["annotations"]
+    connections = int(app["nginx.ingress.kubernetes.io/limit-connections"])
+    assert CLASS < connections <= 2 * CLASS  # every tab's websocket, and not many more sessions than a class
+
+
+def test_the_documented_nginx_block_has_the_ingress_limits():
+    block = deploy_block()
+    app = ingresses()["lnviz"]["metadata"]["annotations"]
+    rps, multiplier = (
+        int(app["nginx.ingress.kubernetes.io/limit-rps"]),
+        int(app["nginx.ingress.kubernetes.io/limit-burst-multiplier"]),
+    )
+    assert re.search(rf"limit_req_zone \$binary_remote_addr zone=lnviz_app:\S+ rate={rps}r/s;", block)
+    assert re.search(rf"limit_req zone=lnviz_app burst={rps * multiplier} nodelay;", block)
+    assert f"limit_conn lnviz_addr {app['nginx.ingress.kubernetes.io/limit-connections']};" in block
+    static = ingresses()["lnviz-static"]["metadata"]["annotations"]
+    assert f"rate={static['nginx.ingress.kubernetes.io/limit-rps']}r/s;" in block

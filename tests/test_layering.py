@@ -1,5 +1,8 @@
-"""tests/ and benchmarks/ share harness/ and do not import each other; lnviz/ imports neither; and no module of
-benchmarks/, harness/ or tests/ comes back to itself through its imports."""
+"""How the code is layered, and that nothing imports back up.
+
+tests/ and benchmarks/ share harness/ and do not import each other; lnviz/ imports neither. Inside the app, each
+layer imports only its own and those below it (:data:`LAYERS`), and no module of the project comes back to
+itself through its imports."""
 
 import ast
 from pathlib import Path
@@ -37,7 +40,7 @@ def test_tests_never_import_benchmarks():
 
 # The folders whose modules may not import each other in a circle. A test module is named by its stem, as
 # pytest's rootdir-relative imports and ``pytest_plugins`` name it; the others by their dotted path.
-CYCLE_FOLDERS = ("benchmarks", "harness", "tests")
+CYCLE_FOLDERS = ("lnviz", "ui", "pages", "benchmarks", "harness", "tests")
 
 
 def module_name(path: Path) -> str:
@@ -115,5 +118,72 @@ def test_import_graph_sees_deferred_imports_and_plugins():
     assert "benchmarks.kernels" in graph["benchmarks.run"]  # `from benchmarks import kernels` inside a function
 
 
-def test_no_import_circle_among_benchmarks_harness_and_tests():
+def test_no_import_circle_anywhere():
     assert cycles(import_graph()) == []
+
+
+# The app's layers, lowest first: a module may import modules of its own layer and of the layers below it,
+# never of one above. lnviz/text.py is the ground; then what a view is (the state table, the page registry,
+# links and lessons), the maths (norms, data, device) and what a shared server limits, each on its own; the
+# figure kit; the labs (each page's computation and figures); Streamlit's glue; the pages and the router.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("lnviz.text",),
+    ("lnviz.views",),
+    ("lnviz.maths",),
+    ("lnviz.serving",),
+    ("lnviz.figures",),
+    ("lnviz.labs",),
+    ("ui",),
+    ("pages", "app"),
+)
+
+
+def layer(module: str) -> int | None:
+    for level, prefixes in enumerate(LAYERS):
+        if any(module == p or module.startswith(p + ".") for p in prefixes):
+            return level
+    return None
+
+
+def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
+    """Each import of ``graph`` from a layer to one above it: (importer, imported)."""
+    return sorted(
+        (module, target)
+        for module, targets in graph.items()
+        for target in targets
+        if layer(module) is not None and layer(target) is not None and layer(target) > layer(module)
+    )
+
+
+def app_graph() -> dict[str, set[str]]:
+    """The import graph of lnviz/, ui/, pages/ and the router, app.py."""
+    graph = import_graph(("lnviz", "ui", "pages"))
+    graph["app"] = {m for m in imported_modules(ROOT / "app.py") if m in graph}
+    return graph
+
+
+def test_no_layer_imports_one_above_it():
+    assert upward(app_graph()) == []
+
+
+def imported_modules(path: Path) -> set[str]:
+    """Every module ``path`` imports, by its dotted name (``from a import b`` counts as a.b and a)."""
+    tree = ast.parse(path.read_text())
+    names = {a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    for n in ast.walk(tree):
+        if isinstance(n, ast.ImportFrom) and n.module and n.level == 0:
+            names |= {n.module} | {f"{n.module}.{a.name}" for a in n.names}
+    return names
+
+
+def test_every_module_of_the_app_has_a_layer():
+    """A new room of lnviz/ must be given its place in LAYERS, or the check above would not see it."""
+    assert [m for m in app_graph() if m != "lnviz" and layer(m) is None] == []
+    assert "lnviz.views.state" in app_graph()["lnviz.views.pages"]  # the graph is read, not empty
+
+
+def test_the_layer_check_sees_an_upward_import():
+    # What state.py did before it was the ground floor: it imported seven labs for their option lists.
+    graph = app_graph() | {"lnviz.views.state": {"lnviz.labs.walkthrough", "lnviz.text"}}
+    assert upward(graph) == [("lnviz.views.state", "lnviz.labs.walkthrough")]
+    assert layer("lnviz.maths.data") < layer("lnviz.figures.plot") < layer("ui.page") < layer("pages.explorer")

@@ -1,13 +1,17 @@
 """Lesson stories: what they claim is what the app shows, and the pages they send to exist."""
 
 import itertools
+import math
 import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+import torch.nn.functional as F
 from conftest import assert_no_exception, run_page
 
-from lnviz import coupling, data, explorer, lessons, links, pages
+from lnviz.labs import coupling, explorer
+from lnviz.maths import data
+from lnviz.views import lessons, links, pages
 
 
 def _links(markdown: str) -> list[str]:
@@ -79,3 +83,31 @@ def test_a_lesson_of_another_page_is_noted_not_applied():
     assert_no_exception(at)
     assert at.slider(key="batch").value == pages.COUPLING.batch.default
     assert "lesson of another page" in " ".join(i.value for i in at.info)
+
+
+def test_the_outlier_lessons_numbers_are_torchs_at_seed_0():
+    """At least 25; at least 10 times every other feature of its sample; the others' x̂ within 0.4 of −1/√15."""
+    lesson = lessons.LESSONS["outlier-feature"]
+    v = lesson.values
+    assert "With seed 0" in lesson.story and "at least 10 times" in lesson.story and "within 0.4" in lesson.story
+    x = data.make_activations(v["dist"], v["batch"], v["features"], seed=0)  # (16, 16)
+    j = data.outlier_feature(v["features"])
+    assert j == 5 and f"Feature {j} is" in lesson.story
+    others = [k for k in range(v["features"]) if k != j]
+    assert float(x[:, j].min()) >= 25
+    assert float((x[:, j] / x[:, others].abs().amax(dim=1)).min()) >= 10  # value by value, in every sample
+    x_hat = F.layer_norm(x, (v["features"],), eps=1e-5)[:, others]  # (B, 15)
+    assert float((x_hat + 1 / math.sqrt(15)).abs().max()) < 0.4
+    bn = F.batch_norm(x, None, None, training=True, eps=1e-5)[:, others]  # (B, 15): each column on its own
+    assert float(x_hat.std(dim=1).max()) < 0.25 < float(bn.std(dim=0).min())  # LN squashes each row; BN does not
+
+
+def test_the_heterogeneous_samples_lesson_is_within_0_2_percent_at_seed_0():
+    """Every row of LN's x̂ has variance σ²/(σ² + ε) within 0.2% of 1 with seed 0 (the story pins the seed)."""
+    lesson = lessons.LESSONS["heterogeneous-samples"]
+    v = lesson.values
+    assert "within 0.2% of 1" in lesson.story and "seed 0" in lesson.story
+    x = data.make_activations(v["dist"], v["batch"], v["features"], seed=0)  # (B, H)
+    x_hat = F.layer_norm(x, (v["features"],), eps=1e-5)
+    assert float((1 - x_hat.var(dim=1, unbiased=False)).max()) < 0.002
+    assert float(x_hat.mean(dim=1).abs().max()) < 1e-12

@@ -1,12 +1,12 @@
-"""lnviz.limits: heavy actions and uploads on a shared server, on a clock the test moves by hand."""
+"""lnviz.serving.limits: heavy actions and uploads on a shared server, on a clock the test moves by hand."""
 
 import threading
 import time
 
 import pytest
 
-from lnviz import limits
-from lnviz.limits import Busy, HeavyGate, Limits, OverBudget, QuotaExceeded, Ticket, UploadQuota
+from lnviz.serving import limits
+from lnviz.serving.limits import Busy, HeavyGate, Limits, OverBudget, QuotaExceeded, Ticket, UploadQuota
 
 MIB = 2**20
 

@@ -1,4 +1,4 @@
-"""lnviz.norms against torch.nn.functional, in float64, on random seeded shapes."""
+"""lnviz.maths.norms against torch.nn.functional, in float64, on random seeded shapes."""
 
 import pytest
 import torch
@@ -6,8 +6,8 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz.data import generator
-from lnviz.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+from lnviz.maths.data import generator
+from lnviz.maths.norms import batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 
 SHAPES = [(2, 2), (3, 7), (16, 32), (5, 1024), (64, 3), (1, 9)]
 
@@ -136,7 +136,7 @@ def test_invalid_inputs_raise_value_error(call):
 
 
 def test_with_affine_matches_torch_and_checks_sizes():
-    from lnviz.norms import with_affine
+    from lnviz.maths.norms import with_affine
 
     x = rand(5, 6, seed=30)
     w, b = rand(6, seed=31), rand(6, seed=32)

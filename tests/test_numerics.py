@@ -12,8 +12,9 @@ from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import numerics, theme
-from lnviz.data import make_activations
+from lnviz.figures import theme
+from lnviz.labs.bench import numerics
+from lnviz.maths.data import make_activations
 
 
 def _oracle_var(x: torch.Tensor) -> torch.Tensor:

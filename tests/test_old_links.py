@@ -9,7 +9,7 @@ note names both.
 import pytest
 from conftest import WIDGETS, assert_no_exception, run_page
 
-from lnviz import links, pages
+from lnviz.views import links, pages
 
 RENAMED = [(page, p, old) for page, controls in pages.CONTROLS.items() for p in controls for old in p.old_keys]
 

@@ -4,7 +4,8 @@ import numpy as np
 import torch
 from conftest import assert_no_exception, run_page, stage_x
 
-from lnviz import data, own_store, upload
+from lnviz.maths import data
+from lnviz.serving import own_store, upload
 from ui import own_data
 
 PAGE = "pages/explorer.py"
@@ -179,7 +180,8 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
 
 
 def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
-    from lnviz import budget, explorer
+    from lnviz.labs import explorer
+    from lnviz.serving import budget
     from ui import page as kit
 
     monkeypatch.setattr(kit, "RESULTS", budget.ByteLRU(64 * 2**20))

@@ -1,13 +1,13 @@
-"""lnviz.own_store: visitors' own matrices held once by content, bounded per visitor, per process and in time."""
+"""lnviz.serving.own_store: visitors' own matrices held once by content, bounded per visitor, per process and in time."""
 
 import threading
 
 import numpy as np
 import pytest
 
-from lnviz import own_store
-from lnviz.budget import MIB
-from lnviz.own_store import OwnStore, StoreFull
+from lnviz.serving import own_store
+from lnviz.serving.budget import MIB
+from lnviz.serving.own_store import OwnStore, StoreFull
 
 
 class Clock:

@@ -6,8 +6,8 @@ import pytest
 import streamlit as st
 import torch
 
-from lnviz import budget
-from lnviz.budget import MIB
+from lnviz.serving import budget
+from lnviz.serving.budget import MIB
 from ui import page as kit
 
 CALLS: list[int] = []

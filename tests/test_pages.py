@@ -10,12 +10,14 @@ chart's text grows with the page's type.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pandas as pd
 import pytest
 from conftest import assert_no_exception, figures, run_page, share_link
 
-from lnviz import links, pages, plot, theme
+from lnviz.figures import plot, theme
+from lnviz.views import links, pages
 
 PAGES = [entry.name for entry in pages.PAGES]
 # Every view with charts: each page at its defaults, and the explorer's details that draw charts (its default
@@ -102,3 +104,18 @@ def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page, query):
         if page != "bench":  # the bench's timings differ from run to run
             for old, new in zip(before["data"], after["data"], strict=True):
                 assert {k: old.get(k) for k in DATA} == {k: new.get(k) for k in DATA}
+
+
+def test_every_page_file_is_in_the_registry_and_pages_are_listed_from_it_alone():
+    """One registry: every script in pages/ has its entry, and nothing lists pages by reading app.py or pages/."""
+    from conftest import ROOT
+
+    assert sorted(p.stem for p in (ROOT / "pages").glob("*.py")) == sorted(e.name for e in pages.PAGES)
+    here = Path(__file__).resolve()
+    for folder in ("tests", "benchmarks", "harness"):
+        for path in (ROOT / folder).rglob("*.py"):
+            text = path.read_text()
+            if path == here:
+                continue
+            for old_way in ("st\\.Page", "def registered_pages"):
+                assert old_way not in text, (path, old_way)

@@ -1,11 +1,12 @@
-"""A control's link values (lnviz.param): as strictly checked as the widget's, and echoed safely."""
+"""A control's link values (lnviz.views.param): as strictly checked as the widget's, and echoed safely."""
 
 import pytest
 from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import pages, state, text
+from lnviz import text
+from lnviz.views import pages, state
 
 JUNK = st.one_of(
     st.text(max_size=30),

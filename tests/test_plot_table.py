@@ -5,7 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from lnviz import data, explorer, family, figures, invariance, plot
+from lnviz.figures import plot
+from lnviz.labs import explorer, family, invariance
+from lnviz.labs.explorer import figures
+from lnviz.maths import data
 
 
 def _explored(b=6, h=9, dist="heterogeneous features", eps=1e-5):
@@ -40,7 +43,7 @@ def test_explorer_figures(b):
         figures.fig_grid(r, rows, cols, (0, 3)),
         figures.fig_outputs(r, rows, cols, (0, 3), "y"),
         figures.fig_outputs(r, rows, cols, (0, 3), "x_hat"),
-        figures.fig_distributions(explorer.distributions(r).hists),
+        figures.fig_distributions(explorer.distributions(r, (0, 3))),
     ]
     for fig in built:
         assert_table_is_the_data(fig)
@@ -89,5 +92,5 @@ def test_three_d_points_keep_their_three_coordinates():
 
 def test_the_kit_lecture_version_has_the_same_table():
     r = _explored()
-    fig = figures.fig_distributions(explorer.distributions(r).hists)
+    fig = figures.fig_distributions(explorer.distributions(r, (0, 3)))
     assert plot.table(plot.lecture(fig)).equals(plot.table(fig))

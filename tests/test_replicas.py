@@ -31,7 +31,9 @@ from harness.server import AppProcess, free_port, start_app, stop, wait_app, wai
 # pytest has loaded the module as a plugin.
 pytest_plugins = ("browser",)
 
-LINK = "/?batch=8&features=12&seed=7&dist=heterogeneous+samples&gain=1.5"
+LINK = (
+    "/?batch=8&features=12&seed=7&dist=heterogeneous+samples&gain=1.5&view=charts"  # charts: plotly draws the numbers
+)
 OTHER_LINK = LINK.replace("seed=7", "seed=8")
 
 pytestmark = [pytest.mark.browser, pytest.mark.replicas]

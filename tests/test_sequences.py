@@ -1,4 +1,4 @@
-"""lnviz.sequences against torch, and the sequences page driven through the router."""
+"""lnviz.labs.sequences against torch, and the sequences page driven through the router."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from figcheck import assert_plotly_valid
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import pages
-from lnviz import sequences as sq
-from lnviz.data import generator
+from lnviz.labs import sequences as sq
+from lnviz.maths.data import generator
+from lnviz.views import pages
 
 PAGE = "pages/sequences.py"
 EPS = 1e-5
@@ -248,6 +248,12 @@ def test_page_says_padding_can_shrink_sigma2_and_cites_the_ln_papers_reasons():
     assert "inflates" not in prose and "must keep" not in prose
     assert "shrinks when p is near it" in prose and "Here padding shrinks σ² in " in prose
     assert '"appears to require"' in prose and "hidden-to-hidden dynamics" in prose
+    # §3.1 gives both reasons, unranked; Cooijmans et al. keep per-step statistics and reuse T_max's beyond it.
+    assert "main reason" not in prose and "§3.1, gives a second reason" in prose
+    assert "keep per-step statistics up to the longest training length T_max, and reuse T_max's" in prose
+    # "Two or three samples" is this one batch's count, not that of running statistics over many batches.
+    assert "this one training batch" in prose and "In this one-batch example" in prose
+    assert "over many training batches" in prose
 
 
 def test_page_runs_and_every_control_acts():

@@ -44,14 +44,14 @@ def test_the_explorers_title_and_introduction_come_before_torch():
     So the router and the page kit must not import torch, and the explorer
     imports it only after Page.start has drawn its title and introduction.
     """
-    probe = "import sys, streamlit, ui.page; print('torch' in sys.modules)"
+    probe = "import sys, streamlit, ui.page, ui.boot, lnviz.views.pages; print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "False"
     router = ast.parse((ROOT / "app.py").read_text())
     imported = {a.name for n in ast.walk(router) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(router) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"gc", "sys", "streamlit", "ui"}, imported
+    assert imported <= {"gc", "sys", "streamlit", "ui", "lnviz.views"}, imported  # the registry: no torch
     page = ast.parse((ROOT / "pages" / "explorer.py").read_text())
     calls = [n for n in ast.walk(page) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
     start = min(n.end_lineno for n in calls if n.func.attr == "start")  # Page.start draws title and introduction
@@ -70,7 +70,7 @@ _SWEEP_PROBE = textwrap.dedent(
     """
     import gc
     from streamlit.testing.v1 import AppTest
-    from lnviz import bench
+    from lnviz.labs import bench
 
     bench.HIDDENS, bench.SWEEP_DTYPES = (64,), ("float32",)
     bench.timing.CPU_WORKING_SET = 128 * 1024

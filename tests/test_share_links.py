@@ -5,8 +5,8 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 from conftest import WIDGETS, assert_no_exception, run_page, share_link
 
-from lnviz import links, pages
-from lnviz.param import Param
+from lnviz.views import links, pages
+from lnviz.views.param import Param
 
 
 def other_value(p: Param):

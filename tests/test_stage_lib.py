@@ -1,4 +1,4 @@
-"""The stage's payload (lnviz.stage) against torch.nn.functional, in float64."""
+"""The stage's payload (lnviz.labs.explorer.stage) against torch.nn.functional, in float64."""
 
 import json
 import math
@@ -8,7 +8,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from lnviz import data, explorer, stage, state
+from lnviz.labs import explorer
+from lnviz.labs.explorer import stage
+from lnviz.maths import data
+from lnviz.views import state
 
 ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
 
@@ -132,6 +135,29 @@ def test_zero_eps_with_a_constant_row_marks_its_cells_undefined():
     torch.testing.assert_close(ln_y[1:], F.layer_norm(x, (10,), eps=0.0)[1:], rtol=0, atol=1e-10)
     # A window without the constant row has nothing undefined.
     assert _strict(stage.payload(result, slice(1, 6), slice(0, 10)))["undefined"]["ln_rows"] == []
+
+
+def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
+    """torch refuses BN at ε = 0 in training, so the stage may not call those numbers torch's without saying so."""
+    x = data.make_activations("standard normal", 5, 7, seed=1)
+    with pytest.raises(ValueError, match="eps must be positive"):
+        F.batch_norm(x, None, None, training=True, eps=0.0)
+    p = _strict(stage.payload(explorer.explore(x, eps=0.0), slice(0, 5), slice(0, 7)))
+    assert p["caveat"] == explorer.BN_ZERO_EPS_BADGE and "ε = 0" in p["caveat"]
+    assert p["caveat_note"] == explorer.BN_ZERO_EPS and "refuses ε = 0" in p["caveat_note"]
+    # What the note says: the formula's numbers are the limit of torch's as ε → 0 (σ > 0 here).
+    formula = (x - x.mean(0)) / x.var(0, unbiased=False).sqrt()  # (B, H)
+    torch.testing.assert_close(_values(p["bn"]["x_hat"]).reshape(5, 7), formula, rtol=0, atol=1e-12)
+    near = F.batch_norm(x, None, None, training=True, eps=1e-12)
+    torch.testing.assert_close(near, formula, rtol=0, atol=1e-9)
+    # LN at ε = 0 is torch's own, and with ε > 0 or without a BN there is nothing to add.
+    torch.testing.assert_close(_values(p["ln"]["x_hat"]).reshape(5, 7), F.layer_norm(x, (7,), eps=0.0))
+    for result in (explorer.explore(x, eps=1e-5), explorer.explore(x[:1], eps=0.0)):
+        p = _strict(stage.payload(result, slice(0, result.x.shape[0]), slice(0, 7)))
+        assert p["caveat"] == p["caveat_note"] == ""
+    # The stage shows the caveat beside torch's label, and its note as the badge's title.
+    js = (ASSETS / "stage.js").read_text()
+    assert js.count("torchLabel(") == 4 and "s.badge.title = d.caveat_note" in js
 
 
 def test_payload_refuses_controls_that_did_not_make_the_result():

@@ -1,4 +1,4 @@
-"""The state table (lnviz.state): one declaration per URL parameter, one name per concept."""
+"""The state table (lnviz.views.state): one declaration per URL parameter, one name per concept."""
 
 import ast
 import inspect
@@ -7,13 +7,13 @@ from collections import Counter
 import pytest
 from conftest import ROOT
 
-from lnviz import pages, param, state
+from lnviz.views import pages, param, state
 
 SOURCE = inspect.getsource(state)
 
 
 def declared_keys() -> list[str]:
-    """The key of every ``Param(...)`` call written in lnviz/state.py."""
+    """The key of every ``Param(...)`` call written in lnviz/views/state.py."""
     keys = []
     for node in ast.walk(ast.parse(SOURCE)):
         if isinstance(node, ast.Call) and getattr(node.func, "id", None) == "Param":
@@ -61,7 +61,9 @@ def test_the_walkthrough_carries_every_explorer_control_but_the_details():
 
 def test_the_tables_options_are_the_ones_the_labs_implement():
     """The state table writes its option lists and ranges itself (it imports no lab); the labs agree."""
-    from lnviz import bench, coupling, data, family, numerics, sequences, training, walkthrough
+    from lnviz.labs import bench, coupling, family, sequences, training, walkthrough
+    from lnviz.labs.bench import numerics
+    from lnviz.maths import data
 
     assert set(state.DIST.options) == set(data.DISTS)
     assert set(state.PERTURB.options) == set(coupling.PERTURBATIONS)
@@ -81,6 +83,6 @@ def test_the_state_table_imports_no_lab_and_no_torch():
     import subprocess
     import sys
 
-    code = "import sys, lnviz.pages, lnviz.links, lnviz.lessons; print(sorted(m for m in sys.modules if m.startswith(('lnviz', 'torch'))))"
+    code = "import sys, lnviz.views.pages, lnviz.views.links, lnviz.views.lessons; print(sorted(m for m in sys.modules if m.startswith(('lnviz', 'torch'))))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT).stdout
-    assert "torch" not in out and "lnviz.data" not in out and "lnviz.walkthrough" not in out, out
+    assert "torch" not in out and "lnviz.maths.data" not in out and "lnviz.labs.walkthrough" not in out, out

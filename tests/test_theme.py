@@ -45,7 +45,7 @@ import itertools
 import numpy as np
 import pytest
 
-from lnviz import theme
+from lnviz.figures import theme
 
 # Machado, Oliveira and Fernandes (2009), severity 1.0 (their supplementary table), on linear RGB.
 MACHADO = {
@@ -264,3 +264,86 @@ def test_norm_colours_stay_out_of_the_value_scale(vision, role):
     assert distances[nearest] >= ROLE_SCALE_MIN, (
         f"{vision}: {role}'s colour is ΔE00 {distances[nearest]:.1f} from the scale at {nearest / (len(scale) - 1):.2f}"
     )
+
+
+# Colours of roles that are not norms -----------------------------------------------------------------------------
+# Each must not be read as a norm: ΔE00 ≥ LN_BN_MIN from LN and BN, ≥ PAIR_MIN from the other norms, under every
+# vision; and with normal vision not LN's or BN's hue (sky blue is ΔE00 20.0 from LN's blue, yet it is "blue").
+# Degrees of CIELAB hue from LN's and BN's, for a colour with chroma above ACHROMATIC. Okabe-Ito's sky blue
+# is 15° from LN's blue, its orange 22° from BN's vermillion; the gold of a broken check is 34° from BN's.
+HUE_MIN = 30.0
+ACHROMATIC = 8.0
+STATUS = {"HOLDS": theme.HOLDS, "BREAKS": theme.BREAKS}
+NON_NORM = {f"SERIES[{k}]": c for k, c in enumerate(theme.SERIES)} | STATUS | {"ACCENT": theme.ACCENT}
+
+
+def hue_and_chroma(color: str) -> tuple[float, float]:
+    """CIELAB hue angle (degrees) and chroma of ``color`` with normal vision."""
+    _, a, b = seen(color, "normal")[0]
+    return float(np.degrees(np.arctan2(b, a)) % 360), float(np.hypot(a, b))
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+@pytest.mark.parametrize("role", list(NON_NORM))
+def test_other_roles_are_not_read_as_a_norm(role, vision):
+    color = NON_NORM[role]
+    for norm in CHART_ROLES:
+        need = LN_BN_MIN if norm in ("LN", "BN") else PAIR_MIN
+        distance = float(ciede2000(*seen([color, theme.ROLES[norm]], vision)))
+        assert distance >= need, f"{vision}: {role} {color} is ΔE00 {distance:.1f} from {norm}'s colour"
+
+
+@pytest.mark.parametrize("role", list(NON_NORM))
+def test_other_roles_have_neither_lns_nor_bns_hue(role):
+    hue, chroma = hue_and_chroma(NON_NORM[role])
+    if chroma <= ACHROMATIC:
+        return
+    for norm in ("LN", "BN"):
+        norm_hue, _ = hue_and_chroma(theme.ROLES[norm])
+        apart = abs((hue - norm_hue + 180) % 360 - 180)
+        assert apart >= HUE_MIN, f"{role} is {apart:.0f}° of hue from {norm}'s colour"
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+def test_series_stay_apart_from_each_other(vision):
+    labs = seen(list(theme.SERIES), vision)
+    close = [(a, b) for a, b in itertools.combinations(range(len(labs)), 2) if ciede2000(labs[a], labs[b]) < PAIR_MIN]
+    assert not close, f"{vision}: SERIES pairs below ΔE00 {PAIR_MIN}: {close}"
+
+
+def relative_luminance(color: str) -> float:
+    """WCAG 2's relative luminance of an sRGB colour."""
+    return float(to_linear(srgb(color)) @ SRGB_TO_XYZ[1])
+
+
+def contrast(a: str, b: str) -> float:
+    """WCAG 2's contrast ratio between two colours."""
+    la, lb = sorted((relative_luminance(a), relative_luminance(b)), reverse=True)
+    return (la + 0.05) / (lb + 0.05)
+
+
+def test_series_lines_and_the_accent_stand_out_on_white():
+    assert all(contrast(c, "#FFFFFF") >= 3.0 for c in theme.SERIES)  # WCAG 1.4.11, non-text contrast
+    assert contrast(theme.ACCENT, "#FFFFFF") >= 4.5  # a primary button's white label
+    assert all(contrast(c, theme.BLACK) >= 7.0 for c in STATUS.values())  # the ✓ and ✗ drawn on them
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+def test_a_check_reads_apart_and_away_from_the_value_scales(vision):
+    holds, breaks = seen([theme.HOLDS, theme.BREAKS], vision)
+    assert ciede2000(holds, breaks) >= ENDS_MIN
+    # ✗ is no value: it stays off both scales (✓ is the page's white, where the scales' 0 is white too).
+    for scale in (theme.DIVERGING, theme.SEQUENTIAL):
+        nearest = float(np.min(ciede2000(breaks, seen(scale_samples(scale), vision))))
+        assert nearest >= ROLE_SCALE_MIN, f"{vision}: BREAKS is ΔE00 {nearest:.1f} from a value scale"
+
+
+def test_the_accent_is_the_apps_and_the_stages():
+    import tomllib
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parent.parent
+    config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())
+    assert config["theme"]["primaryColor"].upper() == theme.ACCENT.upper()  # Streamlit's default red is none
+    css = (root / "assets" / "stage" / "stage.css").read_text()
+    assert f"accent-color: {theme.ACCENT.lower()}" in css.lower()

@@ -1,4 +1,4 @@
-"""Train against eval: lnviz.train_eval against torch.nn.BatchNorm1d / LayerNorm in float64, and the page."""
+"""Train against eval: lnviz.labs.train_eval against torch.nn.BatchNorm1d / LayerNorm in float64, and the page."""
 
 import numpy as np
 import pytest
@@ -6,9 +6,12 @@ import torch
 import torch.nn.functional as F
 from conftest import assert_no_exception, figures, run_page
 from figcheck import assert_plotly_valid
+from test_theme import ACHROMATIC, HUE_MIN, LN_BN_MIN, VISIONS, ciede2000, hue_and_chroma, seen
 from torch import nn
 
-from lnviz import pages, train_eval
+from lnviz.figures import theme
+from lnviz.labs import train_eval
+from lnviz.views import pages
 
 TOL = dict(rtol=0, atol=1e-12)
 
@@ -138,10 +141,26 @@ def test_figures_are_built_from_the_result() -> None:
     np.testing.assert_allclose(truths[1].y, [float(r.stats.scale[0] ** 2)] * 2, rtol=1e-6)
 
     fig = train_eval.fig_outputs(r, sample=2)
+    assert {t.line.color for t in fig.data} == {theme.ROLES["BN"], theme.ROLES["LN"]}
     got = {t.name: np.asarray(t.y) for t in fig.data}
     np.testing.assert_allclose(got["BN train mode"], r.bn_train.y[2].numpy(), rtol=1e-6)
     np.testing.assert_allclose(got["BN eval mode"], r.bn_eval.y[2].numpy(), rtol=1e-6)
     np.testing.assert_array_equal(got["LN train mode"], got["LN eval mode"])
+
+
+@pytest.mark.parametrize("vision", VISIONS)
+def test_features_are_drawn_in_no_norms_colour(vision) -> None:
+    """The features' lines, which are no norm, can't be taken for LN or BN (once sky blue and orange)."""
+    fig = train_eval.fig_running(train_eval.train_eval(8, 6, 20, 0.3, 1.0, 5).stats)
+    colors = list(dict.fromkeys(t.line.color for t in fig.data))
+    assert len(colors) == train_eval.SHOWN_FEATURES  # one per feature, its true value dotted in the same
+    for color in colors:
+        for norm in ("LN", "BN"):
+            distance = float(ciede2000(*seen([color, theme.ROLES[norm]], vision)))
+            assert distance >= LN_BN_MIN, f"{vision}: feature colour {color} is ΔE00 {distance:.1f} from {norm}'s"
+            hue, chroma = hue_and_chroma(color)
+            norm_hue, _ = hue_and_chroma(theme.ROLES[norm])
+            assert chroma <= ACHROMATIC or abs((hue - norm_hue + 180) % 360 - 180) >= HUE_MIN
 
 
 @pytest.mark.parametrize(

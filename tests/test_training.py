@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import plotly.graph_objects as go
@@ -14,10 +15,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
-from lnviz import pages, state, training
-from lnviz.data import generator
-from lnviz.state import MAX_SEED, SEED
-from lnviz.theme import ROLES
+from lnviz.figures.theme import ROLES
+from lnviz.labs import training
+from lnviz.maths.data import generator
+from lnviz.views import pages, state
+from lnviz.views.state import MAX_SEED, SEED
 from ui import own_data
 
 
@@ -720,6 +722,71 @@ def test_a_held_out_loss_that_is_not_finite_is_not_ranked():
     assert "Held-out loss not a finite number, so not ranked: LN (nan)." in words and "LN against" not in words
 
 
+# ---------------------------------------------------------------- a race one can watch
+
+
+@pytest.fixture(autouse=True)
+def _replays_without_waiting(monkeypatch):
+    """No race is too fast to watch and a replay's frames follow without a pause, so page tests stay fast."""
+    monkeypatch.setattr(training.loop, "REPLAY_SECONDS", 0.0)
+
+
+def test_a_race_faster_than_a_replay_is_replayed_at_a_pace_one_can_follow(monkeypatch):
+    monkeypatch.setattr(training.loop, "REPLAY_SECONDS", 8.0)
+    result = _synthetic_race(300)  # trained in 1.0 s; evaluated at steps 0, 10, ..., 300
+    assert training.too_fast_to_watch(result)
+    assert training.replay_pause(result) == pytest.approx(8.0 / 30)  # 30 frames after step 0, over 8 s
+    assert not training.too_fast_to_watch(dataclasses.replace(result, elapsed=8.5))  # watched live
+    assert not training.too_fast_to_watch(result.at(150))  # stopped: the page says where, no replay
+
+
+def _in_order(node) -> list:
+    """Every element under ``node`` (an AppTest block), in the order the page shows them."""
+    children = getattr(node, "children", None)
+    if children is None:
+        return [node]
+    return [e for _, child in sorted(children.items()) for e in _in_order(child)]
+
+
+def _pauses(monkeypatch) -> list:
+    """Record each time the page asks how long to pause between a replay's frames, and answer 0 s."""
+    asked: list = []
+    monkeypatch.setattr(training, "replay_pause", lambda result: asked.append(result) or 0.0)
+    return asked
+
+
+def test_page_replays_a_fast_race_at_once_under_run(monkeypatch):
+    asked = _pauses(monkeypatch)
+    monkeypatch.setattr(training.loop, "REPLAY_SECONDS", 60.0)  # 10 steps train far faster than this
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    result = _race_in_session(at, steps=10)
+    assert asked == [result]  # trained in well under REPLAY_SECONDS: drawn in again without a click
+    assert _losses(_race_figure(at)) == [c.loss for c in result.curves]  # and it ends on the whole race
+    assert "Step 10 of 10" in at.get("progress")[0].proto.text
+    # In view under Run: the run button, the progress, the replay's slider, then the race's chart.
+    order = _in_order(at.main)
+    where = {id(e): k for k, e in enumerate(order)}
+    run_at = where[id(at.button(key="run"))]
+    slider_at = where[id(at.select_slider(key="replay"))]
+    (chart,) = [c for c in at.get("plotly_chart") if c.proto.alt.startswith("Held-out loss")]
+    assert run_at < where[id(at.get("progress")[0])] < slider_at < where[id(chart)]
+    assert where[id(chart)] < min(where[id(s)] for s in at.subheader)  # above the verdict
+    at.number_input(key="seed").set_value(1).run()  # no Run: nothing new, nothing replayed
+    assert len(asked) == 1
+
+
+def test_page_watches_a_slow_race_live_and_does_not_replay_it(monkeypatch):
+    asked = _pauses(monkeypatch)
+    monkeypatch.setattr(training.loop, "REPLAY_SECONDS", -1.0)  # any race is slower than this
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    assert asked == []
+    assert _losses(_race_figure(at)) == [c.loss for c in _race_in_session(at, steps=10).curves]
+
+
 # ---------------------------------------------------------------- the page: the story and the replay
 
 
@@ -802,7 +869,7 @@ def test_page_a_stopped_race_says_where_it_stopped():
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
-    from lnviz import limits
+    from lnviz.serving import limits
     from ui import heavy
 
     class Full:

@@ -10,8 +10,10 @@ import torch.nn.functional as F
 from figcheck import assert_plotly_valid
 from torch import nn
 
-from lnviz import pages, state, theme, transformer
-from lnviz.data import generator
+from lnviz.figures import theme
+from lnviz.labs.training import transformer
+from lnviz.maths.data import generator
+from lnviz.views import pages, state
 
 D = transformer.WIDTH
 

@@ -5,8 +5,8 @@ import re
 import pytest
 from conftest import assert_no_exception, figures, run_page
 
-from lnviz import transformer, transformer_text
-from lnviz.transformer import GradProfile
+from lnviz.labs.training import transformer, transformer_text
+from lnviz.labs.training.transformer import GradProfile
 
 POST_GROWS = "Post-LN's gradient grows towards the output"
 POST_FLAT = "Post-LN's profile is flat"

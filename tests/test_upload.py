@@ -13,8 +13,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from hypothesis.extra import numpy as hnp
 
-from lnviz import data, export, upload
-from lnviz.upload import UploadError, parse_bytes, parse_text
+from lnviz.labs.explorer import export
+from lnviz.maths import data
+from lnviz.serving import upload
+from lnviz.serving.upload import UploadError, parse_bytes, parse_text
 
 
 def npy(array: np.ndarray, allow_pickle: bool = False) -> bytes:
@@ -249,7 +251,7 @@ def test_round_trip_of_the_apps_own_downloads_is_exact():
 
 
 def test_the_largest_grid_fits_as_npy_and_the_caps_match_the_apps_controls():
-    from lnviz import state
+    from lnviz.views import state
 
     assert (upload.MAX_ROWS, upload.MAX_COLS) == (state.BATCH.hi, state.FEATURES.hi)
     assert state.FEATURES.lo == 2  # the same floor as here: LN needs two features

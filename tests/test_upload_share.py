@@ -1,6 +1,6 @@
-"""lnviz.upload_share: one client can't hold the server's upload ceiling against a newcomer."""
+"""lnviz.serving.upload_share: one client can't hold the server's upload ceiling against a newcomer."""
 
-from lnviz.upload_share import Held, make_room
+from lnviz.serving.upload_share import Held, make_room
 
 MIB = 2**20
 CEILING = 512 * MIB

@@ -1,4 +1,4 @@
-"""The walkthrough (lnviz.walkthrough and its page) against torch: every step's numbers, cells and controls."""
+"""The walkthrough (lnviz.labs.walkthrough and its page) against torch: every step's numbers, cells and controls."""
 
 from __future__ import annotations
 
@@ -12,10 +12,12 @@ from conftest import assert_no_exception, figures, run_page, share_link
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz import data, links, theme
-from lnviz import walkthrough as wt
-from lnviz.data import generator
-from lnviz.explain import num
+from lnviz.figures import theme
+from lnviz.labs import walkthrough as wt
+from lnviz.labs.explorer.explain import num
+from lnviz.maths import data
+from lnviz.maths.data import generator
+from lnviz.views import links
 
 PAGE = "pages/walkthrough.py"
 TOL = dict(atol=1e-10, rtol=1e-10)
@@ -116,6 +118,21 @@ def test_formulas_carry_the_live_numbers():
     assert r"\ldots" in long[0].latex and r"\ldots" not in long[6].latex
 
 
+def test_bn_identity_needs_eps_and_the_population_statistics():
+    """The last BN step's claim, checked with torch: γ = √(Var + ε), β = E give x back in eval mode, and only there."""
+    x = data.make_activations("heterogeneous features", 64, 3, seed=4)
+    text = wt.steps(x, sample=0, feature=1)[11].text
+    assert "√(Var[xⱼ] + ε)" in text and "population" in text
+    mean, var, eps = x.mean(0), x.var(0, unbiased=False), 1e-5  # (H,), (H,): this population's statistics
+    back = F.batch_norm(x, mean, var, weight=(var + eps).sqrt(), bias=mean, training=False, eps=eps)
+    torch.testing.assert_close(back, x, atol=1e-12, rtol=1e-12)
+    without_eps = F.batch_norm(x, mean, var, weight=var.sqrt(), bias=mean, training=False, eps=eps)
+    assert not torch.allclose(without_eps, x, atol=1e-9, rtol=0)  # √Var alone misses by a factor √(Var/(Var + ε))
+    half = x[:8]  # a training batch: its own μ and σ² are not the population's
+    trained = F.batch_norm(half, None, None, weight=(var + eps).sqrt(), bias=mean, training=True, eps=eps)
+    assert not torch.allclose(trained, half, atol=1e-3, rtol=0)
+
+
 def test_a_negative_mean_is_subtracted_in_parentheses():
     x = torch.tensor([[-3.0, -1.0], [1.0, 2.0]], dtype=torch.float64)
     assert r"- \left(-2\right)" in wt.steps(x, sample=0, feature=0)[2].latex
@@ -133,7 +150,24 @@ def test_single_sample_bn_shows_the_formula_and_says_torch_refuses():
     assert walk[7].level == float(x[0, 5]) and walk[9].level == 0.0  # μ = x, the biased σ² of one value is 0
     assert walk[10].values.tolist() == [0.0] and walk[11].values.tolist() == [0.3]  # x̂ = 0/√ε, y = β
     for k in (10, 11):
-        assert "PyTorch refuses" in walk[k].note and "y = β" in walk[k].note
+        assert "PyTorch refuses" in walk[k].note and "y = β" in walk[k].note and "0/√ε = 0" in walk[k].note
+
+
+def test_single_sample_bn_words_speak_of_one_value():
+    """At B = 1 the words neither count "1 samples" nor speak of "the rest of the batch"; at ε = 0 no note says x̂ = 0."""
+    x = data.make_activations("standard normal", 1, 8, seed=2)
+    walk = wt.steps(x, 1.0, 0.0, 1e-5, sample=0, feature=5)
+    words = " ".join(walk[k].text for k in BN_STEPS)
+    for wrong in ("1 samples", "1 values", "divide by 1", "rest of the batch", "1 − 1"):
+        assert wrong not in words
+    assert "μ = x" in walk[7].text and "σ² = 0" in walk[9].text and "y = β" in walk[11].text
+    # LN's words, along a row of 8, still count.
+    assert "its 8 features" in walk[0].text and "divide by 8" in walk[1].text
+    walk = wt.steps(x, 1.0, 0.3, 0.0, sample=0, feature=5)
+    assert torch.isnan(walk[10].values).all() and torch.isnan(walk[11].values).all()
+    for k in (10, 11):
+        assert "NaN" in walk[k].note and "PyTorch refuses" in walk[k].note
+        assert "0/√ε = 0" not in walk[k].note  # torch's x̂ here is NaN, not 0
 
 
 def test_zero_eps_on_a_constant_row_explains_the_nan():
@@ -271,7 +305,7 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
 
 
 def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
-    old = run_page(PAGE, {"step": "3"})  # made when steps counted from 0 and γ = 1, β = 0
+    old = run_page(PAGE, {"v": "1", "step": "3"})  # made when steps counted from 0 and γ = 1, β = 0
     new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0", "batch": "16", "features": "32"})
     assert_no_exception(old)
     assert step_shown(old) == 4 and old.slider(key="gain").value == 1.0 and old.slider(key="bias").value == 0.0
@@ -279,6 +313,14 @@ def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
     notes = " ".join(i.value for i in old.info)
     assert "counts from 0" in notes and "its 3 is 4" in notes and "earlier lnviz" in notes
     assert "step=4" in share_link(old) and f"v={links.LINK_VERSION}" in share_link(old)
+
+
+def test_a_link_without_v_counts_steps_as_today():
+    """/walkthrough?step=3, typed by hand or copied off the address bar, opens step 3 of today's 8 × 12 grid."""
+    at = run_page(PAGE, {"step": "3"})
+    assert_no_exception(at)
+    assert step_shown(at) == 3 and (at.slider(key="batch").value, at.slider(key="features").value) == (8, 12)
+    assert "earlier lnviz" not in " ".join(i.value for i in at.info)
 
 
 def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():

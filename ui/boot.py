@@ -42,6 +42,6 @@ def before_controls() -> None:
     """
     import pandas  # noqa: F401
 
-    from lnviz import device
+    from lnviz.maths import device
 
     device.configure_threads()

@@ -1,6 +1,6 @@
 """Widgets drawn from the state table, bound to the URL.
 
-Every control is a :class:`lnviz.param.Param` rendered with its key as both the
+Every control is a :class:`lnviz.views.param.Param` rendered with its key as both the
 widget key and the query parameter (``bind="query-params"``), so a link
 reproduces the view. Streamlit validates a value arriving from a link (it
 drops what the widget cannot take); the Param's parser applies the same rules
@@ -18,8 +18,8 @@ from typing import Any
 
 import streamlit as st
 
-from lnviz.param import Param
 from lnviz.text import quote
+from lnviz.views.param import Param
 from ui import mode, streamlit_private
 
 PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this session (tests read it)

@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.limits: one gate and one upload quota per server process.
+"""Streamlit's side of lnviz.serving.limits: one gate and one upload quota per server process.
 
 A page wraps a heavy action in :func:`heavy`::
 
@@ -11,7 +11,7 @@ A page wraps a heavy action in :func:`heavy`::
 A download built when clicked (``st.download_button(data=callable)``) wraps its
 callable in :func:`deferred`. :func:`install_upload_quota` puts the per-session
 upload quota in front of Streamlit's store of uploaded files; the router
-(``app.py``) calls it before any page can take a file. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.limits`).
+(``app.py``) calls it before any page can take a file. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz import limits
+from lnviz.serving import limits
 from ui import upload_share
 
 T = TypeVar("T")
@@ -36,7 +36,7 @@ _install_lock = threading.Lock()
 @st.cache_resource(show_spinner=False)
 def gate() -> limits.HeavyGate:
     """The process's gate for heavy actions, from the environment (``LNVIZ_LIMITS``)."""
-    from lnviz import device  # torch: imported when a page first asks, not when the router installs the quota
+    from lnviz.maths import device  # torch: imported when a page first asks, not when the router installs the quota
 
     return limits.HeavyGate(limits.Limits.from_env(os.environ, os.cpu_count() or 1, device.server_threads()))
 
@@ -49,11 +49,11 @@ def session_id() -> str:
 
 @contextlib.contextmanager
 def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
-    """Run a heavy action under the gate: yields its :class:`~lnviz.limits.Ticket`, or None when refused.
+    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.limits.Ticket`, or None when refused.
 
     Refused, a warning "Busy: … Try again in N s." is drawn in ``where``
     (default: the main area) and the block should skip its work. An action
-    that runs out of CPU budget (:meth:`~lnviz.limits.Ticket.check` raises)
+    that runs out of CPU budget (:meth:`~lnviz.serving.limits.Ticket.check` raises)
     ends with a warning that says so; anything else propagates. The slot is
     freed however the block ends, a Streamlit rerun or stop included.
     """
@@ -75,7 +75,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     """``build`` for ``st.download_button(data=...)``, run under the gate when the button is clicked.
 
     Streamlit runs a download's callable outside the script, where nothing
-    can be drawn: a refusal raises :class:`~lnviz.limits.BusyError`, and the
+    can be drawn: a refusal raises :class:`~lnviz.serving.limits.BusyError`, and the
     browser shows Streamlit's "Failed to generate file for download".
     """
     who, g = session_id(), gate()

@@ -2,7 +2,8 @@
 
 These parameters are read from the URL directly (they are not widgets):
 ``present=1`` turns on lecture mode, ``hide=eps,seed`` hides controls, and
-``preset=small-batch`` applies a lesson from :mod:`lnviz.lessons`.
+``preset=small-batch`` applies a lesson from :mod:`lnviz.views.lessons`. Streamlit's
+own ``embed=true`` (an iframe) also drops the sidebar here.
 """
 
 from __future__ import annotations
@@ -12,8 +13,8 @@ from pathlib import Path
 
 import streamlit as st
 
-from lnviz import lessons
 from lnviz.text import quote
+from lnviz.views import lessons
 
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
@@ -31,6 +32,14 @@ def presenting() -> bool:
     return st.query_params.get("present", "").strip().lower() in _TRUE
 
 
+def embedded() -> bool:
+    """True in Streamlit's embed mode (``embed=true``): the app in an iframe, on a slide.
+
+    Streamlit keeps ``embed`` out of ``st.query_params``; ``st.context`` says it.
+    """
+    return bool(st.context.is_embedded)
+
+
 def hidden() -> frozenset[str]:
     """The control keys a link hides (``hide=eps,seed``)."""
     raw = ",".join(st.query_params.get_all("hide"))
@@ -43,8 +52,9 @@ def _css(name: str) -> str:
 
 
 def apply_style() -> None:
-    """lnviz's stylesheet (assets/style.css); in lecture mode also large type and a full-width page (lecture.css)."""
-    css = _css("style.css") + (_css("lecture.css") if presenting() else "")
+    """lnviz's stylesheet (assets/style.css); in lecture mode also large type and a full-width page (lecture.css);
+    in embed mode no sidebar (embed.css)."""
+    css = _css("style.css") + (_css("lecture.css") if presenting() else "") + (_css("embed.css") if embedded() else "")
     st.html(f"<style>{css}</style>")
 
 

@@ -1,7 +1,7 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
 The matrix lives in the server's memory only, never on disk and never in the
-link: once per content, in the process's :data:`STORE` (``lnviz.own_store``),
+link: once per content, in the process's :data:`STORE` (``lnviz.serving.own_store``),
 counted per session and in all, and let go when unused for an hour; the
 session keeps its id. A file or text that can't be used gets a plain
 message naming what is wrong and what is accepted, and the data shown before
@@ -32,12 +32,13 @@ import numpy as np
 import streamlit as st
 import torch
 
-from lnviz import own_store, text, upload
+from lnviz import text
+from lnviz.serving import own_store, upload
 from ui import heavy, upload_share
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
 KEY = "explorer_activations"
-# Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.own_store).
+# Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.serving.own_store).
 STORE = own_store.OwnStore.from_env(os.environ)
 OWN_PARAM = "own"  # the link's marker while the explorer shows your own data: "BxH"
 PASTE_KEY = "paste"
@@ -69,7 +70,7 @@ def stored(key: str) -> torch.Tensor:
 def hold(x: torch.Tensor | np.ndarray, source: str, visitor: str) -> dict[str, object]:
     """Put x (B, H) in the process's :data:`STORE` for ``visitor``; what a session keeps of it (its id).
 
-    Raises :class:`~lnviz.own_store.StoreFull` when the server has no room for it now.
+    Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
     return {"id": STORE.put(visitor, values), "source": source}

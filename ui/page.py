@@ -12,7 +12,7 @@ A page is a short script: declare the page and its controls, compute, place figu
 
 What the kit owns, for every page:
 
-- the page's entry in the registry (:mod:`lnviz.pages`), found by its file:
+- the page's entry in the registry (:mod:`lnviz.views.pages`), found by its file:
   its title and its controls;
 - links: :meth:`Page.start` reads a link from an earlier version as it was
   meant, and puts today's version, ``v``, in the address bar, so a reload or a
@@ -49,23 +49,26 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from lnviz import budget, links, param, text, theme
-from lnviz.pages import BY_NAME, PageEntry
-from lnviz.param import Param
+from lnviz import text
+from lnviz.figures import theme
+from lnviz.serving import budget
+from lnviz.views import links, param
+from lnviz.views.pages import BY_NAME, PageEntry
+from lnviz.views.param import Param
 from ui import boot, mode, streamlit_private
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
     import torch
 
-    from lnviz.state import Controls
+    from lnviz.views.state import Controls
 
 T = TypeVar("T")
 
 # Link parameters that are not controls but belong to the view. Every share link also carries
-# the state table's version, v (see lnviz.links.upgrade).
+# the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed")
-# Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.budget).
+# Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.serving.budget).
 RESULTS: budget.ByteLRU = budget.ByteLRU(
     budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
 )
@@ -161,7 +164,7 @@ class Page:
 
     def device(self, where: Any = None) -> torch.device:
         """The Device control, and the device it picks here (the CPU when the chosen one is missing)."""
-        from lnviz import device as devices
+        from lnviz.maths import device as devices
 
         preference = self.control("device", where, persist_state="session")
         picked = devices.pick(preference)
@@ -172,7 +175,7 @@ class Page:
 
     def on_device(self, fn: Callable[[torch.device], T], dev: torch.device) -> tuple[T, torch.device]:
         """``fn(dev)``, or ``fn`` on the CPU if the GPU ran out of memory (and the page says so)."""
-        from lnviz import device as devices
+        from lnviz.maths import device as devices
 
         result, used, fallback = devices.with_fallback(fn, dev)
         if fallback:
@@ -237,7 +240,7 @@ class Page:
         """
         presenting = mode.presenting()
         if presenting:
-            from lnviz import plot
+            from lnviz.figures import plot
 
             fig = plot.lecture(fig)
         kwargs.setdefault("width", "stretch")
@@ -263,7 +266,7 @@ class Page:
         )
         if not box.open:
             return
-        from lnviz import plot
+        from lnviz.figures import plot
 
         with box:
             st.caption(alt)
@@ -327,7 +330,9 @@ def _entry(file: str) -> PageEntry:
     """The registry's entry for the page script ``file``; a script the registry lacks is a plain error."""
     name = Path(file).stem
     if name not in BY_NAME or Path(file).parent.name != "pages":
-        raise LookupError(f"{file} is not a page of lnviz.pages.PAGES ({', '.join(BY_NAME)}); add its entry there")
+        raise LookupError(
+            f"{file} is not a page of lnviz.views.pages.PAGES ({', '.join(BY_NAME)}); add its entry there"
+        )
     return BY_NAME[name]
 
 

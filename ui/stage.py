@@ -3,7 +3,7 @@
 A Streamlit custom component (``st.components.v2``: no iframe, state both ways).
 Its JavaScript and CSS are assets/stage/stage.js and stage.css, read once here
 and sent by the app with the element; nothing comes from a CDN. Python sends
-:func:`lnviz.stage.payload`, torch's numbers. While γ, β or ε is dragged the
+:func:`lnviz.labs.explorer.stage.payload`, torch's numbers. While γ, β or ε is dragged the
 browser previews the outputs from torch's x̂, μ and σ², with no round trip; on
 release it reports the three values, and :func:`draw` puts them into the
 widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
@@ -19,7 +19,7 @@ from typing import Any
 
 import streamlit as st
 
-from lnviz import state
+from lnviz.views import state
 from ui import mode
 
 # Its element carries the class st-key-live_stage; "stage" is already a URL parameter.
@@ -67,7 +67,7 @@ def _on_pick() -> None:
 
 
 def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
-    """Draw the stage for ``payload`` (:func:`lnviz.stage.payload`) with ``cell`` (row, col) chosen.
+    """Draw the stage for ``payload`` (:func:`lnviz.labs.explorer.stage.payload`) with ``cell`` (row, col) chosen.
 
     What the user does on it reaches the widgets before the rerun it starts:
     a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell

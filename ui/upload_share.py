@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.upload_share: which client each session is, and making room in the file store.
+"""Streamlit's side of lnviz.serving.upload_share: which client each session is, and making room in the file store.
 
 :func:`note_client` records the address of the current session's browser
 (``st.context.ip_address``), on each run of a page that takes files.
@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz import upload_share
+from lnviz.serving import upload_share
 
 _REMEMBERED = 10_000  # sessions whose client is remembered, the least recently seen forgotten first
 _LOCAL = "local"  # a browser on this machine, which Streamlit gives no address

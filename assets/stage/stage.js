@@ -1,7 +1,7 @@
 // The stage (lnviz issue 12): x, LayerNorm's and BatchNorm's outputs on one screen.
 //
 // Python (ui/stage.py) sends torch's numbers for one window of x; the contract is
-// lnviz/stage.py. This file draws them, and while γ, β or ε is dragged it redoes only
+// lnviz/labs/explorer/stage.py. This file draws them, and while γ, β or ε is dragged it redoes only
 // the elementwise steps from torch's x, μ and σ² (x̂ = (x − μ)/√(σ² + ε), y = γ x̂ + β),
 // with no round trip. On release it sends the values to Python, torch recomputes, and
 // the badge says how far the browser's preview was from torch's numbers.
@@ -336,6 +336,7 @@ function receive(s, raw) {
   };
   const shape = [d.R, d.C, d.B, d.H, d.r0, d.c0, !!d.bn].join();
   s.d = d;
+  s.badge.title = d.caveat_note || "";
   s.cell = d.cell || [d.r0, d.c0];
   s.steps = steps(d);
   s.step = Math.min(s.step, s.steps.length - 1);
@@ -352,10 +353,10 @@ function receive(s, raw) {
     build(s);
   }
   if (s.pending && same(s.pending.ctl, torchCtl)) {
-    badge(s, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`);
+    badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(s.pending.shown, s.torch)}`));
     s.pending = null;
   } else if (!s.pending && !s.dragging) {
-    badge(s, `torch · ${d.dtype}`);
+    badge(s, torchLabel(d, `torch · ${d.dtype}`));
   }
   syncInputs(s);
   paint(s);
@@ -367,6 +368,12 @@ function receive(s, raw) {
 function badge(s, text) {
   put(s.badge, text);
   s.badge.classList.toggle("preview", text.startsWith("preview"));
+}
+
+// torch's numbers, with what is not torch's among them: at ε = 0 BN's are the formula's, as
+// F.batch_norm refuses ε = 0 in training (the payload's caveat; its note is the badge's title).
+function torchLabel(d, text) {
+  return d.caveat ? `${text} · ${d.caveat}` : text;
 }
 
 function norm(n) {
@@ -508,7 +515,7 @@ function wire(s) {
       s.dragging = true;
       s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
       if (n === "eps") input.setAttribute("aria-valuetext", epsText(s.ctl.eps));
-      badge(s, same(s.ctl, s.torch.ctl) ? `torch · ${s.d.dtype}` : "preview (browser)");
+      badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
       paint(s);
     });
     input.addEventListener("change", () => {
@@ -627,7 +634,7 @@ function formula(s, v, name, n, k, m, over) {
   if (!n) return `<div class="bn"><b>BatchNorm</b>: ${s.d.bn_error}</div>`;
   const j = k % s.d.C;
   const { gain, bias, eps } = v.ctl;
-  // torch's γ and β, or those the controls make while one is dragged (lnviz.data.affine).
+  // torch's γ and β, or those the controls make while one is dragged (lnviz.maths.data.affine).
   const gamma = v.preview ? gain * s.d.g[j] : s.d.gamma[j];
   const beta = v.preview ? bias + s.d.b[j] : s.d.beta[j];
   const mu = n.mean[m], var_ = n.var[m];

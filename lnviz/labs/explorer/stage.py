@@ -1,0 +1,164 @@
+"""The stage's data: one window of x (B, H) with both norms' statistics and outputs, as plain JSON.
+
+.. math::
+
+    y = \\gamma \\, \\frac{x - \\mu}{\\sqrt{\\sigma^2 + \\epsilon}} + \\beta
+
+LayerNorm reduces over each row's H features (μ, σ²: one per sample, shape
+(B, 1)); BatchNorm over each column's B samples (one per feature, shape
+(1, H)); σ² is the biased variance and ε sits inside the square root, as in
+PyTorch. Every number here is torch's: the browser only redoes the cheap
+elementwise steps (y = γ x̂ + β, and x̂ from x, μ, σ² for another ε) while a
+control is dragged, and torch recomputes on release.
+
+The payload (:func:`payload`) is the contract between lnviz and the stage's
+JavaScript (assets/stage/stage.js). Grids are flat, row-major lists of the
+window's R × C cells; numbers are float64 sent as JSON numbers, and a value
+that is not finite is the string ``"NaN"``, ``"Infinity"`` or
+``"-Infinity"`` (JSON has no such numbers; ``Number()`` and ``float()`` both
+read these strings back). Keys:
+
+=================  =====================================================
+``B``, ``H``       the full grid's samples and features
+``r0``, ``c0``     the window's first row and column in the full grid
+``R``, ``C``       the window's rows and columns
+``x``              (R·C,) the input
+``ln``             ``mean``, ``var``: (R,) one per shown row, over all H
+                   features; ``x_hat``, ``y``: (R·C,); ``count``: H
+``bn``             the same per shown column: ``mean``, ``var``: (C,),
+                   over all B samples; ``count``: B. ``None`` when B = 1
+``bn_error``       why there is no BN (B = 1), in words; else ``None``
+``gamma``,         (C,) γ and β that torch applied to each shown feature
+``beta``
+``g``, ``b``       (C,) how the gain and bias controls make them:
+                   γ_j = gain·g_j and β_j = bias + b_j (g = 1, b = 0 for
+                   scalars; :func:`lnviz.maths.data.affine`)
+``gain``,          the controls' values; ε is also the one both norms used
+``bias``, ``eps``
+``eps_options``    the ε control's steps (:func:`lnviz.views.state.eps_options`)
+``undefined``      ``ln_rows`` and ``bn_cols`` (full-grid indices, within
+                   the window) where σ² + ε = 0, so x̂ = 0/0
+``dtype``          torch's dtype for x, such as ``"float64"``
+``caveat``,        at ε = 0 with a BN drawn: what its badge adds, and why
+``caveat_note``    (BN's numbers are the formula's, as ``F.batch_norm``
+                   refuses ε = 0 in training); else ``""``
+=================  =====================================================
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch import Tensor
+
+from lnviz.labs import explorer
+from lnviz.labs.explorer import Exploration
+from lnviz.maths.norms import NormResult
+from lnviz.views.state import eps_options
+
+# The stage's window: few cells, large enough to read their numbers.
+ROWS = 8
+COLS = 12
+# In lecture mode (a 1280 × 720 projector, large type) fewer rows keep the cells tall.
+LECTURE_ROWS = 6
+LECTURE_COLS = 10
+
+
+def window(batch: int, features: int, row: int, col: int, rows: int = ROWS, cols: int = COLS) -> tuple[slice, slice]:
+    """The ``rows`` × ``cols`` window of a (B, H) grid that contains (row, col), as :func:`explorer.window`."""
+    return explorer.window(batch, features, row, col, size=rows, cols=cols)
+
+
+def _number(value: float) -> float | str:
+    """``value`` as JSON can carry it: itself, or "NaN", "Infinity", "-Infinity"."""
+    if math.isfinite(value):
+        return value
+    if math.isnan(value):
+        return "NaN"
+    return "Infinity" if value > 0 else "-Infinity"
+
+
+def _numbers(values: Tensor) -> list[float | str]:
+    """A tensor's values, flattened row-major, as float64 JSON numbers."""
+    return [_number(v) for v in values.detach().to("cpu", torch.float64).reshape(-1).tolist()]
+
+
+def _per_feature(value: Tensor | float, features: int, cols: slice) -> Tensor:
+    """γ- or β-like ``value`` (a scalar or (H,)) for the window's columns: (C,)."""
+    if isinstance(value, Tensor):
+        return value.reshape(features)[cols]  # (C,)
+    return torch.full((cols.stop - cols.start,), float(value), dtype=torch.float64)  # (C,)
+
+
+def _norm(result: NormResult, rows: slice, cols: slice, stats: slice, axis: int) -> dict[str, Any]:
+    """One norm's window: its statistics along ``axis`` (0: per row, 1: per column) and x̂, y."""
+    return {
+        "mean": _numbers(result.mean.select(axis, 0)[stats]),  # (R,) or (C,)
+        "var": _numbers(result.var.select(axis, 0)[stats]),  # (R,) or (C,)
+        "x_hat": _numbers(result.x_hat[rows, cols]),  # (R·C,)
+        "y": _numbers(result.y[rows, cols]),  # (R·C,)
+        "count": result.count,
+    }
+
+
+def payload(
+    result: Exploration,
+    rows: slice,
+    cols: slice,
+    gain: float = 1.0,
+    bias: float = 0.0,
+    per_feature: tuple[Tensor, Tensor] | None = None,
+) -> dict[str, Any]:
+    """The stage's JSON for the ``rows`` × ``cols`` window of ``result`` (x: (B, H)).
+
+    LN's μ, σ² (reduced over the H features of each row) come for the window's
+    R rows, BN's (reduced over the B samples of each column) for its C
+    columns; both are over the full grid, not the window. ``gain`` and
+    ``bias`` are the controls' values and ``per_feature`` the (g, b) of
+    :func:`lnviz.maths.data.random_affine` (each (H,)) when γ and β are per feature:
+    ``result`` must have applied γ = gain·g and β = bias + b, as
+    :func:`lnviz.maths.data.affine` makes them, so that the browser's preview at
+    these values is torch's output. See the module docstring for the keys.
+    """
+    batch, features = result.x.shape
+    if not (0 <= rows.start < rows.stop <= batch and 0 <= cols.start < cols.stop <= features):
+        raise ValueError(f"stage: window {rows} × {cols} is not inside the grid ({batch}, {features})")
+    g, b = per_feature if per_feature is not None else (1.0, 0.0)
+    g_cols, b_cols = _per_feature(g, features, cols), _per_feature(b, features, cols)  # (C,), (C,)
+    gamma = result.ln.weight.reshape(features)[cols]  # (C,): the γ torch applied
+    beta = result.ln.bias.reshape(features)[cols]  # (C,)
+    expected = (gain * g_cols, bias + b_cols)
+    for applied, want, what in ((gamma, expected[0], "γ"), (beta, expected[1], "β")):
+        if not torch.allclose(applied.to("cpu", torch.float64), want.to(torch.float64), rtol=1e-6, atol=1e-12):
+            raise ValueError(f"stage: the result's {what} is not the one the gain and bias controls make")
+    bad = explorer.degenerate(result)
+    formula = result.bn is not None and result.bn.eps == 0  # F.batch_norm refuses ε = 0 in training
+    return {
+        "B": batch,
+        "H": features,
+        "r0": rows.start,
+        "c0": cols.start,
+        "R": rows.stop - rows.start,
+        "C": cols.stop - cols.start,
+        "x": _numbers(result.x[rows, cols]),  # (R·C,)
+        "ln": _norm(result.ln, rows, cols, rows, axis=1),  # mean, var: (B, 1) -> (R,)
+        "bn": None if result.bn is None else _norm(result.bn, rows, cols, cols, axis=0),  # (1, H) -> (C,)
+        "bn_error": result.bn_error,
+        "gamma": _numbers(gamma),
+        "beta": _numbers(beta),
+        "g": _numbers(g_cols),
+        "b": _numbers(b_cols),
+        "gain": float(gain),
+        "bias": float(bias),
+        "eps": result.ln.eps,
+        "eps_options": list(eps_options()),
+        "undefined": {
+            "ln_rows": [i for i in bad.ln_rows if rows.start <= i < rows.stop],
+            "bn_cols": [j for j in bad.bn_cols if cols.start <= j < cols.stop],
+        },
+        "dtype": str(result.x.dtype).removeprefix("torch."),
+        "caveat": explorer.BN_ZERO_EPS_BADGE if formula else "",
+        "caveat_note": explorer.BN_ZERO_EPS if formula else "",
+    }

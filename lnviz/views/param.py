@@ -1,0 +1,178 @@
+"""One control of a view: its key, type, default and range, and how a link's value is read.
+
+A :class:`Param`'s ``key`` is the widget key, the URL query parameter and the
+lnviz argument name all at once. A value from a link goes through
+:meth:`Param.parse`, which follows the widget's own rules exactly: text, NaN,
+±inf and out-of-range numbers never get through; each is dropped for the
+default (or cut to a whole number), and a short note says what was changed.
+The table of every control is :mod:`lnviz.views.state`.
+
+Notes echo what a link said. A link is anyone's text, so every echoed value
+goes through :func:`lnviz.text.quote`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from lnviz.text import format_number, quote
+
+# How a control can be drawn: Streamlit's slider, number input, select box, radio buttons, segmented
+# control (a row of buttons, always one chosen), toggle, and select slider (a slider over options).
+WIDGETS = ("slider", "number", "select", "radio", "segmented", "toggle", "select_slider")
+
+
+@dataclass(frozen=True)
+class Param:
+    """One control of a view.
+
+    ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
+    range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
+    log-scale steps, which a link may give as any number and which snap to the
+    nearest option in log space). ``widget`` is how it is drawn, one of
+    :data:`WIDGETS`; left out, a number is a slider, a switch a toggle and a
+    choice a select box.
+    """
+
+    key: str
+    label: str
+    kind: str
+    default: Any
+    lo: float | None = None
+    hi: float | None = None
+    step: float | None = None
+    options: tuple = field(default=())
+    help: str = ""
+    old_keys: tuple[str, ...] = ()  # what older links called this control; still read, with a note
+    widget: str = ""
+
+    def but(self, **changes: Any) -> Param:
+        """This control as one page needs it: another range, default, label or help; the same key."""
+        return replace(self, **changes)
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("int", "float", "bool", "choice"):
+            raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
+        if not self.widget:
+            object.__setattr__(self, "widget", {"bool": "toggle", "choice": "select"}.get(self.kind, "slider"))
+        if self.widget not in WIDGETS:
+            raise ValueError(f"{self.key}: unknown widget {self.widget!r}")
+        if self.kind == "choice" and self.default not in self.options:
+            raise ValueError(f"{self.key}: default {self.default!r} is not an option")
+        if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
+            raise ValueError(f"{self.key}: default {self.default!r} outside [{self.lo}, {self.hi}]")
+
+    def format(self, value: Any) -> str:
+        """``value`` as it appears in a URL."""
+        if self.kind == "bool":
+            return "true" if value else "false"
+        if isinstance(value, float):
+            return format_number(value)
+        return str(value)
+
+    def holds(self, value: Any) -> bool:
+        """Whether ``value`` is one this control can take: the right type, and in range or an option."""
+        if self.kind == "int":
+            return isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+        if self.kind == "float":
+            return isinstance(value, float | int) and math.isfinite(value) and self.lo <= value <= self.hi
+        if self.kind == "bool":
+            return isinstance(value, bool)
+        return value in self.options
+
+    def coerce(self, value: Any) -> Any:
+        """The valid value nearest to ``value``: clamped into range, or the default if unusable.
+
+        For a value already held in session state that this control cannot
+        take, such as a batch size left by a page whose range is wider.
+        """
+        if self.kind in ("int", "float"):
+            try:
+                number = float(value)
+            except (TypeError, ValueError, OverflowError):  # OverflowError: an int too large for a float
+                return self.default
+            if not math.isfinite(number):
+                return self.default
+            return type(self.default)(min(max(number, self.lo), self.hi))
+        if self.kind == "bool":
+            return value if isinstance(value, bool) else self.default
+        return value if value in self.options else self.default
+
+    def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
+        """The value a link asks for, made valid, and a note if anything changed.
+
+        The rules are the widget's own (Streamlit's, for a control bound to
+        the URL): a number outside the range, NaN, ±inf or text is dropped for
+        the default; a fraction given to a whole-number control is cut to its
+        integer part; a choice must be spelled as the option is. ``raw`` is
+        the query string's value, a list when the key is repeated: the last
+        one counts. Returns ``(value, None)`` when the link's value was taken
+        as it is. Used for a control that has no widget (hidden by the link).
+        """
+        if raw is None or (isinstance(raw, list | tuple) and not raw):
+            return self.default, None
+        value, _ = self._parse_text(_last(raw))
+        return value, self.note(raw, value)
+
+    def note(self, raw: str | list[str], used: Any) -> str | None:
+        """What to tell the user when a link said ``raw`` and the control got ``used``.
+
+        None when the link's value was taken as it is; otherwise one line
+        naming the control, what the link said, why it was not taken (by this
+        control's rules, or the widget's own), and the value used instead.
+        """
+        text = _last(raw)
+        value, why = self._parse_text(text)
+        repeated = f" ({self.key} was given {len(raw)} times; the last one counts)" if _count(raw) > 1 else ""
+        if used != value and why is None:
+            why = "was not accepted"
+        if why is None and not repeated:
+            return None
+        if why is None:
+            return f"{self.label}: using {self.format(used)}{repeated}."
+        return f"{self.label}: {quote(text)} {why}; using {self.format(used)}{repeated}."
+
+    def _parse_text(self, text: str) -> tuple[Any, str | None]:
+        default = self.default
+        if self.kind == "bool":
+            if text.lower() in ("true", "false"):
+                return text.lower() == "true", None
+            return default, "is not true or false"
+        if self.kind == "choice":
+            for option in self.options:
+                if text == self.format(option):
+                    return option, None
+            listed = ", ".join(self.format(o) for o in self.options[:6])
+            more = ", ..." if len(self.options) > 6 else ""
+            return default, f"is not one of the options ({listed}{more})"
+        try:
+            number = float(text)
+        except ValueError:
+            return default, "is not a number"
+        if not math.isfinite(number):
+            return default, "is not a finite number"
+        if not self.lo <= number <= self.hi:
+            return default, f"is outside {format_number(self.lo)} to {format_number(self.hi)}"
+        if self.kind == "int":
+            whole = int(number)
+            if whole != number:
+                return whole, "is not a whole number"
+            return whole, None
+        return number, None
+
+
+def _last(raw: str | list[str]) -> str:
+    """The value that counts when a key is repeated in a query string: the last."""
+    return str(raw[-1]) if isinstance(raw, list | tuple) else str(raw)
+
+
+def _count(raw: str | list[str]) -> int:
+    return len(raw) if isinstance(raw, list | tuple) else 1
+
+
+def to_query(params: Iterable[Param], values: dict[str, Any]) -> dict[str, str]:
+    """The query parameters that reproduce ``values``: every value that is not its default."""
+    return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}

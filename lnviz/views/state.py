@@ -1,0 +1,356 @@
+"""The state table: every control that defines a view, declared once.
+
+This is the ground floor of the app's concerns: it imports only
+:mod:`lnviz.views.param`, never a lab, so a lab, the page registry
+(:mod:`lnviz.views.pages`), the stage and the links can all import it. A control's
+options and range are written here; a lab that implements them (the input
+distributions, the perturbations, the tasks) keeps its own descriptions, and
+``tests/test_state.py`` checks that the two agree.
+
+A view is a page plus the values of its controls. Each control is a
+:class:`~lnviz.views.param.Param` whose ``key`` is at once the widget key, the URL
+query parameter, the lnviz argument name and the name in figure labels:
+``batch``, ``features``, ``seed``, ``gain``, ``bias``, ``eps``, ...
+
+Each key is declared exactly once, below. Where a page needs the same control
+with another range, default or label (BN needs two samples, a cube draws one
+marker per element), the page's table at the end of this module says so with
+``.but(...)``; the key and its meaning stay the same. A control that older
+links named differently lists the old names in ``old_keys`` there, and those
+links keep working.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from lnviz.views.param import Param
+
+# The largest integer a seed may be: what torch.Generator.manual_seed and a
+# JavaScript number (a slider in the browser) both hold exactly.
+MAX_SEED = 2**31 - 1
+
+
+def eps_options() -> tuple[float, ...]:
+    """ε choices: exactly 0, then 1, 2, 5 per decade from 1e-12 to 1 (log scale)."""
+    values = [0.0]
+    for exponent in range(-12, 0):
+        for mantissa in (1, 2, 5):
+            values.append(float(f"{mantissa}e{exponent}"))
+    values.append(1.0)
+    return tuple(values)
+
+
+def lr_options() -> tuple[float, ...]:
+    """Learning rates: 1, 2, 5 per decade from 1e-4 to 1 (log scale)."""
+    values = [float(f"{m}e{e}") for e in range(-4, 0) for m in (1, 2, 5)]
+    return (*values, 1.0)
+
+
+# The data: a grid x of B samples by H features, drawn from a seeded distribution.
+# Small by default, so the stage's cells are large enough to read: 8 samples of 12 features.
+BATCH = Param("batch", "Batch size B", "int", 8, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
+FEATURES = Param("features", "Features H", "int", 12, lo=2, hi=1024, help="Columns: features of each sample.")
+SEED = Param(
+    "seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.", widget="number"
+)
+DIST = Param(
+    "dist",
+    "Input",
+    "choice",
+    "heterogeneous features",
+    options=(
+        "heterogeneous features",
+        "heterogeneous samples",
+        "standard normal",
+        "outlier feature",
+        "near-constant row",
+        "constant row",
+    ),
+    help="What kind of activations x holds.",
+    widget="select",
+)
+
+# The normalization: y = γ (x − μ) / √(σ² + ε) + β.
+GAIN = Param("gain", "Gain γ", "float", 1.0, lo=-5.0, hi=5.0, step=0.05, help="Scales every normalized value.")
+BIAS = Param("bias", "Bias β", "float", 0.0, lo=-5.0, hi=5.0, step=0.05, help="Shifts every normalized value.")
+AFFINE = Param(
+    "affine", "Per-feature γ, β", "bool", False, help="Use a seeded random γ and β for each feature instead of scalars."
+)
+EPS = Param(
+    "eps",
+    "Epsilon ε",
+    "choice",
+    1e-5,
+    options=eps_options(),
+    help="Added to σ² inside the square root: √(σ² + ε).",
+    widget="select_slider",
+)
+
+# One chosen element: its sample (row) and its feature (column). Pages clamp them to their grid.
+SAMPLE = Param(
+    "sample",
+    "Sample i",
+    "int",
+    0,
+    lo=0,
+    hi=1023,
+    help="The chosen sample (row): the one LN normalizes.",
+    widget="number",
+)
+FEATURE = Param(
+    "feature",
+    "Feature j",
+    "int",
+    0,
+    lo=0,
+    hi=1023,
+    help="The chosen feature (column): the one BN normalizes.",
+    widget="number",
+)
+
+# How the explorer shows it, and where torch runs.
+OUTPUT = Param(
+    "output",
+    "Outputs shown",
+    "choice",
+    "y",
+    options=("y", "x_hat"),
+    help="y: after γ and β. x_hat: the normalized values before them, with mean 0 and variance σ²/(σ² + ε) per row "
+    "(LN) or column (BN): about 1 when ε ≪ σ².",
+    widget="radio",
+    old_keys=("stage",),  # its name until the stage (the picture of x and both outputs) took the word
+)
+VIEW = Param(
+    "view",
+    "Details",
+    "choice",
+    "cell",
+    options=("cell", "charts", "distributions", "numbers", "downloads"),
+    help="What the details below the stage show, one at a time. cell: the chosen cell's formulas, step by step. "
+    "charts: x with each norm's μ and σ, and the outputs. distributions: histograms before and after. numbers: "
+    "the grid as tables. downloads: x, the outputs and a script that reproduces the view.",
+    widget="segmented",
+)
+DEVICE = Param(
+    "device",
+    "Device",
+    "choice",
+    "auto",
+    options=("auto", "cuda", "mps", "cpu"),
+    help="Where torch computes. auto: CUDA, then MPS, else CPU.",
+    widget="select",
+)
+STEP = Param(
+    "step",
+    "Step",
+    "int",
+    1,
+    lo=1,
+    hi=12,
+    help="Steps 1–6 follow LayerNorm along row i, 7–12 BatchNorm down column j.",
+)
+
+# Batch coupling: one sample is changed.
+PERTURB = Param(
+    "perturb",
+    "Perturbation",
+    "choice",
+    "outlier",
+    options=("outlier", "scale", "shift"),
+    help="How row i is changed.",
+    widget="radio",
+)
+AMOUNT = Param(
+    "amount",
+    "Amount a",
+    "float",
+    5.0,
+    lo=-10.0,
+    hi=10.0,
+    step=0.5,
+    help="The outlier's scale, the scale factor, or the shift, by perturbation.",
+)
+
+# Training: batches stream through a model (train vs eval, the training race).
+STEPS = Param("steps", "Training steps", "int", 50, lo=1, hi=3000, help="How many batches the model is trained on.")
+MOMENTUM = Param(
+    "momentum",
+    "Momentum m",
+    "float",
+    0.1,
+    lo=0.01,
+    hi=1.0,
+    step=0.01,
+    help="Weight of each new batch in the running statistics (PyTorch's default is 0.1).",
+)
+SHIFT = Param(
+    "shift",
+    "Test shift",
+    "float",
+    2.0,
+    lo=-5.0,
+    hi=5.0,
+    step=0.1,
+    help="The test batch's mean moves by this many of each feature's standard deviations.",
+)
+TASK = Param(
+    "task",
+    "Task",
+    "choice",
+    "spirals",
+    options=("spirals", "adding"),
+    help="Which synthetic problem to train on.",
+    widget="radio",
+)
+LR = Param(
+    "lr",
+    "Learning rate",
+    "choice",
+    0.01,
+    options=lr_options(),
+    help="Adam's step size, the same for all.",
+    widget="select_slider",
+)
+VARIANT = Param(
+    "variant",
+    "Model",
+    "choice",
+    "LN",
+    options=("none", "BN", "LN", "RMSNorm"),
+    help="Whose activations to send.",
+    widget="select",
+)
+LAYER = Param(
+    "layer",
+    "Normalized layer",
+    "int",
+    1,
+    lo=1,
+    hi=2,
+    help="Which norm layer's input to send (1 = first).",
+    widget="number",
+)
+DEPTH = Param("depth", "Depth (blocks)", "int", 12, lo=1, hi=32, help="How many residual blocks are stacked.")
+
+# Sequences: a padded batch of B sequences of up to T tokens.
+LENGTH = Param(
+    "length",
+    "Time steps T",
+    "int",
+    24,
+    lo=2,
+    hi=64,
+    help="The longest training sequence; shorter ones are padded up to T.",
+)
+SPREAD = Param(
+    "spread",
+    "Length spread",
+    "float",
+    0.75,
+    lo=0.0,
+    hi=1.0,
+    step=0.05,
+    help="0: every sequence has T steps. 1: lengths anywhere from 1 to T.",
+)
+PAD = Param(
+    "pad", "Pad value", "float", 0.0, lo=-10.0, hi=10.0, step=0.5, help="What fills the steps after a sequence ends."
+)
+EXTRA = Param(
+    "extra",
+    "Extra test steps",
+    "int",
+    12,
+    lo=1,
+    hi=64,
+    help="How many steps the test sequence runs past the longest training sequence.",
+)
+
+# The norm family: a batch of feature maps (N, C, H·W).
+CHANNELS = Param("channels", "Channels C", "int", 6, lo=1, hi=16, help="Feature maps per sample.")
+POSITIONS = Param(
+    "positions", "Positions H·W", "int", 8, lo=2, hi=16, help="Spatial positions per feature map, flattened."
+)
+GROUPS = Param("groups", "Groups G", "int", 2, lo=1, hi=16, help="GroupNorm's groups; G must divide C.")
+NORM = Param(
+    "norm",
+    "Norm",
+    "choice",
+    "GroupNorm",
+    options=("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm"),
+    help="Whose pooled set to highlight.",
+    widget="radio",
+)
+CHANNEL = Param("channel", "Channel c", "int", 2, lo=0, hi=15, help="The picked element's channel.", widget="number")
+POSITION = Param(
+    "position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.", widget="number"
+)
+
+# The kernel benchmark.
+DTYPE = Param(
+    "dtype",
+    "dtype",
+    "choice",
+    "float32",
+    options=("float32", "float16", "bfloat16"),
+    help="The precision the kernels run in.",
+    widget="radio",
+)
+THREADS = Param(
+    "threads",
+    "CPU threads",
+    "int",
+    1,
+    lo=1,
+    hi=max(2, os.cpu_count() or 1),
+    help="torch.set_num_threads for the measurement only; the previous value is restored afterwards.",
+)
+COMPILE = Param(
+    "compile",
+    "Sweep torch.compile too",
+    "bool",
+    False,
+    help="Compiling takes seconds per size on a CPU; it is never part of the per-rerun measurement.",
+)
+OFFSET = Param(
+    "offset",
+    "Mean offset",
+    "choice",
+    1e3,
+    options=(0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6),
+    help="Added to every x (spread stays 1): the larger it is, the more E[x²] − E[x]² cancels.",
+    widget="select_slider",
+)
+
+
+class Controls:
+    """The controls of one page, by key: ``COUPLING.batch`` is the batch control as that page draws it."""
+
+    def __init__(self, *params: Param) -> None:
+        self._params = {p.key: p for p in params}
+        if len(self._params) != len(params):
+            raise ValueError("a page lists the same control twice")
+
+    def __getattr__(self, key: str) -> Param:
+        try:
+            return self.__dict__["_params"][key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __iter__(self):
+        return iter(self._params.values())
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __getitem__(self, key: str) -> Param:
+        return self._params[key]
+
+    def keys(self) -> list[str]:
+        return list(self._params)
+
+
+def defaults(controls: Controls) -> dict[str, Any]:
+    """Every control's default value, by key."""
+    return {p.key: p.default for p in controls}

@@ -1,0 +1,108 @@
+"""``make load LOAD_ARGS="--mode attack"`` (benchmarks/attack.py): its report judges by issue 20's targets, it reads
+Streamlit's messages as they are written, and load.py hands the mode over. The run itself is a benchmark (minutes
+of a server under attack): ``make load`` runs it, not the tests."""
+
+from __future__ import annotations
+
+import argparse
+
+import pytest
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+from benchmarks import attack, load
+from benchmarks.classroom import Student
+from benchmarks.memory import Memory
+from benchmarks.oracle import Plan
+
+
+def report(class_ms: dict[str, list[float]], peak_mib: dict[str, float], runs: list[bool]) -> attack.AttackReport:
+    """A report whose class answered in ``class_ms`` per phase, whose server peaked at ``peak_mib`` per phase."""
+    phases, student, samples = [], Student(Plan(0, "gaussian", 16, 32, 1), own_link=False), []
+    for i, name in enumerate(class_ms):
+        phase = attack.Phase(name, start=100.0 * i, end=100.0 * i + 50)
+        phases.append(phase)
+        for k, ms in enumerate(class_ms[name]):
+            student.moves.append(ms)
+            student.moves_at.append(phase.start + 1 + k * 0.1)
+        samples.append((phase.start + 10, peak_mib[name]))
+    student.checks = len(student.moves)
+    legit = attack.Legit([("Run", ok, 1.0) for ok in runs])
+    return attack.AttackReport(1, 10.0, phases, [student], Memory(samples=samples), 0.0, legit)
+
+
+def verdicts(text: str) -> dict[str, str]:
+    rows = [
+        line.split("|") for line in text.splitlines() if line.startswith("| ") and ("PASS" in line or "MISS" in line)
+    ]
+    return {cells[1].strip(): cells[3].strip() for cells in rows}
+
+
+BASELINE = [50.0] * 20
+
+
+def test_a_class_within_twice_its_baseline_under_a_small_server_with_fair_runs_passes():
+    text = attack.attack_markdown(
+        report(
+            {"no attacker": BASELINE, "stage list": [90.0] * 20}, {"no attacker": 500, "stage list": 900}, [True] * 10
+        ),
+        "0.1",
+        "0.2",
+    )
+    assert all("PASS" in v for v in verdicts(text).values()), text
+    assert "| stage list | 20 | 90 | 90 | 1.8 | 900 |" in text
+
+
+@pytest.mark.parametrize(
+    ("slow_ms", "peak", "runs", "failing"),
+    [
+        (110.0, 900, [True] * 10, "the class's p95 with an attacker"),
+        (60.0, 1600, [True] * 10, "peak RSS"),
+        (60.0, 900, [True] * 8 + [False] * 2, "a legitimate Run admitted"),
+        (60.0, 900, [], "a legitimate Run admitted"),  # no try at all proves nothing
+    ],
+)
+def test_each_missed_target_fails_its_row(slow_ms, peak, runs, failing):
+    text = attack.attack_markdown(
+        report({"no attacker": BASELINE, "uploads": [slow_ms] * 20}, {"no attacker": 500, "uploads": peak}, runs),
+        "0.1",
+        "0.2",
+    )
+    failed = [row for row, v in verdicts(text).items() if "MISS" in v]
+    assert len(failed) == 1 and failed[0].startswith(failing), text
+
+
+def test_a_move_counts_in_the_phase_its_answer_came_in():
+    r = report({"no attacker": [10.0, 20.0], "downloads": [300.0]}, {"no attacker": 1, "downloads": 1}, [True])
+    assert r.moves(r.phases[0]) == [10.0, 20.0]
+    assert r.moves(r.phases[1]) == [300.0]
+
+
+def test_run_is_judged_busy_or_admitted_from_the_page_elements():
+    busy = ForwardMsg()
+    busy.delta.new_element.alert.body = "Busy: the training race is running. Try again in 40 s."
+    progress = ForwardMsg()
+    progress.delta.new_element.progress.value = 0
+    other = ForwardMsg()
+    other.delta.new_element.alert.body = "The race could not run"
+    assert attack.run_verdict(busy) == "busy"
+    assert attack.run_verdict(progress) == "admitted"
+    assert attack.run_verdict(other) is None
+    assert attack.run_verdict(ForwardMsg(script_finished=ForwardMsg.FINISHED_SUCCESSFULLY)) is None
+
+
+def test_the_largest_upload_fits_the_upload_limits():
+    from lnviz.serving import upload
+
+    data = attack.big_csv()
+    assert 24 * 2**20 < len(data) <= upload.MAX_BYTES
+    lines = data.decode().splitlines()
+    assert len(lines) == upload.MAX_ROWS and len(lines[0].split(",")) == upload.MAX_COLS
+    assert max(map(len, lines)) <= upload.MAX_LINE_CHARS
+
+
+def test_load_hands_the_attack_mode_over_with_its_own_phase_default(monkeypatch):
+    seen: list[argparse.Namespace] = []
+    monkeypatch.setattr(attack, "main", lambda args: seen.append(args) or 0)
+    assert load.main(["--mode", "attack"]) == 0
+    (args,) = seen
+    assert args.seconds is None and args.sessions is None  # attack.main picks 15 s phases and 30 sessions
