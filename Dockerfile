@@ -40,6 +40,10 @@ COPY . .
 
 USER 1000
 ENV HOME=/home/app
+# Two malloc arenas instead of eight per core: Streamlit runs each session's script in a thread of its own, and
+# with glibc's default each thread kept what it freed. 30 distinct 1024 x 1024 links opened at once peaked at
+# 1,533 MiB with the default and 1,057 MiB with this, on a 2-core machine.
+ENV MALLOC_ARENA_MAX=2
 
 EXPOSE 8501
 

@@ -5,6 +5,7 @@ Shared by tests/ and benchmarks/, which import this and not each other.
 
 from __future__ import annotations
 
+import os
 import re
 import signal
 import socket
@@ -57,8 +58,9 @@ def start_app(port: int, log: Path, script: str = "app.py") -> AppProcess:
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
+    env = {"MALLOC_ARENA_MAX": "2", **os.environ}  # as the Dockerfile runs it
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     return AppProcess(proc=proc, url=f"http://127.0.0.1:{port}", log=log)
 
 

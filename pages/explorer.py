@@ -97,12 +97,19 @@ def normalized(dist: str, batch: int, features: int, seed: int, device_type: str
     return explorer.normalize(x, eps)
 
 
+def own_normalized(key: str, device_type: str, eps: float) -> Exploration:
+    """:func:`normalized` for your own data, by its id (the hash of its content): sessions showing the same
+    matrix share one computation, cached and bounded like the generated ones."""
+    dev = torch.device(device_type)
+    return explorer.normalize(own_data.stored(key).to(dev, device.compute_dtype(dev)), eps)
+
+
 def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     """Both norms of the inputs' x on ``dev``, before γ and β."""
     if inputs.own is None:
         args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps)
         return page.compute(normalized, *args, shared=True)
-    return explorer.normalize(inputs.own.x.to(dev, device.compute_dtype(dev)), eps)
+    return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
 
 
 def the_stage(shown: Shown) -> None:

@@ -240,8 +240,12 @@ if send_col.button("Send to the explorer", key="send", icon=":material/grid_on:"
         except ValueError as error:
             st.warning(f"Nothing was sent: {error}")
         else:
-            own_data.send(x, f"input of {variant} layer {layer} after training ({training.describe(result)})")
-            st.switch_page("pages/explorer.py", query_params={})
+            source = f"input of {variant} layer {layer} after training ({training.describe(result)})"
+            refused = own_data.send(x, source)
+            if refused:
+                st.warning(f"Nothing was sent: {refused}")
+            else:
+                st.switch_page("pages/explorer.py", query_params={})
 
 st.subheader("Pre-LN or Post-LN")
 intro_box = st.container()  # above the depth slider; it names the number of draws, known once computed

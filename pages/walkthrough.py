@@ -62,18 +62,18 @@ next_col.button(
 )
 
 
-@st.cache_resource(max_entries=8, show_spinner=False)
 def activations(dist: str, batch: int, features: int, seed: int, device_type: str) -> torch.Tensor:
     """x (B, H), drawn again only when the data change: Back and Next only re-index it.
 
-    Shared between sessions and never mutated: the walkthrough reads one row and one column.
+    Cached by the page kit (bounded by bytes) and shared between sessions, never mutated: the walkthrough
+    reads one row and one column.
     """
     dev = torch.device(device_type)
     return data.make_activations(dist, batch, features, seed, device=dev, dtype=device.compute_dtype(dev))
 
 
 def walk_on(dev: torch.device) -> tuple[torch.Tensor, tuple[walkthrough.Step, ...]]:
-    x = activations(dist, batch, features, seed, dev.type)  # (B, H)
+    x = page.compute(activations, dist, batch, features, seed, dev.type, shared=True)  # (B, H)
     gain, bias = data.affine(features, seed, norm.gain, norm.bias, norm.affine, like=x)
     return x, walkthrough.steps(x, gain, bias, norm.eps, i, j)
 

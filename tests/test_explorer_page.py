@@ -8,6 +8,7 @@ from conftest import assert_no_exception, figures, run_page, share_link, stage_d
 
 from lnviz.labs import explorer
 from lnviz.maths import data
+from ui import own_data
 
 PAGE = "pages/explorer.py"
 CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
@@ -326,7 +327,7 @@ def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
 def test_activations_handed_over_by_another_page_are_explored():
     at = run_page(PAGE, CHARTS)
     real = torch.linspace(-3, 5, 6 * 10, dtype=torch.float64).reshape(6, 10) ** 2
-    at.session_state["explorer_activations"] = {"x": real.numpy(), "source": "LN layer 1 (trained)"}
+    at.session_state["explorer_activations"] = own_data.hold(real, "LN layer 1 (trained)", "a visitor")
     at.run()
     assert_no_exception(at)
     np.testing.assert_allclose(grid_x(at), real.numpy(), rtol=1e-6)

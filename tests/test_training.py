@@ -20,6 +20,7 @@ from lnviz.labs import training
 from lnviz.maths.data import generator
 from lnviz.views import pages, state
 from lnviz.views.state import MAX_SEED, SEED
+from ui import own_data
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -504,7 +505,8 @@ def test_page_sends_a_trained_layer_to_the_explorer():
     at.button(key="send").click().run()
     assert_no_exception(at)
     sent = at.session_state["explorer_activations"]
-    assert sent["x"].shape == (256, 64) and str(sent["x"].dtype) == "float64"
+    x = own_data.STORE.get(sent["id"])
+    assert x.shape == (256, 64) and str(x.dtype) == "float64"
     assert "BN layer 2" in sent["source"] and "spirals" in sent["source"]
     assert at.title[0].value != "Training race"  # the explorer is showing now
 

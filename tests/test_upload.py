@@ -3,6 +3,7 @@
 import builtins
 import io
 import os
+import re
 import tracemalloc
 
 import numpy as np
@@ -46,12 +47,12 @@ def refused(fn, *args, match: str) -> str:
 
 def test_non_numeric_cell_names_its_row_and_column():
     problem = refused(parse_bytes, "x.csv", b"1,2,3\n4,five,6\n", match="not a number")
-    assert "Row 2, column 2" in problem and "'five'" in problem
+    assert "Row 2, column 2" in problem and "`five`" in problem
 
 
 def test_non_numeric_cell_counts_rows_as_the_files_lines_header_and_blank_lines_included():
     problem = refused(parse_text, "a,b\n1,2\n\n3,x\n", match="not a number")
-    assert "Row 4, column 2" in problem and "'x'" in problem
+    assert "Row 4, column 2" in problem and "`x`" in problem
 
 
 def test_empty_cell_is_named():
@@ -421,3 +422,32 @@ def test_the_servers_limits_are_what_the_app_accepts():
     assert full_box + 100_000 <= server["maxWidgetStateSize"] * 10**6 <= 2 * full_box
     # Any message (in MB): at least the widget states, far below Streamlit's default of 200.
     assert server["maxWidgetStateSize"] <= server["maxMessageSize"] <= 16
+
+
+# Text from the uploader (a file's name, a cell) is shown in Markdown: it must stay text.
+HOSTILE = (
+    "[log in](http://host/login)",
+    "![x](http://host/px.gif)",
+    "$\\huge{pwned}$",
+    "<img src=x onerror=alert(1)>",
+    ":red[alarm] **bold**",
+    "`` ` ``",
+)
+
+
+def outside_code_spans(markdown: str) -> str:
+    """``markdown`` with every code span (any fence length) cut out: what Markdown would interpret."""
+    return re.sub(r"(`+)(?:.|\n)*?\1", "", markdown)
+
+
+@pytest.mark.parametrize("hostile", HOSTILE)
+def test_hostile_file_names_and_cells_are_echoed_as_code_spans(hostile):
+    for problem in (
+        refused(parse_bytes, hostile + ".exe", b"1,2\n", match="extension"),
+        refused(parse_bytes, hostile + ".csv", b"", match="empty"),
+        refused(parse_bytes, hostile + ".npy", b"not npy", match="signature"),
+        refused(parse_text, f"1,2\n3,{hostile}\n", match="Row 2"),
+    ):
+        rest = outside_code_spans(problem)
+        for mark in ("](", "![", "$", "<img", ":red[", "**"):
+            assert mark not in rest, (hostile, problem)

@@ -26,6 +26,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import limits
+from ui import upload_share
 
 T = TypeVar("T")
 
@@ -126,7 +127,9 @@ def install_upload_quota() -> bool:
 
         def add_file_within_quota(session_id: str, file: Any) -> None:
             held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
-            total = sum(len(rec.data) for files in list(storage.values()) for rec in list(files.values()))
+            total = upload_share.make_room(
+                storage, session_id, len(file.data), quota.limits.upload_total_bytes, remove_file
+            )
             try:
                 drop = quota.admit(session_id, len(file.data), held, total)
             except limits.QuotaExceeded as refused:

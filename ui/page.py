@@ -38,7 +38,9 @@ methods that need them import them.
 
 from __future__ import annotations
 
+import copy
 import inspect
+import os
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -49,6 +51,7 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures import theme
+from lnviz.serving import budget
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
@@ -65,7 +68,10 @@ T = TypeVar("T")
 # Link parameters that are not controls but belong to the view. Every share link also carries
 # the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed")
-_CACHED: dict[tuple[str, str], Callable] = {}  # (file, qualified name): a page's function is new on each run
+# Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.serving.budget).
+RESULTS: budget.ByteLRU = budget.ByteLRU(
+    budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
+)
 
 
 class Page:
@@ -185,16 +191,25 @@ class Page:
         """``fn(*args, **kwargs)``, cached across sessions by the arguments (the view's values, never the session).
 
         ``fn`` must depend on its arguments alone (it is cached by its file and
-        name, as first seen). With ``shared``, every session gets the same
-        object (large tensors, never mutated) instead of a copy. Fails as
-        :meth:`run` does.
+        name), and they must be plain values. With ``shared``,
+        every session gets the same object (large tensors, never mutated)
+        instead of a copy. Fails as :meth:`run` does.
+
+        The cache is the process's :data:`RESULTS`, bounded by bytes, not
+        entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is
+        about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
+        visitor's "clear caches" cannot empty it for everyone.
         """
-        name = (fn.__code__.co_filename, fn.__qualname__)
-        cached = _CACHED.get(name)
-        if cached is None:
-            cache = st.cache_resource if shared else st.cache_data
-            cached = _CACHED[name] = cache(max_entries=32, show_spinner=False)(fn)
-        return self.run(cached, *args, **kwargs)
+        # By file and name, not the function object: a page's functions are new on each run.
+        code = fn.__code__
+        key = (
+            code.co_filename,
+            fn.__qualname__,
+            *map(_plain, args),
+            *((k, _plain(v)) for k, v in sorted(kwargs.items())),
+        )
+        value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs))
+        return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``; a ``ValueError`` (these settings can't be computed) becomes a plain
@@ -295,6 +310,20 @@ class Page:
         query["v"] = str(links.LINK_VERSION)
         base = st.context.url or ""
         return base + ("?" + urlencode(query) if query else "")
+
+
+def _plain(value: Any) -> Any:
+    """``value`` as part of a cache key: itself when hashable, else its ``repr`` (a list of plain values).
+
+    A tensor or array would hash by identity, which a later object may reuse: refused.
+    """
+    if hasattr(value, "nbytes"):
+        raise TypeError("Page.compute takes plain values (numbers, text, tuples), not tensors or arrays")
+    try:
+        hash(value)
+    except TypeError:
+        return ("unhashable", repr(value))
+    return value
 
 
 def _entry(file: str) -> PageEntry:

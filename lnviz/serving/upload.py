@@ -18,7 +18,8 @@ millions of short lines, or one endless line, is refused at a cost near its own
 size, instead of growing into millions of Python strings (a 23.5 MB paste of one
 number per line used to take 1.3 GB). Numbers echoed in a message are shortened
 (:func:`_show_int`), so a .npy header claiming a 4000-digit shape is not echoed
-in full.
+in full; text echoed in a message (a cell, a file name) is a short code span
+(:func:`_show`), since messages are shown as Markdown.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from lnviz.text import quote as text_quote
+
 MAX_ROWS = 1024  # B: samples
 MAX_COLS = 1024  # H: features
 # The largest file or text, in bytes: the app's largest grid (1024 × 1024) in
@@ -43,6 +46,9 @@ MAX_BYTES = 32 * 2**20
 # The longest line of text: 32 characters a value. The app's own CSV needs at most 24
 # ("-1.2345678901234567e-05,"), so a full-width row of its downloads always fits.
 MAX_LINE_CHARS = 32 * MAX_COLS
+# A file up to this size is read at once; a larger one (up to MAX_BYTES) takes seconds of CPU and tens of MiB
+# while it is read, so a shared server reads it under its heavy-work gate (ui.own_data).
+LIGHT_BYTES = 4 * 2**20
 # Lines of text counted before any is read: the rows, a header row, and room for blank lines.
 MAX_LINES = 4 * MAX_ROWS
 # The paste box: a typed or pasted matrix up to about 65,000 numbers; larger ones come as a file.
@@ -83,8 +89,9 @@ class UploadError(ValueError):
 
 
 def _show(cell: str) -> str:
-    """A cell for a message: quoted, control characters escaped, cut to 20 characters."""
-    return repr(cell if len(cell) <= 20 else cell[:17] + "...")
+    """A cell or a file name for a message, which is shown as Markdown: a code span, one line, at most 20
+    characters (:func:`lnviz.text.quote`), so a name such as ``![x](http://host/px.gif).csv`` stays text."""
+    return text_quote(str(cell), 20)
 
 
 def _show_int(n: int) -> str:
@@ -327,7 +334,7 @@ def parse_bytes(name: str, data: bytes) -> Tensor:
     suffix = PurePath(str(name)).suffix.lower()
     if suffix not in SUFFIXES:
         raise UploadError(
-            f"{_show(str(name))} has the extension {suffix or '(none)'!r}; only .csv, .txt and .npy are read."
+            f"{_show(str(name))} has the extension {_show(suffix) if suffix else '(none)'}; only .csv, .txt and .npy are read."
         )
     if not data:
         raise UploadError(f"The file {_show(str(name))} is empty.")

@@ -1,0 +1,116 @@
+"""lnviz.serving.budget: values measured in bytes, and a cache that never holds more than its budget of them."""
+
+import threading
+import time
+from dataclasses import dataclass
+
+import numpy as np
+import pytest
+import torch
+
+from lnviz.serving import budget
+from lnviz.serving.budget import MIB, ByteLRU, nbytes
+
+
+def test_a_tensor_counts_its_storage_once_however_many_views_share_it():
+    x = torch.zeros(256, 256, dtype=torch.float64)  # 512 KiB
+    assert 512 * 2**10 <= nbytes(x) < 512 * 2**10 + 1024
+    assert nbytes((x, x[0], x.T, x[:, 3])) < 512 * 2**10 + 1024
+    assert nbytes((x, torch.zeros_like(x))) > 2 * 512 * 2**10
+
+
+@dataclass(frozen=True)
+class Result:
+    x: torch.Tensor
+    stats: dict
+    arrays: list
+
+
+def test_a_result_counts_its_tensors_and_arrays_wherever_they_are():
+    r = Result(torch.ones(128, 128), {"mu": torch.ones(128, 1, dtype=torch.float64)}, [np.zeros((64, 64))])
+    expected = 128 * 128 * 4 + 128 * 8 + 64 * 64 * 8
+    assert expected <= nbytes(r) < expected + 4096
+    view = np.zeros((100, 100))[:10]  # a view holds its whole base
+    assert nbytes(view) >= 100 * 100 * 8
+    assert nbytes(torch.zeros(100, 100, dtype=torch.float64).numpy()) >= 100 * 100 * 8
+
+
+def test_the_budget_comes_from_the_environment_in_mib_with_a_default():
+    assert budget.budget_from_env({}, "X", 256) == 256 * MIB
+    assert budget.budget_from_env({"X": " 64 "}, "X", 256) == 64 * MIB
+    for bad in ("", "-1", "lots", "1e9"):
+        assert budget.budget_from_env({"X": bad}, "X", 256) == 256 * MIB
+
+
+def mib(n: float) -> torch.Tensor:
+    return torch.zeros(int(n * MIB) // 8, dtype=torch.float64)
+
+
+def test_the_cache_holds_at_most_its_budget_least_recently_used_out():
+    cache = ByteLRU(10 * MIB)
+    for seed in range(40):  # 40 distinct 1024 x 1024 links, in miniature
+        cache.put(seed, mib(3))
+        assert cache.bytes <= 10 * MIB
+    assert len(cache) == 3 and set(range(37, 40)) == {k for k in range(40) if k in cache}
+    cache.get(37)  # used again: now the newest
+    cache.put("new", mib(3))
+    assert 37 in cache and 38 not in cache
+
+
+def test_a_value_larger_than_the_whole_budget_is_returned_but_not_kept():
+    cache = ByteLRU(1 * MIB)
+    cache.put("small", mib(0.5))
+    assert cache.get_or_compute("big", lambda: mib(2)).numel() == 2 * MIB // 8
+    assert "big" not in cache and "small" in cache and cache.bytes <= MIB
+
+
+def test_sessions_asking_for_the_same_key_together_compute_it_once():
+    cache = ByteLRU(10 * MIB)
+    calls = []
+
+    def slow():
+        calls.append(1)
+        time.sleep(0.2)
+        return mib(1)
+
+    got = []
+    threads = [threading.Thread(target=lambda: got.append(cache.get_or_compute("k", slow))) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(calls) == 1 and all(g is got[0] for g in got)
+
+
+def test_a_failed_computation_keeps_nothing_and_propagates():
+    cache = ByteLRU(MIB)
+    with pytest.raises(ValueError):
+        cache.get_or_compute("k", lambda: (_ for _ in ()).throw(ValueError("no")))
+    assert "k" not in cache and cache.get_or_compute("k", lambda: 3) == 3
+
+
+def test_at_most_the_given_number_of_misses_are_computed_at_once_and_hits_never_wait():
+    cache = ByteLRU(64 * MIB, concurrent=2)
+    cache.put("hit", 1)
+    running, most, lock = [0], [0], threading.Lock()
+
+    def slow(seed):
+        def compute():
+            with lock:
+                running[0] += 1
+                most[0] = max(most[0], running[0])
+            time.sleep(0.1)
+            with lock:
+                running[0] -= 1
+            return seed
+
+        return compute
+
+    threads = [threading.Thread(target=cache.get_or_compute, args=(k, slow(k))) for k in range(8)]
+    for t in threads:
+        t.start()
+    start = time.perf_counter()
+    assert cache.get_or_compute("hit", slow(-1)) == 1 and time.perf_counter() - start < 0.05
+    for t in threads:
+        t.join()
+    assert most[0] == 2 and all(k in cache for k in range(8))
