@@ -43,7 +43,7 @@ def test_a_link_fills_the_widgets(app_server, open_app):
 
 
 def test_moving_a_slider_writes_the_url_and_the_url_reproduces_the_view(app_server, open_app):
-    app = open_app(f"{app_server}/?batch=6&features=10&seed=3")
+    app = open_app(f"{app_server}/?batch=6&features=10&seed=3&view=charts")
     before = charts_json(app.charts())
     app.page.locator(".st-key-gain input[type='range']").focus()
     for _ in range(4):
