@@ -806,7 +806,7 @@ def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeyp
     class Full:
         """A gate with every slot taken."""
 
-        def begin(self, session, action):
+        def begin(self, session, action, wait_s=0.0, on_wait=None):
             return limits.Busy("server", 7, f"{action} is running for 2 other visitors.")
 
         def end(self, ticket):
