@@ -58,3 +58,32 @@ def test_the_gate_outlives_a_cache_clear():
         assert heavy.gate() is g and heavy.gate().running() == 1
     finally:
         g.end(ticket)
+
+
+def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
+    # A 0.4 s build was refused for 60 s behind a race: downloads have a lane of their own.
+    import time
+
+    from ui import heavy
+
+    g = heavy.gate()
+    races = [g.begin(f"racer {i}", "training race") for i in range(g.limits.concurrent)]
+    try:
+        build = heavy.deferred("the values as CSV", lambda: b"x,y\n")
+        start = time.monotonic()
+        assert build() == b"x,y\n"
+        assert time.monotonic() - start < 1.0
+    finally:
+        for race in races:
+            g.end(race)
+
+
+def test_a_download_waits_briefly_for_another_download_instead_of_failing():
+    import threading
+
+    from ui import heavy
+
+    d = heavy.download_gate()
+    other = d.begin("another visitor", "their CSV")
+    threading.Timer(0.5, d.end, args=(other,)).start()
+    assert heavy.deferred("the values as CSV", lambda: b"x,y\n")() == b"x,y\n"
