@@ -120,12 +120,13 @@ def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
         note.info(waiting.message, icon=":material/hourglass_top:")
 
     got = gate().begin(client(), action, wait_s=PAGE_WAIT_S, on_wait=show)
-    note.empty()
     if isinstance(got, limits.Busy):
+        note.empty()
         where.warning(got.message, icon=":material/hourglass_top:")
         yield None
         return
     try:
+        note.empty()  # a rerun may interrupt any Streamlit call: the slot is freed below, whatever happens
         yield got
     except limits.OverBudget as stopped:
         where.warning(str(stopped), icon=":material/timer_off:")
