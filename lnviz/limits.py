@@ -373,9 +373,17 @@ class HeavyGate:
         return then
 
     def _order(self) -> list[_Waiter]:
-        """The queue in the order turns come: least CPU used in the window first, then by arrival."""
+        """The queue in the order turns come: least CPU used in the window first, then by arrival.
+
+        CPU is counted in whole shares, so that clients who used less than one share lately are equals, taken
+        in arrival order: a short race of one's own does not put a newcomer behind someone who never got a turn.
+        """
         now = self.clock()
-        return sorted(self._waiting, key=lambda w: (sum(c for _, c in self._session_spent(w.session, now)), w.seq))
+
+        def used(w: _Waiter) -> float:
+            return sum(c for _, c in self._session_spent(w.session, now)) // self.limits.share_s
+
+        return sorted(self._waiting, key=lambda w: (used(w), w.seq))
 
     def _place(self, me: _Waiter) -> int:
         return self._order().index(me) + 1

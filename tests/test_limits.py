@@ -276,7 +276,7 @@ def test_a_newcomer_does_not_jump_the_queue_and_a_full_queue_says_when_to_come_b
 
 
 def test_the_client_that_used_the_least_cpu_lately_goes_first(clock):
-    g = HeavyGate(Limits(concurrent=1, share_s=60), cpu_clock=clock.thread_cpu)
+    g = HeavyGate(Limits(concurrent=1, share_s=15), cpu_clock=clock.thread_cpu)
     hog = g.begin("hog", "race")
     clock.cpu += 50
     g.end(hog)
