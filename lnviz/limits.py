@@ -324,7 +324,7 @@ class HeavyGate:
         if not lim.enabled:
             return self._admit(session, action, math.inf, now, me)
         mine = [t for t in self._running if t.session == session]
-        if mine:
+        if mine and not may_wait:
             return self._leave(
                 me,
                 Busy(
@@ -345,18 +345,18 @@ class HeavyGate:
             )
         budget = min(lim.action_cpu_s, lim.session_cpu_s - used)
         if me is None:
-            if not self._waiting and len(self._running) < lim.concurrent:
+            if not mine and not self._waiting and len(self._running) < lim.concurrent:
                 return self._admit(session, action, budget, now, None)
-            theirs = [w for w in self._waiting if w.session == session]
-            if theirs:
-                wait = self._eta(now, self._place(theirs[0])) + lim.share_s
-                return Busy("session", _seconds(wait), "your other tab is waiting for a turn already.")
             if not may_wait or len(self._waiting) >= lim.waiting:
                 return self._refuse_server(now, len(self._waiting) + 1)
             me = _Waiter(session, next(self._arrivals))
             self._waiting.append(me)
             self._lock.notify_all()  # the running actions' shares now count
-        if self._place(me) <= lim.concurrent - len(self._running):
+        # The client's own last action may still be unwinding (a rerun starts a new script before the one it
+        # interrupts has stopped), or running in another tab: wait for it rather than refuse.
+        busy = {t.session for t in self._running}
+        ready = [w for w in self._order() if w.session not in busy]
+        if me in ready and ready.index(me) < lim.concurrent - len(self._running):
             return self._admit(session, action, budget, now, me)
         return me
 
@@ -414,7 +414,7 @@ class HeavyGate:
         """Raise :class:`Yielded` if ``ticket`` has had its share while an action waits for a slot."""
         with self._lock:
             ran = self.clock() - ticket.started
-            if self._waiting and ran >= self.limits.share_s:
+            if ran >= self.limits.share_s and any(w.session != ticket.session for w in self._waiting):
                 raise Yielded(ticket.action, ran, self.limits.share_s)
 
     def _session_retry(self, spent: Sequence[tuple[float, float]], used: float, now: float) -> float:

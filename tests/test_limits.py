@@ -359,3 +359,17 @@ def test_one_client_that_keeps_pressing_run_cannot_keep_a_newcomer_out():
     admitted = sum(w <= 30 * scale for w in waits)
     print("waits (s, at full scale):", [round(w / scale, 1) for w in waits])
     assert admitted >= 9, [round(w / scale, 1) for w in waits]
+
+
+def test_a_rerun_waits_for_its_own_interrupted_action_instead_of_being_refused():
+    # Streamlit starts a rerun's script before the run it interrupts has stopped: for a moment one client has
+    # its old action still running and asks for a new one. It waits; and the old one is not told to yield to it.
+    g = HeavyGate(Limits(concurrent=2, share_s=0.2))
+    old = g.begin("alice", "race")
+    t, out = run_in_thread(lambda: g.begin("alice", "race", wait_s=10))
+    time.sleep(0.4)
+    assert g.waiting() == 1 and g.running() == 1  # a slot is free, but not for a second action of alice's
+    old.check()  # no Yielded: only alice waits
+    g.end(old)
+    t.join(5)
+    assert isinstance(out["value"], Ticket) and g.waiting() == 0
