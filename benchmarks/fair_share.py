@@ -78,22 +78,28 @@ async def hog(base: str, stop: asyncio.Event, headers: dict[str, str]) -> int:
         while not stop.is_set():
             await press_run(session)
             presses += 1
-            with contextlib.suppress(TimeoutError):
-                while await read_until(session, (), 5) != "finished" and not stop.is_set():
-                    pass
+            while not stop.is_set():  # until the run ends: refused, stopped, or its race done
+                try:
+                    if await read_until(session, (), 1) == "finished":
+                        break
+                except TimeoutError:
+                    continue
     finally:
         await session.close()
     return presses
 
 
 async def newcomer(base: str, tries: int, every: float) -> list[float | str]:
-    """Seconds from each Run to the race's first progress (or what the page said instead)."""
-    session = Session(base, page="training")
-    await session.open()
+    """Seconds from each Run to the race's first progress (or what the page said instead).
+
+    Each try is a race not run before (a new seed): a race this session already ran is shown from its cache.
+    """
     outcomes: list[float | str] = []
-    try:
-        for _ in range(tries):
-            await asyncio.sleep(every)
+    for i in range(tries):
+        await asyncio.sleep(every)
+        session = Session(base, query=f"seed={i + 1}", page="training")
+        await session.open()
+        try:
             start = time.monotonic()
             await press_run(session)
             first, said = "", []
@@ -107,8 +113,8 @@ async def newcomer(base: str, tries: int, every: float) -> list[float | str]:
             with contextlib.suppress(TimeoutError):
                 while await read_until(session, (), 120) != "finished":
                     pass
-    finally:
-        await session.close()
+        finally:
+            await session.close()
     return outcomes
 
 
