@@ -9,7 +9,7 @@ one visitor can take from the others:
   client gets at most :attr:`Limits.session_cpu_s` seconds in any
   :attr:`Limits.window_s`. Fair shares, not first come first served: an action
   that finds every slot taken may wait in a queue, where the client that has
-  used the least CPU lately goes first; and while anyone waits, a running
+  held a slot least lately goes first; and while anyone waits, a running
   action keeps its slot for :attr:`Limits.share_s` seconds only
   (:meth:`Ticket.check` stops it after that). Whoever waits is told their place
   and about when their turn comes; whoever can't wait is told when to try again.
@@ -264,9 +264,10 @@ class HeavyGate:
     _running: list[Ticket] = field(default_factory=list, repr=False)
     _waiting: list[_Waiter] = field(default_factory=list, repr=False)
     _arrivals: Iterator[int] = field(default_factory=itertools.count, repr=False)
-    _spent: dict[str, deque[tuple[float, float]]] = field(default_factory=dict, repr=False)  # client -> (end, cpu)
+    # client -> (end, CPU seconds, seconds it held a slot) of each action that ended in the window
+    _spent: dict[str, deque[tuple[float, float, float]]] = field(default_factory=dict, repr=False)
 
-    def _session_spent(self, session: str, now: float) -> deque[tuple[float, float]]:
+    def _session_spent(self, session: str, now: float) -> deque[tuple[float, float, float]]:
         spent = self._spent.get(session, deque())
         while spent and spent[0][0] <= now - self.limits.window_s:
             spent.popleft()
@@ -332,7 +333,7 @@ class HeavyGate:
                 ),
             )
         spent = self._session_spent(session, now)
-        used = sum(cpu for _, cpu in spent)
+        used = sum(cpu for _, cpu, _ in spent)
         if used >= lim.session_cpu_s:
             return self._leave(
                 me,
@@ -373,17 +374,15 @@ class HeavyGate:
         return then
 
     def _order(self) -> list[_Waiter]:
-        """The queue in the order turns come: least CPU used in the window first, then by arrival.
-
-        CPU is counted in whole shares, so that clients who used less than one share lately are equals, taken
-        in arrival order: a short race of one's own does not put a newcomer behind someone who never got a turn.
-        """
+        """The queue in the order turns come: the client that held a slot least in the window first, then by
+        arrival. Time holding a slot, not CPU: the slot is what others wait for, and on a busy server an action
+        holds it longer than the CPU it gets."""
         now = self.clock()
 
-        def used(w: _Waiter) -> float:
-            return sum(c for _, c in self._session_spent(w.session, now)) // self.limits.share_s
+        def held(w: _Waiter) -> float:
+            return sum(h for _, _, h in self._session_spent(w.session, now))
 
-        return sorted(self._waiting, key=lambda w: (used(w), w.seq))
+        return sorted(self._waiting, key=lambda w: (held(w), w.seq))
 
     def _place(self, me: _Waiter) -> int:
         return self._order().index(me) + 1
@@ -417,9 +416,9 @@ class HeavyGate:
             if ran >= self.limits.share_s and any(w.session != ticket.session for w in self._waiting):
                 raise Yielded(ticket.action, ran, self.limits.share_s)
 
-    def _session_retry(self, spent: Sequence[tuple[float, float]], used: float, now: float) -> float:
+    def _session_retry(self, spent: Sequence[tuple[float, float, float]], used: float, now: float) -> float:
         """Seconds until enough of the client's spending leaves the window to admit an action again."""
-        for end, cpu in spent:  # oldest first
+        for end, cpu, _ in spent:  # oldest first
             used -= cpu
             if used < self.limits.session_cpu_s:
                 return end + self.limits.window_s - now
@@ -434,7 +433,7 @@ class HeavyGate:
                 self._lock.notify_all()
                 if self.limits.enabled:
                     now = self.clock()
-                    self._spent.setdefault(ticket.session, deque()).append((now, spent))
+                    self._spent.setdefault(ticket.session, deque()).append((now, spent, now - ticket.started))
                     if len(self._spent) > _PRUNE_AT:
                         for session in list(self._spent):
                             self._session_spent(session, now)

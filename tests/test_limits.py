@@ -275,10 +275,11 @@ def test_a_newcomer_does_not_jump_the_queue_and_a_full_queue_says_when_to_come_b
     g.end(out["value"])
 
 
-def test_the_client_that_used_the_least_cpu_lately_goes_first(clock):
-    g = HeavyGate(Limits(concurrent=1, share_s=15), cpu_clock=clock.thread_cpu)
+def test_the_client_that_held_a_slot_least_lately_goes_first(clock):
+    g = HeavyGate(Limits(concurrent=1, share_s=15), clock=clock.wall, cpu_clock=clock.thread_cpu)
     hog = g.begin("hog", "race")
-    clock.cpu += 50
+    clock.now += 50
+    clock.cpu += 10  # a busy server: the hog held the slot 50 s and got 10 s of CPU
     g.end(hog)
     running = g.begin("hog tab 2", "race")
     order: list[str] = []
