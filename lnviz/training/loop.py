@@ -261,7 +261,7 @@ def race(
     (BN at batch 1, or a loss that is no longer finite) stops with a message in
     ``Curve.failed`` while the others go on. Stopping early is simply not
     asking for the next snapshot. ``tick``, if given, is called before every
-    step: what it raises stops the race there (a shared server's limit on
+    step and every first evaluation: what it raises stops the race there (a shared server's limit on
     heavy work, which must not wait for the next snapshot).
     """
     check(task, batch, lr, steps)
@@ -286,6 +286,8 @@ def race(
         )
 
     for r in runners:
+        if tick is not None:
+            tick()
         r.evaluate(held_out, 0)
     for number in range(1, steps + 1):
         if tick is not None:
