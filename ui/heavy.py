@@ -1,17 +1,19 @@
-"""Streamlit's side of lnviz.limits: one gate and one upload quota per server process.
+"""Streamlit's side of lnviz.limits: a gate for heavy work, one for downloads and an upload quota per process.
 
 A page wraps a heavy action in :func:`heavy`::
 
     with heavy.heavy("the training race") as ticket:
         if ticket is not None:  # None: a "Busy, try again in N s" warning is already on the page
             for step in ...:
-                ticket.check()  # stops the action, with a message, once its CPU budget is used
+                ticket.check()  # stops the action, with a message, past its CPU budget or its share
                 ...
 
-A download built when clicked (``st.download_button(data=callable)``) wraps its
-callable in :func:`deferred`. :func:`install_upload_quota` puts the per-session
-upload quota in front of Streamlit's store of uploaded files; the router
-(``app.py``) calls it before any page can take a file. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.limits`).
+While every slot is taken the page waits its turn and says its place in the
+queue. A download built when clicked (``st.download_button(data=callable)``)
+wraps its callable in :func:`deferred`. The router (``app.py``) calls
+:func:`install` before any page can take a file or draw the stage. All of
+them live in this module (:class:`PerProcess`), where a cache clear cannot
+reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.limits`).
 """
 
 from __future__ import annotations
