@@ -219,7 +219,7 @@ class Yielded(OverBudget):
         self.action, self.spent_s, self.budget_s = action, ran_s, share_s
 
 
-@dataclass
+@dataclass(eq=False)  # one is itself only: found and removed by identity
 class Ticket:
     """One heavy action while it runs: its client, its CPU budget and what it has spent."""
 
@@ -247,13 +247,13 @@ class Ticket:
         return max(0.0, self.budget_s - self.spent_s)
 
 
-@dataclass
+@dataclass(eq=False)  # one is itself only: found and removed by identity
 class _Waiter:
     session: str
     seq: int  # arrival order
 
 
-@dataclass
+@dataclass(eq=False)  # one is itself only: found and removed by identity
 class HeavyGate:
     """Admits heavy actions under :class:`Limits`, fairly; thread-safe, one per server process."""
 
