@@ -42,7 +42,7 @@ def navigation() -> dict[str, list[st.Page]]:
 
 
 # In lecture mode the navigation moves to the top bar, so the sidebar starts with the controls that matter.
-heavy.install_upload_quota()  # before any page can take a file
+heavy.install()  # before any page can take a file or draw the stage
 page = st.navigation(navigation(), position="top" if mode.presenting() else "sidebar")
 mode.apply_style()
 if mode.presenting():

@@ -31,6 +31,7 @@ TIMEOUT = 120.0
 class Session:
     base: str  # http://127.0.0.1:PORT
     query: str = ""  # the link's query string
+    page: str = ""  # the page's URL path ("training" for /training); "" is the default page
     headers: dict[str, str] = field(default_factory=dict)  # e.g. a Cookie, through a load balancer
     ws: Any = None
     session_id: str = ""
@@ -68,6 +69,8 @@ class Session:
         msg.rerun_script.query_string = self.query
         msg.rerun_script.widget_states.CopyFrom(WidgetStates(widgets=widgets))
         msg.rerun_script.page_script_hash = self.page_hash
+        if not self.page_hash:
+            msg.rerun_script.page_name = self.page
         scopes = {self.fragments.get(w.id) for w in widgets}
         if len(scopes) == 1 and None not in scopes:
             msg.rerun_script.fragment_id = scopes.pop()

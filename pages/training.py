@@ -92,8 +92,9 @@ def _race(ticket: limits.Ticket) -> None:
     st.session_state.pop(REPLAY_OF, None)  # a new race: the replay starts at its end
     next_draw = 0.0
     try:
-        for snapshot in training.race(task, batch, lr, steps, seed, device, every=max(1, steps // 50)):
-            ticket.check()
+        for snapshot in training.race(
+            task, batch, lr, steps, seed, device, every=max(1, steps // 50), tick=ticket.check
+        ):
             races[key] = snapshot
             progress.progress(snapshot.done / steps, text=progress_text(snapshot))
             if time.perf_counter() >= next_draw:

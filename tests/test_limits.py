@@ -1,5 +1,6 @@
 """lnviz.serving.limits: heavy actions and uploads on a shared server, on a clock the test moves by hand."""
 
+import math
 import threading
 import time
 
@@ -180,3 +181,196 @@ def test_uploads_are_not_counted_with_the_limits_off(clock):
     q = UploadQuota(Limits.off(), clock=clock.wall)
     for _ in range(100):
         assert q.admit("s", 30 * MIB, [("a", 30 * MIB)] * 5, 10**12) == []
+
+
+# How many heavy actions: the CPUs the container may use
+
+
+@pytest.mark.parametrize(
+    ("cpu_max", "affinity", "cpu_count", "cpus"),
+    [
+        ("200000 100000\n", 16, 16, 2),  # a 2-CPU pod on a 16-core node
+        ("150000 100000\n", 16, 16, 1),  # 1.5 CPUs keep one action busy, not two
+        ("50000 100000\n", 16, 16, 1),  # half a CPU: still one
+        ("max 100000\n", 16, 16, 16),  # no quota
+        ("max 100000\n", 4, 16, 4),  # taskset / cpuset: the affinity
+        (None, None, 8, 8),  # no cgroup v2 file, no affinity call
+        ("800000 100000\n", 2, 16, 2),  # a quota above the cores it may run on
+        ("garbage", 6, 16, 6),
+        ("0 100000", 6, 16, 6),
+        (None, None, None, 1),
+    ],
+)
+def test_the_cpus_a_process_may_use_come_from_its_cgroup_quota_and_affinity(cpu_max, affinity, cpu_count, cpus):
+    assert limits.cpus_from(cpu_max, affinity, cpu_count) == cpus
+
+
+def test_a_two_cpu_pod_on_a_big_node_runs_one_heavy_action_at_a_time(tmp_path, monkeypatch):
+    (tmp_path / "cpu.max").write_text("200000 100000\n")
+    monkeypatch.setattr(limits.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(limits.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert limits.usable_cpus(str(tmp_path)) == 2
+    assert Limits.from_env({}, cpus=limits.usable_cpus(str(tmp_path))).concurrent == 1
+    assert limits.usable_cpus(str(tmp_path / "nowhere")) == 16
+
+
+# Whom the limits count against
+
+
+def xsrf_cookie(token: bytes, mask: bytes, when: int = 1700000000) -> str:
+    """Streamlit's XSRF cookie: the token masked afresh on each page load."""
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    return f"2|{mask.hex()}|{masked.hex()}|{when}"
+
+
+def test_a_browser_is_one_client_across_its_tabs_and_page_loads():
+    token, other = bytes(range(32)), bytes(range(1, 33))
+    tab1 = limits.client_key("session-1", xsrf_cookie(token, b"\x01\x02\x03\x04"))
+    tab2 = limits.client_key("session-2", xsrf_cookie(token, b"\xaa\xbb\xcc\xdd", 1700000099))
+    assert tab1 == tab2 and tab1.startswith("browser ") and token.hex() not in tab1
+    assert limits.client_key("session-3", xsrf_cookie(other, b"\x01\x02\x03\x04")) != tab1
+    # No cookie, or one that is not Streamlit's: the session is the client.
+    for cookie in (None, "", "2|zz|00|1", "1|abc", "2|0102|0a0b|1"):
+        assert limits.client_key("session-1", cookie) == "session session-1"
+
+
+# Fair shares: a queue, the least-used client first, and a share of the slot while others wait
+
+
+def run_in_thread(fn, *args):
+    out: dict = {}
+
+    def go() -> None:
+        out["value"] = fn(*args)
+
+    t = threading.Thread(target=go)
+    t.start()
+    return t, out
+
+
+def test_a_waiting_action_gets_the_slot_when_it_frees_and_is_told_its_place():
+    g = HeavyGate(Limits(concurrent=1, share_s=60))
+    first = g.begin("alice", "race")
+    heard: list[limits.Waiting] = []
+    t, out = run_in_thread(lambda: g.begin("bob", "race", wait_s=10, on_wait=heard.append))
+    time.sleep(0.3)
+    assert g.waiting() == 1 and heard and heard[0].place == 1
+    assert heard[0].message.startswith("Waiting for a turn on this shared server: yours is next, in about ")
+    g.end(first)
+    t.join(5)
+    assert isinstance(out["value"], Ticket) and out["value"].session == "bob" and g.waiting() == 0
+
+
+def test_a_newcomer_does_not_jump_the_queue_and_a_full_queue_says_when_to_come_back():
+    g = HeavyGate(Limits(concurrent=1, share_s=20, waiting=1))
+    first = g.begin("alice", "race")
+    t, out = run_in_thread(lambda: g.begin("bob", "race", wait_s=10))
+    time.sleep(0.2)
+    busy = g.begin("carol", "race", wait_s=10)  # the queue holds one
+    assert isinstance(busy, Busy) and busy.why == "server" and "1 waiting" in busy.message
+    assert 20 <= busy.retry_after_s <= 41  # alice's share, then bob's
+    g.end(first)
+    t.join(5)
+    assert isinstance(out["value"], Ticket)
+    g.end(out["value"])
+
+
+def test_the_client_that_held_a_slot_least_lately_goes_first(clock):
+    g = HeavyGate(Limits(concurrent=1, share_s=15), clock=clock.wall, cpu_clock=clock.thread_cpu)
+    hog = g.begin("hog", "race")
+    clock.now += 50
+    clock.cpu += 10  # a busy server: the hog held the slot 50 s and got 10 s of CPU
+    g.end(hog)
+    running = g.begin("hog tab 2", "race")
+    order: list[str] = []
+
+    def one(who: str) -> None:
+        ticket = g.begin(who, "race", wait_s=10)
+        order.append(who)
+        g.end(ticket)
+
+    threads = []
+    for who in ("hog", "newcomer"):  # the hog asks first
+        threads.append(run_in_thread(one, who)[0])
+        time.sleep(0.2)
+    assert g.waiting() == 2
+    g.end(running)
+    for t in threads:
+        t.join(5)
+    assert order == ["newcomer", "hog"]
+
+
+def test_a_running_action_gives_its_slot_up_after_its_share_when_another_waits():
+    g = HeavyGate(Limits(concurrent=1, share_s=0.5))
+    hog = g.begin("hog", "race")
+    hog.check()  # alone, it may run on
+    time.sleep(0.6)
+    hog.check()  # past its share, but nobody waits
+    t, out = run_in_thread(lambda: g.begin("newcomer", "race", wait_s=10))
+    time.sleep(0.2)
+    with pytest.raises(limits.Yielded, match="while another visitor waited") as stopped:
+        hog.check()
+    assert isinstance(stopped.value, OverBudget)  # a page shows it as it shows a spent budget
+    g.end(hog)
+    t.join(5)
+    assert isinstance(out["value"], Ticket)
+
+
+def test_one_client_that_keeps_pressing_run_cannot_keep_a_newcomer_out():
+    """The target, on a clock 10 times faster: while three hog sessions press Run again whenever refused,
+    each race long, a newcomer's action is admitted within 30 s (here 3 s) in at least 9 of 10 tries."""
+    scale = 0.1
+    # CPU time as wall time: a race keeps its thread busy.
+    g = HeavyGate(Limits(concurrent=1, share_s=15 * scale, window_s=600), cpu_clock=time.monotonic)
+    stop = threading.Event()
+
+    def hog(name: str) -> None:
+        while not stop.is_set():
+            ticket = g.begin(name, "race", wait_s=60 * scale)
+            if isinstance(ticket, Busy):
+                continue
+            try:
+                deadline = time.monotonic() + 80 * scale  # a long race, 80 s
+                while time.monotonic() < deadline and not stop.is_set():
+                    ticket.check()
+                    time.sleep(0.02)
+            except OverBudget:
+                pass
+            finally:
+                g.end(ticket)
+
+    hogs = [threading.Thread(target=hog, args=(f"hog {i}",)) for i in range(3)]
+    for t in hogs:
+        t.start()
+    waits = []
+    try:
+        time.sleep(0.5)
+        for _ in range(10):
+            time.sleep(5 * scale)  # a legitimate Run every 5 s
+            start = time.monotonic()
+            ticket = g.begin("student", "race", wait_s=60 * scale)
+            waits.append(time.monotonic() - start if isinstance(ticket, Ticket) else math.inf)
+            if isinstance(ticket, Ticket):
+                time.sleep(3 * scale)  # a short race
+                g.end(ticket)
+    finally:
+        stop.set()
+        for t in hogs:
+            t.join(10)
+    admitted = sum(w <= 30 * scale for w in waits)
+    print("waits (s, at full scale):", [round(w / scale, 1) for w in waits])
+    assert admitted >= 9, [round(w / scale, 1) for w in waits]
+
+
+def test_a_rerun_waits_for_its_own_interrupted_action_instead_of_being_refused():
+    # Streamlit starts a rerun's script before the run it interrupts has stopped: for a moment one client has
+    # its old action still running and asks for a new one. It waits; and the old one is not told to yield to it.
+    g = HeavyGate(Limits(concurrent=2, share_s=0.2))
+    old = g.begin("alice", "race")
+    t, out = run_in_thread(lambda: g.begin("alice", "race", wait_s=10))
+    time.sleep(0.4)
+    assert g.waiting() == 1 and g.running() == 1  # a slot is free, but not for a second action of alice's
+    old.check()  # no Yielded: only alice waits
+    g.end(old)
+    t.join(5)
+    assert isinstance(out["value"], Ticket) and g.waiting() == 0

@@ -875,7 +875,7 @@ def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeyp
     class Full:
         """A gate with every slot taken."""
 
-        def begin(self, session, action):
+        def begin(self, session, action, wait_s=0.0, on_wait=None):
             return limits.Busy("server", 7, f"{action} is running for 2 other visitors.")
 
         def end(self, ticket):
@@ -887,3 +887,21 @@ def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeyp
     assert_no_exception(at)
     assert any("Busy: the training race" in w.value and "Try again in 7 s" in w.value for w in at.warning)
     assert not any("How the race ended" in s.value for s in at.subheader)  # no race ran
+
+
+def test_a_race_can_be_stopped_between_any_two_steps_not_only_at_a_snapshot():
+    # A shared server's gate stops an action once its share is over: it must not wait for the next snapshot.
+    from lnviz.labs import training
+
+    steps_started = []
+
+    def tick() -> None:
+        steps_started.append(len(steps_started) + 1)
+        if len(steps_started) == 4 + 7:  # four first evaluations, then the steps
+            raise RuntimeError("stop here")
+
+    snapshots = []
+    with pytest.raises(RuntimeError, match="stop here"):
+        for snapshot in training.race("spirals", 8, 0.01, 50, 0, every=5, tick=tick):
+            snapshots.append(snapshot.done)
+    assert snapshots == [5] and len(steps_started) == 11

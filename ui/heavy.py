@@ -1,44 +1,89 @@
-"""Streamlit's side of lnviz.serving.limits: one gate and one upload quota per server process.
+"""Streamlit's side of lnviz.serving.limits: a gate for heavy work, one for downloads and an upload quota per process.
 
 A page wraps a heavy action in :func:`heavy`::
 
     with heavy.heavy("the training race") as ticket:
         if ticket is not None:  # None: a "Busy, try again in N s" warning is already on the page
             for step in ...:
-                ticket.check()  # stops the action, with a message, once its CPU budget is used
+                ticket.check()  # stops the action, with a message, past its CPU budget or its share
                 ...
 
-A download built when clicked (``st.download_button(data=callable)``) wraps its
-callable in :func:`deferred`. :func:`install_upload_quota` puts the per-session
-upload quota in front of Streamlit's store of uploaded files; the router
-(``app.py``) calls it before any page can take a file. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
+While every slot is taken the page waits its turn and says its place in the
+queue. A download built when clicked (``st.download_button(data=callable)``)
+wraps its callable in :func:`deferred`. The router (``app.py``) calls
+:func:`install` before any page can take a file or draw the stage. All of
+them live in this module (:class:`PerProcess`), where a cache clear cannot
+reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import functools
 import os
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import limits
-from ui import upload_share
+from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
 
 _install_lock = threading.Lock()
+PAGE_WAIT_S = 300.0  # how long a page waits in the queue for a heavy action's turn, telling its place
+DOWNLOAD_WAIT_S = 10.0  # how long a download's build waits for its turn (a browser's request is waiting too)
+DOWNLOAD_SHARE_S = 5.0  # what a download is expected to take at most, for "try again in N s"
+DOWNLOADS_WAITING = 2  # downloads waiting at once: each holds one of Streamlit's worker threads while it waits
 
 
-@st.cache_resource(show_spinner=False)
-def gate() -> limits.HeavyGate:
-    """The process's gate for heavy actions, from the environment (``LNVIZ_LIMITS``)."""
+class PerProcess(Generic[T]):
+    """One ``T`` per server process, built when first asked for.
+
+    Not ``st.cache_resource``: a cache can be cleared (a browser's
+    ``clear_cache`` message did, see :func:`ui.streamlit_private.ignore_clear_cache`),
+    and a cleared gate would admit a second race beside the first. :meth:`clear`
+    is for tests only.
+    """
+
+    def __init__(self, build: Callable[[], T]) -> None:
+        self._build, self._value, self._lock = build, None, threading.Lock()
+        functools.update_wrapper(self, build)
+
+    def __call__(self) -> T:
+        with self._lock:
+            if self._value is None:
+                self._value = self._build()
+            return self._value
+
+    def clear(self) -> None:
+        with self._lock:
+            self._value = None
+
+
+def _limits() -> limits.Limits:
+    """The limits from the environment (``LNVIZ_LIMITS``) and the CPUs this process may use."""
     from lnviz.maths import device  # torch: imported when a page first asks, not when the router installs the quota
 
-    return limits.HeavyGate(limits.Limits.from_env(os.environ, os.cpu_count() or 1, device.server_threads()))
+    return limits.Limits.from_env(os.environ, limits.usable_cpus(), device.server_threads())
+
+
+@PerProcess
+def gate() -> limits.HeavyGate:
+    """The process's gate for heavy actions: a race, the sweep."""
+    return limits.HeavyGate(_limits())
+
+
+@PerProcess
+def download_gate() -> limits.HeavyGate:
+    """The process's gate for downloads built when clicked: short builds, in a lane of their own, so a
+    download never waits behind a race."""
+    lim = _limits()
+    return limits.HeavyGate(dataclasses.replace(lim, share_s=DOWNLOAD_SHARE_S, waiting=DOWNLOADS_WAITING))
 
 
 def session_id() -> str:
@@ -47,23 +92,43 @@ def session_id() -> str:
     return ctx.session_id if ctx is not None else ""
 
 
+def client() -> str:
+    """Whom the current run's heavy work is counted against (:func:`lnviz.serving.limits.client_key`): its browser,
+    known by Streamlit's XSRF cookie, so that tabs share one share; else its session."""
+    try:
+        cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
+    except Exception:  # no request behind this run (AppTest)
+        cookie = None
+    return limits.client_key(session_id(), cookie)
+
+
 @contextlib.contextmanager
 def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
     """Run a heavy action under the gate: yields its :class:`~lnviz.serving.limits.Ticket`, or None when refused.
 
-    Refused, a warning "Busy: … Try again in N s." is drawn in ``where``
-    (default: the main area) and the block should skip its work. An action
-    that runs out of CPU budget (:meth:`~lnviz.serving.limits.Ticket.check` raises)
-    ends with a warning that says so; anything else propagates. The slot is
-    freed however the block ends, a Streamlit rerun or stop included.
+    With every slot taken, the action waits its turn (up to :data:`PAGE_WAIT_S`),
+    and the page says its place in the queue meanwhile; a rerun (Stop, or any
+    other control) gives the place up. Refused, a warning "Busy: … Try again in
+    N s." is drawn in ``where`` (default: the main area) and the block should
+    skip its work. An action that runs out of CPU budget, or out of its share
+    while another waits (:meth:`~lnviz.serving.limits.Ticket.check` raises), ends with
+    a warning that says so; anything else propagates. The slot is freed however
+    the block ends, a Streamlit rerun or stop included.
     """
     where = st if where is None else where
-    got = gate().begin(session_id(), action)
+    note = where.empty()
+
+    def show(waiting: limits.Waiting) -> None:
+        note.info(waiting.message, icon=":material/hourglass_top:")
+
+    got = gate().begin(client(), action, wait_s=PAGE_WAIT_S, on_wait=show)
     if isinstance(got, limits.Busy):
+        note.empty()
         where.warning(got.message, icon=":material/hourglass_top:")
         yield None
         return
     try:
+        note.empty()  # a rerun may interrupt any Streamlit call: the slot is freed below, whatever happens
         yield got
     except limits.OverBudget as stopped:
         where.warning(str(stopped), icon=":material/timer_off:")
@@ -72,16 +137,18 @@ def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
 
 
 def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
-    """``build`` for ``st.download_button(data=...)``, run under the gate when the button is clicked.
+    """``build`` for ``st.download_button(data=...)``, run under the download gate when the button is clicked.
 
     Streamlit runs a download's callable outside the script, where nothing
-    can be drawn: a refusal raises :class:`~lnviz.serving.limits.BusyError`, and the
-    browser shows Streamlit's "Failed to generate file for download".
+    can be drawn. The build waits its turn for up to :data:`DOWNLOAD_WAIT_S`;
+    refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
+    Streamlit's "Failed to generate file for download", and the server logs
+    one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
     """
-    who, g = session_id(), gate()
+    who, g = client(), download_gate()
 
     def run() -> T:
-        got = g.begin(who, action)
+        got = g.begin(who, action, wait_s=DOWNLOAD_WAIT_S)
         if isinstance(got, limits.Busy):
             raise limits.BusyError(got)
         try:
@@ -97,9 +164,24 @@ def thread_control() -> bool:
     return gate().limits.thread_control
 
 
-@st.cache_resource(show_spinner=False)
+@PerProcess
 def _upload_quota() -> limits.UploadQuota:
-    return limits.UploadQuota(limits.Limits.from_env(os.environ, os.cpu_count() or 1))
+    return limits.UploadQuota(limits.Limits.from_env(os.environ, limits.usable_cpus()))
+
+
+def install() -> None:
+    """Once per process, before any page: the upload quota, and the protocol a viewer never needs closed.
+
+    With the limits on, a browser's ``clear_cache`` is ignored (it cleared
+    every visitor's cached computations), a component's event list is bounded
+    (:func:`ui.streamlit_private.bound_component_events`), and a refused
+    download logs one line.
+    """
+    install_upload_quota()
+    streamlit_private.bound_component_events(limits.MAX_COMPONENT_EVENTS_CHARS)
+    streamlit_private.quiet_refused_downloads(limits.BusyError)
+    if limits.Limits.from_env(os.environ, 1).enabled:
+        streamlit_private.ignore_clear_cache()
 
 
 def install_upload_quota() -> bool:

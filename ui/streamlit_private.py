@@ -1,15 +1,22 @@
-"""The only two places lnviz reads or writes Streamlit's private state (Streamlit 1.67).
+"""The only places lnviz reads or writes Streamlit's private state (Streamlit 1.67).
 
-Both are workarounds for Streamlit behaviour that has no public switch. If a
-Streamlit upgrade moves either attribute, :func:`check` says which, and
+Each is a workaround for Streamlit behaviour that has no public switch. If a
+Streamlit upgrade moves an attribute, :func:`check` says which, and
 ``tests/test_streamlit_private.py`` fails on it, instead of the workaround
 silently doing nothing.
 """
 
 from __future__ import annotations
 
+import inspect
+import logging
+from collections.abc import Callable
 from typing import Any
 
+from streamlit.components.v2.bidi_component import main as bidi_component
+from streamlit.components.v2.bidi_component import serialization as bidi_serialization
+from streamlit.runtime import backend_operation_handler
+from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 from streamlit.runtime.state.query_params import QueryParams
@@ -46,6 +53,91 @@ def forget_initial_link_value(key: str) -> None:
         initial.pop(key, None)
 
 
+XSRF_COOKIE = "_streamlit_xsrf"  # the cookie with a browser's random XSRF token (read through st.context.cookies)
+
+
+def _clear_cache_ignored(session: AppSession) -> None:
+    """A browser asked to clear the caches: nothing happens (see :func:`ignore_clear_cache`)."""
+
+
+def ignore_clear_cache() -> None:
+    """Make the server ignore a browser's ``clear_cache`` message (BackMsg), for every session.
+
+    Streamlit 1.67 honours it from any browser, whatever ``client.toolbarMode``
+    says: it clears every ``st.cache_data`` and ``st.cache_resource`` in the
+    process, every visitor's cached computations with them. A viewer never
+    needs it; the server's own memory budgets decide what the caches keep.
+    """
+    AppSession._handle_clear_cache_request = _clear_cache_ignored
+
+
+def last_of_each_event(events: list[Any]) -> list[Any]:
+    """A component's event list with the last event of each name only, in the order they last came.
+
+    Streamlit calls a component's ``on_<event>_change`` once per event in the
+    list it received, and its callbacks read the value of the last one of each
+    name anyway: one call per name does the same work once.
+    """
+    last: dict[str, Any] = {}
+    for event in events:
+        name = event.get("event") if isinstance(event, dict) else None
+        if isinstance(name, str):
+            last.pop(name, None)
+            last[name] = event
+    return list(last.values())
+
+
+def bound_component_events(max_chars: int) -> None:
+    """Bound what a components-v2 event list (a trigger list) from a browser can cost, for every session.
+
+    A list over ``max_chars`` characters of JSON is dropped before it is
+    decoded, as if no event had come; a shorter one keeps the last event of
+    each name (:func:`last_of_each_event`). Without this, a 0.67 MB list of
+    10,000 events cost 12 s of server CPU (Streamlit decodes the list again
+    for every callback it calls).
+    """
+    decode = bidi_serialization.deserialize_trigger_list
+
+    def bounded(text: str | None) -> list[Any] | None:
+        if text is not None and len(text) > max_chars:
+            return None
+        events = decode(text)
+        return None if events is None else last_of_each_event(events)
+
+    bidi_component.deserialize_trigger_list = bounded
+
+
+class _OneLine(logging.Filter):
+    """Turns the traceback Streamlit logs for a refused download into one line."""
+
+    def __init__(self, refused: type[BaseException]) -> None:
+        super().__init__()
+        self.refused = refused
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        while error is not None and not isinstance(error, self.refused):
+            error = error.__cause__
+        if error is not None:
+            record.msg, record.args = "A download was refused: %s", (error,)
+            record.exc_info = record.exc_text = None
+        return True
+
+
+def quiet_refused_downloads(refused: type[BaseException]) -> None:
+    """Log a download whose build raised ``refused`` as one line, not Streamlit's 1.6 KB traceback."""
+    logger = backend_operation_handler._LOGGER
+    if not any(isinstance(f, _OneLine) for f in logger.filters):
+        logger.addFilter(_OneLine(refused))
+
+
+def _calls(function: Callable[..., Any], name: str) -> bool:
+    try:
+        return name in inspect.getsource(function)
+    except (OSError, TypeError):
+        return False
+
+
 def check() -> list[str]:
     """The private attributes above that this Streamlit no longer has (empty when all are there)."""
     missing = []
@@ -54,4 +146,19 @@ def check() -> list[str]:
     fields: dict[str, Any] = getattr(QueryParams, "__dataclass_fields__", {})
     if "_initial_query_params" not in fields:
         missing.append("QueryParams._initial_query_params")
+    if not _calls(AppSession.handle_backmsg, "_handle_clear_cache_request"):
+        missing.append("AppSession._handle_clear_cache_request, called for a clear_cache BackMsg")
+    if not _calls(bidi_component.BidiComponentMixin._bidi_component, "deserializer=deserialize_trigger_list"):
+        missing.append("bidi_component.main.deserialize_trigger_list, looked up when a component is drawn")
+    if not callable(getattr(bidi_serialization, "deserialize_trigger_list", None)):
+        missing.append("bidi_component.serialization.deserialize_trigger_list")
+    handler = getattr(backend_operation_handler, "DeferredFileHandler", None)
+    if not isinstance(getattr(backend_operation_handler, "_LOGGER", None), logging.Logger) or not (
+        handler and _calls(handler.handle, "_LOGGER.exception")
+    ):
+        missing.append("backend_operation_handler._LOGGER, where a failed download's build is logged")
+    from streamlit.web.server.starlette import starlette_server_config
+
+    if getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) != XSRF_COOKIE:
+        missing.append(f"the XSRF cookie's name, {XSRF_COOKIE}")
     return missing

@@ -14,6 +14,8 @@ from typing import TypeVar
 
 import torch
 
+from lnviz.serving import limits
+
 T = TypeVar("T")
 
 CHOICES = ("auto", "cuda", "mps", "cpu")
@@ -100,7 +102,7 @@ def server_threads(cpus: int | None = None) -> int:
     override = os.environ.get("LNVIZ_TORCH_THREADS", "").strip()
     if override.isdigit() and int(override) > 0:
         return int(override)
-    cpus = cpus or os.cpu_count() or 1
+    cpus = cpus or limits.usable_cpus()
     return max(1, min(4, cpus // 2))
 
 

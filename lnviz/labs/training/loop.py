@@ -15,7 +15,7 @@ from __future__ import annotations
 import bisect
 import math
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, replace
 
 import torch
@@ -265,6 +265,7 @@ def race(
     seed: int,
     device: torch.device | str = "cpu",
     every: int = 10,
+    tick: Callable[[], object] | None = None,
 ) -> Iterator[Race]:
     """Train the four variants side by side; yield a :class:`Race` every ``every`` steps and at the end.
 
@@ -274,7 +275,9 @@ def race(
     scored at step 0 and about EVAL_POINTS times more. A variant that fails
     (BN at batch 1, or a loss that is no longer finite) stops with a message in
     ``Curve.failed`` while the others go on. Stopping early is simply not
-    asking for the next snapshot.
+    asking for the next snapshot. ``tick``, if given, is called before every
+    step and every first evaluation: what it raises stops the race there (a shared server's limit on
+    heavy work, which must not wait for the next snapshot).
     """
     check(task, batch, lr, steps)
     device = torch.device(device)
@@ -298,8 +301,12 @@ def race(
         )
 
     for r in runners:
+        if tick is not None:
+            tick()
         r.evaluate(held_out, 0)
     for number in range(1, steps + 1):
+        if tick is not None:
+            tick()
         data = make_batch(task, batch, train_stream).to(device)
         for r in runners:
             if r.failed is None:
