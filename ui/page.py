@@ -51,11 +51,11 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures import theme
-from lnviz.serving import budget
+from lnviz.serving import budget, limits
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
-from ui import boot, mode, streamlit_private
+from ui import boot, heavy, mode, streamlit_private
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -198,7 +198,11 @@ class Page:
         The cache is the process's :data:`RESULTS`, bounded by bytes, not
         entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
-        visitor's "clear caches" cannot empty it for everyone.
+        visitor's "clear caches" cannot empty it for everyone. A miss waits
+        for one of a few slots in fair turns, charged to this run's client
+        (:func:`ui.heavy.client`): a classmate's one miss goes before the
+        queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
+        first come, first served.
         """
         # By file and name, not the function object: a page's functions are new on each run.
         code = fn.__code__
@@ -208,7 +212,8 @@ class Page:
             *map(_plain, args),
             *((k, _plain(v)) for k, v in sorted(kwargs.items())),
         )
-        value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs))
+        who = heavy.client() if limits.Limits.from_env(os.environ, 1).enabled else None
+        value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

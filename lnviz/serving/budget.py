@@ -20,9 +20,12 @@ from __future__ import annotations
 import dataclasses
 import sys
 import threading
+import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
+
+from lnviz.serving.fair import FairSlots
 
 MIB = 2**20
 CACHE_ENV = "LNVIZ_CACHE_MIB"  # per process: the page kit's cache of computed results
@@ -92,13 +95,22 @@ class ByteLRU(Generic[K, V]):
     ``concurrent``, at most that many misses are computed at once: 30
     distinct 1024 × 1024 links opened together each held their intermediates
     at the same time, 1.8 GiB at the peak, where a 2-core server gains nothing
-    from running more than two at once. A hit never waits.
+    from running more than two at once. Misses that wait take fair turns
+    (:class:`~lnviz.serving.fair.FairSlots`): the client that has computed
+    least lately goes first, so one visitor's flood of new seeds does not
+    queue in front of a classmate's one miss. A hit never waits.
     """
 
-    def __init__(self, budget: int, size: Callable[[Any], int] = nbytes, concurrent: int | None = None) -> None:
+    def __init__(
+        self,
+        budget: int,
+        size: Callable[[Any], int] = nbytes,
+        concurrent: int | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.budget = budget
         self._size = size
-        self._misses = threading.BoundedSemaphore(concurrent) if concurrent else None
+        self.misses = FairSlots(concurrent, clock) if concurrent else None
         self._lock = threading.Lock()
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()  # oldest use first
         self._bytes = 0
@@ -143,10 +155,13 @@ class ByteLRU(Generic[K, V]):
             self._bytes += size
             return True
 
-    def get_or_compute(self, key: K, compute: Callable[[], V]) -> V:
+    def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.
 
-        An exception from ``compute`` propagates and nothing is kept.
+        ``client`` (:func:`lnviz.serving.limits.client_key`) is whom a miss's
+        time is charged to, for the fair turns; the same for every caller
+        (None) is first come, first served. An exception from ``compute``
+        propagates and nothing is kept.
         """
         missing = object()
         hit = self.get(key, missing)
@@ -159,10 +174,10 @@ class ByteLRU(Generic[K, V]):
             if hit is not missing:
                 return hit
             try:
-                if self._misses is None:
+                if self.misses is None:
                     value = compute()
                 else:
-                    with self._misses:
+                    with self.misses.slot(client):
                         value = compute()
                 self.put(key, value)
                 return value
