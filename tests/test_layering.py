@@ -127,13 +127,14 @@ def test_no_import_circle_anywhere():
 
 # The app's layers, lowest first: a module may import modules of its own layer and of the layers below it,
 # never of one above. lnviz/text.py is the ground; then what a view is (the state table, the page registry,
-# links and lessons), the maths (norms, data, device) and what a shared server limits, each on its own; the
-# figure kit; the labs (each page's computation and figures); Streamlit's glue; the pages and the router.
+# links and lessons); what a shared server limits (the maths' device sizes torch's threads from the CPUs the
+# container may use); the maths (norms, data, device); the figure kit; the labs (each page's computation and
+# figures); Streamlit's glue; the pages and the router.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("lnviz.text",),
     ("lnviz.views",),
-    ("lnviz.maths",),
     ("lnviz.serving",),
+    ("lnviz.maths",),
     ("lnviz.figures",),
     ("lnviz.labs",),
     ("ui",),
