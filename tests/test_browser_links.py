@@ -155,7 +155,7 @@ def test_a_gain_move_reruns_only_the_fragment_below_the_input(app_server, browse
 
     page = browser_context.new_page()
     page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
-    app = AppPage(page).goto(f"{app_server}/?batch=6&features=10")
+    app = AppPage(page).goto(f"{app_server}/?batch=6&features=10&view=charts")
     assert finished and finished[-1] == ForwardMsg.FINISHED_SUCCESSFULLY  # the first run: the whole page
     before = charts_json(app.charts())
     finished.clear()

@@ -61,8 +61,10 @@ def balancer() -> Iterator[tuple[int, Upstream, asyncio.AbstractEventLoop]]:
     loop = asyncio.new_event_loop()
     upstream = Upstream()
     port = free_port()
-    server = loop.run_until_complete(asyncio.start_server(upstream.handle, "127.0.0.1", port, backlog=1024))
     pool = ThreadPoolExecutor(1)
+    # In the loop's own thread: Playwright's sync API (other tests in this worker) keeps a loop in this one.
+    start = asyncio.start_server(upstream.handle, "127.0.0.1", port, backlog=1024)
+    server = pool.submit(loop.run_until_complete, start).result()
     pool.submit(loop.run_forever)
     lb = free_port()
     proxy = nginx.start(nginx.balancer([port, port], lb))

@@ -3,6 +3,7 @@
 import asyncio
 import json
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from conftest import run_page
 
@@ -78,7 +79,9 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
     try:
         streamlit_private.quiet_refused_downloads(limits.BusyError)
         handler = backend_operation_handler.DeferredFileHandler(Refusing)
-        answer = asyncio.run(handler.handle(request, "s1"))
+        # In a thread of its own: Playwright's sync API (other tests in this worker) keeps a loop in this one.
+        with ThreadPoolExecutor(1) as pool:
+            answer = pool.submit(asyncio.run, handler.handle(request, "s1")).result()
     finally:
         logger.removeHandler(keep)
     assert answer.error_msg == "Failed to generate file for download"
