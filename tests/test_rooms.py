@@ -1,0 +1,204 @@
+"""lnviz.serving.rooms: the store's contract, run against both backends: this process's memory and a real
+redis-server (started on a free port for this module, harness/redis.py)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+from collections.abc import Iterator
+
+import pytest
+
+from harness import redis as redis_harness
+from lnviz.serving import rooms
+from lnviz.serving.rooms import CHANGED, COUNTED, MemoryStore, RedisStore, Room
+
+QUESTIONS = ("q-one", "q-two")
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[redis_harness.RedisServer]:
+    with redis_harness.running() as server:
+        yield server
+
+
+@pytest.fixture(params=["memory", "redis"])
+def store(request) -> rooms.Store:
+    if request.param == "memory":
+        return MemoryStore()
+    server = request.getfixturevalue("redis_server")
+    return RedisStore(server.url, prefix=f"test{next(_prefixes)}:")  # each test its own keys
+
+
+def test_a_room_is_opened_with_a_fresh_code_and_read_back_as_it_was_stored(store):
+    room, secret = rooms.open_room(store, QUESTIONS)
+    assert rooms.valid_code(room.code) == room.code
+    assert store.room(room.code) == room
+    assert room.question == "q-one" and room.phase == "ask" and room.round == 1
+    assert rooms.presenter_of(room, secret) and not rooms.presenter_of(room, secret + "x")
+    assert secret not in repr(store.room(room.code))  # only its hash is kept
+
+
+def test_a_taken_code_is_not_overwritten(store):
+    room, _ = rooms.open_room(store, QUESTIONS)
+    assert not store.create(Room(room.code, ("other",), secret_sha=rooms.sha("thief")))
+    assert store.room(room.code) == room
+
+
+def test_one_vote_per_voter_per_round_a_changed_answer_replaces_the_first(store):
+    room, _ = rooms.open_room(store, QUESTIONS)
+    assert store.vote(room.code, "ann", 0, 1, "2") == COUNTED
+    assert store.vote(room.code, "bob", 0, 1, "1") == COUNTED
+    assert store.vote(room.code, "ann", 0, 1, "0") == CHANGED
+    assert store.votes(room.code, 0, 1) == {"ann": "0", "bob": "1"}
+    assert store.count(room.code, 0, 1) == 2
+    assert store.mine(room.code, "ann", 0, 1) == "0" and store.mine(room.code, "cat", 0, 1) is None
+
+
+def test_only_the_secret_moves_the_room_and_each_action_only_when_it_applies(store):
+    room, secret = rooms.open_room(store, QUESTIONS)
+    for action in rooms.ACTIONS:
+        assert store.act(room.code, "not-the-secret", action) is None
+        assert store.act(room.code, "", action) is None
+    assert store.room(room.code) == room
+    assert store.act(room.code, secret, "again") is None  # round 1 not revealed yet
+    revealed = store.act(room.code, secret, "reveal")
+    assert revealed is not None and revealed.phase == "reveal" and revealed.version == room.version + 1
+    assert store.act(room.code, secret, "reveal") is None  # twice: the second click does nothing
+    again = store.act(room.code, secret, "again")
+    assert again is not None and (again.round, again.phase, again.index) == (2, "ask", 0)
+    assert store.act(room.code, secret, "reveal").phase == "reveal"
+    assert store.act(room.code, secret, "again") is None  # no third round
+    second = store.act(room.code, secret, "next")
+    assert (second.index, second.round, second.phase, second.question) == (1, 1, "ask", "q-two")
+    done = store.act(room.code, secret, "next")
+    assert done.phase == "done" and done.question is None
+    assert store.act(room.code, secret, "next") is None
+    closed = store.act(room.code, secret, "close")
+    assert closed.closed and store.room(room.code).closed
+    assert store.act(room.code, secret, "close") is None
+
+
+def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
+    room, secret = rooms.open_room(store, QUESTIONS)
+    assert store.vote("NOSUCHRM", "ann", 0, 1, "1") == "unknown"
+    assert store.vote(room.code, "ann", 1, 1, "1") == "moved"  # a question not asked yet
+    store.vote(room.code, "ann", 0, 1, "1")
+    store.act(room.code, secret, "reveal")
+    assert store.vote(room.code, "bob", 0, 1, "1") == "revealed"
+    assert store.vote(room.code, "ann", 0, 1, "2") == "revealed"
+    assert store.votes(room.code, 0, 1) == {"ann": "1"}  # the reveal froze the round
+    store.act(room.code, secret, "again")
+    assert store.vote(room.code, "ann", 0, 2, "2") == COUNTED  # round 2 counts apart from round 1
+    assert store.vote(room.code, "bob", 0, 1, "2") == "moved"
+    assert store.votes(room.code, 0, 1) == {"ann": "1"} and store.votes(room.code, 0, 2) == {"ann": "2"}
+    store.act(room.code, secret, "close")
+    assert store.vote(room.code, "cat", 0, 2, "0") == "closed"
+    assert set(rooms.REFUSED) >= {"unknown", "moved", "revealed", "closed", "flood", "full"}
+
+
+def test_a_flood_of_votes_is_refused_after_the_rate_and_counts_once(store):
+    room, _ = rooms.open_room(store, QUESTIONS)
+    outcomes = [store.vote(room.code, "ann", 0, 1, str(i % 3)) for i in range(rooms.RATE_VOTES + 5)]
+    assert outcomes[0] == COUNTED and outcomes[1 : rooms.RATE_VOTES] == [CHANGED] * (rooms.RATE_VOTES - 1)
+    assert outcomes[rooms.RATE_VOTES :] == ["flood"] * 5
+    assert store.count(room.code, 0, 1) == 1
+    assert store.vote(room.code, "bob", 0, 1, "1") == COUNTED  # one voter's flood is not anyone else's
+
+
+def test_votes_from_many_threads_at_once_are_each_counted_exactly_once(store):
+    room, _ = rooms.open_room(store, QUESTIONS)
+    voters = [f"v{i}" for i in range(40)]
+    outcomes: list[str] = []
+    lock = threading.Lock()
+
+    def cast(voter: str) -> None:
+        for choice in ("0", "1", "2"):  # each voter changes its mind twice
+            outcome = store.vote(room.code, voter, 0, 1, choice)
+            with lock:
+                outcomes.append(outcome)
+
+    threads = [threading.Thread(target=cast, args=(v,)) for v in voters]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes.count(COUNTED) == len(voters) and outcomes.count(CHANGED) == 2 * len(voters)
+    assert store.votes(room.code, 0, 1) == dict.fromkeys(voters, "2")
+
+
+def test_a_round_takes_at_most_max_voters_but_a_known_voter_may_still_change(store, monkeypatch):
+    monkeypatch.setattr(rooms, "MAX_VOTERS", 3)
+    room, _ = rooms.open_room(store, QUESTIONS)
+    assert [store.vote(room.code, f"v{i}", 0, 1, "1") for i in range(4)] == [COUNTED] * 3 + ["full"]
+    assert store.vote(room.code, "v0", 0, 1, "2") == CHANGED
+
+
+def test_blobs_are_kept_by_key_within_a_visitors_quota_and_a_second_store_of_the_same_key_is_free(store):
+    assert store.get_blob("abc") is None
+    assert store.put_blob("abc", b"x" * 60, "ann", quota=100)
+    assert store.get_blob("abc") == b"x" * 60
+    assert store.put_blob("abc", b"x" * 60, "ann", quota=100)  # the same content again costs nothing
+    assert not store.put_blob("def", b"y" * 60, "ann", quota=100)  # 120 > 100
+    assert store.get_blob("def") is None
+    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another visitor's quota
+
+
+def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    room, secret = rooms.open_room(store, QUESTIONS)
+    now[0] = rooms.IDLE_S - 1
+    assert store.act(room.code, secret, "reveal") is not None  # a write: another IDLE_S from here
+    now[0] += rooms.IDLE_S - 1
+    assert store.room(room.code) is not None
+    now[0] += 2
+    assert store.room(room.code) is None
+    assert store.vote(room.code, "ann", 0, 1, "1") == "unknown"
+
+
+def test_redis_keys_carry_a_time_to_live(redis_server):
+    store = RedisStore(redis_server.url, prefix="ttl:")
+    room, _ = rooms.open_room(store, QUESTIONS)
+    store.vote(room.code, "ann", 0, 1, "1")
+    store.put_blob("k", b"data", "ann", quota=100)
+    client = store._redis
+    keys = client.keys("ttl:*")
+    assert len(keys) == 5  # room, votes, rate, blob, quota
+    for key in keys:
+        assert 0 < client.ttl(key) <= max(rooms.IDLE_S, rooms.BLOB_TTL_S), key
+
+
+def test_an_unreachable_redis_raises_store_down_quickly_and_voting_resumes_when_it_is_back():
+    with redis_harness.running() as server:
+        store = RedisStore(server.url, prefix="down:")
+        room, _secret = rooms.open_room(store, QUESTIONS)
+        assert store.vote(room.code, "ann", 0, 1, "1") == COUNTED
+        server.stop()
+        with pytest.raises(rooms.StoreDown):
+            store.vote(room.code, "bob", 0, 1, "1")
+        with pytest.raises(rooms.StoreDown):
+            store.room(room.code)
+        server.start()  # the same port, an empty Redis (no persistence in tests)
+        fresh, _ = rooms.open_room(store, QUESTIONS)
+        assert store.vote(fresh.code, "bob", 0, 1, "1") == COUNTED
+
+
+def test_codes_are_39_bits_of_an_unambiguous_alphabet_and_links_are_read_leniently():
+    assert len(rooms.CODE_ALPHABET) ** rooms.CODE_LENGTH > 2**38
+    assert not set("01OIL") & set(rooms.CODE_ALPHABET)
+    code = rooms.new_code()
+    assert rooms.valid_code(code.lower()) == code
+    assert rooms.valid_code(f"{code[:4]}-{code[4:]}") == code
+    for bad in ("", "ABC", "ABCDEFG0", None, 12345678, "A" * 9, "<script>", "ABCD EFG" * 10):
+        assert rooms.valid_code(bad) is None
+
+
+def test_a_collision_draws_another_code(monkeypatch):
+    store = MemoryStore()
+    taken, _ = rooms.open_room(store, QUESTIONS)
+    draws = iter([taken.code, "ZZZZZZZZ"])
+    monkeypatch.setattr(rooms, "new_code", lambda: next(draws))
+    room, _ = rooms.open_room(store, QUESTIONS)
+    assert room.code == "ZZZZZZZZ" and store.room(taken.code) == taken
