@@ -37,6 +37,7 @@ import json
 import random
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -45,7 +46,7 @@ from benchmarks.oracle import GAIN_STEP, Plan, Shown, check, plan
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from harness import nginx
-from harness.server import free_port, start_app, stop, wait_app, wait_healthy
+from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
 from harness.wsclient import Session
 
 LECTURE = Plan(index=-1, dist="heterogeneous samples", batch=16, features=32, seed=2024)
@@ -173,7 +174,7 @@ class ClassReport:
 async def run_class(
     sessions: int, replicas: int, arrive: float, seconds: float, every: float, own_every: int, log_dir: Path
 ) -> ClassReport:
-    apps = [start_app(free_port(), log_dir / f"replica_{i}.log") for i in range(replicas)]
+    apps = start_replicas(replicas, log_dir)
     proxy = None
     memories = [Memory() for _ in apps]
     stop_sampling = asyncio.Event()
@@ -185,16 +186,7 @@ async def run_class(
     group = students(sessions, own_every)
     report = ClassReport("class", replicas, sessions, arrive, seconds, every, group, memories, (0.0, 0.0))
     try:
-        for app in apps:
-            await asyncio.to_thread(wait_app, app)
-            await warm_up(app.url)
-        base = apps[0].url
-        if replicas > 1:
-            lb = free_port()
-            # The balancer: docs/deploy.md's nginx block, in front of the replicas.
-            proxy = nginx.start(nginx.balancer([int(a.url.rsplit(":", 1)[1]) for a in apps], lb))
-            base = f"http://127.0.0.1:{lb}"
-            await asyncio.to_thread(wait_healthy, base, 30, proxy.alive)
+        proxy, base = await balance(apps, warm_up)
         for m in memories:
             m.marks["idle"] = time.monotonic() - t0
         rng = random.Random(14)
@@ -214,16 +206,43 @@ async def run_class(
                 report.setup_errors.append(f"{app.log.name}: the server exited with {app.proc.returncode}")
     finally:
         stop_sampling.set()
-        if proxy is not None:
-            stop(proxy.proc)  # nginx logs a websocket when it closes
-            for request in proxy.log():
-                if request.websocket:
-                    report.spread[request.upstream] = report.spread.get(request.upstream, 0) + 1
-            proxy.stop()
-        for app in apps:
-            stop(app.proc)
+        report.spread = stop_replicas(apps, proxy)
         await asyncio.gather(*samplers)
     return report
+
+
+def start_replicas(replicas: int, log_dir: Path, env: Mapping[str, str] | None = None) -> list[AppProcess]:
+    """``replicas`` app processes on free ports, logging to ``log_dir``/replica_i.log; not waited for."""
+    return [start_app(free_port(), log_dir / f"replica_{i}.log", env=env) for i in range(replicas)]
+
+
+async def balance(apps: list[AppProcess], warm: Callable[[str], Awaitable[None]]) -> tuple[nginx.Nginx | None, str]:
+    """Wait for every replica, ``warm`` each (not counted), and put docs/deploy.md's nginx block in front of
+    them when there are several: the balancer (None for one replica) and the base URL clients use."""
+    for app in apps:
+        await asyncio.to_thread(wait_app, app)
+        await warm(app.url)
+    if len(apps) == 1:
+        return None, apps[0].url
+    lb = free_port()
+    proxy = nginx.start(nginx.balancer([int(a.url.rsplit(":", 1)[1]) for a in apps], lb))
+    base = f"http://127.0.0.1:{lb}"
+    await asyncio.to_thread(wait_healthy, base, 30, proxy.alive)
+    return proxy, base
+
+
+def stop_replicas(apps: list[AppProcess], proxy: nginx.Nginx | None) -> dict[str, int]:
+    """Stop the balancer and the replicas; the WebSockets the balancer sent each replica (from its log)."""
+    spread: dict[str, int] = {}
+    if proxy is not None:
+        stop(proxy.proc)  # nginx logs a websocket when it closes
+        for request in proxy.log():
+            if request.websocket:
+                spread[request.upstream] = spread.get(request.upstream, 0) + 1
+        proxy.stop()
+    for app in apps:
+        stop(app.proc)
+    return spread
 
 
 async def warm_up(base: str) -> None:
