@@ -21,6 +21,7 @@ DEFAULT_PAGE = "pages/explorer.py"
 
 # Long enough for torch's first import on a loaded 2-core machine.
 APP_TIMEOUT = 120
+_first_run_done = False
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
@@ -30,6 +31,12 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     ``v`` it is read as a link of today's version, as the app reads one (see
     :func:`lnviz.views.links.version`).
     """
+    global _first_run_done
+    if not _first_run_done and page != DEFAULT_PAGE:
+        # The first run in a process goes through the router's one-off check (ui.boot.router), which reruns
+        # and drops AppTest's page switch: that run opens the default page, whatever was asked.
+        run_page(DEFAULT_PAGE, timeout=timeout)
+    _first_run_done = True
     query = dict(query or {})
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
     for key, value in query.items():

@@ -50,8 +50,7 @@ class AppProcess:
 def start_app(port: int, log: Path, script: str = "app.py", env: Mapping[str, str] | None = None) -> AppProcess:
     """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it.
 
-    ``env`` is merged over this process's environment (e.g. ``LNVIZ_REDIS_URL``).
-    """
+    ``env``: variables set for it on top of this process's (``LNVIZ_REDIS_URL``, say)."""
     cmd = [
         sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
