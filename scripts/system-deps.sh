@@ -2,8 +2,7 @@
 # Installs the Debian packages the test suite drives, if they are missing:
 # chromium (Playwright's browser tests), nginx (the replica test) and redis-server
 # (the shared poll store's tests, through harness/redis.py). Only the binaries are
-# used: each test starts its own process on a free port; the system services are
-# neither enabled nor started here.
+# used: each test starts its own process on a free port.
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium fonts-dejavu-core)
@@ -16,3 +15,8 @@ sudo=""
 export DEBIAN_FRONTEND=noninteractive
 $sudo apt-get update -qq
 $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+# Debian starts and enables a freshly installed redis-server under systemd: the tests start their own, so
+# stop and disable the one just installed (one that was there before is left as it was).
+if [[ " ${need[*]} " == *" redis-server "* ]] && [ -d /run/systemd/system ]; then
+    $sudo systemctl disable --now redis-server >/dev/null 2>&1 || true
+fi

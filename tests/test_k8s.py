@@ -442,3 +442,16 @@ def test_the_redis_image_is_pinned():
     name, _, tag = image.rpartition(":")
     assert name.rsplit("/", 1)[-1].startswith("redis")
     assert "@sha256:" in image or re.fullmatch(r"7\.\d+\.\d+(-\w+)?", tag), image
+
+
+def test_the_documented_managed_redis_secret_feeds_the_apps_variable():
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    section = text[text.index("## A class with polls") :]
+    docs = [doc for block in re.findall(r"```yaml\n(.*?)```", section, flags=re.S) for doc in yaml.safe_load_all(block)]
+    (secret,) = [d for d in docs if d.get("kind") == "Secret"]
+    kubernetes_validate.validate(secret, VERSION, strict=True)
+    (env,) = [e for d in docs if "env" in d for e in d["env"]]
+    assert env["name"] == "LNVIZ_REDIS_URL"
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
+    assert urlsplit(secret["stringData"][ref["key"]]).scheme in ("redis", "rediss")
