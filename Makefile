@@ -1,4 +1,6 @@
 # Two commands set up a fresh machine: `make run` and `make test`.
+# `make test` also installs the Debian packages it drives when missing (scripts/system-deps.sh): chromium,
+# nginx and redis-server (the /class page's shared store: the tests start their own, through harness/redis.py).
 # `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/classroom.py).
 # `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
 PYTHON ?= python3
@@ -21,7 +23,7 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
-# Debian's chromium (browser tests) and nginx (the replica test), when missing.
+# Debian's chromium (browser tests), nginx (the replica test) and redis-server (the shared poll store), when missing.
 system-deps:
 	@bash scripts/system-deps.sh
 

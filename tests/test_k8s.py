@@ -7,6 +7,7 @@ import copy
 import re
 from collections.abc import Callable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import kubernetes_validate
 import pytest
@@ -34,9 +35,19 @@ def by_kind() -> dict[str, list[dict]]:
     return kinds
 
 
+def named(kind: str, name: str) -> dict:
+    (doc,) = [d for d in by_kind()[kind] if d["metadata"]["name"] == name]
+    return doc
+
+
 def deployment() -> dict:
-    (d,) = by_kind()["Deployment"]
-    return d
+    """The app's Deployment."""
+    return named("Deployment", "lnviz")
+
+
+def redis_deployment() -> dict:
+    """The class page's Redis (redis.yaml)."""
+    return named("Deployment", "lnviz-redis")
 
 
 def ingresses() -> dict[str, dict]:
@@ -122,8 +133,17 @@ def pod_spec() -> dict:
     return deployment()["spec"]["template"]["spec"]
 
 
-def test_the_pod_passes_pod_security_restricted():
-    assert restricted_violations(pod_spec()) == []
+def redis_pod_spec() -> dict:
+    return redis_deployment()["spec"]["template"]["spec"]
+
+
+def test_every_deployment_is_checked():
+    assert sorted(d["metadata"]["name"] for d in by_kind()["Deployment"]) == ["lnviz", "lnviz-redis"]
+
+
+@pytest.mark.parametrize("pod", [pod_spec, redis_pod_spec], ids=["app", "redis"])
+def test_the_pod_passes_pod_security_restricted(pod):
+    assert restricted_violations(pod()) == []
 
 
 def _container(pod: dict) -> dict:
@@ -152,8 +172,9 @@ REMOVALS = {
 
 
 @pytest.mark.parametrize("field", sorted(REMOVALS))
-def test_without_each_field_the_pod_fails_the_check(field):
-    pod = copy.deepcopy(pod_spec())
+@pytest.mark.parametrize("spec", [pod_spec, redis_pod_spec], ids=["app", "redis"])
+def test_without_each_field_the_pod_fails_the_check(spec, field):
+    pod = copy.deepcopy(spec())
     REMOVALS[field](pod)
     assert restricted_violations(pod), field
 
@@ -230,12 +251,24 @@ def test_a_rollout_is_graceful():
     assert d["spec"]["strategy"]["rollingUpdate"]["maxUnavailable"] == 0
 
 
-def test_only_the_ingress_controller_reaches_the_pods_and_they_reach_nothing():
-    (policy,) = by_kind()["NetworkPolicy"]
-    labels = deployment()["spec"]["template"]["metadata"]["labels"]
+def pod_labels(d: dict) -> dict:
+    return d["spec"]["template"]["metadata"]["labels"]
+
+
+def test_only_the_ingress_controller_reaches_the_pods_and_they_reach_only_dns_and_redis():
+    policy = named("NetworkPolicy", "lnviz")
+    labels = pod_labels(deployment())
     assert policy["spec"]["podSelector"]["matchLabels"].items() <= labels.items()
     assert sorted(policy["spec"]["policyTypes"]) == ["Egress", "Ingress"]
-    assert policy["spec"]["egress"] == []
+    dns, to_redis = policy["spec"]["egress"]
+    (kube_dns,) = dns["to"]
+    assert kube_dns["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "kube-system"}
+    assert kube_dns["podSelector"]["matchLabels"] == {"k8s-app": "kube-dns"}
+    assert sorted((p["protocol"], p["port"]) for p in dns["ports"]) == [("TCP", 53), ("UDP", 53)]
+    (target,) = to_redis["to"]
+    assert set(target) == {"podSelector"}  # this namespace's Redis pods, nothing else
+    assert target["podSelector"]["matchLabels"].items() <= pod_labels(redis_deployment()).items()
+    assert [(p["protocol"], p["port"]) for p in to_redis["ports"]] == [("TCP", redis_port())]
     (rule,) = policy["spec"]["ingress"]
     (source,) = rule["from"]
     assert source["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "ingress-nginx"}
@@ -244,7 +277,7 @@ def test_only_the_ingress_controller_reaches_the_pods_and_they_reach_nothing():
 
 def test_service_and_autoscaler_point_at_the_app():
     kinds = by_kind()
-    (service,), (hpa,) = kinds["Service"], kinds["HorizontalPodAutoscaler"]
+    service, (hpa,) = named("Service", "lnviz"), kinds["HorizontalPodAutoscaler"]
     labels = deployment()["spec"]["template"]["metadata"]["labels"]
     assert service["spec"]["selector"].items() <= labels.items()
     assert "sessionAffinity" not in service["spec"], "ClientIP affinity puts a class behind one NAT on one pod"
@@ -265,7 +298,7 @@ def test_every_ingress_is_tls_only_with_a_secure_affinity_cookie():
 
 
 def test_the_ingresses_route_to_the_app_and_close_the_metrics():
-    (service,) = by_kind()["Service"]
+    service = named("Service", "lnviz")
     app, static, metrics = (ingresses()[n] for n in ("lnviz", "lnviz-static", "lnviz-metrics-closed"))
     notes = app["metadata"]["annotations"]
     assert notes["nginx.ingress.kubernetes.io/affinity"] == "cookie"
@@ -311,3 +344,114 @@ def test_the_documented_nginx_block_has_the_ingress_limits():
     assert f"limit_conn lnviz_addr {app['nginx.ingress.kubernetes.io/limit-connections']};" in block
     static = ingresses()["lnviz-static"]["metadata"]["annotations"]
     assert f"rate={static['nginx.ingress.kubernetes.io/limit-rps']}r/s;" in block
+
+
+# The class page's Redis (redis.yaml): one shared store for every app pod, reached only by them.
+REDIS_MAXMEMORY_MIB = 256
+
+
+def redis_container() -> dict:
+    return _container(redis_pod_spec())
+
+
+def redis_port() -> int:
+    (port,) = named("Service", "lnviz-redis")["spec"]["ports"]
+    return port["port"]
+
+
+def selects(selector: dict, labels: dict) -> bool:
+    return selector.items() <= labels.items()
+
+
+def test_the_app_finds_redis_by_the_services_name_and_port():
+    env = {e["name"]: e.get("value") for e in _container(pod_spec())["env"]}
+    url = urlsplit(env["LNVIZ_REDIS_URL"])
+    service = named("Service", "lnviz-redis")
+    assert url.scheme == "redis" and url.hostname == service["metadata"]["name"]
+    assert url.port == redis_port() == 6379
+    assert url.path == "/0"
+    (port,) = service["spec"]["ports"]
+    (container_port,) = redis_container()["ports"]
+    assert port["targetPort"] in (container_port["name"], container_port["containerPort"])
+    assert container_port["containerPort"] == 6379
+
+
+def test_each_selector_picks_its_own_pods():
+    app, redis = pod_labels(deployment()), pod_labels(redis_deployment())
+    assert selects(named("Service", "lnviz-redis")["spec"]["selector"], redis)
+    assert not selects(named("Service", "lnviz-redis")["spec"]["selector"], app)
+    assert selects(redis_deployment()["spec"]["selector"]["matchLabels"], redis)
+    # Nothing of the app's (its Service, budget, policy, rollout) takes Redis's pod for one of its own.
+    (pdb,) = by_kind()["PodDisruptionBudget"]
+    for selector in (
+        named("Service", "lnviz")["spec"]["selector"],
+        pdb["spec"]["selector"]["matchLabels"],
+        named("NetworkPolicy", "lnviz")["spec"]["podSelector"]["matchLabels"],
+        deployment()["spec"]["selector"]["matchLabels"],
+    ):
+        assert selects(selector, app) and not selects(selector, redis), selector
+
+
+def test_only_the_app_pods_reach_redis_and_redis_reaches_nothing():
+    policy = named("NetworkPolicy", "lnviz-redis")
+    assert selects(policy["spec"]["podSelector"]["matchLabels"], pod_labels(redis_deployment()))
+    assert sorted(policy["spec"]["policyTypes"]) == ["Egress", "Ingress"]
+    assert policy["spec"]["egress"] == []
+    (rule,) = policy["spec"]["ingress"]
+    (source,) = rule["from"]
+    assert set(source) == {"podSelector"}  # no namespaceSelector, no ipBlock: this namespace's app pods only
+    assert source["podSelector"]["matchLabels"] == named("NetworkPolicy", "lnviz")["spec"]["podSelector"]["matchLabels"]
+    assert selects(source["podSelector"]["matchLabels"], pod_labels(deployment()))
+    assert [(p["protocol"], p["port"]) for p in rule["ports"]] == [("TCP", redis_port())]
+
+
+def redis_args() -> dict[str, str]:
+    args = redis_container()["args"]
+    assert args[0] == "redis-server" and len(args) % 2 == 1
+    return {flag.removeprefix("--"): value for flag, value in zip(args[1::2], args[2::2], strict=True)}
+
+
+def test_redis_keeps_nothing_on_disk_and_evicts_by_ttl_within_its_limit():
+    args = redis_args()
+    assert args["save"] == "" and args["appendonly"] == "no"
+    assert args["maxmemory"] == f"{REDIS_MAXMEMORY_MIB}mb"
+    assert args["maxmemory-policy"] == "volatile-ttl"  # everything lnviz writes has a TTL
+    resources_ = redis_container()["resources"]
+    assert mebibytes(resources_["requests"]["memory"]) > REDIS_MAXMEMORY_MIB  # the data and Redis's overhead
+    assert mebibytes(resources_["limits"]["memory"]) >= REDIS_MAXMEMORY_MIB * HEADROOM
+    assert {"cpu", "memory"} <= set(resources_["limits"]) and {"cpu", "memory"} <= set(resources_["requests"])
+
+
+def test_redis_is_one_pod_never_two_with_a_writable_data_dir_and_probes():
+    d = redis_deployment()
+    assert d["spec"]["replicas"] == 1
+    assert d["spec"]["strategy"]["type"] == "Recreate"  # two at once would split the class's votes
+    pod = redis_pod_spec()
+    mounts = {m["mountPath"]: m["name"] for m in redis_container()["volumeMounts"]}
+    volumes = {v["name"]: v for v in pod["volumes"]}
+    assert volumes[mounts["/data"]]["emptyDir"]["sizeLimit"]
+    c = redis_container()
+    ready, alive = c["readinessProbe"], c["livenessProbe"]
+    command = ready["exec"]["command"]  # ready: it answers a command
+    assert command[0] == "redis-cli" and command[-1] == "ping"
+    assert alive["tcpSocket"]["port"] in ("redis", 6379)  # alive: it accepts a connection
+
+
+def test_the_redis_image_is_pinned():
+    image = redis_container()["image"]
+    name, _, tag = image.rpartition(":")
+    assert name.rsplit("/", 1)[-1].startswith("redis")
+    assert "@sha256:" in image or re.fullmatch(r"7\.\d+\.\d+(-\w+)?", tag), image
+
+
+def test_the_documented_managed_redis_secret_feeds_the_apps_variable():
+    text = (ROOT / "docs" / "deploy.md").read_text()
+    section = text[text.index("## A class with polls") :]
+    docs = [doc for block in re.findall(r"```yaml\n(.*?)```", section, flags=re.S) for doc in yaml.safe_load_all(block)]
+    (secret,) = [d for d in docs if d.get("kind") == "Secret"]
+    kubernetes_validate.validate(secret, VERSION, strict=True)
+    (env,) = [e for d in docs if "env" in d for e in d["env"]]
+    assert env["name"] == "LNVIZ_REDIS_URL"
+    ref = env["valueFrom"]["secretKeyRef"]
+    assert ref["name"] == secret["metadata"]["name"] and ref["key"] in secret["stringData"]
+    assert urlsplit(secret["stringData"][ref["key"]]).scheme in ("redis", "rediss")
