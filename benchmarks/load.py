@@ -7,6 +7,7 @@
     python -m benchmarks.load --mode class --replicas 2    # ... through the balancer of docs/deploy.md
     python -m benchmarks.load --mode throughput            # one process's reruns/s, gain moves back to back
     python -m benchmarks.load --mode attack                # a class of 30 while one client attacks (benchmarks/attack.py)
+    python -m benchmarks.load --mode poll                  # 200 phones voting on /class, 2 replicas, Redis (polls.py)
 
 One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
@@ -54,7 +55,7 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import attack, classroom
+from benchmarks import attack, classroom, polls
 from benchmarks.memory import Memory, sample_memory
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
@@ -69,7 +70,7 @@ from harness.wsclient import Session
 SESSIONS = 20
 SECONDS = 60.0
 CLIENTS = ("socket", "browser")
-MODES = ("load", "class", "throughput", "attack")
+MODES = ("load", "class", "throughput", "attack", "poll")
 # Tabs of one context share its HTTP and compiled-code caches: twenty contexts that each compile
 # Streamlit's and plotly's scripts from scratch do not open on two cores. Each tab is still its own session.
 CONTEXTS = 2
@@ -420,8 +421,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=None,
         help=f"how long every session drives (default {SECONDS}); attack: a phase (15)",
     )
-    parser.add_argument("--replicas", type=int, default=1, help="class: app processes, behind nginx when over 1")
-    parser.add_argument("--arrive", type=float, default=60.0, help="class: the sessions arrive over this many s")
+    parser.add_argument(
+        "--replicas", type=int, default=None, help="class, poll: app processes, behind nginx when over 1 (1; poll: 2)"
+    )
+    parser.add_argument("--arrive", type=float, default=60.0, help="class, poll: they arrive over this many s")
+    parser.add_argument("--phones", type=int, default=200, help="poll: phones voting")
+    parser.add_argument("--rounds", type=int, default=3, help="poll: rounds (ask, ask again, next question, ...)")
+    parser.add_argument("--window", type=float, default=20.0, help="poll: seconds of each CPU/Redis window")
     parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
     parser.add_argument("--own-every", type=int, default=5, help="class: every n-th session opens its own link")
     parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
@@ -431,6 +437,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the checks are small; the cores belong to the server
+    if args.replicas is None:
+        args.replicas = 2 if args.mode == "poll" else 1
+    if args.mode == "poll":
+        return polls.main(args)
     if args.mode == "attack":
         return attack.main(args)
     args.seconds = SECONDS if args.seconds is None else args.seconds
