@@ -1,0 +1,165 @@
+"""The reveal: the class's answers to one question beside torch's, as a figure and as plain text.
+
+``rounds`` holds one tally per round of voting (:func:`.questions.tally`), the
+first round first; a second round is drawn beside it. Rounds take
+:data:`lnviz.figures.theme.SERIES` colours, never a norm's: blue and
+vermillion mean LN and BN on every page. The second round's bars are also
+hatched, and the right answer is written out, so nothing rests on colour.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import numpy as np
+import plotly.graph_objects as go
+
+from lnviz.figures import plot, theme
+from lnviz.labs.classroom.questions import Question
+
+ROUND_COLOURS = (theme.SERIES[0], theme.SERIES[1])  # black, wine
+RIGHT = "✓ right"
+LABEL_CHARS, LABEL_WIDTH = 28, 200  # an option's label: characters per line, and the px of margin that holds them
+_PATTERNS = ("", "/")  # round 2 hatched: a second cue beside its colour
+
+
+def _round_name(k: int) -> str:
+    return f"round {k + 1}"
+
+
+def _style(k: int) -> dict[str, Any]:
+    """Round k's bar colour and hatching."""
+    colour = ROUND_COLOURS[k % len(ROUND_COLOURS)]
+    return dict(color=colour, pattern=dict(shape=_PATTERNS[k % len(_PATTERNS)], fgcolor="white", bgcolor=colour))
+
+
+def fig_results(question: Question, rounds: Sequence[Mapping[str, int]], *, presenting: bool = False) -> go.Figure:
+    """The votes of each round: bars per option ("choice"), or per guess with torch's value as a line ("number").
+
+    A choice question draws one horizontal bar per option and round, options
+    down, the count written on each bar, and the right option outlined and
+    labelled "✓ right". A number question draws the count of each stored
+    guess, a dashed vertical line at torch's value labelled "torch: …", and a
+    grey band over the guesses that count as right. ``presenting`` scales
+    every text for a projector (:func:`lnviz.figures.plot.lecture`).
+    """
+    fig = _choice(question, rounds) if question.kind == "choice" else _number(question, rounds)
+    return plot.lecture(fig) if presenting else fig
+
+
+def _choice(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figure:
+    n = len(question.choices)
+    at = np.arange(n)
+    traces = []
+    for k, tally in enumerate(rounds):
+        counts = [int(tally.get(str(i), 0)) for i in range(n)]
+        traces.append(
+            plot.bars(
+                counts,
+                at,
+                _round_name(k),
+                ROUND_COLOURS[k % len(ROUND_COLOURS)],
+                orientation="h",
+                marker=_style(k),
+                text=[str(c) for c in counts],
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=_round_name(k) + ": %{x} votes<extra></extra>",
+            )
+        )
+    right = question.answer
+    labels = [_wrap(f"<b>{RIGHT}:</b> {c}" if i == right else c) for i, c in enumerate(question.choices)]
+    most = max([int(v) for tally in rounds for v in tally.values()] or [0])
+    layout = dict(
+        barmode="group",
+        xaxis=dict(title=dict(text="votes"), rangemode="tozero", range=[0, max(1, most) * 1.2], dtick=_dtick(most)),
+        yaxis=dict(tickvals=at, ticktext=labels, autorange="reversed"),
+        shapes=[
+            plot.rect(0, 1, right - 0.5, right + 0.5, color=theme.INK, width=3) | dict(xref="x domain", name=RIGHT)
+        ],
+        legend=plot.legend_above(),
+        showlegend=True,
+    )
+    height = 90 + 66 * n  # three lines of label per option
+    return plot.figure(traces, layout, margin=dict(l=LABEL_WIDTH, r=20, t=40, b=45), height=height)
+
+
+def _wrap(label: str) -> str:
+    """An option's label in lines of at most :data:`LABEL_CHARS` characters, so it fits the left margin."""
+    return "<br>".join(textwrap.wrap(label, LABEL_CHARS, break_on_hyphens=False))
+
+
+def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figure:
+    step = 10.0**-question.decimals
+    values = sorted({float(v) for tally in rounds for v in tally})
+    shown = [*values, question.answer]
+    span = max(max(shown) - min(shown), step)
+    width = max(step, span / 60)  # a bar stays visible where the guesses spread widely
+    traces = []
+    for k, tally in enumerate(rounds):
+        xs = [float(v) for v in tally]
+        counts = [int(c) for c in tally.values()]
+        traces.append(
+            plot.bars(
+                np.asarray(xs, dtype=np.float64),
+                counts,
+                _round_name(k),
+                ROUND_COLOURS[k % len(ROUND_COLOURS)],
+                marker=_style(k),
+                width=width,
+                text=[str(c) for c in counts],
+                textposition="outside",
+                cliponaxis=False,
+                hovertemplate=_round_name(k) + ": %{y} guesses of %{x}<extra></extra>",
+            )
+        )
+    answer = question.answer
+    label = f"torch: {question.answer_text}"
+    pad = span * 0.15 + width
+    most = max([int(c) for tally in rounds for c in tally.values()] or [0])
+    layout = dict(
+        barmode="group",
+        xaxis=dict(title=dict(text="guess"), range=[min(shown) - pad, max(shown) + pad]),
+        yaxis=dict(title=dict(text="votes"), rangemode="tozero", range=[0, max(1, most) * 1.25], dtick=_dtick(most)),
+        shapes=[
+            plot.band(answer - question.tolerance, answer + question.tolerance, color=theme.GREY, opacity=0.25)
+            | dict(name="counted right"),
+            plot.vline(answer, color=theme.INK, width=3, dash="dash") | dict(name=label),
+        ],
+        annotations=[
+            plot.note(label, answer, 1, ("x", "y domain"), yanchor="bottom", font=dict(size=theme.TITLE_SIZE))
+        ],
+        legend=plot.legend_above(1.12),
+        showlegend=True,
+    )
+    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=70, b=50), height=360)
+
+
+def _dtick(most: int) -> int | None:
+    """Whole-vote ticks while counts are small (plotly would write 0.5 steps)."""
+    return 1 if most < 8 else None
+
+
+def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str:
+    """The same counts as plain text, one line per option (or guess) per round, the right one marked.
+
+    For a screen reader, and for tests. A number question ends with torch's value.
+    """
+    lines = [question.prompt]
+    for k, tally in enumerate(rounds):
+        total = sum(int(c) for c in tally.values())
+        lines.append(f"Round {k + 1}: {total} votes.")
+        if question.kind == "choice":
+            entries = [(str(i), c) for i, c in enumerate(question.choices)]
+        else:
+            entries = [(v, v) for v in tally]
+        for key, text in entries:
+            mark = f" ({RIGHT})" if question.right(key) else ""
+            lines.append(f"  {int(tally.get(key, 0))} votes: {text}{mark}")
+    if question.kind == "choice":
+        lines.append(f"Right answer: {question.answer_text}")
+    else:
+        lines.append(f"torch: {question.answer_text}; guesses within {question.tolerance:g} count as right.")
+    return "\n".join(lines)

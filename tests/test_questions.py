@@ -1,0 +1,403 @@
+"""The class poll's question bank: every right answer is torch's, every link opens a real view, votes count right.
+
+Each answer is recomputed here from torch.nn.functional (float64), on the
+same inputs, without calling the code under test.
+"""
+
+import math
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+import torch
+import torch.nn.functional as F
+from figcheck import assert_plotly_valid
+from hypothesis import given
+from hypothesis import strategies as st
+
+from lnviz.labs.classroom import figures, questions
+from lnviz.labs.classroom.questions import Question, bank, by_id, tally
+from lnviz.maths import data
+from lnviz.views import pages
+from lnviz.views.links import LINK_VERSION
+
+F64 = torch.float64
+
+
+def test_the_bank_has_about_twelve_questions_of_both_kinds_with_unique_ids():
+    ids = [q.id for q in bank()]
+    assert len(ids) == len(set(ids)) and 10 <= len(ids) <= 14
+    assert sum(q.kind == "number" for q in bank()) >= 3 and sum(q.kind == "choice" for q in bank()) >= 3
+    assert by_id("ln-cell").kind == "number"
+    with pytest.raises(KeyError):
+        by_id("no-such-question")
+
+
+# --- number questions: torch's value, recomputed ---------------------------------------------------------------
+
+
+def test_ln_cell_is_torchs_layer_norm_of_the_explorers_grid():
+    q = by_id("ln-cell")
+    x = data.make_activations("heterogeneous features", 8, 12, 0)  # (B, H): the grid the link opens
+    h = x.shape[1]
+    y = F.layer_norm(x, (h,), torch.full((h,), 1.5, dtype=F64), torch.full((h,), 0.5, dtype=F64), 1e-5)
+    assert q.answer == pytest.approx(float(y[2, 5]), abs=1e-12)
+    # The prompt gives enough to compute it by hand, to within the tolerance.
+    mu, var, cell = float(x[2].mean()), float(x[2].var(unbiased=False)), float(x[2, 5])
+    by_hand = 1.5 * (round(cell, 2) - round(mu, 2)) / math.sqrt(round(var, 2) + 1e-5) + 0.5
+    assert f"{cell:.2f}" in q.prompt and f"{var:.2f}" in q.prompt and f"{abs(mu):.2f}" in q.prompt
+    assert q.right(f"{by_hand:.2f}")
+    assert f"torch: {q.answer:.4g}" in q.why
+
+
+def test_bn_one_sample_formula_is_beta():
+    """The formula with the batch's own μ and σ² (its only sample, and 0), written out in torch."""
+    q = by_id("bn-one-sample-formula")
+    x = torch.tensor([[3.1]], dtype=F64)
+    mu, var = x.mean(dim=0), x.var(dim=0, unbiased=False)
+    y = 2.0 * (x - mu) / torch.sqrt(var + 1e-5) + 0.7
+    assert q.answer == pytest.approx(float(y), abs=1e-12) == pytest.approx(0.7)
+    assert "running_mean = 3.1 and running_var = 0" in q.why and "{" not in q.why
+    # What the explanation says torch does: eval mode with these statistics gives β, training mode refuses.
+    w, b = torch.tensor([2.0], dtype=F64), torch.tensor([0.7], dtype=F64)
+    assert float(F.batch_norm(x, mu, var, w, b, training=False, eps=1e-5)) == pytest.approx(0.7)
+    with pytest.raises(ValueError, match="more than 1 value per channel"):
+        F.batch_norm(x, mu.clone(), var.clone(), w, b, training=True)
+
+
+def test_outlier_others_is_the_mean_x_hat_of_the_other_features():
+    q = by_id("outlier-others")
+    x = data.make_activations("outlier feature", 16, 16, 0)  # (B, H)
+    x_hat = F.layer_norm(x, (16,), eps=1e-5)[0]  # (H,): sample 0
+    others = torch.cat([x_hat[:5], x_hat[6:]])
+    assert q.answer == pytest.approx(float(others.mean()), abs=1e-12)
+    assert float(x[0, 5]) > 10 * float(x[0].abs().topk(2).values[1])  # feature 5 is the outlier
+    assert q.right(f"{-1 / math.sqrt(15):.2f}")  # the exact-zeros value the explanation gives counts as right
+    assert "−1/√15 ≈ −0.258" in q.why
+
+
+def test_rms_shifted_row_is_torchs_rms_norm():
+    q = by_id("rms-shifted-row")
+    row = torch.tensor([[11.0, 12.0, 13.0, 14.0]], dtype=F64)
+    assert q.answer == pytest.approx(float(F.rms_norm(row, (4,), eps=1e-5)[0, 0]), abs=1e-12)
+    ln_shifted = F.layer_norm(row, (4,), eps=1e-5)[0, 0]
+    ln_plain = F.layer_norm(row - 10, (4,), eps=1e-5)[0, 0]
+    assert f"{float(ln_shifted):.3f}".replace("-", "−") in q.why
+    assert f"{float(ln_plain):.3f}" == f"{float(ln_shifted):.3f}"  # "as it does for (1, 2, 3, 4)"
+
+
+def _sequence_batch():
+    """The sequences lab's training batch at the link's values, rebuilt: lengths, then BN's counts per step."""
+    from lnviz.labs import sequences
+
+    v = parse_qs(urlparse(by_id("sequence-missing-steps").link).query)
+    b, t, h, seed = int(v["batch"][0]), int(v["length"][0]), int(v["features"][0]), int(v["seed"][0])
+    x, mask, _lengths, test_x = sequences.make_sequences(
+        b, t, h, seed, float(v["spread"][0]), float(v["pad"][0]), int(v["extra"][0])
+    )
+    return x, mask, test_x
+
+
+def test_sequence_missing_steps_counts_the_steps_where_torchs_batch_norm_cannot_run():
+    q = by_id("sequence-missing-steps")
+    x, mask, test_x = _sequence_batch()
+    total, steps = test_x.shape[0], x.shape[1]
+    missing = 0
+    for t in range(total):
+        if t >= steps:
+            missing += 1
+            continue
+        real = x[mask[:, t], t]  # (n_t, H): the real tokens at step t
+        try:
+            F.batch_norm(real, None, None, training=True)
+        except ValueError:
+            missing += 1
+    assert q.answer == missing == 19
+    assert q.right("19") and not q.right("18") and q.parse("19.4") == "19"
+
+
+# --- choice questions: the phenomenon, computed ----------------------------------------------------------------
+
+
+def test_one_sample_coupling_bn_moves_every_row_and_ln_only_the_changed_one():
+    q = by_id("one-sample-coupling")
+    x = torch.randn(8, 16, generator=torch.Generator().manual_seed(0), dtype=F64)
+    x_new = x.clone()
+    x_new[2] = 5.0 * torch.randn(16, generator=torch.Generator().manual_seed(1), dtype=F64)
+
+    def moved(norm):
+        return {i for i in range(8) if float((norm(x_new)[i] - norm(x)[i]).abs().max()) > 1e-9}
+
+    bn = moved(lambda t: F.batch_norm(t, None, None, training=True))
+    ln = moved(lambda t: F.layer_norm(t, (16,)))
+    assert bn == set(range(8)) and ln == {2}
+    assert q.choices[q.answer] == "BN: every sample's. LN: sample 2's only."
+
+
+def test_bn_one_sample_raises_in_training_mode_and_runs_in_eval_mode():
+    q = by_id("bn-one-sample")
+    x = torch.randn(1, 4, dtype=F64)
+    stats = (torch.zeros(4, dtype=F64), torch.ones(4, dtype=F64))
+    with pytest.raises(ValueError, match="Expected more than 1 value per channel when training"):
+        F.batch_norm(x, *stats, training=True)
+    with pytest.raises(ValueError):
+        torch.nn.BatchNorm1d(4, dtype=F64).train()(x)
+    assert F.batch_norm(x, *stats, training=False).isfinite().all()  # eval mode: one sample is fine
+    assert torch.nn.BatchNorm1d(4, dtype=F64).eval()(x).isfinite().all()
+    assert q.choices[q.answer] == "Raises ValueError"
+
+
+def test_constant_row_with_eps_0_is_nan_under_layer_norm_and_beta_with_eps():
+    q = by_id("constant-row-eps0")
+    x = data.make_activations("constant row", 8, 12, 0)
+    bias = torch.full((12,), 0.5, dtype=F64)
+    assert F.layer_norm(x, (12,), None, bias, eps=0.0)[0].isnan().all()
+    assert torch.equal(F.layer_norm(x, (12,), None, bias, eps=1e-5)[0], bias)
+    assert q.choices[q.answer] == "NaN for every feature"
+
+
+def test_ln_invariance_layer_norm_survives_only_the_single_case_rescale():
+    q = by_id("ln-invariance")
+    g = torch.Generator().manual_seed(3)
+    x, w = torch.randn(16, 10, generator=g, dtype=F64), torch.randn(12, 10, generator=g, dtype=F64)
+
+    def ln(w, x):
+        return F.layer_norm(x @ w.T, (12,), eps=0.0)
+
+    one_unit, one_case = w.clone(), x.clone()
+    one_unit[0] *= 3.0
+    one_case[0] *= 3.0
+    shifted = x + torch.randn(10, generator=g, dtype=F64)
+    delta = {
+        "Weight vector re-scaling": (ln(one_unit, x) - ln(w, x)).abs().max(),
+        "Dataset re-centering": (ln(w, shifted) - ln(w, x)).abs().max(),
+        "Single training case re-scaling": (ln(w, one_case) - ln(w, x)).abs().max(),
+    }
+    assert set(q.choices) == set(delta)
+    unchanged = [name for name, d in delta.items() if d < 1e-12]
+    assert unchanged == [q.choices[q.answer]] == ["Single training case re-scaling"]
+
+
+def test_shift_rms_vs_ln_only_rms_norm_moves():
+    q = by_id("shift-rms-vs-ln")
+    x = torch.randn(5, 8, dtype=F64)
+    assert (F.layer_norm(x + 3, (8,)) - F.layer_norm(x, (8,))).abs().max() < 1e-12
+    assert (F.rms_norm(x + 3, (8,), eps=1e-5) - F.rms_norm(x, (8,), eps=1e-5)).abs().max() > 0.1
+    assert q.choices[q.answer] == "Only RMSNorm's"
+
+
+def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
+    q = by_id("train-eval-shift")
+    g = torch.Generator().manual_seed(0)
+    scale = torch.exp(0.5 * torch.randn(8, generator=g, dtype=F64))  # (H,): each feature's own spread
+    z = torch.randn(16, 8, generator=g, dtype=F64)
+    plain, shifted = scale * z, scale * (z + 2.0)
+    running = (torch.zeros(8, dtype=F64), torch.ones(8, dtype=F64))
+    train = (F.batch_norm(shifted, None, None, training=True) - F.batch_norm(plain, None, None, training=True)).abs()
+    evals = (F.batch_norm(shifted, *running) - F.batch_norm(plain, *running)).abs()
+    ln = (F.layer_norm(shifted, (8,)) - F.layer_norm(plain, (8,))).abs()
+    assert train.max() < 1e-12 < 0.1 < evals.min() and ln.max() > 0.1
+    assert q.answer == 0 and q.choices[0].startswith("BN in training mode")
+
+
+def test_longer_sequence_layer_norm_needs_no_training_statistics():
+    q = by_id("longer-sequence")
+    x, mask, test_x = _sequence_batch()
+    assert test_x.shape[0] > 30 >= x.shape[1]  # step 30 is past every training sequence: BN has no statistics there
+    assert F.layer_norm(test_x[30:31], (test_x.shape[1],)).isfinite().all()  # LN needs only the token
+    assert q.choices[q.answer] == "Only LN"
+    # "steps 0 to 16 only": two or more real samples up to step 16, one from step 17 on.
+    count = mask.sum(dim=0)  # (T,)
+    assert int(count[16]) >= 2 and count[17:].tolist() == [1] * (x.shape[1] - 17)
+    assert (
+        "steps 0 to 16 only" in q.why
+        and "Only 1 training sequence reaches step 17" in by_id("sequence-missing-steps").why
+    )
+
+
+# --- links ------------------------------------------------------------------------------------------------------
+
+
+def _page_of(path: str) -> pages.PageEntry:
+    for entry in pages.PAGES:
+        if path.lstrip("/") in entry.paths:
+            return entry
+    raise AssertionError(f"no page is served at {path!r}")
+
+
+def check_link(link: str) -> None:
+    url = urlparse(link)
+    assert not url.scheme and not url.netloc, link
+    entry = _page_of(url.path)
+    query = parse_qs(url.query, keep_blank_values=True)
+    assert query.pop("v", None) == [str(LINK_VERSION)], link
+    assert link.endswith(f"v={LINK_VERSION}")
+    for key, raw in query.items():
+        assert key in entry.controls.keys(), f"{link}: {key!r} is not a control of /{entry.name}"
+        assert len(raw) == 1, f"{link}: {key} given {len(raw)} times"
+        _value, note = entry.controls[key].parse(raw)
+        assert note is None, f"{link}: {note}"
+
+
+@pytest.mark.parametrize("qid", [q.id for q in bank()])
+def test_every_link_opens_a_real_page_with_values_it_takes_as_they_are(qid):
+    check_link(by_id(qid).link)
+
+
+@pytest.mark.parametrize(
+    "bad", ["/nowhere?v=3", "/coupling?batch=1&v=3", "/coupling?col=2&v=3", "/coupling?batch=8", "/?eps=3e-5&v=3"]
+)
+def test_the_link_check_catches_a_bad_link(bad):
+    with pytest.raises(AssertionError):
+        check_link(bad)
+
+
+def test_a_question_link_names_controls_not_made_up_keys():
+    with pytest.raises(KeyError):
+        questions.link("coupling", col=2)
+
+
+# --- parse, right, tally ----------------------------------------------------------------------------------------
+
+
+CHOICE = by_id("one-sample-coupling")
+NUMBER = by_id("ln-cell")
+
+
+def test_parse_reads_valid_votes():
+    assert [CHOICE.parse(v) for v in (0, "1", " 3 ", 2)] == ["0", "1", "3", "2"]
+    assert NUMBER.parse("3.476") == "3.48" and NUMBER.parse(3) == "3.00" and NUMBER.parse("-.004") == "0.00"
+    assert NUMBER.parse("2e-1") == "0.20" and NUMBER.parse(-10) == "-10.00" and NUMBER.parse(10.0) == "10.00"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        True,
+        False,
+        None,
+        4,
+        -1,
+        "4",
+        "-1",
+        "1.0",
+        "one",
+        "",
+        " ",
+        "٣",
+        "²",
+        "1" * 40,
+        "0" * 40 + "1",
+        1.0,
+        [0],
+        b"0",
+        float("nan"),
+    ],
+)
+def test_choice_parse_refuses(bad):
+    assert CHOICE.parse(bad) is None
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [True, None, "nan", "inf", "-inf", float("nan"), float("inf"), 10.01, -10.01, "11", "1_0", "١٢", "1,5", "0x10",
+     "3" + "0" * 40, "0" * 40 + "1", 10**400, "1e400", "", "abc", [1.0], "+-1"],
+)  # fmt: skip
+def test_number_parse_refuses(bad):
+    assert NUMBER.parse(bad) is None
+
+
+@given(st.one_of(st.text(max_size=50), st.integers(), st.floats(), st.booleans(), st.none()))
+def test_parse_returns_none_or_a_stored_vote_that_parses_to_itself(raw):
+    for q in (CHOICE, NUMBER):
+        stored = q.parse(raw)
+        assert stored is None or q.parse(stored) == stored
+        if stored is not None and q.kind == "number":
+            assert q.lo <= float(stored) <= q.hi and len(stored.split(".")[1]) == q.decimals
+
+
+@given(st.floats(min_value=-10, max_value=10))
+def test_any_number_in_range_is_a_vote(value):
+    assert NUMBER.parse(value) == NUMBER.parse(repr(value)) is not None
+
+
+def test_right_marks_the_right_option_and_guesses_within_the_tolerance():
+    assert CHOICE.right(str(CHOICE.answer)) and not CHOICE.right(str(CHOICE.answer + 1)) and not CHOICE.right("x")
+    assert NUMBER.right(f"{NUMBER.answer:.2f}") and NUMBER.right(f"{NUMBER.answer + 0.04:.2f}")
+    assert not NUMBER.right(f"{NUMBER.answer + 0.07:.2f}") and not NUMBER.right("nan")
+
+
+def test_tally_counts_every_option_and_each_guess():
+    assert tally(CHOICE, ["0", "0", "3", "9", "x", True]) == {"0": 2, "1": 0, "2": 0, "3": 1}
+    assert tally(CHOICE, []) == {"0": 0, "1": 0, "2": 0, "3": 0}
+    counts = tally(NUMBER, ["3.48", "3.476", "-1", "2.5", "nan", "99"])
+    assert counts == {"-1.00": 1, "2.50": 1, "3.48": 2} and list(counts) == ["-1.00", "2.50", "3.48"]
+
+
+def test_a_question_refuses_inconsistent_fields():
+    with pytest.raises(ValueError):
+        Question("bad id", "choice", "p", ("a", "b"))
+    with pytest.raises(ValueError):
+        Question("q", "choice", "p", ("a", "b"), answer=2)
+    with pytest.raises(ValueError):
+        Question("q", "number", "p", answer=5.0, lo=0.0, hi=1.0)
+    with pytest.raises(ValueError):
+        Question("q", "number", "p", answer=float("nan"), lo=0.0, hi=1.0)
+
+
+# --- the figure and its text ------------------------------------------------------------------------------------
+
+
+def test_choice_results_draw_bars_per_round_with_counts_and_mark_the_right_option():
+    rounds = [tally(CHOICE, ["0", "0", "1"]), tally(CHOICE, ["0", "2", "2", "2"])]
+    fig = figures.fig_results(CHOICE, rounds)
+    assert_plotly_valid(fig)
+    bars = [t for t in fig.data if t.type == "bar"]
+    assert [b.name for b in bars] == ["round 1", "round 2"] and all(b.orientation == "h" for b in bars)
+    assert list(bars[0].text) == ["2", "1", "0", "0"] and list(bars[1].text) == ["1", "0", "3", "0"]
+    colours = {b.marker.color for b in bars}
+    assert len(colours) == 2 and not colours & {figures.theme.ROLES["LN"], figures.theme.ROLES["BN"]}
+    ticks = list(fig.layout.yaxis.ticktext)
+    assert [i for i, t in enumerate(ticks) if "✓ right" in t] == [CHOICE.answer]
+    for tick, option in zip(ticks, CHOICE.choices, strict=True):
+        assert option in tick.replace("<br>", " ")  # each option's whole text, wrapped
+    (outline,) = [s for s in fig.layout.shapes if s.name == "✓ right"]
+    assert outline.y0 < CHOICE.answer < outline.y1
+    assert_plotly_valid(figures.fig_results(CHOICE, rounds[:1], presenting=True))
+
+
+def test_number_results_draw_the_guesses_and_torchs_value_as_a_labelled_line():
+    rounds = [tally(NUMBER, ["3.48", "3.48", "1.2"])]
+    fig = figures.fig_results(NUMBER, rounds, presenting=True)
+    assert_plotly_valid(fig)
+    assert [t.type for t in fig.data] == ["bar"]
+    shown = figures.plot.table(fig)  # the kit's reader: also reads the compact arrays of the lecture copy
+    assert shown["x"].tolist() == pytest.approx([1.2, 3.48]) and shown["y"].tolist() == [1, 2]
+    label = f"torch: {NUMBER.answer:.4g}"
+    (line,) = [s for s in fig.layout.shapes if s.type == "line"]
+    assert line.x0 == line.x1 == pytest.approx(NUMBER.answer) and line.name == label
+    assert label in [a.text for a in fig.layout.annotations]
+    assert fig.layout.annotations[0].font.size > figures.theme.TITLE_SIZE  # presenting: the lecture scale
+    assert_plotly_valid(figures.fig_results(NUMBER, []))
+
+
+def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
+    rounds = [tally(CHOICE, ["0", "0", "1"]), tally(CHOICE, ["0", "2", "2", "2"])]
+    text = figures.results_text(CHOICE, rounds)
+    for k, counts in enumerate(rounds):
+        block = text.split(f"Round {k + 1}:")[1].split("Round")[0]
+        for i, option in enumerate(CHOICE.choices):
+            line = f"{counts[str(i)]} votes: {option}"
+            assert line in block
+            assert (line + " (✓ right)" in block) == (i == CHOICE.answer)
+    number = figures.results_text(NUMBER, [tally(NUMBER, ["3.48", "1.2"])])
+    assert "1 votes: 3.48 (✓ right)" in number and "1 votes: 1.20\n" in number
+    assert f"torch: {NUMBER.answer:.4g}" in number
+
+
+def test_every_question_draws_and_reads():
+    for q in bank():
+        assert "{" not in q.prompt + q.why + "".join(q.choices), q.id  # no f-string left unformatted
+        votes = [str(q.answer)] if q.kind == "choice" else [f"{q.answer:.{q.decimals}f}"]
+        rounds = [tally(q, votes)]
+        assert_plotly_valid(figures.fig_results(q, rounds))
+        assert "(✓ right)" in figures.results_text(q, rounds), q.id
