@@ -96,8 +96,18 @@ def tally(confirmed: dict[str, str], stored: dict[str, str]) -> Tally:
     """``confirmed``: voter → the last choice the page confirmed; ``stored``: voter → choice, from Redis."""
     lost = sum(voter not in stored for voter in confirmed)
     double = sum(voter not in confirmed for voter in stored)
-    differ = sum(voter in stored and stored[voter] != choice for voter, choice in confirmed.items())
+    differ = sum(voter in stored and not same(stored[voter], choice) for voter, choice in confirmed.items())
     return Tally(len(confirmed), len(stored), lost, double, differ)
+
+
+def same(stored: str, shown: str) -> bool:
+    """Whether Redis's answer is the one the phone chose: the same text, or the same number (it stores it rounded)."""
+    if stored == shown:
+        return True
+    try:
+        return abs(float(stored) - float(shown)) < 1e-9
+    except ValueError:
+        return False
 
 
 def cpu_seconds(pid: int) -> float:
@@ -130,12 +140,23 @@ def added(idle: Window, busy: Window) -> list[float]:
 # ---- a client: a browser tab on /class, as its frontend drives it ----
 
 
+@dataclass(frozen=True)
+class Answer:
+    """The question's widget: a radio's options, or a number input's bounds."""
+
+    id: str
+    kind: str  # "radio" or "number_input"
+    options: tuple[str, ...] = ()
+    lo: float = 0.0
+    hi: float = 20.0
+
+
 @dataclass
 class Screen:
     """What one full run of the page drew: the question's widget, the results, the buttons, the texts."""
 
     at: float  # monotonic, when the run finished
-    answer: tuple[str, str, list[str]] | None = None  # widget id, kind ("radio"/"number_input"), options
+    answer: Answer | None = None
     results: bool = False
     buttons: dict[str, str] = field(default_factory=dict)  # key -> widget id
     texts: list[str] = field(default_factory=list)
@@ -285,7 +306,11 @@ class Client:
             element_id = getattr(body, "id", "") or ""
             key = key_of(element_id)
             if kind in ("radio", "number_input") and key == "answer":
-                screen.answer = (element_id, kind, list(body.options) if kind == "radio" else [])
+                if kind == "radio":
+                    screen.answer = Answer(element_id, kind, tuple(body.options))
+                else:
+                    lo = body.min if body.has_min else 0.0
+                    screen.answer = Answer(element_id, kind, (), lo, body.max if body.has_max else lo + 20.0)
             elif kind == "button" and key:
                 screen.buttons[key] = element_id
             for name in ("body", "text"):
@@ -294,7 +319,7 @@ class Client:
                     screen.texts.append(value)
             if element_id and delta.fragment_id:
                 self._fragments[element_id] = delta.fragment_id
-        current = {screen.answer[0]} if screen.answer else set()
+        current = {screen.answer.id} if screen.answer else set()
         self.widgets = {k: v for k, v in self.widgets.items() if k in current}
         async with self.updated:
             self.screen = screen
@@ -349,22 +374,19 @@ class Phone:
     errors: list[str] = field(default_factory=list)
 
 
-def choice_for(answer: tuple[str, str, list[str]], rng: random.Random, avoid: str | None = None) -> tuple[str, str]:
-    """A choice and its widget value for the question's widget: an option of a radio, a number otherwise."""
-    _, kind, options = answer
-    if kind == "radio":
-        pool = [o for o in options if o != avoid] or options
-        pick = rng.choice(pool)
-        return pick, pick
-    value = float(rng.randint(0, 20))
-    while avoid is not None and str(value) == avoid:
-        value = float(rng.randint(0, 20))
-    return str(value), str(value)
+def choice_for(answer: Answer, rng: random.Random, avoid: str | None = None) -> str:
+    """A choice for the question's widget: one of a radio's options, or a number within the input's bounds."""
+    if answer.kind == "radio":
+        return rng.choice([o for o in answer.options if o != avoid] or list(answer.options))
+    while True:
+        value = f"{rng.uniform(answer.lo, answer.hi):.2f}"
+        if value != avoid:
+            return value
 
 
-def widget_state(answer: tuple[str, str, list[str]], value: str) -> WidgetState:
-    state = WidgetState(id=answer[0])
-    if answer[1] == "radio":
+def widget_state(answer: Answer, value: str) -> WidgetState:
+    state = WidgetState(id=answer.id)
+    if answer.kind == "radio":
         state.string_value = value
     else:
         state.double_value = float(value)
@@ -376,8 +398,8 @@ async def vote(phone: Phone, k: int, opened: float, avoid: str | None = None) ->
     client = phone.client
     for _ in range(3):  # a vote lost with its socket is sent again on the new one, as a person would
         asking = await client.wait(lambda s: s.at >= opened and s.answer is not None and not s.results, ANSWER_TIMEOUT)
-        choice, value = choice_for(asking.answer, phone.rng, avoid)
-        sent = await client.send([widget_state(asking.answer, value)])
+        choice = choice_for(asking.answer, phone.rng, avoid)
+        sent = await client.send([widget_state(asking.answer, choice)])
         try:
             said = await client.wait(lambda s, sent=sent: s.at > sent and outcome(s.texts) is not None, ANSWER_TIMEOUT)
         except TimeoutError:
@@ -452,11 +474,7 @@ def question_ids(n: int) -> tuple[str, ...]:
         from lnviz.labs.classroom.questions import bank
     except ImportError:
         return tuple(f"q{i}" for i in range(n))
-    found = bank()
-    ids = [getattr(q, "id", q) for q in (found.values() if isinstance(found, dict) else found)]
-    if isinstance(found, dict):
-        ids = list(found)
-    return tuple(ids[:n])
+    return tuple(q.id for q in bank()[:n])
 
 
 def plan_rounds(rounds: int) -> list[tuple[str, int, int]]:

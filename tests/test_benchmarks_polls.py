@@ -1,0 +1,124 @@
+"""``make load LOAD_ARGS="--mode poll"`` (benchmarks/polls.py): its counting of lost and double votes, its
+percentiles and CPU arithmetic, how it reads Streamlit's ids and the page's words, and its report's verdicts. The
+run itself is a benchmark (minutes of 200 phones on two replicas): ``make load`` runs it, not the tests."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+
+import pytest
+
+from benchmarks import load, polls
+from benchmarks.stats import percentile
+
+
+def test_a_vote_confirmed_on_the_phone_and_absent_from_redis_is_lost():
+    t = polls.tally({"a": "1", "b": "2", "c": "3"}, {"a": "1", "b": "2"})
+    assert (t.cast, t.counted, t.lost, t.double, t.differ) == (3, 2, 1, 0, 0)
+
+
+def test_a_vote_in_redis_from_no_confirmed_voter_is_double():
+    # a phone that came back under a new voter id would be counted twice: its old id and this one
+    t = polls.tally({"a": "1"}, {"a": "1", "a-again": "1"})
+    assert (t.lost, t.double) == (0, 1)
+
+
+def test_a_changed_answer_counts_once_and_must_be_the_last_one_confirmed():
+    assert polls.tally({"a": "B"}, {"a": "B"}).differ == 0
+    assert polls.tally({"a": "B"}, {"a": "A"}).differ == 1  # the earlier answer was kept instead
+
+
+def test_a_number_stored_rounded_is_the_same_answer():
+    assert polls.same("0.5", "0.50") and polls.same("Raises ValueError", "Raises ValueError")
+    assert not polls.same("0.51", "0.50") and not polls.same("A", "B")
+
+
+def test_the_percentile_interpolates_and_is_nan_for_nothing():
+    values = [float(v) for v in range(1, 101)]
+    assert percentile(values, 50) == pytest.approx(50.5)
+    assert percentile(values, 95) == pytest.approx(95.05)
+    assert percentile([], 95) != percentile([], 95)  # NaN
+
+
+def test_cpu_is_a_percentage_of_one_core_and_the_added_share_is_measured_side_by_side():
+    assert polls.cpu_percent(10.0, 12.0, 20.0) == pytest.approx(10.0)
+    idle = polls.Window("idle", 20, [1.0, 2.0], 1)
+    busy = polls.Window("busy", 20, [9.5, 14.0], 200)
+    assert polls.added(idle, busy) == pytest.approx([8.5, 12.0])
+
+
+def test_cpu_seconds_reads_this_process():
+    before = polls.cpu_seconds(os.getpid())
+    sum(i * i for i in range(200_000))
+    assert polls.cpu_seconds(os.getpid()) >= before > 0
+
+
+def test_three_rounds_are_ask_ask_again_then_the_next_question():
+    assert polls.plan_rounds(3) == [("open", 0, 1), ("again", 0, 2), ("next", 1, 1)]
+    assert polls.plan_rounds(4)[-1] == ("again", 1, 2)
+
+
+def test_an_elements_key_is_read_from_its_id():
+    assert polls.key_of("$$ID-6c86bdddc8a774279f8200a2727de725-answer") == "answer"
+    assert polls.key_of("$$ID-0123abcd-class_results") == "class_results"
+    assert polls.key_of("") == "" and polls.key_of("plain") == ""
+
+
+def test_a_choice_is_an_option_or_a_number_within_bounds_and_a_change_differs():
+    rng = random.Random(1)
+    radio = polls.Answer("id", "radio", ("A", "B", "C"))
+    number = polls.Answer("id", "number_input", lo=-1.0, hi=1.0)
+    assert all(polls.choice_for(radio, rng, avoid="A") in ("B", "C") for _ in range(50))
+    values = [float(polls.choice_for(number, rng)) for _ in range(50)]
+    assert all(-1.0 <= v <= 1.0 for v in values)
+    assert polls.widget_state(number, "0.25").double_value == 0.25
+    assert polls.widget_state(radio, "B").string_value == "B"
+
+
+def report(lost: int = 0, double: int = 0, reveal_ms: float = 500.0, busy_cpu: float = 8.0, join_ms: float = 900.0):
+    rounds = []
+    for k, (_, index, rnd) in enumerate(polls.plan_rounds(3)):
+        x = polls.Round(f"question {index + 1}, round {rnd}", index, rnd)
+        gone, extra = (lost if k == 1 else 0), (double if k == 2 else 0)
+        x.tally = polls.Tally(200, 200 - gone + extra, gone, extra, 0)
+        x.revealed = [reveal_ms] * 200
+        rounds.append(x)
+    windows = [polls.Window("idle", 20, [1.0, 1.0], 1), polls.Window("busy", 20, [1.0 + busy_cpu, 2.0], 200)]
+    return polls.PollReport(200, 2, 60, 20, rounds, windows, [join_ms] * 200, [300.0] * 90, 90, [])
+
+
+def verdicts(text: str) -> dict[str, str]:
+    rows = [line.split("|") for line in text.splitlines() if "PASS" in line or "MISS" in line]
+    return {cells[1].strip(): cells[3].strip() for cells in rows}
+
+
+def test_a_run_on_target_passes_every_row():
+    text = polls.poll_markdown(report(), "0.1", "0.2")
+    assert len(verdicts(text)) == 4 and all("PASS" in v for v in verdicts(text).values()), text
+    assert "| question 1, round 2 | 200 | 200 | 0 | 0 | 0 | 500 | 500 | 0 |" in text
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "failing"),
+    [
+        ({"lost": 1}, "0 votes lost"),
+        ({"double": 2}, "0 votes lost"),
+        ({"reveal_ms": 2500.0}, "the reveal"),
+        ({"busy_cpu": 10.5}, "200 waiting phones"),
+        ({"join_ms": 3100.0}, "join"),
+    ],
+)
+def test_each_missed_target_fails_its_row(kwargs, failing):
+    text = polls.poll_markdown(report(**kwargs), "0.1", "0.2")
+    failed = [row for row, v in verdicts(text).items() if "MISS" in v]
+    assert len(failed) == 1 and failed[0].startswith(failing), text
+
+
+def test_load_hands_the_poll_mode_over_with_two_replicas(monkeypatch):
+    seen: list[argparse.Namespace] = []
+    monkeypatch.setattr(polls, "main", lambda args: seen.append(args) or 0)
+    assert load.main(["--mode", "poll"]) == 0
+    (args,) = seen
+    assert (args.replicas, args.phones, args.rounds, args.arrive) == (2, 200, 3, 60.0)
