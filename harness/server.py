@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,8 +47,11 @@ class AppProcess:
         return "\n".join(lines)[-chars:]
 
 
-def start_app(port: int, log: Path, script: str = "app.py") -> AppProcess:
-    """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it."""
+def start_app(port: int, log: Path, script: str = "app.py", env: Mapping[str, str] | None = None) -> AppProcess:
+    """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it.
+
+    ``env``: variables to add to this process's environment (``LNVIZ_REDIS_URL``, say).
+    """
     cmd = [
         sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
@@ -58,9 +61,11 @@ def start_app(port: int, log: Path, script: str = "app.py") -> AppProcess:
         "--browser.gatherUsageStats", "false",
     ]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = {"MALLOC_ARENA_MAX": "2", **os.environ}  # as the Dockerfile runs it
+    environ = {"MALLOC_ARENA_MAX": "2", **os.environ, **(env or {})}  # as the Dockerfile runs it
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, cwd=ROOT, env=environ, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
     return AppProcess(proc=proc, url=f"http://127.0.0.1:{port}", log=log)
 
 
@@ -108,9 +113,10 @@ def stop(proc: subprocess.Popen, grace: float = 10.0) -> None:
 
 
 @contextmanager
-def serving(log: Path, script: str = "app.py") -> Iterator[AppProcess]:
-    """A server of ``script`` on a free port, healthy for the block, stopped after it."""
-    app = start_app(free_port(), log, script)
+def serving(log: Path, script: str = "app.py", env: Mapping[str, str] | None = None) -> Iterator[AppProcess]:
+    """A server of ``script`` on a free port (with ``env`` added to its environment), healthy for the block,
+    stopped after it."""
+    app = start_app(free_port(), log, script, env)
     try:
         wait_app(app)
         yield app
