@@ -20,9 +20,11 @@ GOOD_X = [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]]
 
 @pytest.fixture(autouse=True)
 def fresh_shared_store(monkeypatch) -> rooms.MemoryStore:
-    """Each test its own shared store (the process's one, ui.store), with no quota used."""
+    """Each test its own shared store (the process's one, ui.store), with no quota used, taken for Redis: the
+    in-process backend keeps the same contract (tests/test_rooms.py runs both)."""
     store = rooms.MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
+    monkeypatch.setattr(shared_store, "shared", lambda: True)
     return store
 
 
@@ -309,3 +311,23 @@ def test_the_same_matrix_pasted_again_stays_shown(monkeypatch):
     assert_no_exception(at)
     assert not [w for w in at.warning if "gone" in w.value]
     np.testing.assert_array_equal(stage_x(at), GOOD_X)
+
+
+def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_copy_is_kept(
+    monkeypatch, fresh_shared_store
+):
+    monkeypatch.setattr(shared_store, "shared", lambda: False)
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
+    at = paste(run_page(PAGE), GOOD)
+    key = own_of(at)
+    assert key == own_store.content_id(np.array(GOOD_X))
+    assert "this server process's memory" in share_caption(at)
+    assert own_share.load(fresh_shared_store, key) is None  # kept once, within the bytes STORE is bounded by
+    other = run_page(PAGE, {own_data.OWN_PARAM: key})  # another browser, the same process
+    assert_no_exception(other)
+    np.testing.assert_array_equal(stage_x(other), GOOD_X)
+    own_data.STORE.clock = lambda: 1e12  # unused for an hour: let go
+    late = run_page(PAGE, {own_data.OWN_PARAM: key})
+    (gone,) = [w.value for w in late.warning if "gone" in w.value]
+    assert "It is not there" in gone and "this server process's memory" in gone
+    np.testing.assert_allclose(stage_x(late), generated(), rtol=1e-6, atol=1e-6)

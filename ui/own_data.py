@@ -7,15 +7,18 @@ file or text that can't be used gets a plain message naming what is wrong and
 what is accepted, and the data shown before stays; the message stays while
 that file or text is in its box, and the next file or paste replaces it.
 
-Shown, the matrix travels with the link (:mod:`lnviz.serving.own_share`): its
-bytes go to the shared store (:mod:`ui.store`) under its id, the hash of its
-content, for 24 hours after it was last shown or opened, charged to this
-session's quota of 64 MiB an hour; and the link carries the id, ``own=<id>``.
-A session that opens such a link loads the matrix from the store, on whatever
-replica (Redis) or in this process (the in-process store, until it restarts),
-and says where it came from and until when it is kept. An id that is
-expired or unknown is said plainly, and so is a store that can't be reached;
-either way the page shows generated data, and never echoes the id.
+Shown, the matrix travels with the link, which carries its id, the hash of
+its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
+its bytes go there under that id (:mod:`lnviz.serving.own_share`), for 24
+hours after it was last shown or opened, charged to this session's quota of
+64 MiB an hour; a session that opens the link, on whatever replica, loads it
+from there. Without Redis, the id is looked up in :data:`STORE` itself, which
+every session of this process sees and which is bounded in bytes, so a link
+opens the data on this server while it is used at least once an hour, until
+the server restarts. Either way the page says where the data came from and
+how long it is kept. An id that is expired or unknown is said plainly, and so
+is a store that can't be reached; the page then shows generated data, and
+never echoes the id.
 
 When the store refuses (the hour's quota is used) or can't be reached, the
 matrix is shown in this session all the same, the link carries only its
@@ -200,11 +203,16 @@ def _current(subject: tuple[str, object], file_id: str | None) -> bool:
 
 
 def _where() -> str:
-    """Where the shared store keeps a grid, and for how long, as a clause."""
-    hours = f"{own_share.TTL_S / 3600:.0f} hours after it was last shown or opened"
+    """Where a grid whose id is in a link is kept, and for how long, as a clause."""
     if shared_store.shared():
-        return f"in the store every replica of this server shares, for {hours}"
-    return f"in this server process's memory, for {hours} or until the server restarts"
+        return (
+            f"in the store every replica of this server shares, for {own_share.TTL_S / 3600:.0f} hours after it was "
+            "last shown or opened"
+        )
+    return (
+        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 3600:.0f} hour, "
+        "until the server restarts or needs the room"
+    )
 
 
 def _until(at: float) -> str:
@@ -214,16 +222,24 @@ def _until(at: float) -> str:
 
 
 def _share(values: np.ndarray, key: str) -> dict[str, Any]:
-    """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`)."""
+    """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
+
+    Without Redis, :data:`STORE` is the store a link's id is looked up in: content-addressed, seen by every
+    session of this process and bounded in bytes. Copying the grid to the in-process ``rooms.MemoryStore``
+    as well would keep it for a day outside that bound, and sessions are free to open.
+    """
     record = st.session_state.get(_SHARED)
     now = time.time()
     if isinstance(record, dict) and record.get("id") == key:
         if record["outcome"] == "shared" or now - record["at"] < RETRY_S:
             return record
-    try:
-        outcome = "shared" if own_share.share(shared_store.store(), values, heavy.session_id()) else "quota"
-    except rooms.StoreDown:
-        outcome = "down"
+    if not shared_store.shared():
+        outcome = "shared"
+    else:
+        try:
+            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.session_id()) else "quota"
+        except rooms.StoreDown:
+            outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}
     st.session_state[_SHARED] = record
     return record
@@ -231,8 +247,10 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
 
 def _kept(record: dict[str, Any]) -> str:
     """Where the data shown is kept and until when, or why the link doesn't carry it: one plain sentence."""
-    if record["outcome"] == "shared":
+    if record["outcome"] == "shared" and shared_store.shared():
         return f"Shared data, kept on the server until about {_until(record['at'])}: {_where()}."
+    if record["outcome"] == "shared":
+        return f"Shared data, kept {_where()}."
     if record["outcome"] == "quota":
         why = f"this session has stored the {own_share.QUOTA_BYTES // 2**20} MiB of data an hour that links may hold"
     else:
@@ -250,11 +268,24 @@ def caveat(own: OwnData) -> str:
     return f"{own.kept} This link opens the same controls on generated data, and says the data isn't in it."
 
 
+def _load(key: str) -> np.ndarray | None:
+    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :data:`STORE`), or None.
+
+    Raises :class:`~lnviz.serving.rooms.StoreDown` when Redis can't be reached.
+    """
+    if not shared_store.shared():
+        return STORE.get(key)
+    values = own_share.load(shared_store.store(), key)
+    if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
+        own_share.share(shared_store.store(), values, heavy.session_id())
+    return values
+
+
 def _from_link() -> bool:
-    """Load the grid whose id the link carries from the shared store into this session; whether it came.
+    """Load the grid whose id the link carries into this session; whether it came.
 
     A grid that can't come (expired or unknown, the store down, this server's
-    memory full) is noted once, for :func:`_say_if_gone`, and tried again after :data:`RETRY_S`.
+    memory full) is noted, for :func:`_say_if_gone`, and tried again after :data:`RETRY_S`.
     """
     key = own_share.valid_id(st.query_params.get(OWN_PARAM))
     if key is None:
@@ -263,21 +294,18 @@ def _from_link() -> bool:
     now = time.time()
     if isinstance(failed, dict) and failed["id"] == key and now - failed["at"] < RETRY_S:
         return False
-    visitor = heavy.session_id()
     try:
-        values = own_share.load(shared_store.store(), key)
+        values = _load(key)
         if values is None:
             return _failed(key, "gone", now)
-        # Stored again by its opener: free (it is there), and kept for another day from now.
-        renewed = own_share.share(shared_store.store(), values, visitor) is not None
-        held = hold(values, LINK_SOURCE, visitor)
+        held = hold(values, LINK_SOURCE, heavy.session_id())
     except rooms.StoreDown:
         return _failed(key, "down", now)
     except own_store.StoreFull as full:
         return _failed(key, str(full), now)
     _release(keep=key)
     st.session_state[KEY] = held
-    st.session_state[_SHARED] = {"id": key, "outcome": "shared" if renewed else "quota", "at": now}
+    st.session_state[_SHARED] = {"id": key, "outcome": "shared", "at": now}
     st.session_state.pop(_LINK_FAILED, None)
     return True
 
@@ -374,8 +402,8 @@ def _say_if_gone() -> None:
         if why == "gone":
             said = (
                 f"This link shares someone's own data, which the server keeps {_where()}. It is not there: it "
-                "expired, the server restarted, or it was never stored. So the data is gone and this is "
-                "**generated data**. Ask whoever sent the link for the data, or upload or paste your own."
+                "expired, the server restarted, or the link comes from another server. So the data is gone and "
+                "this is **generated data**. Ask whoever sent the link for the data, or upload or paste your own."
             )
         elif why == "down":
             said = (
