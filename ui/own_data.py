@@ -210,7 +210,7 @@ def _where() -> str:
             "last shown or opened"
         )
     return (
-        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 3600:.0f} hour, "
+        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 60:.0f} minutes, "
         "until the server restarts or needs the room"
     )
 
