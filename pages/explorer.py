@@ -77,7 +77,7 @@ def input_section() -> tuple[Inputs, Any]:
             batch, features = page.controls("batch", "features")
         else:
             dist, (batch, features) = None, own.x.shape
-            st.caption(f"Your data: {own.source}, {batch} × {features}.")
+            st.caption(f"Your data: {own.source}, {batch} × {features}. {own.kept}")
             own_data.back_button()
         seed = page.control("seed", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
     norm_box = st.sidebar.container()  # γ, β, ε: drawn by below() before the compute section, in the fragment
@@ -362,12 +362,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     elif result.bn is not None and norm.eps == 0 and kind != "cell":  # the cell view says it beside BN's formula
         st.caption(explorer.BN_ZERO_EPS)
     VIEWS[kind].draw(shown)
-    page.finish(
-        caveat=None
-        if inputs.own is None
-        else "Your own data stays in this session and cannot travel in a link: this link opens the same controls "
-        "on the generated data."
-    )
+    page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own))
 
 
 st.fragment(below)(*input_section())

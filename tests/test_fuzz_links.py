@@ -25,6 +25,8 @@ PAGES = [entry.file for entry in REGISTRY]
 EXAMPLES = int(os.environ.get("LNVIZ_FUZZ_EXAMPLES", "200"))
 # Link-level parameters that are not controls but are read from every link.
 EXTRAS = ("hide", "preset", "present", "embed", "v", "zzz")
+# Link parameters a page reads that are not controls: the class page's room code.
+OWN_PARAMS = {"pages/class.py": ("room",)}
 # Pages whose buttons would start long work: the fuzz must not press them, and it can't
 # (no clicks happen here), so every page is safe to load with any query.
 
@@ -74,7 +76,7 @@ JUNK = st.one_of(
 def discover(page: str) -> dict:
     at = run_page(page)
     assert not at.exception, [e.value for e in at.exception]
-    return dict(at.session_state[PARAMS_DRAWN])
+    return dict(at.session_state[PARAMS_DRAWN]) if PARAMS_DRAWN in at.session_state else {}  # the class page has none
 
 
 def widget_value(at, key: str):
@@ -90,7 +92,7 @@ def test_junk_links_never_break_a_page(page):
     params = discover(page)
     keys = sorted(params)
     query_strategy = st.dictionaries(
-        st.sampled_from(keys + list(EXTRAS)),
+        st.sampled_from([*keys, *EXTRAS, *OWN_PARAMS.get(page, ())]),
         st.one_of(JUNK, st.lists(JUNK, min_size=2, max_size=3)),
         max_size=len(keys) + 2,
     )

@@ -1,15 +1,31 @@
-"""The explorer's own data: refusals replace each other, and a link whose own data is gone says so."""
+"""The explorer's own data: refusals replace each other, a link carries the data through the shared store, and a
+link whose own data is gone says so."""
+
+from urllib.parse import parse_qs, urlparse
 
 import numpy as np
+import pytest
 import torch
-from conftest import assert_no_exception, run_page, stage_x
+from conftest import assert_no_exception, run_page, share_link, stage_x
 
 from lnviz.maths import data
-from lnviz.serving import own_store, upload
+from lnviz.serving import own_share, own_store, rooms, upload
 from ui import own_data
+from ui import store as shared_store
 
 PAGE = "pages/explorer.py"
 GOOD = "1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0"
+GOOD_X = [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]]
+
+
+@pytest.fixture(autouse=True)
+def fresh_shared_store(monkeypatch) -> rooms.MemoryStore:
+    """Each test its own shared store (the process's one, ui.store), with no quota used, taken for Redis: the
+    in-process backend keeps the same contract (tests/test_rooms.py runs both)."""
+    store = rooms.MemoryStore()
+    monkeypatch.setattr(shared_store, "_store", store)
+    monkeypatch.setattr(shared_store, "shared", lambda: True)
+    return store
 
 
 def generated() -> np.ndarray:
@@ -56,11 +72,11 @@ def test_a_paste_cut_at_the_box_limit_is_refused_as_such():
     assert "cut off" in only
 
 
-def test_own_data_is_marked_in_the_link_and_the_mark_goes_with_it():
+def test_own_data_is_in_the_link_by_its_id_and_the_id_goes_with_it():
     at = run_page(PAGE)
     assert own_data.OWN_PARAM not in at.query_params
     paste(at, GOOD)
-    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    assert at.query_params[own_data.OWN_PARAM] == own_store.content_id(np.array(GOOD_X))
     at.button(key="own_data_off").click().run()
     assert own_data.OWN_PARAM not in at.query_params
     np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
@@ -90,7 +106,7 @@ def test_data_sent_by_another_page_is_marked_too():
     own_x = torch.arange(12, dtype=torch.float64).reshape(3, 4) ** 2
     at.session_state[own_data.KEY] = own_data.hold(own_x, "the training page", "a visitor")
     at.run()
-    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    assert at.query_params[own_data.OWN_PARAM] == own_store.content_id(own_x.numpy())
     np.testing.assert_allclose(stage_x(at), own_x.numpy())
 
 
@@ -122,15 +138,22 @@ def test_sessions_pasting_the_same_matrix_hold_it_once_and_not_in_their_state(mo
     assert len(own_data.STORE) == 0  # (AppTest gives every session one id: all three were one visitor)
 
 
-def test_data_the_server_let_go_is_said_to_be_gone_never_shown_stale(monkeypatch):
+def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_is_said_to_be_gone(monkeypatch):
+    clock = [0.0]
+    monkeypatch.setattr(shared_store, "_store", rooms.MemoryStore(clock=lambda: clock[0]))
     monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
     at = paste(run_page(PAGE), GOOD)
-    assert at.query_params[own_data.OWN_PARAM] == "3x4"
-    own_data.STORE.clock = lambda: 1e12  # an hour later, unused
+    own_data.STORE.clock = lambda: 1e12  # an hour later, unused: this process let it go
     at.slider(key="gain").set_value(1.5).run()
     assert_no_exception(at)
+    assert not [w for w in at.warning if "gone" in w.value]
+    np.testing.assert_array_equal(stage_x(at), GOOD_X)  # the link's id brought it back from the shared store
+    own_data.STORE.clock = lambda: 2e12
+    clock[0] = rooms.BLOB_TTL_S + 1  # a day later: the shared store let it go too
+    at.slider(key="gain").set_value(1.25).run()
+    assert_no_exception(at)
     (gone,) = [w.value for w in at.warning if "gone" in w.value]
-    assert "(3 × 4)" in gone and "generated data" in gone
+    assert "It is not there" in gone and "generated data" in gone
     assert not [i for i in at.info if "Showing" in i.value]
     np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
 
@@ -173,10 +196,10 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
     assert own_data.OWN_PARAM not in at.query_params
     busy[0] = False
     at.run()  # any later run: read now
-    assert at.query_params[own_data.OWN_PARAM] == "1024x256" and len(asked) == 2
+    assert at.query_params[own_data.OWN_PARAM] == own_store.content_id(rows) and len(asked) == 2
     busy[0] = True
     at.file_uploader(key="upload").set_value(("small.csv", GOOD.encode(), "text/csv")).run()
-    assert at.query_params[own_data.OWN_PARAM] == "3x4" and len(asked) == 2  # a small file never waits
+    assert at.query_params[own_data.OWN_PARAM] == own_store.content_id(np.array(GOOD_X)) and len(asked) == 2
 
 
 def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
@@ -197,3 +220,114 @@ def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypat
         at.slider(key="gain").set_value(1.5).run()  # γ moves: no recomputation of the norms
         assert_no_exception(at)
     assert calls.count((3, 4)) == 1
+
+
+def own_of(at) -> str:
+    """The ``own`` value of the link in the page's share box."""
+    return parse_qs(urlparse(share_link(at)).query)[own_data.OWN_PARAM][0]
+
+
+def share_caption(at) -> str:
+    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+    return box.caption[0].value
+
+
+def test_a_link_carries_pasted_data_to_a_new_session_on_another_server_exactly(monkeypatch):
+    x = np.random.default_rng(3).standard_normal((5, 7)) * 1e3  # full float64 digits
+    at = paste(run_page(PAGE), "\n".join(",".join(map(repr, row)) for row in x.tolist()))
+    np.testing.assert_array_equal(stage_x(at), x)
+    key = own_of(at)
+    assert key == own_store.content_id(x) and own_share.valid_id(key)
+    assert "anyone who has the link" in share_caption(at)
+    # Another replica: its own process memory (own_data.STORE), the same shared store.
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore())
+    other = run_page(PAGE, {"seed": "3", own_data.OWN_PARAM: key})
+    assert_no_exception(other)
+    torch.testing.assert_close(torch.from_numpy(stage_x(other)), torch.from_numpy(x), rtol=0, atol=0)
+    said = " ".join(c.value for c in other.sidebar.caption)
+    assert "shared by a link" in said and "Shared data, kept on the server until about" in said, said
+    assert not [w for w in other.warning if "gone" in w.value]
+    assert other.query_params[own_data.OWN_PARAM] == key
+
+
+def test_an_unknown_id_is_said_plainly_and_never_echoed():
+    key = "0123456789abcdef0123456789abcdef"
+    at = run_page(PAGE, {own_data.OWN_PARAM: key})
+    assert_no_exception(at)
+    (gone,) = [w.value for w in at.warning if "gone" in w.value]
+    assert "It is not there" in gone and "generated data" in gone and key not in gone
+    np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
+    at.button(key="own_gone_ok").click().run()
+    assert own_data.OWN_PARAM not in at.query_params and not [w for w in at.warning if "gone" in w.value]
+
+
+def test_bytes_under_an_id_that_are_not_its_grid_are_not_shown(fresh_shared_store):
+    stored = own_share.to_bytes(np.ones((2, 3)))
+    key = "0123456789abcdef0123456789abcdef"  # not the hash of those bytes' grid
+    fresh_shared_store.put_blob(f"own:{key}", stored, "someone", own_share.QUOTA_BYTES)
+    at = run_page(PAGE, {own_data.OWN_PARAM: key})
+    assert_no_exception(at)
+    assert [w for w in at.warning if "gone" in w.value]
+    np.testing.assert_allclose(stage_x(at), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_over_the_quota_the_data_is_shown_and_the_link_says_it_cant_carry_it(monkeypatch):
+    monkeypatch.setattr(own_share, "QUOTA_BYTES", 64)  # less than the 3 x 4 grid's bytes
+    at = paste(run_page(PAGE), GOOD)
+    assert_no_exception(at)
+    np.testing.assert_array_equal(stage_x(at), GOOD_X)
+    assert at.query_params[own_data.OWN_PARAM] == "3x4"  # the shape only, as before: opened, it says "gone"
+    caption = share_caption(at)
+    assert "Not in the link" in caption and "an hour" in caption, caption
+
+
+class DownStore(rooms.MemoryStore):
+    """A shared store that can't be reached."""
+
+    def put_blob(self, *args):
+        raise rooms.StoreDown("connection refused")
+
+    def get_blob(self, *args):
+        raise rooms.StoreDown("connection refused")
+
+
+def test_a_store_that_cant_be_reached_is_said_plainly_and_never_raises(monkeypatch):
+    monkeypatch.setattr(shared_store, "_store", DownStore())
+    at = paste(run_page(PAGE), GOOD)
+    assert_no_exception(at)
+    np.testing.assert_array_equal(stage_x(at), GOOD_X)  # shown in this session all the same
+    assert at.query_params[own_data.OWN_PARAM] == "3x4"
+    assert "can't be reached" in share_caption(at)
+    other = run_page(PAGE, {own_data.OWN_PARAM: own_store.content_id(np.array(GOOD_X))})
+    assert_no_exception(other)
+    (down,) = [w.value for w in other.warning if "can't be reached" in w.value]
+    assert "generated data" in down
+    np.testing.assert_allclose(stage_x(other), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_the_same_matrix_pasted_again_stays_shown(monkeypatch):
+    monkeypatch.setattr(shared_store, "_store", DownStore())  # no link to bring it back: this process alone
+    at = paste(paste(run_page(PAGE), GOOD), GOOD)  # held again under the same id: not let go as the old one
+    assert_no_exception(at)
+    assert not [w for w in at.warning if "gone" in w.value]
+    np.testing.assert_array_equal(stage_x(at), GOOD_X)
+
+
+def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_copy_is_kept(
+    monkeypatch, fresh_shared_store
+):
+    monkeypatch.setattr(shared_store, "shared", lambda: False)
+    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
+    at = paste(run_page(PAGE), GOOD)
+    key = own_of(at)
+    assert key == own_store.content_id(np.array(GOOD_X))
+    assert "this server process's memory" in share_caption(at)
+    assert own_share.load(fresh_shared_store, key) is None  # kept once, within the bytes STORE is bounded by
+    other = run_page(PAGE, {own_data.OWN_PARAM: key})  # another browser, the same process
+    assert_no_exception(other)
+    np.testing.assert_array_equal(stage_x(other), GOOD_X)
+    own_data.STORE.clock = lambda: 1e12  # unused for an hour: let go
+    late = run_page(PAGE, {own_data.OWN_PARAM: key})
+    (gone,) = [w.value for w in late.warning if "gone" in w.value]
+    assert "It is not there" in gone and "this server process's memory" in gone
+    np.testing.assert_allclose(stage_x(late), generated(), rtol=1e-6, atol=1e-6)

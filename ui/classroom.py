@@ -43,11 +43,17 @@ export default function ({ data }) {
 _cookies = st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
 
 
+def _cookie(name: str) -> str:
+    """The browser's cookie ``name`` as it came with this session's connection; "" if none."""
+    found = st.context.cookies.get(name, "")
+    return found if isinstance(found, str) else ""
+
+
 def voter() -> str:
     """This browser's voter id: its cookie's, or a new random one that :func:`keep_cookies` will store."""
     found = st.session_state.get("class_voter")
     if not found:
-        cookie = st.context.cookies.get(VOTER_COOKIE, "")
+        cookie = _cookie(VOTER_COOKIE)
         found = cookie if _TOKEN.fullmatch(cookie) else secrets.token_urlsafe(16)
         st.session_state["class_voter"] = found
     return found
@@ -58,7 +64,7 @@ def secret_for(code: str) -> str | None:
     held = st.session_state.get("class_secret")
     if isinstance(held, dict) and held.get("code") == code:
         return held.get("secret")
-    cookie = st.context.cookies.get(HOST_COOKIE, "")
+    cookie = _cookie(HOST_COOKIE)
     found_code, _, secret = cookie.partition(".")
     if found_code == code and _TOKEN.fullmatch(secret):
         st.session_state["class_secret"] = {"code": code, "secret": secret}

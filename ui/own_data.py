@@ -1,21 +1,30 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
-The matrix lives in the server's memory only, never on disk and never in the
-link: once per content, in the process's :data:`STORE` (``lnviz.serving.own_store``),
-counted per session and in all, and let go when unused for an hour; the
-session keeps its id. A file or text that can't be used gets a plain
-message naming what is wrong and what is accepted, and the data shown before
-stays; the message stays while that file or text is in its box, and the next
-file or paste replaces it.
+The matrix lives in the server's memory, never on disk: once per content, in
+the process's :data:`STORE` (``lnviz.serving.own_store``), counted per session
+and in all, and let go when unused for an hour; the session keeps its id. A
+file or text that can't be used gets a plain message naming what is wrong and
+what is accepted, and the data shown before stays; the message stays while
+that file or text is in its box, and the next file or paste replaces it.
 
-The link does carry a marker, ``own=BxH``, while your own data is shown. The
-data is in the server's memory, for the session of one browser tab, and a
-session ends (the server restarts, the tab is away longer than
-``server.disconnectedSessionTTL``, or the link is opened in another browser),
-or the store lets the data go (unused for an hour, or to make room).
-A new session that finds the marker but no data says so, instead of showing
-generated numbers as if they were yours. The marker is the only trace the
-browser keeps: it holds the shape and nothing else, and it is read as two
+Shown, the matrix travels with the link, which carries its id, the hash of
+its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
+its bytes go there under that id (:mod:`lnviz.serving.own_share`), for 24
+hours after it was last shown or opened, charged to this session's quota of
+64 MiB an hour; a session that opens the link, on whatever replica, loads it
+from there. Without Redis, the id is looked up in :data:`STORE` itself, which
+every session of this process sees and which is bounded in bytes, so a link
+opens the data on this server while it is used at least once an hour, until
+the server restarts. Either way the page says where the data came from and
+how long it is kept. An id that is expired or unknown is said plainly, and so
+is a store that can't be reached; the page then shows generated data, and
+never echoes the id.
+
+When the store refuses (the hour's quota is used) or can't be reached, the
+matrix is shown in this session all the same, the link carries only its
+shape, ``own=BxH`` (as links did before), and the share box says why. A
+session that finds that marker and no data says the data is gone, instead of
+showing generated numbers as if they were yours; the marker is read as two
 whole numbers, never echoed.
 """
 
@@ -23,9 +32,11 @@ from __future__ import annotations
 
 import os
 import re
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -33,30 +44,38 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import own_store, upload
+from lnviz.serving import own_share, own_store, rooms, upload
 from ui import heavy, upload_share
+from ui import store as shared_store
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
 KEY = "explorer_activations"
 # Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.serving.own_store).
 STORE = own_store.OwnStore.from_env(os.environ)
-OWN_PARAM = "own"  # the link's marker while the explorer shows your own data: "BxH"
+OWN_PARAM = "own"  # the link's own data: its id in the shared store, or "BxH" while it can't be shared
 PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
+_SHARED = "_lnviz_own_shared"  # {"id", "outcome": "shared", "quota" or "down", "at": time.time() of the try}
+_LINK_FAILED = "_lnviz_own_link_failed"  # {"id", "why": "gone", "down" or StoreFull's message, "at"}
 _MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
+LINK_SOURCE = "shared by a link"
+RETRY_S = 60  # a grid the store refused or couldn't take is offered again after this long, not on every rerun
 FILE_NAME_LIMIT = 40  # characters of a file's name shown
 RECONNECT_TIMER_S = 3600  # see _rerun_whole_page_on_reconnect: the timer only has to exist
 
 
 @dataclass(frozen=True)
 class OwnData:
-    """A matrix from the user: x (B, H), float64 on the CPU, where it came from (Markdown, safe to show), and its
-    id in :data:`STORE` (the hash of its content: what it is cached by)."""
+    """A matrix from the user: x (B, H), float64 on the CPU, where it came from (Markdown, safe to show), its
+    id in :data:`STORE` (the hash of its content: what it is cached by), and whether the link carries it,
+    with the sentence that says where it is kept and until when (or why it isn't shared)."""
 
     x: torch.Tensor
     source: str
     id: str
+    shared: bool
+    kept: str
 
 
 def stored(key: str) -> torch.Tensor:
@@ -86,16 +105,16 @@ def send(x: torch.Tensor, source: str) -> str | None:
         held = hold(x, source, heavy.session_id())
     except own_store.StoreFull as full:
         return str(full)
-    _release()
+    _release(keep=held["id"])
     st.session_state[KEY] = held
     st.session_state.pop(_REFUSAL, None)
     return None
 
 
-def _release() -> None:
-    """This session no longer needs the data it held."""
+def _release(keep: str | None = None) -> None:
+    """This session no longer needs the data it held, unless that is ``keep`` (the same matrix, held again)."""
     held = st.session_state.pop(KEY, None)
-    if isinstance(held, dict) and isinstance(held.get("id"), str):
+    if isinstance(held, dict) and isinstance(held.get("id"), str) and held["id"] != keep:
         STORE.release(heavy.session_id(), held["id"])
 
 
@@ -109,8 +128,7 @@ def file_source(name: str) -> str:
     return f"the file {text.quote(name, FILE_NAME_LIMIT)}"
 
 
-def _mark(shape: tuple[int, ...]) -> None:
-    marker = f"{shape[0]}x{shape[1]}"
+def _mark(marker: str) -> None:
     if st.query_params.get(OWN_PARAM) != marker:
         st.query_params[OWN_PARAM] = marker
 
@@ -184,12 +202,126 @@ def _current(subject: tuple[str, object], file_id: str | None) -> bool:
     return what == hash(st.session_state.get(PASTE_KEY, ""))
 
 
+def _where() -> str:
+    """Where a grid whose id is in a link is kept, and for how long, as a clause."""
+    if shared_store.shared():
+        return (
+            f"in the store every replica of this server shares, for {own_share.TTL_S / 3600:.0f} hours after it was "
+            "last shown or opened"
+        )
+    return (
+        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 60:.0f} minutes, "
+        "until the server restarts or needs the room"
+    )
+
+
+def _until(at: float) -> str:
+    """When a grid stored at ``at`` (time.time()) expires, roughly, in UTC."""
+    when = datetime.fromtimestamp(at + own_share.TTL_S, UTC)
+    return f"{when:%H:%M} UTC on {when.day} {when:%b}"
+
+
+def _share(values: np.ndarray, key: str) -> dict[str, Any]:
+    """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
+
+    Without Redis, :data:`STORE` is the store a link's id is looked up in: content-addressed, seen by every
+    session of this process and bounded in bytes. Copying the grid to the in-process ``rooms.MemoryStore``
+    as well would keep it for a day outside that bound, and sessions are free to open.
+    """
+    record = st.session_state.get(_SHARED)
+    now = time.time()
+    if isinstance(record, dict) and record.get("id") == key:
+        if record["outcome"] == "shared" or now - record["at"] < RETRY_S:
+            return record
+    if not shared_store.shared():
+        outcome = "shared"
+    else:
+        try:
+            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.session_id()) else "quota"
+        except rooms.StoreDown:
+            outcome = "down"
+    record = {"id": key, "outcome": outcome, "at": now}
+    st.session_state[_SHARED] = record
+    return record
+
+
+def _kept(record: dict[str, Any]) -> str:
+    """Where the data shown is kept and until when, or why the link doesn't carry it: one plain sentence."""
+    if record["outcome"] == "shared" and shared_store.shared():
+        return f"Shared data, kept on the server until about {_until(record['at'])}: {_where()}."
+    if record["outcome"] == "shared":
+        return f"Shared data, kept {_where()}."
+    if record["outcome"] == "quota":
+        why = f"this session has stored the {own_share.QUOTA_BYTES // 2**20} MiB of data an hour that links may hold"
+    else:
+        why = "the store that keeps data for links can't be reached now"
+    return f"Not in the link: {why}. It is shown in this session only, and the link notes only its shape."
+
+
+def caveat(own: OwnData) -> str:
+    """What the share box says of a link while ``own`` is shown."""
+    if own.shared:
+        return (
+            f"This link opens this view with the same data, which the server keeps {_where()}: anyone who has the "
+            "link sees these numbers."
+        )
+    return f"{own.kept} This link opens the same controls on generated data, and says the data isn't in it."
+
+
+def _load(key: str) -> np.ndarray | None:
+    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :data:`STORE`), or None.
+
+    Raises :class:`~lnviz.serving.rooms.StoreDown` when Redis can't be reached.
+    """
+    if not shared_store.shared():
+        return STORE.get(key)
+    values = own_share.load(shared_store.store(), key)
+    if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
+        own_share.share(shared_store.store(), values, heavy.session_id())
+    return values
+
+
+def _from_link() -> bool:
+    """Load the grid whose id the link carries into this session; whether it came.
+
+    A grid that can't come (expired or unknown, the store down, this server's
+    memory full) is noted, for :func:`_say_if_gone`, and tried again after :data:`RETRY_S`.
+    """
+    key = own_share.valid_id(st.query_params.get(OWN_PARAM))
+    if key is None:
+        return False
+    failed = st.session_state.get(_LINK_FAILED)
+    now = time.time()
+    if isinstance(failed, dict) and failed["id"] == key and now - failed["at"] < RETRY_S:
+        return False
+    try:
+        values = _load(key)
+        if values is None:
+            return _failed(key, "gone", now)
+        held = hold(values, LINK_SOURCE, heavy.session_id())
+    except rooms.StoreDown:
+        return _failed(key, "down", now)
+    except own_store.StoreFull as full:
+        return _failed(key, str(full), now)
+    _release(keep=key)
+    st.session_state[KEY] = held
+    st.session_state[_SHARED] = {"id": key, "outcome": "shared", "at": now}
+    st.session_state.pop(_LINK_FAILED, None)
+    return True
+
+
+def _failed(key: str, why: str, now: float) -> bool:
+    """Note that the link's grid ``key`` could not come, and why, for :func:`_say_if_gone`."""
+    st.session_state[_LINK_FAILED] = {"id": key, "why": why, "at": now}
+    return False
+
+
 def panel() -> OwnData | None:
     """Draw the "Your own data" expander in the sidebar; return the matrix in use, if any."""
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
         st.caption(
-            upload.LIMITS
-            + " It stays in this browser session only: never saved, and never in the link, which notes only its shape."
+            f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, {_where()}, and the "
+            "link carries that hash: anyone who has the link sees the numbers."
         )
         upload_share.note_client()  # whose files these are, for the fair share of the server's upload ceiling
         file = st.file_uploader(
@@ -216,16 +348,26 @@ def panel() -> OwnData | None:
     if refusal is not None:
         kept = "your previous data" if KEY in st.session_state else "the generated data"
         st.warning(f"{refusal['message']} Still showing {kept}.", icon=":material/error:")
-    held = st.session_state.get(KEY)
-    values = STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
-    if values is None:  # none, or no longer in the server's memory
+    values = _held()
+    if values is None and _from_link():  # none held, or no longer in this server's memory: the link may carry it
+        values = _held()
+    if values is None:
         st.session_state.pop(KEY, None)
         _say_if_gone()
         return None
-    x = torch.from_numpy(values)  # (B, H), shared with the store and with other sessions: never modified
-    _mark(tuple(x.shape))
+    held = st.session_state[KEY]
+    record = _share(values, held["id"])
+    shared = record["outcome"] == "shared"
+    _mark(held["id"] if shared else f"{values.shape[0]}x{values.shape[1]}")
     _rerun_whole_page_on_reconnect()
-    return OwnData(x=x, source=str(held.get("source", "your data")), id=held["id"])
+    x = torch.from_numpy(values)  # (B, H), shared with the store and with other sessions: never modified
+    return OwnData(x=x, source=str(held.get("source", "your data")), id=held["id"], shared=shared, kept=_kept(record))
+
+
+def _held() -> np.ndarray | None:
+    """The matrix (B, H) this session holds in :data:`STORE`, or None: none, or let go by the server."""
+    held = st.session_state.get(KEY)
+    return STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
 
 
 def _nothing() -> None:
@@ -233,7 +375,8 @@ def _nothing() -> None:
 
 
 def _rerun_whole_page_on_reconnect() -> None:
-    """After the server restarts, the tab's next move reruns the whole page, which then says the data is gone.
+    """After the server restarts, the tab's next move reruns the whole page, which then loads the data again
+    from the link or says it is gone.
 
     A tab reconnects to a restarted server by itself, into a new session that
     holds none of the old one's data, and keeps what it drew. Streamlit's
@@ -248,21 +391,42 @@ def _rerun_whole_page_on_reconnect() -> None:
 
 
 def _say_if_gone() -> None:
-    """The link says its view showed someone's own data, and this session has none: say so."""
+    """The link says its view showed someone's own data, and this session has none: say so, and why."""
     marker = st.query_params.get(OWN_PARAM)
     if marker is None:
         return
-    found = _MARKER.fullmatch(marker)
-    shape = f" ({found[1]} × {found[2]})" if found else ""
-    ttl = st.get_option("server.disconnectedSessionTTL")
-    st.warning(
-        f"This view was showing someone's own data{shape}, which the server keeps only in its memory, for the "
-        "browser session that uploaded or pasted it: never saved, never in the link. The server restarted, the "
-        f"page was away for more than {ttl} s or unused for {own_store.TTL_S / 3600:.0f} hour, the server needed "
-        "the room, or the link was opened elsewhere, so the data is gone and this is **generated data**. Upload "
-        "or paste it again to see it.",
-        icon=":material/cloud_off:",
-    )
+    key = own_share.valid_id(marker)
+    if key is not None:
+        failed = st.session_state.get(_LINK_FAILED) or {}
+        why = failed.get("why") if failed.get("id") == key else "gone"
+        if why == "gone":
+            said = (
+                f"This link shares someone's own data, which the server keeps {_where()}. It is not there: it "
+                "expired, the server restarted, or the link comes from another server. So the data is gone and "
+                "this is **generated data**. Ask whoever sent the link for the data, or upload or paste your own."
+            )
+        elif why == "down":
+            said = (
+                "This link shares someone's own data, but the store that keeps it can't be reached now, so this is "
+                "**generated data**. Reload the page in a minute to try again."
+            )
+        else:
+            said = (
+                f"This link shares someone's own data, which this server can't hold now: {why} This is "
+                "**generated data**."
+            )
+    else:
+        found = _MARKER.fullmatch(marker)
+        shape = f" ({found[1]} × {found[2]})" if found else ""
+        ttl = st.get_option("server.disconnectedSessionTTL")
+        said = (
+            f"This view was showing someone's own data{shape}, which the link does not carry: it was kept only in "
+            "the server's memory, for the browser session that uploaded or pasted it. The server restarted, the "
+            f"page was away for more than {ttl} s or unused for {own_store.TTL_S / 3600:.0f} hour, the server "
+            "needed the room, or the link was opened elsewhere, so the data is gone and this is **generated data**. "
+            "Upload or paste it again to see it."
+        )
+    st.warning(said, icon=":material/cloud_off:")
     st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
 
 

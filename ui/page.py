@@ -67,7 +67,7 @@ T = TypeVar("T")
 
 # Link parameters that are not controls but belong to the view. Every share link also carries
 # the state table's version, v (see lnviz.views.links.upgrade).
-LINK_EXTRAS = ("preset", "hide", "present", "embed")
+LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
 # Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.serving.budget).
 RESULTS: budget.ByteLRU = budget.ByteLRU(
     budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE

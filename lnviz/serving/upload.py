@@ -72,7 +72,7 @@ LIMITS = (
     ".csv / .txt: numbers separated by commas, semicolons, tabs or spaces; an optional first row of "
     "column names is skipped. .npy: a numeric array (float, int or bool), no pickled objects. "
     f"A paste holds at most {MAX_PASTE_CHARS // 2**10:,} thousand characters; larger matrices come as a file. "
-    "The data stays in this session's memory and is never saved."
+    "The data is read in memory, never written to a file."
 )
 
 _SEPARATORS = (",", ";", "\t")  # tried in this order; else any whitespace

@@ -243,6 +243,15 @@ PAGES: tuple[PageEntry, ...] = (
         FAMILY,
         heading="The norm family on one tensor",
     ),
+    PageEntry(
+        "class",
+        "Class poll",
+        ":material/how_to_vote:",
+        "Teach",
+        "class",
+        Controls(),
+        heading="Class poll: predict, then see torch's answer",
+    ),
     PageEntry("training", "Training race", ":material/sports_score:", "Experiments", "training", TRAINING),
     PageEntry("bench", "Kernel benchmark", ":material/speed:", "Experiments", "bench", BENCH),
 )

@@ -1,0 +1,106 @@
+"""A visitor's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
+
+The id is the hash of the matrix's content (:func:`lnviz.serving.own_store.content_id`),
+so the same numbers have the same id on every replica, and an id can never
+show other numbers: :func:`load` hashes what it read and refuses a mismatch.
+
+The bytes are a fixed header and the values, nothing else: :data:`MAGIC`, B
+and H as two little-endian uint32, then B·H float64 little-endian, row by row.
+Reading checks the header, the exact length, the shape against the upload's
+limits and every value for finiteness; nothing is ever unpickled. The largest
+grid the upload accepts (1024 × 1024) is :data:`MAX_BYTES`, the size limit.
+
+A visitor may store :data:`QUOTA_BYTES` in an hour (the store counts); a
+grid stored again, by anyone, costs nothing and renews its time-to-live
+(:data:`lnviz.serving.rooms.BLOB_TTL_S`). Pure: no Streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+
+import numpy as np
+
+from lnviz.serving import rooms, upload
+from lnviz.serving.own_store import content_id
+
+MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
+_SHAPE = struct.Struct("<II")  # B, H
+HEADER_BYTES = len(MAGIC) + _SHAPE.size
+MAX_BYTES = HEADER_BYTES + upload.MAX_ROWS * upload.MAX_COLS * 8  # the largest grid the upload takes: 8 MiB
+QUOTA_BYTES = 64 * 2**20  # a visitor's grids stored per hour: eight of the largest
+TTL_S = rooms.BLOB_TTL_S
+ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
+
+
+class BadGrid(ValueError):
+    """Bytes that are not a grid this app stored, or a grid over the upload's limits."""
+
+
+def valid_id(text: object) -> str | None:
+    """``text`` if it has the form of a grid's id, else None (a link's value is anyone's to write)."""
+    return text if isinstance(text, str) and ID.fullmatch(text) else None
+
+
+def _check_shape(rows: int, cols: int) -> None:
+    if not (1 <= rows <= upload.MAX_ROWS and 2 <= cols <= upload.MAX_COLS):
+        raise BadGrid(f"a {rows} × {cols} grid, outside 1–{upload.MAX_ROWS} × 2–{upload.MAX_COLS}")
+
+
+def to_bytes(x: np.ndarray) -> bytes:
+    """x (B, H) as the shared store keeps it: header, then float64 little-endian, row by row.
+
+    Raises :class:`BadGrid` for a grid the upload would refuse (not 2-D, over its limits, not finite).
+    """
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2:
+        raise BadGrid(f"a grid has 2 dimensions, not {x.ndim}")
+    _check_shape(*x.shape)
+    if not np.isfinite(x).all():
+        raise BadGrid("a grid has finite values only")
+    return MAGIC + _SHAPE.pack(*x.shape) + x.astype("<f8", order="C").tobytes()
+
+
+def from_bytes(data: bytes) -> np.ndarray:
+    """The grid x (B, H), float64, from :func:`to_bytes`'s bytes; :class:`BadGrid` for anything else.
+
+    The length is checked against the header's shape before any value is read.
+    """
+    if len(data) < HEADER_BYTES or len(data) > MAX_BYTES or not data.startswith(MAGIC):
+        raise BadGrid("not a grid stored by this app")
+    rows, cols = _SHAPE.unpack_from(data, len(MAGIC))
+    _check_shape(rows, cols)
+    if len(data) != HEADER_BYTES + rows * cols * 8:
+        raise BadGrid(f"{len(data)} bytes, not those of a {rows} × {cols} grid")
+    x = np.frombuffer(data, dtype="<f8", offset=HEADER_BYTES).reshape(rows, cols).astype(np.float64)  # (B, H): a copy
+    if not np.isfinite(x).all():
+        raise BadGrid("a grid has finite values only")
+    return x
+
+
+def _key(grid_id: str) -> str:
+    return f"own:{grid_id}"
+
+
+def share(store: rooms.Store, x: np.ndarray, visitor: str) -> str | None:
+    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``visitor``: its id, or None when the visitor's
+    quota for the hour is used. Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't be reached."""
+    data = to_bytes(x)
+    grid_id = content_id(x)
+    return grid_id if store.put_blob(_key(grid_id), data, visitor, QUOTA_BYTES) else None
+
+
+def load(store: rooms.Store, grid_id: str) -> np.ndarray | None:
+    """The grid ``grid_id`` from ``store``, or None: never stored, expired, or not what its id says.
+
+    Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't be reached.
+    """
+    data = store.get_blob(_key(grid_id))
+    if data is None:
+        return None
+    try:
+        x = from_bytes(data)
+    except BadGrid:
+        return None
+    return x if content_id(x) == grid_id else None

@@ -1,0 +1,140 @@
+"""The class poll in real browsers: a presenter and three phones, each its own browser context (its own cookies),
+through a vote, a changed vote, a reveal, a second round, a reload and a late join; then the same across two app
+servers that share one real Redis."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from urllib.parse import parse_qs, urlparse
+
+import pytest
+from browser import SETTLE_TIMEOUT, AppPage
+
+from harness import redis as redis_harness
+from harness.chromium import local_context
+from harness.server import serving
+
+pytestmark = pytest.mark.browser
+PHONE = {"width": 390, "height": 844}
+PROJECTOR = {"width": 1280, "height": 720}
+SEEN_S = 15  # the poll runs every second; a loaded 2-core machine may take a few more to draw
+
+
+@pytest.fixture
+def contexts(browser) -> Iterator[Callable[[dict], object]]:
+    made = []
+
+    def new(viewport: dict):
+        context = local_context(browser, viewport=viewport)
+        made.append(context)
+        return context
+
+    yield new
+    for context in made:
+        context.close()
+
+
+def open_in(context, url: str) -> AppPage:
+    page = context.new_page()
+    page.on("pageerror", lambda e: pytest.fail(f"pageerror: {e}"))
+    return AppPage(page).goto(url)
+
+
+def start_room(presenter: AppPage) -> str:
+    presenter.page.locator(".st-key-class_start button").click()
+    presenter.page.locator(".st-key-class_code").wait_for(timeout=SETTLE_TIMEOUT * 1000)
+    presenter.settle()
+    (code,) = parse_qs(urlparse(presenter.page.url).query)["room"]
+    return code
+
+
+def answer(phone: AppPage, option: int) -> None:
+    phone.page.locator(".st-key-answer label").nth(option).click()
+    phone.page.get_by_text("Your answer is in").wait_for(timeout=SEEN_S * 1000)
+    phone.settle()
+
+
+def count(presenter: AppPage) -> str:
+    return presenter.page.locator(".st-key-class_count [data-testid='stMetricValue']").inner_text()
+
+
+def wait_count(presenter: AppPage, n: int) -> None:
+    presenter.page.wait_for_function(
+        "n => document.querySelector(\".st-key-class_count [data-testid='stMetricValue']\")?.innerText === String(n)",
+        arg=n,
+        timeout=SEEN_S * 1000,
+    )
+
+
+def press(presenter: AppPage, key: str) -> None:
+    presenter.page.locator(f".st-key-{key} button").click()
+    presenter.settle()
+
+
+def results(phone: AppPage) -> str:
+    box = phone.page.locator(".st-key-class_results")
+    box.wait_for(timeout=SEEN_S * 1000)
+    return box.inner_text()
+
+
+def checked(phone: AppPage) -> int | None:
+    labels = phone.page.locator(".st-key-answer label")
+    for i in range(labels.count()):
+        if labels.nth(i).locator("input").is_checked():
+            return i
+    return None
+
+
+def class_round(base: str, phone_bases: list[str], contexts) -> None:
+    presenter = open_in(contexts(PROJECTOR), f"{base}/class?present=1")
+    code = start_room(presenter)
+    assert count(presenter) == "0"
+    assert not presenter.page.locator(".st-key-class_results").count()  # nothing shown before the reveal
+    phones = [open_in(contexts(PHONE), f"{b}/class?room={code}") for b in phone_bases]
+    for phone in phones:
+        assert not phone.page.locator(".st-key-class_reveal").count()  # a phone gets no presenter buttons
+    picks = [0, 1, 1]
+    for phone, pick in zip(phones, picks, strict=True):
+        answer(phone, pick)
+    wait_count(presenter, 3)
+    answer(phones[0], 1)  # changes its mind: still three voters
+    picks[0] = 1
+    presenter.page.wait_for_timeout(2000)
+    assert count(presenter) == "3"
+
+    press(presenter, "class_reveal")
+    projected = results(presenter)
+    for phone in phones:
+        shown = results(phone)
+        assert re.search(r"\b3\b", shown) or "3" in shown, shown  # all three answers on option B
+    assert "3" in projected
+
+    press(presenter, "class_again")
+    for phone in phones:
+        phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)
+    answer(phones[1], 0)
+    phones[1].page.reload()  # a reconnect: the cookie keeps the voter, and the answer shows again
+    phones[1].settle()
+    assert checked(phones[1]) == 0
+    wait_count(presenter, 1)
+    press(presenter, "class_reveal")
+    late = open_in(contexts(PHONE), f"{phone_bases[-1]}/class?room={code}")  # joins after the second reveal
+    assert results(late)
+    text = results(phones[2])
+    assert "2" in text  # the second round is shown beside the first
+
+    press(presenter, "class_next")
+    for phone in [*phones, late]:
+        phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)
+
+
+def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(app_server, contexts):
+    class_round(app_server, [app_server] * 3, contexts)
+
+
+def test_two_app_servers_sharing_one_redis_hold_one_class(tmp_path, contexts):
+    with redis_harness.running() as redis:
+        env = {"LNVIZ_REDIS_URL": redis.url}
+        with serving(tmp_path / "a.log", env=env) as a, serving(tmp_path / "b.log", env=env) as b:
+            class_round(a.url, [b.url, a.url, b.url], contexts)

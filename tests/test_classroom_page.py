@@ -1,0 +1,122 @@
+"""The class page in AppTest: a presenter and students as separate sessions of one server (one process, the
+in-process store), through the real router."""
+
+from __future__ import annotations
+
+import pytest
+from lnviz.labs.classroom import questions
+
+from harness.apptest import assert_no_exception, run_page
+from lnviz.serving import rooms
+from ui import store as shared_store
+
+PAGE = "pages/class.py"
+
+
+@pytest.fixture(autouse=True)
+def fresh_store(monkeypatch) -> rooms.MemoryStore:
+    store = rooms.MemoryStore()
+    monkeypatch.setattr(shared_store, "_store", store)
+    return store
+
+
+def presenter_opens_a_room() -> tuple:
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    code = at.query_params["room"]
+    code = code[0] if isinstance(code, list) else code
+    return at, code
+
+
+def student(code: str, **extra: str):
+    at = run_page(PAGE, {"room": code, **extra})
+    assert_no_exception(at)
+    return at
+
+
+def test_a_presenter_starts_a_room_and_sees_the_code_the_first_question_and_the_buttons(fresh_store):
+    at, code = presenter_opens_a_room()
+    room = fresh_store.room(code)
+    assert room is not None and room.questions == tuple(q.id for q in questions.bank())
+    assert any(code[:4] in m.value and code[4:] in m.value for m in at.markdown)
+    first = questions.by_id(room.questions[0])
+    assert any(first.prompt in m.value for m in at.markdown)
+    for key in ("class_reveal", "class_again", "class_next"):
+        assert at.button(key=key) is not None
+    assert at.button(key="class_again").disabled  # nothing revealed yet
+    assert not at.get("radio") or all(r.key != "answer" for r in at.radio)  # the projector does not vote
+
+
+def test_students_vote_change_their_answer_and_are_counted_once(fresh_store):
+    _, code = presenter_opens_a_room()
+    room = fresh_store.room(code)
+    question = questions.by_id(room.question)
+    phones = [student(code) for _ in range(3)]
+    for i, phone in enumerate(phones):
+        _answer(phone, question, i % 2)
+    _answer(phones[0], question, 1)  # changes its mind
+    votes = fresh_store.votes(code, 0, 1)
+    assert len(votes) == 3
+    assert sorted(votes.values()) == sorted(question.parse(v) for v in _raw(question, [1, 1, 0]))
+
+
+def test_a_student_link_with_extra_parameters_cannot_reveal_advance_or_close(fresh_store):
+    _, code = presenter_opens_a_room()
+    before = fresh_store.room(code)
+    sneaky = student(code, secret="x" * 32, host="1", present="1", class_reveal="1", class_next="1", action="reveal")
+    for key in ("class_reveal", "class_again", "class_next", "class_close", "class_start"):
+        assert key not in [b.key for b in sneaky.button], key
+    assert fresh_store.room(code) == before
+
+
+def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_one(fresh_store):
+    presenter, code = presenter_opens_a_room()
+    question = questions.by_id(fresh_store.room(code).question)
+    phone = student(code)
+    _answer(phone, question, 0)
+    presenter.button(key="class_reveal").click().run()
+    assert_no_exception(presenter)
+    assert fresh_store.room(code).phase == "reveal"
+    phone.run()  # what the poll does once it sees the new version
+    assert_no_exception(phone)
+    shown = "\n".join(t.value for t in phone.text)
+    assert "1" in shown and any("Your answer" in m.value for m in phone.markdown)
+    assert phone.get("plotly_chart")
+    presenter_text = "\n".join(t.value for t in presenter.text)
+    assert presenter_text  # the class_results text is on the projector too
+
+
+def test_an_unknown_or_malformed_room_code_is_said_plainly(fresh_store):
+    unknown = run_page(PAGE, {"room": "ZZZZZZZZ"})
+    assert_no_exception(unknown)
+    assert any("no room with this code" in w.value for w in unknown.warning)
+    malformed = run_page(PAGE, {"room": "<b>hi</b>"})
+    assert_no_exception(malformed)
+    assert malformed.warning and all("<b>" not in w.value for w in malformed.warning)
+
+
+def test_a_store_that_is_down_gets_a_banner_not_an_exception(monkeypatch):
+    class Down(rooms.MemoryStore):
+        def room(self, code):
+            raise rooms.StoreDown("refused")
+
+    monkeypatch.setattr(shared_store, "_store", Down())
+    at = run_page(PAGE, {"room": "ABCDEFGH"})
+    assert_no_exception(at)
+    assert any("can't be reached" in e.value for e in at.error)
+
+
+def _raw(question, picks):
+    if question.kind == "choice":
+        return list(picks)
+    return [str(question.lo + p * (question.hi - question.lo) / 4) for p in picks]
+
+
+def _answer(phone, question, pick: int) -> None:
+    if question.kind == "choice":
+        phone.radio(key="answer").set_value(pick).run()
+    else:
+        phone.number_input(key="answer").set_value(question.lo + pick * (question.hi - question.lo) / 4).run()
+    assert_no_exception(phone)
