@@ -60,7 +60,8 @@ from benchmarks.classroom import balance, routing_cookie, start_replicas, stop_r
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from harness.server import AppProcess
-from harness.wsclient import Session
+from harness.wsclient import FINISHED, Session
+from lnviz.serving import rooms
 
 PAGE = "class"
 CHANGE_ONE_IN = 5  # one phone in five changes its answer
@@ -153,13 +154,13 @@ class Answer:
 
 @dataclass
 class Screen:
-    """What one full run of the page drew: the question's widget, the results, the buttons, the texts."""
+    """What one full run of the page drew: the question's widget, the results, the buttons, the alerts."""
 
     at: float  # monotonic, when the run finished
     answer: Answer | None = None
     results: bool = False
     buttons: dict[str, str] = field(default_factory=dict)  # key -> widget id
-    texts: list[str] = field(default_factory=list)
+    alerts: list[str] = field(default_factory=list)  # st.success, st.warning, ...: what an action came to
 
 
 def key_of(element_id: str) -> str:
@@ -167,13 +168,17 @@ def key_of(element_id: str) -> str:
     return element_id.rsplit("-", 1)[1] if element_id.startswith("$$ID-") and element_id.count("-") >= 2 else ""
 
 
-def outcome(texts: Iterable[str]) -> str | None:
-    """Whether the page said the vote was counted or changed (the words of lnviz.serving.rooms)."""
-    found = " ".join(texts).lower()
-    if "changed" in found:
-        return "changed"
-    if "counted" in found:
-        return "counted"
+CONFIRMED = "Your answer is in."  # what pages/class.py says when the store counted or changed a vote
+
+
+def outcome(alerts: Iterable[str]) -> str | None:
+    """What the page said of a vote, from its alerts: "in" (counted or changed), the refusal's key, or None."""
+    for text in alerts:
+        if text.startswith(CONFIRMED):
+            return "in"
+        for key, message in rooms.REFUSED.items():
+            if text.startswith(message):
+                return key
     return None
 
 
@@ -245,7 +250,7 @@ class Client:
 
     async def _read(self, session: Session) -> None:
         run: list[ForwardMsg] = []
-        results_seen = False
+        results_seen, done = False, True
         try:
             while True:
                 fwd = ForwardMsg.FromString(await session.ws.recv())
@@ -256,7 +261,8 @@ class Client:
                     fwd = session._dereference(fwd)
                     kind = fwd.WhichOneof("type")
                 if kind == "new_session":
-                    run, results_seen = [], False
+                    if done:  # a run cut short by the next keeps its messages: what it said was shown
+                        run, results_seen, done = [], False, False
                 elif kind == "navigation":
                     session.page_hash = fwd.navigation.page_script_hash
                 elif kind == "auto_rerun":
@@ -269,8 +275,10 @@ class Client:
                             results_seen = True
                             self.results_at.append(time.monotonic())
                     run.append(fwd)
-                elif kind == "script_finished" and fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
-                    await self._drawn(run)
+                elif kind == "script_finished":
+                    done = fwd.script_finished in FINISHED
+                    if fwd.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
+                        await self._drawn(run)
         except (ConnectionClosed, OSError) as e:  # the socket closed: ours, or the replica went away
             if self.closing:
                 return
@@ -311,16 +319,13 @@ class Client:
                 else:
                     lo = body.min if body.has_min else 0.0
                     screen.answer = Answer(element_id, kind, (), lo, body.max if body.has_max else lo + 20.0)
-            elif kind == "button" and key:
+            elif kind == "button" and key and not body.disabled:
                 screen.buttons[key] = element_id
-            for name in ("body", "text"):
-                value = getattr(body, name, None)
-                if isinstance(value, str) and value:
-                    screen.texts.append(value)
+            elif kind == "alert":
+                screen.alerts.append(body.body)
             if element_id and delta.fragment_id:
                 self._fragments[element_id] = delta.fragment_id
-        current = {screen.answer.id} if screen.answer else set()
-        self.widgets = {k: v for k, v in self.widgets.items() if k in current}
+        self.widgets = {}  # the page now holds what this tab set; its next rerun sends nothing stale
         async with self.updated:
             self.screen = screen
             self.updated.notify_all()
@@ -369,6 +374,8 @@ class Phone:
     client: Client | None = None
     join_ms: float | None = None
     confirmed: dict[int, str] = field(default_factory=dict)  # round (0-based) -> the last choice confirmed
+    confirmed_at: dict[int, float] = field(default_factory=dict)  # round -> when the first one was
+    trail: dict[int, list[str]] = field(default_factory=dict)  # round -> each choice sent, and what was said
     outcomes: dict[int, list[str]] = field(default_factory=dict)  # round -> what the page said, in order
     revealed_ms: dict[int, float] = field(default_factory=dict)  # round -> press to class_results
     errors: list[str] = field(default_factory=list)
@@ -382,6 +389,11 @@ def choice_for(answer: Answer, rng: random.Random, avoid: str | None = None) -> 
         value = f"{rng.uniform(answer.lo, answer.hi):.2f}"
         if value != avoid:
             return value
+
+
+def stored_as(answer: Answer, choice: str) -> str:
+    """A choice as pages/class.py stores it: a radio's option by its index, a number as it is."""
+    return str(answer.options.index(choice)) if answer.kind == "radio" else choice
 
 
 def widget_state(answer: Answer, value: str) -> WidgetState:
@@ -401,13 +413,19 @@ async def vote(phone: Phone, k: int, opened: float, avoid: str | None = None) ->
         choice = choice_for(asking.answer, phone.rng, avoid)
         sent = await client.send([widget_state(asking.answer, choice)])
         try:
-            said = await client.wait(lambda s, sent=sent: s.at > sent and outcome(s.texts) is not None, ANSWER_TIMEOUT)
+            said = await client.wait(lambda s, sent=sent: s.at > sent and outcome(s.alerts) is not None, ANSWER_TIMEOUT)
         except TimeoutError:
             if client.drops:
                 continue
             raise
-        phone.outcomes.setdefault(k, []).append(outcome(said.texts) or "")
-        phone.confirmed[k] = choice
+        said = outcome(said.alerts) or ""
+        phone.trail.setdefault(k, []).append(f"{choice} -> {said}")
+        phone.outcomes.setdefault(k, []).append(said)
+        if said != "in":
+            phone.errors.append(f"round {k + 1}: the page said {said!r}")
+            return None
+        phone.confirmed[k] = stored_as(asking.answer, choice)
+        phone.confirmed_at.setdefault(k, time.monotonic())
         return choice
     return None
 
@@ -451,6 +469,9 @@ class Round:
     revealed: list[float] = field(default_factory=list)  # ms, one per phone that showed the results
     missing: int = 0  # phones alive that never showed them
     killed: str = ""
+    killed_at: float | None = None
+    changed: int = 0  # phones that changed their answer (confirmed twice)
+    kept: int = 0  # phones whose replica died after their vote was in: none voted again, and Redis kept it
 
 
 @dataclass
@@ -508,7 +529,6 @@ async def run_poll(
     import redis
 
     from harness.redis import RedisServer
-    from lnviz.serving import rooms
 
     server = RedisServer()
     server.start()
@@ -558,7 +578,24 @@ async def run_poll(
             pressed = await presenter.press("class_reveal")
             await reveal_seen(crowd, marks, pressed, k, current)
             confirmed = {p.voter: p.confirmed[k] for p in crowd if k in p.confirmed}
-            current.tally = tally(confirmed, store.votes(room.code, index, rnd))
+            stored = store.votes(room.code, index, rnd)
+            current.tally = tally(confirmed, stored)
+            for p in crowd:
+                if k in p.confirmed and p.voter in stored and not same(stored[p.voter], p.confirmed[k]):
+                    p.errors.append(
+                        f"round {k + 1}: Redis kept {stored[p.voter]!r}, the page confirmed "
+                        f"{p.confirmed[k]!r} last ({p.trail.get(k)})"
+                    )
+            current.changed = sum(len(p.outcomes.get(k, [])) > 1 for p in crowd)
+            if current.killed_at is not None:
+                current.kept = sum(
+                    p.client.drops > 0
+                    and p.confirmed_at.get(k, current.killed_at) < current.killed_at
+                    and len(p.outcomes.get(k, [])) == 1
+                    and p.voter in stored
+                    for p in crowd
+                    if p.client
+                )
             if k == 0:
                 report.windows.append(await measure(f"{phones} phones waiting", apps, r, window))
         report.spread = {}
@@ -583,6 +620,7 @@ async def run_poll(
 async def kill_later(app: AppProcess, at: float, current: Round) -> None:
     await asyncio.sleep(max(0.0, at - time.monotonic()))
     app.proc.kill()
+    current.killed_at = time.monotonic()
     current.killed = f"{app.url} killed {KILL_AFTER_S:.0f} s into the round"
 
 
@@ -627,15 +665,17 @@ def poll_markdown(r: PollReport, load_start: str, load_end: str) -> str:
         f"the presenter reveals once all have answered. Round 2: the last replica is killed {KILL_AFTER_S:.0f} s in; "
         "its phones reconnect through the balancer with the same cookies.",
         "",
-        "| round | votes cast (confirmed on the phone) | counted in Redis | lost | double | stored ≠ last confirmed "
-        "| reveal p50 ms | reveal p95 ms | phones without the results | |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| round | votes cast (confirmed on the phone) | of them changed | counted in Redis | lost | double "
+        "| stored ≠ last confirmed | reveal p50 ms | reveal p95 ms | phones without the results | |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for x in r.rounds:
         t = x.tally or Tally(0, 0, 0, 0, 0)
         lines.append(
-            f"| {x.label} | {t.cast} | {t.counted} | {t.lost} | {t.double} | {t.differ} "
-            f"| {percentile(x.revealed, 50):.0f} | {percentile(x.revealed, 95):.0f} | {x.missing} | {x.killed} |"
+            f"| {x.label} | {t.cast} | {x.changed} | {t.counted} | {t.lost} | {t.double} | {t.differ} "
+            f"| {percentile(x.revealed, 50):.0f} | {percentile(x.revealed, 95):.0f} | {x.missing} | {x.killed}"
+            + (f": {x.kept} phones on it had voted; none voted again and Redis kept each vote" if x.killed else "")
+            + " |"
         )
     lines += ["", "| window | seconds | CPU per replica (% of one core) | Redis commands/s |", "|---|---:|---|---:|"]
     for w in r.windows:

@@ -97,7 +97,7 @@ def verdicts(text: str) -> dict[str, str]:
 def test_a_run_on_target_passes_every_row():
     text = polls.poll_markdown(report(), "0.1", "0.2")
     assert len(verdicts(text)) == 4 and all("PASS" in v for v in verdicts(text).values()), text
-    assert "| question 1, round 2 | 200 | 200 | 0 | 0 | 0 | 500 | 500 | 0 |" in text
+    assert "| question 1, round 2 | 200 | 0 | 200 | 0 | 0 | 0 | 500 | 500 | 0 |" in text
 
 
 @pytest.mark.parametrize(
@@ -122,3 +122,16 @@ def test_load_hands_the_poll_mode_over_with_two_replicas(monkeypatch):
     assert load.main(["--mode", "poll"]) == 0
     (args,) = seen
     assert (args.replicas, args.phones, args.rounds, args.arrive) == (2, 200, 3, 60.0)
+
+
+def test_the_pages_words_say_whether_a_vote_is_in_or_why_not():
+    from lnviz.serving import rooms
+
+    assert polls.outcome(["Your answer is in. You can change it until the reveal."]) == "in"
+    assert polls.outcome([rooms.REFUSED["revealed"]]) == "revealed"
+    assert polls.outcome(["Something else"]) is None
+
+
+def test_a_choice_is_stored_as_its_options_index_and_a_number_as_it_is():
+    assert polls.stored_as(polls.Answer("id", "radio", ("A", "B", "C")), "C") == "2"
+    assert polls.stored_as(polls.Answer("id", "number_input"), "0.25") == "0.25"
