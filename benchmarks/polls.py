@@ -69,8 +69,9 @@ VOTE_DELAY_S = (1.0, 12.0)  # a phone answers this long after its question appea
 CHANGE_DELAY_S = (1.0, 5.0)  # ... and changes it this much later
 KILL_AFTER_S = 6.0  # into round 2: the last replica is killed, with phones still answering
 ROUND_LIMIT_S = 60.0  # the presenter reveals after this even if some phone has not answered
-REVEAL_WAIT_S = 15.0  # how long after the reveal a phone may take to show the results
-ANSWER_TIMEOUT = 30.0
+REVEAL_WAIT_S = 60.0  # how long after the reveal a phone may take to show the results
+ANSWER_TIMEOUT = 60.0
+PRESENTER_TIMEOUT = 120.0  # a replica busy drawing 100 phones' results still lets the presenter through
 OPEN_TIMEOUT = 120.0
 RECONNECT_S = 60.0  # a dropped phone keeps trying this long
 # Issue 21's targets.
@@ -561,44 +562,9 @@ async def run_poll(
             asyncio.create_task(arrive(p, base, room.code, start + arrive_s * i / max(1, phones - 1)))
             for i, p in enumerate(crowd)
         ]
-        for k, (action, index, rnd) in enumerate(plan):
-            current = Round(f"question {index + 1}, round {rnd}", index, rnd)
-            report.rounds.append(current)
-            if k == 0:
-                tasks = arrivals
-            else:
-                await presenter.wait(lambda s, a=action: f"class_{a}" in s.buttons, ANSWER_TIMEOUT)
-                opened = await presenter.press(f"class_{action}")
-                tasks = [asyncio.create_task(take_round(p, k, opened)) for p in crowd if p.client]
-                if k == 1 and replicas > 1:
-                    tasks.append(asyncio.create_task(kill_later(apps[-1], opened + KILL_AFTER_S, current)))
-            await asyncio.wait(tasks, timeout=ROUND_LIMIT_S + (arrive_s if k == 0 else 0))
-            await presenter.wait(lambda s: "class_reveal" in s.buttons, ANSWER_TIMEOUT)
-            marks = {p.index: len(p.client.results_at) for p in crowd if p.client}
-            pressed = await presenter.press("class_reveal")
-            await reveal_seen(crowd, marks, pressed, k, current)
-            confirmed = {p.voter: p.confirmed[k] for p in crowd if k in p.confirmed}
-            stored = store.votes(room.code, index, rnd)
-            current.tally = tally(confirmed, stored)
-            for p in crowd:
-                if k in p.confirmed and p.voter in stored and not same(stored[p.voter], p.confirmed[k]):
-                    p.errors.append(
-                        f"round {k + 1}: Redis kept {stored[p.voter]!r}, the page confirmed "
-                        f"{p.confirmed[k]!r} last ({p.trail.get(k)})"
-                    )
-            current.changed = sum(len(p.outcomes.get(k, [])) > 1 for p in crowd)
-            if current.killed_at is not None:
-                current.kept = sum(
-                    p.client.drops > 0
-                    and p.confirmed_at.get(k, current.killed_at) < current.killed_at
-                    and len(p.outcomes.get(k, [])) == 1
-                    and p.voter in stored
-                    for p in crowd
-                    if p.client
-                )
-            if k == 0:
-                report.windows.append(await measure(f"{phones} phones waiting", apps, r, window))
-        report.spread = {}
+        await drive(report, plan, crowd, arrivals, presenter, store, room.code, apps, r)
+    except Exception as e:  # the report says how far it got
+        report.errors.append(f"the run stopped: {type(e).__name__}: {e}"[:300])
     finally:
         for p in crowd:
             if p.client:
@@ -610,11 +576,73 @@ async def run_poll(
     report.join_ms = sorted(p.join_ms for p in crowd if p.join_ms is not None)
     report.rejoin_ms = sorted(ms for p in crowd if p.client for ms in p.client.rejoin_ms)
     report.drops = sum(p.client.drops for p in crowd if p.client)
-    report.errors = [f"phone {p.index}: {e}" for p in crowd for e in p.errors]
+    report.errors += [f"phone {p.index}: {e}" for p in crowd for e in p.errors]
     for app in apps[:-1] if replicas > 1 else apps:
         if "Traceback" in app.log_tail():
             report.errors.append(f"{app.log.name}: a traceback in the log")
     return report
+
+
+async def act(presenter: Client, store: rooms.RedisStore, code: str, action: str) -> float:
+    """The presenter presses ``action``'s button once it is enabled: when the press left, once Redis shows it."""
+    version = store.room(code).version
+    await presenter.wait(lambda s: f"class_{action}" in s.buttons, PRESENTER_TIMEOUT)
+    at = await presenter.press(f"class_{action}")
+    while store.room(code).version == version:
+        if time.monotonic() - at > PRESENTER_TIMEOUT:
+            raise TimeoutError(f"the presenter's {action} was not applied in {PRESENTER_TIMEOUT:.0f} s")
+        await asyncio.sleep(0.05)
+    return at
+
+
+async def drive(
+    report: PollReport,
+    plan: list[tuple[str, int, int]],
+    crowd: list[Phone],
+    arrivals: list[asyncio.Task],
+    presenter: Client,
+    store: rooms.RedisStore,
+    code: str,
+    apps: list[AppProcess],
+    r: object,
+) -> None:
+    """The rounds: open, wait for the answers, reveal, count; the waiting window after the first."""
+    phones, replicas, window, arrive_s = report.phones, report.replicas, report.window, report.arrive
+    for k, (action, index, rnd) in enumerate(plan):
+        current = Round(f"question {index + 1}, round {rnd}", index, rnd)
+        report.rounds.append(current)
+        if k == 0:
+            tasks = arrivals
+        else:
+            opened = await act(presenter, store, code, action)
+            tasks = [asyncio.create_task(take_round(p, k, opened)) for p in crowd if p.client]
+            if k == 1 and replicas > 1:
+                tasks.append(asyncio.create_task(kill_later(apps[-1], opened + KILL_AFTER_S, current)))
+        await asyncio.wait(tasks, timeout=ROUND_LIMIT_S + (arrive_s if k == 0 else 0))
+        marks = {p.index: len(p.client.results_at) for p in crowd if p.client}
+        pressed = await act(presenter, store, code, "reveal")
+        await reveal_seen(crowd, marks, pressed, k, current)
+        confirmed = {p.voter: p.confirmed[k] for p in crowd if k in p.confirmed}
+        stored = store.votes(code, index, rnd)
+        current.tally = tally(confirmed, stored)
+        for p in crowd:
+            if k in p.confirmed and p.voter in stored and not same(stored[p.voter], p.confirmed[k]):
+                p.errors.append(
+                    f"round {k + 1}: Redis kept {stored[p.voter]!r}, the page confirmed "
+                    f"{p.confirmed[k]!r} last ({p.trail.get(k)})"
+                )
+        current.changed = sum(len(p.outcomes.get(k, [])) > 1 for p in crowd)
+        if current.killed_at is not None:
+            current.kept = sum(
+                p.client.drops > 0
+                and p.confirmed_at.get(k, current.killed_at) < current.killed_at
+                and len(p.outcomes.get(k, [])) == 1
+                and p.voter in stored
+                for p in crowd
+                if p.client
+            )
+        if k == 0:
+            report.windows.append(await measure(f"{phones} phones waiting", apps, r, window))
 
 
 async def kill_later(app: AppProcess, at: float, current: Round) -> None:
