@@ -90,16 +90,20 @@ class Tally:
     cast: int
     counted: int
     lost: int  # confirmed on a phone, absent from Redis
-    double: int  # in Redis beyond the confirmed voters (a voter counted under a second id, or a stray vote)
+    double: int  # in Redis under an id no phone holds: a phone counted a second time under another id
     differ: int  # in Redis, but not the answer the phone last saw confirmed
+    unconfirmed: int = 0  # in Redis from a phone whose page never said so (its answer came too late, or never)
 
 
-def tally(confirmed: dict[str, str], stored: dict[str, str]) -> Tally:
-    """``confirmed``: voter → the last choice the page confirmed; ``stored``: voter → choice, from Redis."""
+def tally(confirmed: dict[str, str], stored: dict[str, str], voters: Iterable[str] | None = None) -> Tally:
+    """``confirmed``: voter → the last choice the page confirmed; ``stored``: voter → choice, from Redis;
+    ``voters``: every phone's id (default: the confirmed ones)."""
+    known = set(confirmed if voters is None else voters) | set(confirmed)
     lost = sum(voter not in stored for voter in confirmed)
-    double = sum(voter not in confirmed for voter in stored)
+    double = sum(voter not in known for voter in stored)
+    unconfirmed = sum(voter in known and voter not in confirmed for voter in stored)
     differ = sum(voter in stored and not same(stored[voter], choice) for voter, choice in confirmed.items())
-    return Tally(len(confirmed), len(stored), lost, double, differ)
+    return Tally(len(confirmed), len(stored), lost, double, differ, unconfirmed)
 
 
 def same(stored: str, shown: str) -> bool:
@@ -624,7 +628,7 @@ async def drive(
         await reveal_seen(crowd, marks, pressed, k, current)
         confirmed = {p.voter: p.confirmed[k] for p in crowd if k in p.confirmed}
         stored = store.votes(code, index, rnd)
-        current.tally = tally(confirmed, stored)
+        current.tally = tally(confirmed, stored, [p.voter for p in crowd])
         for p in crowd:
             if k in p.confirmed and p.voter in stored and not same(stored[p.voter], p.confirmed[k]):
                 p.errors.append(
@@ -694,13 +698,15 @@ def poll_markdown(r: PollReport, load_start: str, load_end: str) -> str:
         "its phones reconnect through the balancer with the same cookies.",
         "",
         "| round | votes cast (confirmed on the phone) | of them changed | counted in Redis | lost | double "
-        "| stored ≠ last confirmed | reveal p50 ms | reveal p95 ms | phones without the results | |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        "| in Redis, never confirmed on the phone | stored ≠ last confirmed | reveal p50 ms | reveal p95 ms "
+        "| phones without the results | |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for x in r.rounds:
         t = x.tally or Tally(0, 0, 0, 0, 0)
         lines.append(
-            f"| {x.label} | {t.cast} | {x.changed} | {t.counted} | {t.lost} | {t.double} | {t.differ} "
+            f"| {x.label} | {t.cast} | {x.changed} | {t.counted} | {t.lost} | {t.double} | {t.unconfirmed} "
+            f"| {t.differ} "
             f"| {percentile(x.revealed, 50):.0f} | {percentile(x.revealed, 95):.0f} | {x.missing} | {x.killed}"
             + (f": {x.kept} phones on it had voted; none voted again and Redis kept each vote" if x.killed else "")
             + " |"

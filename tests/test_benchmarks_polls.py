@@ -19,10 +19,15 @@ def test_a_vote_confirmed_on_the_phone_and_absent_from_redis_is_lost():
     assert (t.cast, t.counted, t.lost, t.double, t.differ) == (3, 2, 1, 0, 0)
 
 
-def test_a_vote_in_redis_from_no_confirmed_voter_is_double():
+def test_a_vote_in_redis_under_an_id_no_phone_holds_is_double():
     # a phone that came back under a new voter id would be counted twice: its old id and this one
-    t = polls.tally({"a": "1"}, {"a": "1", "a-again": "1"})
-    assert (t.lost, t.double) == (0, 1)
+    t = polls.tally({"a": "1"}, {"a": "1", "a-again": "1"}, ["a", "b"])
+    assert (t.lost, t.double, t.unconfirmed) == (0, 1, 0)
+
+
+def test_a_vote_in_redis_whose_confirmation_never_reached_its_phone_is_unconfirmed_not_double():
+    t = polls.tally({"a": "1"}, {"a": "1", "b": "2"}, ["a", "b"])
+    assert (t.cast, t.counted, t.lost, t.double, t.unconfirmed) == (1, 2, 0, 0, 1)
 
 
 def test_a_changed_answer_counts_once_and_must_be_the_last_one_confirmed():
@@ -97,7 +102,7 @@ def verdicts(text: str) -> dict[str, str]:
 def test_a_run_on_target_passes_every_row():
     text = polls.poll_markdown(report(), "0.1", "0.2")
     assert len(verdicts(text)) == 4 and all("PASS" in v for v in verdicts(text).values()), text
-    assert "| question 1, round 2 | 200 | 0 | 200 | 0 | 0 | 0 | 500 | 500 | 0 |" in text
+    assert "| question 1, round 2 | 200 | 0 | 200 | 0 | 0 | 0 | 0 | 500 | 500 | 0 |" in text
 
 
 @pytest.mark.parametrize(
