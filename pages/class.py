@@ -7,17 +7,18 @@ is who, and the poll, are ui.classroom.
 """
 
 import streamlit as st
-from lnviz.labs.classroom import figures, questions
 
 from lnviz.figures.qr import qr_svg
+from lnviz.labs.classroom import figures, questions
 from lnviz.serving import rooms
 from ui import classroom
 from ui import store as shared_store
 from ui.page import Page
 
-page = Page.start(
-    intro="Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers "
-    "appear beside torch's only when the presenter reveals them."
+page = Page.start()
+INTRO = (
+    "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
+    "beside torch's only when the presenter reveals them."
 )
 store = shared_store.store()
 PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
@@ -66,15 +67,17 @@ def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
         st.session_state["class_said"] = ("success", "Your answer is in. You can change it until the reveal.")
 
 
-def said() -> None:
-    """What the last action came to, said once."""
+def said() -> bool:
+    """What the last action came to, said once; whether there was anything to say."""
     found = st.session_state.pop("class_said", None)
     if found:
         kind, message = found
         getattr(st, kind)(message)
+    return bool(found)
 
 
 def lobby() -> None:
+    page.say(INTRO)
     said()
     left, right = st.columns(2, gap="large")
     with left:
@@ -160,42 +163,47 @@ def projector(room: rooms.Room, secret: str) -> None:
         else:
             ask(question, room.index + 1, len(room.questions))
             if question.kind == "choice":
-                st.markdown("\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(question.choices)))
+                st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
             else:
                 st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
             st.caption(f"Round {room.round}: {PHASE_NAMES[room.round]}.")
-            if room.phase == "reveal":
-                results(room, question)
-        buttons = st.columns(4)
-        buttons[0].button(
-            "Reveal",
-            key="class_reveal",
-            on_click=act,
-            args=(room.code, secret, "reveal"),
-            disabled=room.phase != "ask",
-            type="primary",
-            icon=":material/visibility:",
-        )
-        buttons[1].button(
-            "Ask again",
-            key="class_again",
-            on_click=act,
-            args=(room.code, secret, "again"),
-            disabled=not (room.phase == "reveal" and room.round == 1),
-            icon=":material/replay:",
-            help="Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
-        )
-        buttons[2].button(
-            "Next",
-            key="class_next",
-            on_click=act,
-            args=(room.code, secret, "next"),
-            disabled=room.phase == "done",
-            icon=":material/skip_next:",
-        )
-        buttons[3].button(
-            "Close room", key="class_close", on_click=act, args=(room.code, secret, "close"), icon=":material/close:"
-        )
+        presenter_buttons(room, secret)
+        if question is not None and room.phase == "reveal":
+            results(room, question)
+
+
+def presenter_buttons(room: rooms.Room, secret: str) -> None:
+    """Reveal, Ask again, Next and Close, above the results so the projector never scrolls to them."""
+    buttons = st.columns(4)
+    buttons[0].button(
+        "Reveal",
+        key="class_reveal",
+        on_click=act,
+        args=(room.code, secret, "reveal"),
+        disabled=room.phase != "ask",
+        type="primary",
+        icon=":material/visibility:",
+    )
+    buttons[1].button(
+        "Ask again",
+        key="class_again",
+        on_click=act,
+        args=(room.code, secret, "again"),
+        disabled=not (room.phase == "reveal" and room.round == 1),
+        icon=":material/replay:",
+        help="Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
+    )
+    buttons[2].button(
+        "Next",
+        key="class_next",
+        on_click=act,
+        args=(room.code, secret, "next"),
+        disabled=room.phase == "done",
+        icon=":material/skip_next:",
+    )
+    buttons[3].button(
+        "Close room", key="class_close", on_click=act, args=(room.code, secret, "close"), icon=":material/close:"
+    )
 
 
 def phone(room: rooms.Room) -> None:
@@ -219,7 +227,7 @@ def phone(room: rooms.Room) -> None:
             st.radio(
                 "Your answer",
                 range(len(question.choices)),
-                format_func=lambda i: question.choices[i],
+                format_func=lambda i: f"{chr(65 + i)}. {question.choices[i]}",
                 key="answer",
                 on_change=vote,
                 args=(room.code, room, question),
@@ -235,8 +243,7 @@ def phone(room: rooms.Room) -> None:
                 on_change=vote,
                 args=(room.code, room, question),
             )
-        said()
-        if mine is not None and "class_said" not in st.session_state:
+        if not said() and mine is not None:
             st.caption("Your answer is in. You can change it until the reveal.")
     else:
         said()

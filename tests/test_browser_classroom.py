@@ -50,8 +50,15 @@ def start_room(presenter: AppPage) -> str:
 
 
 def answer(phone: AppPage, option: int) -> None:
-    phone.page.locator(".st-key-answer label").nth(option).click()
-    phone.page.get_by_text("Your answer is in").wait_for(timeout=SEEN_S * 1000)
+    """Option ``option`` of a choice question; for a number question, the guess ``option`` (typed, then Enter)."""
+    box = phone.page.locator(".st-key-answer")
+    box.wait_for(timeout=SEEN_S * 1000)
+    if box.locator("input[type=radio]").count():
+        box.locator("label").nth(option).click()
+    else:
+        box.locator("input").fill(str(option))
+        box.locator("input").press("Enter")
+    phone.page.get_by_text("Your answer is in").first.wait_for(timeout=SEEN_S * 1000)
     phone.settle()
 
 
@@ -68,7 +75,8 @@ def wait_count(presenter: AppPage, n: int) -> None:
 
 
 def press(presenter: AppPage, key: str) -> None:
-    presenter.page.locator(f".st-key-{key} button").click()
+    presenter.settle()  # the run the last click started is over: its elements replaced the earlier ones
+    presenter.page.locator(f".st-key-{key} button").first.click()  # a button with help has two
     presenter.settle()
 
 
@@ -79,9 +87,13 @@ def results(phone: AppPage) -> str:
 
 
 def checked(phone: AppPage) -> int | None:
-    labels = phone.page.locator(".st-key-answer label")
-    for i in range(labels.count()):
-        if labels.nth(i).locator("input").is_checked():
+    """The option a choice question shows as chosen, or the guess a number question shows."""
+    box = phone.page.locator(".st-key-answer")
+    radios = box.locator("input[type=radio]")
+    if not radios.count():
+        return round(float(box.locator("input").input_value()))
+    for i in range(radios.count()):
+        if radios.nth(i).is_checked():
             return i
     return None
 

@@ -4,9 +4,9 @@ in-process store), through the real router."""
 from __future__ import annotations
 
 import pytest
-from lnviz.labs.classroom import questions
 
 from harness.apptest import assert_no_exception, run_page
+from lnviz.labs.classroom import questions
 from lnviz.serving import rooms
 from ui import store as shared_store
 

@@ -390,7 +390,7 @@ def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
             assert line in block
             assert (line + " (✓ right)" in block) == (i == CHOICE.answer)
     number = figures.results_text(NUMBER, [tally(NUMBER, ["3.48", "1.2"])])
-    assert "1 votes: 3.48 (✓ right)" in number and "1 votes: 1.20\n" in number
+    assert "1 vote: 3.48 (✓ right)" in number and "1 vote: 1.20\n" in number
     assert f"torch: {NUMBER.answer:.4g}" in number
 
 
