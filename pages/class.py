@@ -120,12 +120,9 @@ def rounds_of(room: rooms.Room, question: questions.Question) -> list[dict[str, 
     return [questions.tally(question, store.votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
 
 
-def results(room: rooms.Room, question: questions.Question, mine: str | None = None) -> None:
+def chart(room: rooms.Room, question: questions.Question) -> None:
+    """The revealed rounds as a chart, and the same counts as text (``class_results``)."""
     rounds = rounds_of(room, question)
-    if mine is not None:
-        shown = question.choices[int(mine)] if question.kind == "choice" else mine
-        verdict = "right" if question.right(mine) else "not the answer torch gives"
-        st.markdown(f"**Your answer:** {shown} ({verdict}).")
     page.chart(
         figures.fig_results(question, rounds, presenting=page.presenting),
         key="class_chart",
@@ -133,27 +130,52 @@ def results(room: rooms.Room, question: questions.Question, mine: str | None = N
     )
     with st.container(key="class_results"):
         st.text(figures.results_text(question, rounds))
+
+
+def explain(question: questions.Question) -> None:
+    """Why torch gives that answer, and the live view that shows it."""
     st.markdown(question.why)
     link = question.link + ("&present=1" if page.presenting else "")
     st.link_button("See why, live", link, icon=":material/play_circle:")
 
 
-def ask(question: questions.Question, number: int, total: int) -> None:
+def results(room: rooms.Room, question: questions.Question, mine: str | None) -> None:
+    """A phone after the reveal: its own answer, the class's, torch's, and why."""
+    if mine is not None:
+        shown = question.choices[int(mine)] if question.kind == "choice" else mine
+        verdict = "right" if question.right(mine) else "not the answer torch gives"
+        st.markdown(f"**Your answer:** {shown} ({verdict}).")
+    else:
+        st.markdown("You did not answer this round.")
+    chart(room, question)
+    explain(question)
+
+
+def ask(question: questions.Question, number: int, total: int, large: bool = True) -> None:
     st.caption(f"Question {number} of {total}")
-    st.markdown(f"### {question.prompt}")
+    st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
 
 
 def projector(room: rooms.Room, secret: str) -> None:
+    """The projector: the question and the buttons; beside them, how to join and how many have answered.
+
+    After a reveal the chart takes the choices' place, and the join box gives
+    its room to the counts as text and why, so a 1280 × 720 screen shows it all.
+    """
     question = questions.by_id(room.question) if room.question else None
+    revealed = question is not None and room.phase == "reveal" and not room.closed
     said()
     main, side = st.columns([3, 2], gap="large")
     with side:
         link = join_link(room.code)
-        st.image(qr_svg(link), width=260)
+        if not revealed:
+            st.image(qr_svg(link), width=260)
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
-            st.markdown(f"## Code {room.code[:4]}-{room.code[4:]}")
+            st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
         classroom.poll(room.code, room.version, show_count=count_of)
+        if revealed:
+            explain(question)
     with main:
         if room.closed:
             st.info("This room is closed. Start another from the class page.")
@@ -161,15 +183,16 @@ def projector(room: rooms.Room, secret: str) -> None:
         if question is None:
             st.success("That was the last question. Thank you!")
         else:
-            ask(question, room.index + 1, len(room.questions))
-            if question.kind == "choice":
-                st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
-            else:
-                st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
+            ask(question, room.index + 1, len(room.questions), large=not revealed)
+            if not revealed:  # once revealed, the chart names the choices
+                if question.kind == "choice":
+                    st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
+                else:
+                    st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
             st.caption(f"Round {room.round}: {PHASE_NAMES[room.round]}.")
         presenter_buttons(room, secret)
-        if question is not None and room.phase == "reveal":
-            results(room, question)
+        if revealed:
+            chart(room, question)
 
 
 def presenter_buttons(room: rooms.Room, secret: str) -> None:

@@ -54,7 +54,7 @@ def answer(phone: AppPage, option: int) -> None:
     box = phone.page.locator(".st-key-answer")
     box.wait_for(timeout=SEEN_S * 1000)
     if box.locator("input[type=radio]").count():
-        box.locator("label").nth(option).click()
+        box.locator("label[data-testid=stRadioOption]").nth(option).click()
     else:
         box.locator("input").fill(str(option))
         box.locator("input").press("Enter")
@@ -130,6 +130,9 @@ def class_round(base: str, phone_bases: list[str], contexts) -> None:
     phones[1].settle()
     assert checked(phones[1]) == 0
     wait_count(presenter, 1)
+    presenter.page.reload()  # the projector's tab reloaded: its cookie keeps the presenter's buttons
+    presenter.settle()
+    presenter.page.locator(".st-key-class_reveal").wait_for(timeout=SEEN_S * 1000)
     press(presenter, "class_reveal")
     late = open_in(contexts(PHONE), f"{phone_bases[-1]}/class?room={code}")  # joins after the second reveal
     assert results(late)

@@ -145,9 +145,10 @@ def _dtick(most: int) -> int | None:
 def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str:
     """The same counts as plain text, one line per option (or guess) per round, the right one marked.
 
-    For a screen reader, and for tests. A number question ends with torch's value.
+    For a screen reader, and for tests; shown under the question, so it does not repeat it. A number question
+    ends with torch's value.
     """
-    lines = [question.prompt]
+    lines: list[str] = []
     for k, tally in enumerate(rounds):
         total = sum(int(c) for c in tally.values())
         lines.append(f"Round {k + 1}: {_votes(total)}.")
