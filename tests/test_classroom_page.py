@@ -151,7 +151,7 @@ def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it
         again = run_page(PAGE, {"room": code})
         assert_no_exception(again)
         assert any("no room with this code" in w.value for w in again.warning)
-        presenter, fresh = presenter_opens_a_room()
+        _, fresh = presenter_opens_a_room()
         phone = student(fresh)
         _answer(phone, questions.by_id(store.room(fresh).question), 1)
         assert store.count(fresh, 0, 1) == 1
