@@ -9,11 +9,13 @@ from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser import SETTLE_TIMEOUT, AppPage
+from browser import SETTLE_TIMEOUT, AppPage, overlapping
+from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from harness import redis as redis_harness
 from harness.chromium import local_context
 from harness.server import serving
+from lnviz.figures import theme
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -98,7 +100,22 @@ def checked(phone: AppPage) -> int | None:
     return None
 
 
-def class_round(base: str, phone_bases: list[str], contexts) -> None:
+def looks(presenter: AppPage, phone: AppPage) -> None:
+    """The revealed results as a projector and a phone show them: lecture-sized ticks, no text over text, and no
+    serious accessibility violation on either."""
+    sizes = [s for chart in presenter.page.evaluate(_TICK_SIZES_JS) for s in chart]
+    assert sizes and min(sizes) >= theme.FONT_SIZE * theme.LECTURE_SCALE - 0.5, sorted(set(sizes))
+    phone.page.wait_for_timeout(1500)  # plotly has drawn for the phone's width
+    charts = phone.page.evaluate(_TEXTS_JS)
+    assert charts and all(charts)
+    assert not any(overlapping(texts) for texts in charts), charts
+    for app in (presenter, phone):
+        app.page.add_script_tag(path=str(AXE))
+        violations = app.page.evaluate(_AXE_JS, UPSTREAM)
+        assert not violations, violations
+
+
+def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool = False) -> None:
     presenter = open_in(contexts(PROJECTOR), f"{base}/class?present=1")
     code = start_room(presenter)
     assert count(presenter) == "0"
@@ -138,6 +155,8 @@ def class_round(base: str, phone_bases: list[str], contexts) -> None:
     assert results(late)
     text = results(phones[2])
     assert "2" in text  # the second round is shown beside the first
+    if check_looks:
+        looks(presenter, late)
 
     press(presenter, "class_next")
     for phone in [*phones, late]:
@@ -145,7 +164,7 @@ def class_round(base: str, phone_bases: list[str], contexts) -> None:
 
 
 def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(app_server, contexts):
-    class_round(app_server, [app_server] * 3, contexts)
+    class_round(app_server, [app_server] * 3, contexts, check_looks=True)
 
 
 def test_two_app_servers_sharing_one_redis_hold_one_class(tmp_path, contexts):
