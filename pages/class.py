@@ -7,17 +7,18 @@ is who, and the poll, are ui.classroom.
 """
 
 import streamlit as st
-from lnviz.labs.classroom import figures, questions
 
 from lnviz.figures.qr import qr_svg
+from lnviz.labs.classroom import figures, questions
 from lnviz.serving import rooms
 from ui import classroom
 from ui import store as shared_store
 from ui.page import Page
 
-page = Page.start(
-    intro="Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers "
-    "appear beside torch's only when the presenter reveals them."
+page = Page.start()
+INTRO = (
+    "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
+    "beside torch's only when the presenter reveals them."
 )
 store = shared_store.store()
 PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
@@ -66,15 +67,17 @@ def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
         st.session_state["class_said"] = ("success", "Your answer is in. You can change it until the reveal.")
 
 
-def said() -> None:
-    """What the last action came to, said once."""
+def said() -> bool:
+    """What the last action came to, said once; whether there was anything to say."""
     found = st.session_state.pop("class_said", None)
     if found:
         kind, message = found
         getattr(st, kind)(message)
+    return bool(found)
 
 
 def lobby() -> None:
+    page.say(INTRO)
     said()
     left, right = st.columns(2, gap="large")
     with left:
@@ -117,12 +120,9 @@ def rounds_of(room: rooms.Room, question: questions.Question) -> list[dict[str, 
     return [questions.tally(question, store.votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
 
 
-def results(room: rooms.Room, question: questions.Question, mine: str | None = None) -> None:
+def chart(room: rooms.Room, question: questions.Question) -> None:
+    """The revealed rounds as a chart, and the same counts as text (``class_results``)."""
     rounds = rounds_of(room, question)
-    if mine is not None:
-        shown = question.choices[int(mine)] if question.kind == "choice" else mine
-        verdict = "right" if question.right(mine) else "not the answer torch gives"
-        st.markdown(f"**Your answer:** {shown} ({verdict}).")
     page.chart(
         figures.fig_results(question, rounds, presenting=page.presenting),
         key="class_chart",
@@ -130,27 +130,52 @@ def results(room: rooms.Room, question: questions.Question, mine: str | None = N
     )
     with st.container(key="class_results"):
         st.text(figures.results_text(question, rounds))
+
+
+def explain(question: questions.Question) -> None:
+    """Why torch gives that answer, and the live view that shows it."""
     st.markdown(question.why)
     link = question.link + ("&present=1" if page.presenting else "")
     st.link_button("See why, live", link, icon=":material/play_circle:")
 
 
-def ask(question: questions.Question, number: int, total: int) -> None:
+def results(room: rooms.Room, question: questions.Question, mine: str | None) -> None:
+    """A phone after the reveal: its own answer, the class's, torch's, and why."""
+    if mine is not None:
+        shown = question.choices[int(mine)] if question.kind == "choice" else mine
+        verdict = "right" if question.right(mine) else "not the answer torch gives"
+        st.markdown(f"**Your answer:** {shown} ({verdict}).")
+    else:
+        st.markdown("You did not answer this round.")
+    chart(room, question)
+    explain(question)
+
+
+def ask(question: questions.Question, number: int, total: int, large: bool = True) -> None:
     st.caption(f"Question {number} of {total}")
-    st.markdown(f"### {question.prompt}")
+    st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
 
 
 def projector(room: rooms.Room, secret: str) -> None:
+    """The projector: the question and the buttons; beside them, how to join and how many have answered.
+
+    After a reveal the chart takes the choices' place, and the join box gives
+    its room to the counts as text and why, so a 1280 × 720 screen shows it all.
+    """
     question = questions.by_id(room.question) if room.question else None
+    revealed = question is not None and room.phase == "reveal" and not room.closed
     said()
     main, side = st.columns([3, 2], gap="large")
     with side:
         link = join_link(room.code)
-        st.image(qr_svg(link), width=260)
+        if not revealed:
+            st.image(qr_svg(link), width=260)
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
-            st.markdown(f"## Code {room.code[:4]}-{room.code[4:]}")
+            st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
         classroom.poll(room.code, room.version, show_count=count_of)
+        if revealed:
+            explain(question)
     with main:
         if room.closed:
             st.info("This room is closed. Start another from the class page.")
@@ -158,44 +183,50 @@ def projector(room: rooms.Room, secret: str) -> None:
         if question is None:
             st.success("That was the last question. Thank you!")
         else:
-            ask(question, room.index + 1, len(room.questions))
-            if question.kind == "choice":
-                st.markdown("\n".join(f"{chr(65 + i)}. {c}" for i, c in enumerate(question.choices)))
-            else:
-                st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
+            ask(question, room.index + 1, len(room.questions), large=not revealed)
+            if not revealed:  # once revealed, the chart names the choices
+                if question.kind == "choice":
+                    st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
+                else:
+                    st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
             st.caption(f"Round {room.round}: {PHASE_NAMES[room.round]}.")
-            if room.phase == "reveal":
-                results(room, question)
-        buttons = st.columns(4)
-        buttons[0].button(
-            "Reveal",
-            key="class_reveal",
-            on_click=act,
-            args=(room.code, secret, "reveal"),
-            disabled=room.phase != "ask",
-            type="primary",
-            icon=":material/visibility:",
-        )
-        buttons[1].button(
-            "Ask again",
-            key="class_again",
-            on_click=act,
-            args=(room.code, secret, "again"),
-            disabled=not (room.phase == "reveal" and room.round == 1),
-            icon=":material/replay:",
-            help="Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
-        )
-        buttons[2].button(
-            "Next",
-            key="class_next",
-            on_click=act,
-            args=(room.code, secret, "next"),
-            disabled=room.phase == "done",
-            icon=":material/skip_next:",
-        )
-        buttons[3].button(
-            "Close room", key="class_close", on_click=act, args=(room.code, secret, "close"), icon=":material/close:"
-        )
+        presenter_buttons(room, secret)
+        if revealed:
+            chart(room, question)
+
+
+def presenter_buttons(room: rooms.Room, secret: str) -> None:
+    """Reveal, Ask again, Next and Close, above the results so the projector never scrolls to them."""
+    buttons = st.columns(4)
+    buttons[0].button(
+        "Reveal",
+        key="class_reveal",
+        on_click=act,
+        args=(room.code, secret, "reveal"),
+        disabled=room.phase != "ask",
+        type="primary",
+        icon=":material/visibility:",
+    )
+    buttons[1].button(
+        "Ask again",
+        key="class_again",
+        on_click=act,
+        args=(room.code, secret, "again"),
+        disabled=not (room.phase == "reveal" and room.round == 1),
+        icon=":material/replay:",
+        help="Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
+    )
+    buttons[2].button(
+        "Next",
+        key="class_next",
+        on_click=act,
+        args=(room.code, secret, "next"),
+        disabled=room.phase == "done",
+        icon=":material/skip_next:",
+    )
+    buttons[3].button(
+        "Close room", key="class_close", on_click=act, args=(room.code, secret, "close"), icon=":material/close:"
+    )
 
 
 def phone(room: rooms.Room) -> None:
@@ -219,7 +250,7 @@ def phone(room: rooms.Room) -> None:
             st.radio(
                 "Your answer",
                 range(len(question.choices)),
-                format_func=lambda i: question.choices[i],
+                format_func=lambda i: f"{chr(65 + i)}. {question.choices[i]}",
                 key="answer",
                 on_change=vote,
                 args=(room.code, room, question),
@@ -235,8 +266,7 @@ def phone(room: rooms.Room) -> None:
                 on_change=vote,
                 args=(room.code, room, question),
             )
-        said()
-        if mine is not None and "class_said" not in st.session_state:
+        if not said() and mine is not None:
             st.caption("Your answer is in. You can change it until the reveal.")
     else:
         said()

@@ -9,11 +9,13 @@ from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlparse
 
 import pytest
-from browser import SETTLE_TIMEOUT, AppPage
+from browser import SETTLE_TIMEOUT, AppPage, overlapping
+from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from harness import redis as redis_harness
 from harness.chromium import local_context
 from harness.server import serving
+from lnviz.figures import theme
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -50,8 +52,15 @@ def start_room(presenter: AppPage) -> str:
 
 
 def answer(phone: AppPage, option: int) -> None:
-    phone.page.locator(".st-key-answer label").nth(option).click()
-    phone.page.get_by_text("Your answer is in").wait_for(timeout=SEEN_S * 1000)
+    """Option ``option`` of a choice question; for a number question, the guess ``option`` (typed, then Enter)."""
+    box = phone.page.locator(".st-key-answer")
+    box.wait_for(timeout=SEEN_S * 1000)
+    if box.locator("input[type=radio]").count():
+        box.locator("label[data-testid=stRadioOption]").nth(option).click()
+    else:
+        box.locator("input").fill(str(option))
+        box.locator("input").press("Enter")
+    phone.page.get_by_text("Your answer is in").first.wait_for(timeout=SEEN_S * 1000)
     phone.settle()
 
 
@@ -68,7 +77,8 @@ def wait_count(presenter: AppPage, n: int) -> None:
 
 
 def press(presenter: AppPage, key: str) -> None:
-    presenter.page.locator(f".st-key-{key} button").click()
+    presenter.settle()  # the run the last click started is over: its elements replaced the earlier ones
+    presenter.page.locator(f".st-key-{key} button").first.click()  # a button with help has two
     presenter.settle()
 
 
@@ -79,14 +89,33 @@ def results(phone: AppPage) -> str:
 
 
 def checked(phone: AppPage) -> int | None:
-    labels = phone.page.locator(".st-key-answer label")
-    for i in range(labels.count()):
-        if labels.nth(i).locator("input").is_checked():
+    """The option a choice question shows as chosen, or the guess a number question shows."""
+    box = phone.page.locator(".st-key-answer")
+    radios = box.locator("input[type=radio]")
+    if not radios.count():
+        return round(float(box.locator("input").input_value()))
+    for i in range(radios.count()):
+        if radios.nth(i).is_checked():
             return i
     return None
 
 
-def class_round(base: str, phone_bases: list[str], contexts) -> None:
+def looks(presenter: AppPage, phone: AppPage) -> None:
+    """The revealed results as a projector and a phone show them: lecture-sized ticks, no text over text, and no
+    serious accessibility violation on either."""
+    sizes = [s for chart in presenter.page.evaluate(_TICK_SIZES_JS) for s in chart]
+    assert sizes and min(sizes) >= theme.FONT_SIZE * theme.LECTURE_SCALE - 0.5, sorted(set(sizes))
+    phone.page.wait_for_timeout(1500)  # plotly has drawn for the phone's width
+    charts = phone.page.evaluate(_TEXTS_JS)
+    assert charts and all(charts)
+    assert not any(overlapping(texts) for texts in charts), charts
+    for app in (presenter, phone):
+        app.page.add_script_tag(path=str(AXE))
+        violations = app.page.evaluate(_AXE_JS, UPSTREAM)
+        assert not violations, violations
+
+
+def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool = False) -> None:
     presenter = open_in(contexts(PROJECTOR), f"{base}/class?present=1")
     code = start_room(presenter)
     assert count(presenter) == "0"
@@ -118,11 +147,16 @@ def class_round(base: str, phone_bases: list[str], contexts) -> None:
     phones[1].settle()
     assert checked(phones[1]) == 0
     wait_count(presenter, 1)
+    presenter.page.reload()  # the projector's tab reloaded: its cookie keeps the presenter's buttons
+    presenter.settle()
+    presenter.page.locator(".st-key-class_reveal").wait_for(timeout=SEEN_S * 1000)
     press(presenter, "class_reveal")
     late = open_in(contexts(PHONE), f"{phone_bases[-1]}/class?room={code}")  # joins after the second reveal
     assert results(late)
     text = results(phones[2])
     assert "2" in text  # the second round is shown beside the first
+    if check_looks:
+        looks(presenter, late)
 
     press(presenter, "class_next")
     for phone in [*phones, late]:
@@ -130,7 +164,7 @@ def class_round(base: str, phone_bases: list[str], contexts) -> None:
 
 
 def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(app_server, contexts):
-    class_round(app_server, [app_server] * 3, contexts)
+    class_round(app_server, [app_server] * 3, contexts, check_looks=True)
 
 
 def test_two_app_servers_sharing_one_redis_hold_one_class(tmp_path, contexts):

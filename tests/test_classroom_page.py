@@ -4,9 +4,9 @@ in-process store), through the real router."""
 from __future__ import annotations
 
 import pytest
-from lnviz.labs.classroom import questions
 
 from harness.apptest import assert_no_exception, run_page
+from lnviz.labs.classroom import questions
 from lnviz.serving import rooms
 from ui import store as shared_store
 
@@ -120,3 +120,38 @@ def _answer(phone, question, pick: int) -> None:
     else:
         phone.number_input(key="answer").set_value(question.lo + pick * (question.hi - question.lo) / 4).run()
     assert_no_exception(phone)
+
+
+def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(fresh_store):
+    _, code = presenter_opens_a_room()
+    question = questions.by_id(fresh_store.room(code).question)
+    phone = student(code)
+    for i in range(rooms.RATE_VOTES + 2):
+        _answer(phone, question, i % 2)
+    assert any("Too many answers" in w.value for w in phone.warning)
+    assert fresh_store.count(code, 0, 1) == 1
+
+
+def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it_is_back(monkeypatch):
+    from harness import redis as redis_harness
+
+    with redis_harness.running() as server:
+        store = rooms.RedisStore(server.url, prefix="page:")
+        monkeypatch.setattr(shared_store, "_store", store)
+        _, code = presenter_opens_a_room()
+        question = questions.by_id(store.room(code).question)
+        phone = student(code)
+        server.stop()
+        _answer(phone, question, 1)
+        assert any("can't be reached" in e.value for e in phone.error)
+        down = run_page(PAGE, {"room": code})
+        assert_no_exception(down)
+        assert any("can't be reached" in e.value for e in down.error)
+        server.start()  # an empty Redis: tests keep nothing on disk, so the room is gone
+        again = run_page(PAGE, {"room": code})
+        assert_no_exception(again)
+        assert any("no room with this code" in w.value for w in again.warning)
+        _, fresh = presenter_opens_a_room()
+        phone = student(fresh)
+        _answer(phone, questions.by_id(store.room(fresh).question), 1)
+        assert store.count(fresh, 0, 1) == 1

@@ -386,11 +386,12 @@ def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
     for k, counts in enumerate(rounds):
         block = text.split(f"Round {k + 1}:")[1].split("Round")[0]
         for i, option in enumerate(CHOICE.choices):
-            line = f"{counts[str(i)]} votes: {option}"
+            n = counts[str(i)]
+            line = f"{n} {'vote' if n == 1 else 'votes'}: {option}"
             assert line in block
             assert (line + " (✓ right)" in block) == (i == CHOICE.answer)
     number = figures.results_text(NUMBER, [tally(NUMBER, ["3.48", "1.2"])])
-    assert "1 votes: 3.48 (✓ right)" in number and "1 votes: 1.20\n" in number
+    assert "1 vote: 3.48 (✓ right)" in number and "1 vote: 1.20\n" in number
     assert f"torch: {NUMBER.answer:.4g}" in number
 
 

@@ -202,3 +202,13 @@ def test_a_collision_draws_another_code(monkeypatch):
     monkeypatch.setattr(rooms, "new_code", lambda: next(draws))
     room, _ = rooms.open_room(store, QUESTIONS)
     assert room.code == "ZZZZZZZZ" and store.room(taken.code) == taken
+
+
+def test_the_join_links_qr_code_is_a_self_contained_svg_on_a_white_ground():
+    from lnviz.figures.qr import qr_svg
+
+    svg = qr_svg("https://lnviz.example/class?room=K7PMQ2XD")
+    assert svg.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in svg
+    assert "href" not in svg and "http://www.w3.org/2000/svg" in svg  # nothing fetched from elsewhere
+    assert "#fff" in svg.lower() and "<title>" in svg
+    assert qr_svg("a") != qr_svg("b")

@@ -236,8 +236,9 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     if not shared_store.shared():
         outcome = "shared"
     else:
+        # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
         try:
-            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.session_id()) else "quota"
+            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.client()) else "quota"
         except rooms.StoreDown:
             outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}
@@ -277,7 +278,7 @@ def _load(key: str) -> np.ndarray | None:
         return STORE.get(key)
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
-        own_share.share(shared_store.store(), values, heavy.session_id())
+        own_share.share(shared_store.store(), values, heavy.client())
     return values
 
 

@@ -145,21 +145,26 @@ def _dtick(most: int) -> int | None:
 def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str:
     """The same counts as plain text, one line per option (or guess) per round, the right one marked.
 
-    For a screen reader, and for tests. A number question ends with torch's value.
+    For a screen reader, and for tests; shown under the question, so it does not repeat it. A number question
+    ends with torch's value.
     """
-    lines = [question.prompt]
+    lines: list[str] = []
     for k, tally in enumerate(rounds):
         total = sum(int(c) for c in tally.values())
-        lines.append(f"Round {k + 1}: {total} votes.")
+        lines.append(f"Round {k + 1}: {_votes(total)}.")
         if question.kind == "choice":
             entries = [(str(i), c) for i, c in enumerate(question.choices)]
         else:
             entries = [(v, v) for v in tally]
         for key, text in entries:
             mark = f" ({RIGHT})" if question.right(key) else ""
-            lines.append(f"  {int(tally.get(key, 0))} votes: {text}{mark}")
+            lines.append(f"  {_votes(int(tally.get(key, 0)))}: {text}{mark}")
     if question.kind == "choice":
         lines.append(f"Right answer: {question.answer_text}")
     else:
         lines.append(f"torch: {question.answer_text}; guesses within {question.tolerance:g} count as right.")
     return "\n".join(lines)
+
+
+def _votes(n: int) -> str:
+    return f"{n} vote" if n == 1 else f"{n} votes"
