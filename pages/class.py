@@ -11,7 +11,7 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions
 from lnviz.serving import rooms
-from ui import classroom
+from ui import boot, classroom
 from ui import store as shared_store
 from ui.page import Page
 
@@ -140,14 +140,19 @@ def explain(question: questions.Question) -> None:
 
 
 def results(room: rooms.Room, question: questions.Question, mine: str | None) -> None:
-    """A phone after the reveal: its own answer, the class's, torch's, and why."""
+    """A phone after the reveal: its own answer, the class's as text, torch's, and why.
+
+    No chart: every phone of the class reruns at the reveal, and a chart each cost a replica seconds of CPU
+    with a hundred phones on it (``make load LOAD_ARGS="--mode poll"``); the projector shows the chart.
+    """
     if mine is not None:
         shown = question.choices[int(mine)] if question.kind == "choice" else mine
         verdict = "right" if question.right(mine) else "not the answer torch gives"
         st.markdown(f"**Your answer:** {shown} ({verdict}).")
     else:
         st.markdown("You did not answer this round.")
-    chart(room, question)
+    with st.container(key="class_results"):
+        st.markdown(figures.results_markdown(question, rounds_of(room, question)))
     explain(question)
 
 
@@ -230,7 +235,8 @@ def presenter_buttons(room: rooms.Room, secret: str) -> None:
 
 
 def phone(room: rooms.Room) -> None:
-    classroom.poll(room.code, room.version)
+    classroom.watch(room.code, room.version)  # this replica's watcher reruns the page when the presenter acts
+    boot.rerun_on_reconnect()  # a phone whose replica went lands on the current question on its next one
     if room.closed:
         st.info("The presenter has closed this room.")
         return

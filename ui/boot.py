@@ -45,3 +45,25 @@ def before_controls() -> None:
     from lnviz.maths import device
 
     device.configure_threads()
+
+
+RECONNECT_TIMER_S = 3600  # see rerun_on_reconnect: the timer only has to exist
+
+
+def _nothing() -> None:
+    """An empty fragment: it draws nothing, and its timer is what :func:`rerun_on_reconnect` needs."""
+
+
+def rerun_on_reconnect() -> None:
+    """After the server restarts (or a replica goes), the tab's next connection reruns the whole page.
+
+    A tab reconnects by itself, into a new session (on another replica behind
+    a balancer) that holds none of the old one's state, and keeps what it drew.
+    Streamlit's frontend asks the new session for a run of the whole page on
+    reconnecting only if the page has a fragment on a timer (``run_every``);
+    without one, the explorer's moves below the input (a fragment) went to a
+    session that never drew that fragment and were dropped ("The fragment with
+    id … does not exist anymore"), and a class's phone kept a question the room
+    had left. This fragment's timer (an empty run once an hour) is that one.
+    """
+    st.fragment(_nothing, run_every=RECONNECT_TIMER_S)()

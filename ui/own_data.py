@@ -45,7 +45,7 @@ import torch
 
 from lnviz import text
 from lnviz.serving import own_share, own_store, rooms, upload
-from ui import heavy, upload_share
+from ui import boot, heavy, upload_share
 from ui import store as shared_store
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
@@ -62,7 +62,6 @@ _MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
 LINK_SOURCE = "shared by a link"
 RETRY_S = 60  # a grid the store refused or couldn't take is offered again after this long, not on every rerun
 FILE_NAME_LIMIT = 40  # characters of a file's name shown
-RECONNECT_TIMER_S = 3600  # see _rerun_whole_page_on_reconnect: the timer only has to exist
 
 
 @dataclass(frozen=True)
@@ -360,7 +359,7 @@ def panel() -> OwnData | None:
     record = _share(values, held["id"])
     shared = record["outcome"] == "shared"
     _mark(held["id"] if shared else f"{values.shape[0]}x{values.shape[1]}")
-    _rerun_whole_page_on_reconnect()
+    boot.rerun_on_reconnect()
     x = torch.from_numpy(values)  # (B, H), shared with the store and with other sessions: never modified
     return OwnData(x=x, source=str(held.get("source", "your data")), id=held["id"], shared=shared, kept=_kept(record))
 
@@ -369,26 +368,6 @@ def _held() -> np.ndarray | None:
     """The matrix (B, H) this session holds in :data:`STORE`, or None: none, or let go by the server."""
     held = st.session_state.get(KEY)
     return STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
-
-
-def _nothing() -> None:
-    """An empty fragment: it draws nothing, and its timer is what :func:`_rerun_whole_page_on_reconnect` needs."""
-
-
-def _rerun_whole_page_on_reconnect() -> None:
-    """After the server restarts, the tab's next move reruns the whole page, which then loads the data again
-    from the link or says it is gone.
-
-    A tab reconnects to a restarted server by itself, into a new session that
-    holds none of the old one's data, and keeps what it drew. Streamlit's
-    frontend asks the new session for a run of the whole page on reconnecting
-    only if the page has a fragment on a timer (``run_every``); without one,
-    the explorer's moves below the input (a fragment) went to a session that
-    never drew that fragment and were dropped ("The fragment with id … does
-    not exist anymore"), and the tab kept saying "Showing your data". This
-    fragment's timer (an empty run once an hour) is that one.
-    """
-    st.fragment(_nothing, run_every=RECONNECT_TIMER_S)()
 
 
 def _say_if_gone() -> None:

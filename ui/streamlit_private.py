@@ -138,6 +138,49 @@ def _calls(function: Callable[..., Any], name: str) -> bool:
         return False
 
 
+# A widget state's kinds that are one-off presses: a rerun the server starts must not press them again.
+_TRIGGERS = frozenset({"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"})
+
+
+def _session(session_id: str) -> AppSession | None:
+    from streamlit.runtime import Runtime
+
+    if not Runtime.exists():
+        return None
+    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
+    return info.session if info is not None else None
+
+
+def session_alive(session_id: str) -> bool:
+    """Whether ``session_id`` is a session with a browser connected to it now."""
+    return _session(session_id) is not None
+
+
+def rerun_session(session_id: str) -> bool:
+    """Start a full run of another session, as Streamlit's run-on-save does; False if it is gone.
+
+    The run has the session's own last page, link and widget values, without
+    one-off presses (a button's click is not repeated), and not a fragment's.
+    Streamlit has no public way for one session (or a thread) to rerun another:
+    this is ``AppSession.request_rerun`` with the session's saved
+    ``_client_state``, which the file watcher uses from its own thread too.
+    """
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    session = _session(session_id)
+    if session is None:
+        return False
+    state = ClientState()
+    state.CopyFrom(session._client_state)
+    state.fragment_id = ""
+    state.is_auto_rerun = False
+    keep = [w for w in state.widget_states.widgets if w.WhichOneof("value") not in _TRIGGERS]
+    del state.widget_states.widgets[:]
+    state.widget_states.widgets.extend(keep)
+    session.request_rerun(state)
+    return True
+
+
 def check() -> list[str]:
     """The private attributes above that this Streamlit no longer has (empty when all are there)."""
     missing = []
@@ -157,6 +200,17 @@ def check() -> list[str]:
         handler and _calls(handler.handle, "_LOGGER.exception")
     ):
         missing.append("backend_operation_handler._LOGGER, where a failed download's build is logged")
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.session_manager import ActiveSessionInfo
+
+    if not callable(getattr(AppSession, "request_rerun", None)) or "_client_state" not in inspect.getsource(
+        AppSession.__init__
+    ):
+        missing.append("AppSession.request_rerun and AppSession._client_state, with which a room reruns its phones")
+    if "_session_mgr" not in inspect.getsource(Runtime.__init__) or "session" not in getattr(
+        ActiveSessionInfo, "__dataclass_fields__", {}
+    ):
+        missing.append("Runtime._session_mgr and ActiveSessionInfo.session, where a session is found by its id")
     from streamlit.web.server.starlette import starlette_server_config
 
     if getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) != XSRF_COOKIE:
