@@ -11,10 +11,12 @@ Redis itself (:func:`lnviz.serving.rooms.open_room`) and gives the presenter
 its ``lnviz_host`` cookie, as the browser that started the room would have.
 
 Every client speaks Streamlit's protocol over its own WebSocket
-(:mod:`harness.wsclient`) and, like the browser's frontend, sends the
+(:mod:`harness.wsclient`) and, like the browser's frontend, sends each
 ``run_every`` fragment's rerun (``rerun_script`` with its ``fragment_id``,
 ``is_auto_rerun``) on the period the server announced in its ``auto_rerun``
-message, whether or not anything changed: that is what 200 waiting phones cost.
+message, whether or not anything changed, and takes the runs the server starts
+itself: a phone's page has no poll of its own (the replica's watcher reruns it,
+``ui.classroom.Watcher``), only the presenter's count has one.
 
 The scenario: the presenter connects; the replicas' CPU and Redis's commands
 are measured for ``--window`` s with no phone (the idle side). ``--phones``
@@ -691,8 +693,8 @@ def poll_markdown(r: PollReport, load_start: str, load_end: str) -> str:
         "",
         machine_table(machine(), load_start, load_end),
         f"{r.phones} phones arrive over {r.arrive:.0f} s on `/class?room=CODE` through docs/deploy.md's nginx, each "
-        f"a WebSocket client with its own `lnviz_voter` cookie that sends the poll fragment's rerun every second as "
-        f"the frontend does; each answers {VOTE_DELAY_S[0]:.0f}–{VOTE_DELAY_S[1]:.0f} s after its question appears "
+        f"a WebSocket client with its own `lnviz_voter` cookie that sends every timer fragment's rerun on the period "
+        f"the server announced, as the frontend does, and takes the runs the server starts; each answers {VOTE_DELAY_S[0]:.0f}–{VOTE_DELAY_S[1]:.0f} s after its question appears "
         f"and one in {CHANGE_ONE_IN} changes its answer {CHANGE_DELAY_S[0]:.0f}–{CHANGE_DELAY_S[1]:.0f} s later; "
         f"the presenter reveals once all have answered. Round 2: the last replica is killed {KILL_AFTER_S:.0f} s in; "
         "its phones reconnect through the balancer with the same cookies.",
