@@ -13,7 +13,7 @@ from lnviz.labs.explorer import stage
 from lnviz.maths import data
 from lnviz.views import state
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
+ASSETS = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage"
 
 
 def _values(numbers: list) -> torch.Tensor:
@@ -186,7 +186,19 @@ def test_a_rerun_is_small_even_for_the_largest_grid():
     result = explorer.explore(x, 1.25 * g, -0.5 + b, 1e-5)
     p = stage.payload(result, *stage.window(1024, 1024, 600, 700), 1.25, -0.5, (g, b))
     data_bytes = len(json.dumps(p, allow_nan=False).encode())
-    assets = sum(len(f.read_bytes()) for f in ASSETS.iterdir())
     assert data_bytes <= 20_000, data_bytes  # 8 × 12 cells: a few thousand numbers at most
-    assert data_bytes + assets <= 300_000  # the element, JS and CSS included, sent on every rerun
     assert math.isclose(p["gamma"][0], 1.25 * float(g[p["c0"]]), rel_tol=1e-12)
+
+
+def test_the_element_names_its_files_and_carries_none_of_them():
+    """The JS and CSS are files the browser fetches once and caches (the asset_dir of pyproject.toml), not text
+    sent with the element on every rerun: the element holds their paths."""
+    from harness.apptest import DEFAULT_PAGE, run_page
+
+    at = run_page(DEFAULT_PAGE)
+    (element,) = at.get("bidi_component")
+    assert element.proto.component_name == "lnviz.stage"
+    assert (element.proto.js_source_path, element.proto.css_source_path) == ("stage.js", "stage.css")
+    assert not element.proto.js_content and not element.proto.css_content
+    for name in ("stage.js", "stage.css"):
+        assert (ASSETS / name).is_file(), name
