@@ -139,7 +139,7 @@ def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_u
     # The JS and CSS came as files, each once, cacheable: not inside the element, not again on a rerun.
     fetched = list(app.files)
     paths = [path for path, _, _ in fetched]
-    assert {"/_stcore/bidi-components/lnviz.stage/stage.js", "/_stcore/bidi-components/lnviz.stage/stage.css"} <= set(
+    assert {"/_stcore/bidi-components/lnviz.stage/index.js", "/_stcore/bidi-components/lnviz.stage/stage.css"} <= set(
         paths
     ), paths
     assert len(set(paths)) == len(paths), paths

@@ -88,7 +88,7 @@ def test_payload_is_torchs_numbers(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
-    """What stage.js does while a control is dragged, from the payload alone, is torch's output there."""
+    """What the stage (model.js) does while a control is dragged, from the payload alone, is torch's output there."""
     case = _case(seed)
     p = _payload(case)
     gain, bias, eps = -1.35, 2.4, 0.2
@@ -156,7 +156,7 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
         p = _strict(stage.payload(result, slice(0, result.x.shape[0]), slice(0, 7)))
         assert p["caveat"] == p["caveat_note"] == ""
     # The stage shows the caveat beside torch's label, and its note as the badge's title.
-    js = (ASSETS / "stage.js").read_text()
+    js = "".join(f.read_text() for f in sorted(ASSETS.rglob("*.js")))
     assert js.count("torchLabel(") == 4 and "s.badge.title = d.caveat_note" in js
 
 
@@ -198,7 +198,7 @@ def test_the_element_names_its_files_and_carries_none_of_them():
     at = run_page(DEFAULT_PAGE)
     (element,) = at.get("bidi_component")
     assert element.proto.component_name == "lnviz.stage"
-    assert (element.proto.js_source_path, element.proto.css_source_path) == ("stage.js", "stage.css")
+    assert (element.proto.js_source_path, element.proto.css_source_path) == ("index.js", "stage.css")
     assert not element.proto.js_content and not element.proto.css_content
-    for name in ("stage.js", "stage.css"):
+    for name in ("index.js", "stage.css"):
         assert (ASSETS / name).is_file(), name

@@ -29,7 +29,7 @@ from ui import mode
 KEY = "live_stage"
 
 # Paths relative to the asset_dir: the JS is an ES module that imports its siblings.
-_component = st.components.v2.component("lnviz.stage", js="stage.js", css="stage.css")
+_component = st.components.v2.component("lnviz.stage", js="index.js", css="stage.css")
 
 
 def _set(values: dict[str, Any]) -> None:
