@@ -45,7 +45,9 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
+# The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
 test: $(VENV)/.dev $(VENV)/.lnviz system-deps lint
+	node --test tests/js/
 	$(PY) -m pytest -n 2 --dist load -q
 
 bench: $(VENV)/.dev $(VENV)/.lnviz system-deps

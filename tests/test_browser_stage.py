@@ -329,6 +329,9 @@ def test_a_batch_of_one_has_no_batchnorm_and_says_why(stage_url, open_stage):
 
 def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     app = open_stage(stage_url + "/?eps=0.001")
+    # One text for ε on the stage, the sidebar and the link (lnviz.text.format_number; model.js formatNumber).
+    sidebar = app.page.locator(".st-key-eps [data-testid=stSliderThumbValue]").inner_text()
+    assert app.page.locator(f"{STAGE} input[name=eps] + output").inner_text() == sidebar == "0.001"
     app.page.locator(f"{STAGE} input[name=eps]").focus()
     app.page.keyboard.press("Home")  # ε = 0
     app.page.wait_for_function(

@@ -9,7 +9,7 @@
 // modules from the component's asset_dir: no bundler, no build step.
 
 import {
-  decode, deltaText, epsText, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
+  decode, deltaText, formatNumber, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
 } from "./model.js";
 import { put } from "./view/dom.js";
 import { build, create } from "./view/layout.js";
@@ -83,7 +83,7 @@ function wire(s) {
     input.addEventListener("input", () => {
       s.dragging = true;
       s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
-      if (n === "eps") input.setAttribute("aria-valuetext", epsText(s.ctl.eps));
+      if (n === "eps") input.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
       badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
       paint(s);
     });

@@ -197,10 +197,6 @@ export function term(v) {
   return t.startsWith(MINUS) ? `(${t})` : t;
 }
 
-export function epsText(e) {
-  return e === 0 ? "0" : e.toExponential(0).replace("e-", "e\u2212").replace("e+0", "");
-}
-
 // A γ or β control's value, to the slider's step.
 export const controlText = (v) => sign(v.toFixed(2));
 

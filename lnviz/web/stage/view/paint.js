@@ -1,7 +1,7 @@
 // Painting: each block's colours and numbers on its canvas, the statistics, the legend and the
 // controls' values, at the controls' current values (torch's numbers or the browser's preview).
 
-import { controlText, epsText, nearest, outputs, rangeText, short, sign } from "../model.js";
+import { controlText, formatNumber, nearest, outputs, rangeText, short, sign } from "../model.js";
 import { maxAbs, shade } from "./colour.js";
 import { put } from "./dom.js";
 import { showTip } from "./tooltip.js";
@@ -31,7 +31,7 @@ export function paint(s) {
   put(s.legend.querySelector(".hi"), `+${rangeText(yr)}`);
   put(s.legend.querySelector(".what"), `outputs${fixed ? " (fixed)" : ""}; x: ±${rangeText(xr)}`);
   for (const n of ["gain", "bias"]) put(s.out[n], controlText(s.ctl[n]));
-  put(s.out.eps, epsText(s.ctl.eps));
+  put(s.out.eps, formatNumber(s.ctl.eps));
   if (s.hover) showTip(s, s.hover);
 }
 
@@ -84,5 +84,5 @@ export function syncInputs(s) {
   s.input.gain.value = s.ctl.gain;
   s.input.bias.value = s.ctl.bias;
   s.input.eps.value = nearest(s.d.eps_options, s.ctl.eps);
-  s.input.eps.setAttribute("aria-valuetext", epsText(s.ctl.eps));
+  s.input.eps.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
 }

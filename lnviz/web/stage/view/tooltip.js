@@ -1,6 +1,6 @@
 // Hover: the row in LN's colour, the column in BN's, and the formula with the numbers.
 
-import { affineAt, cellAt, epsText, exact, MINUS, term } from "../model.js";
+import { affineAt, cellAt, exact, formatNumber, MINUS, term } from "../model.js";
 
 // The full grid's (row, col) of a cell or statistic of the stage.
 export const where = (s, c) => cellAt(s.d, c.dataset.block, +c.dataset.k);
@@ -53,7 +53,7 @@ function formula(s, v, name, n, k, m, over) {
   const cls = name === "LayerNorm" ? "ln" : "bn";
   return `<div class="${cls}"><b>${name}</b> <span>${over}</span></div>
     <div>μ = <b data-v="${cls}-mu">${exact(mu)}</b> &nbsp; σ² = <b data-v="${cls}-var">${exact(var_)}</b></div>
-    <div>x̂ = (${exact(s.d.x[k])} ${MINUS} ${term(mu)}) / √(${exact(var_)} + ${epsText(v.ctl.eps)})
+    <div>x̂ = (${exact(s.d.x[k])} ${MINUS} ${term(mu)}) / √(${exact(var_)} + ${formatNumber(v.ctl.eps)})
       = <b data-v="${cls}-xhat">${exact(n.x_hat[k])}</b></div>
     <div>y = ${exact(gamma)} · x̂ + ${term(beta)} = <b data-v="${cls}-y">${exact(n.y[k])}</b></div>`;
 }
