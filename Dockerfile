@@ -35,8 +35,11 @@ RUN set -eu; \
     esac; \
     pip install -r requirements.txt
 
-# The code stays owned by root: the app user can read it, not change it.
+# The code stays owned by root: the app user can read it, not change it. lnviz installed editable
+# (its dependencies are in already): Streamlit serves the stage's JS and CSS as files only for an
+# installed package, and the editable install keeps the code in /app where the app runs it.
 COPY . .
+RUN pip install --no-deps -e .
 
 USER 1000
 ENV HOME=/home/app

@@ -24,28 +24,37 @@ $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
 
+# lnviz itself, editable: Streamlit serves the stage's JS and CSS as files only for an installed
+# package (pyproject.toml, [tool.streamlit.component]). The code stays where it is; reinstall when
+# pyproject.toml changes.
+$(VENV)/.lnviz: pyproject.toml $(VENV)/.runtime
+	$(PY) -m pip install --quiet --no-deps -e .
+	touch $@
+
 # Debian's chromium (browser tests), nginx (the replica test) and redis-server (the shared poll store), when missing.
 system-deps:
 	@bash scripts/system-deps.sh
 
-run: $(VENV)/.runtime
+run: $(VENV)/.runtime $(VENV)/.lnviz
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 # While editing: reload pages from disk (the hosting config turns the watcher off).
-dev: $(VENV)/.runtime
+dev: $(VENV)/.runtime $(VENV)/.lnviz
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .
 	$(PY) -m ruff format --check .
 
-test: $(VENV)/.dev system-deps lint
+# The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
+test: $(VENV)/.dev $(VENV)/.lnviz system-deps lint
+	node --test tests/js/
 	$(PY) -m pytest -n 2 --dist load -q
 
-bench: $(VENV)/.dev system-deps
+bench: $(VENV)/.dev $(VENV)/.lnviz system-deps
 	$(PY) -m benchmarks.run
 
-load: $(VENV)/.dev system-deps
+load: $(VENV)/.dev $(VENV)/.lnviz system-deps
 	$(PY) -m benchmarks.load $(LOAD_ARGS)
 
 clean:

@@ -15,7 +15,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 from browser import AppPage, overlapping
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, Response
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
@@ -57,6 +57,8 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
         app.sent = []
         page.on("websocket", lambda ws: ws.on("framesent", lambda frame: app.sent.append(_kind(frame))))
         page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+        app.files = []  # the stage's own files the page fetched: (path, status, Cache-Control)
+        page.on("response", lambda r: _stage_file(r) and app.files.append(_stage_file(r)))
         app.goto(url)
         page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
         return app
@@ -64,6 +66,15 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
     yield _open
     for context in contexts:
         context.close()
+
+
+def _stage_file(response: Response) -> tuple[str, int, str] | None:
+    """A response that is one of the stage's files (its asset_dir, served by Streamlit) as (path, status,
+    Cache-Control); None for any other."""
+    path = urlsplit(response.url).path
+    if "/_stcore/bidi-components/lnviz.stage/" not in path:
+        return None
+    return path, response.status, response.headers.get("cache-control", "")
 
 
 def _kind(frame: bytes | str) -> str:
@@ -125,6 +136,14 @@ def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_u
     box = gain.bounding_box()
     before, shot = _outputs(app), page.locator(STAGE).screenshot()
     app.sent.clear()
+    # The JS and CSS came as files, each once, cacheable: not inside the element, not again on a rerun.
+    fetched = list(app.files)
+    paths = [path for path, _, _ in fetched]
+    assert {"/_stcore/bidi-components/lnviz.stage/index.js", "/_stcore/bidi-components/lnviz.stage/stage.css"} <= set(
+        paths
+    ), paths
+    assert len(set(paths)) == len(paths), paths
+    assert all(status == 200 and cache == "public" for _, status, cache in fetched), fetched
     # γ = 1 sits at 60% of the track: grab the thumb there and drag it right.
     page.mouse.move(box["x"] + 0.6 * box["width"], box["y"] + box["height"] / 2)
     page.mouse.down()
@@ -146,6 +165,7 @@ def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_u
     assert float(_query(app)["gain"]) == pytest.approx(dragged)
     assert _delta(app) <= 1e-12
     assert _outputs(app) == during, "torch's numbers should look exactly like the preview"
+    assert app.files == fetched, "the rerun fetched the stage's files again"
     assert not app.errors, app.errors
 
 
@@ -309,6 +329,9 @@ def test_a_batch_of_one_has_no_batchnorm_and_says_why(stage_url, open_stage):
 
 def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     app = open_stage(stage_url + "/?eps=0.001")
+    # One text for ε on the stage, the sidebar and the link (lnviz.text.format_number; model.js formatNumber).
+    sidebar = app.page.locator(".st-key-eps [data-testid=stSliderThumbValue]").inner_text()
+    assert app.page.locator(f"{STAGE} input[name=eps] + output").inner_text() == sidebar == "0.001"
     app.page.locator(f"{STAGE} input[name=eps]").focus()
     app.page.keyboard.press("Home")  # ε = 0
     app.page.wait_for_function(

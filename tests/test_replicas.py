@@ -8,7 +8,7 @@ browsers, all from 127.0.0.1 like a class behind one NAT address, open the link
 through the load balancer: nginx's access log (upstream and routing key of each
 request) shows that they spread over both replicas and that each browser's
 every request, its websocket reconnecting after a drop included, stayed on its
-own. Last, ``/static/`` comes gzipped and ``/_stcore/metrics`` is not served.
+own. Last, ``/static/`` and the stage's files come gzipped and ``/_stcore/metrics`` is not served.
 """
 
 from __future__ import annotations
@@ -260,6 +260,14 @@ def test_static_files_come_gzipped_and_metrics_are_not_served(replicas):
         body = r.read()
     assert gzip.decompress(body) == plain
     assert len(body) < len(plain) / 2, (len(body), len(plain))
+    # The stage's files (its asset_dir) too, through the block's own location for them.
+    stage = "_stcore/bidi-components/lnviz.stage/model.js"
+    plain = urllib.request.urlopen(f"http://127.0.0.1:{replicas.port_a}/{stage}", timeout=30).read()
+    request = urllib.request.Request(f"{replicas.lb}/{stage}", headers={"Accept-Encoding": "gzip"})
+    with urllib.request.urlopen(request, timeout=30) as r:
+        assert r.headers.get("Content-Encoding") == "gzip", dict(r.headers)
+        assert r.headers.get("Content-Type", "").startswith(("text/javascript", "application/javascript"))
+        assert gzip.decompress(r.read()) == plain
 
     direct = urllib.request.urlopen(f"http://127.0.0.1:{replicas.port_a}/_stcore/metrics", timeout=30)
     assert direct.status == 200  # Streamlit itself always serves them: only the balancer hides them

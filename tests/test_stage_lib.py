@@ -13,7 +13,7 @@ from lnviz.labs.explorer import stage
 from lnviz.maths import data
 from lnviz.views import state
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
+ASSETS = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage"
 
 
 def _values(numbers: list) -> torch.Tensor:
@@ -88,7 +88,7 @@ def test_payload_is_torchs_numbers(seed):
 
 @pytest.mark.parametrize("seed", range(4))
 def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
-    """What stage.js does while a control is dragged, from the payload alone, is torch's output there."""
+    """What the stage (model.js) does while a control is dragged, from the payload alone, is torch's output there."""
     case = _case(seed)
     p = _payload(case)
     gain, bias, eps = -1.35, 2.4, 0.2
@@ -156,7 +156,7 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
         p = _strict(stage.payload(result, slice(0, result.x.shape[0]), slice(0, 7)))
         assert p["caveat"] == p["caveat_note"] == ""
     # The stage shows the caveat beside torch's label, and its note as the badge's title.
-    js = (ASSETS / "stage.js").read_text()
+    js = "".join(f.read_text() for f in sorted(ASSETS.rglob("*.js")))
     assert js.count("torchLabel(") == 4 and "s.badge.title = d.caveat_note" in js
 
 
@@ -186,7 +186,19 @@ def test_a_rerun_is_small_even_for_the_largest_grid():
     result = explorer.explore(x, 1.25 * g, -0.5 + b, 1e-5)
     p = stage.payload(result, *stage.window(1024, 1024, 600, 700), 1.25, -0.5, (g, b))
     data_bytes = len(json.dumps(p, allow_nan=False).encode())
-    assets = sum(len(f.read_bytes()) for f in ASSETS.iterdir())
     assert data_bytes <= 20_000, data_bytes  # 8 × 12 cells: a few thousand numbers at most
-    assert data_bytes + assets <= 300_000  # the element, JS and CSS included, sent on every rerun
     assert math.isclose(p["gamma"][0], 1.25 * float(g[p["c0"]]), rel_tol=1e-12)
+
+
+def test_the_element_names_its_files_and_carries_none_of_them():
+    """The JS and CSS are files the browser fetches once and caches (the asset_dir of pyproject.toml), not text
+    sent with the element on every rerun: the element holds their paths."""
+    from harness.apptest import DEFAULT_PAGE, run_page
+
+    at = run_page(DEFAULT_PAGE)
+    (element,) = at.get("bidi_component")
+    assert element.proto.component_name == "lnviz.stage"
+    assert (element.proto.js_source_path, element.proto.css_source_path) == ("index.js", "stage.css")
+    assert not element.proto.js_content and not element.proto.css_content
+    for name in ("index.js", "stage.css"):
+        assert (ASSETS / name).is_file(), name

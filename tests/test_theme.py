@@ -345,5 +345,5 @@ def test_the_accent_is_the_apps_and_the_stages():
     root = Path(__file__).resolve().parent.parent
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())
     assert config["theme"]["primaryColor"].upper() == theme.ACCENT.upper()  # Streamlit's default red is none
-    css = (root / "assets" / "stage" / "stage.css").read_text()
+    css = (root / "lnviz" / "web" / "stage" / "stage.css").read_text()
     assert f"accent-color: {theme.ACCENT.lower()}" in css.lower()

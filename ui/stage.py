@@ -1,8 +1,12 @@
 """The stage: x with LayerNorm's and BatchNorm's outputs on one screen, scrubbable in the browser.
 
 A Streamlit custom component (``st.components.v2``: no iframe, state both ways).
-Its JavaScript and CSS are assets/stage/stage.js and stage.css, read once here
-and sent by the app with the element; nothing comes from a CDN. Python sends
+Its JavaScript and CSS are files in lnviz/web/stage/, the ``asset_dir`` that
+pyproject.toml declares for the component ``lnviz.stage``: the server serves
+them under ``/_stcore/bidi-components/lnviz.stage/`` and the browser caches
+them, so a rerun carries only the element's data; nothing comes from a CDN.
+That needs lnviz installed (``pip install -e . --no-deps``, as ``make run``
+does): Streamlit reads the table from installed packages only. Python sends
 :func:`lnviz.labs.explorer.stage.payload`, torch's numbers. While γ, β or ε is dragged the
 browser previews the outputs from torch's x̂, μ and σ², with no round trip; on
 release it reports the three values, and :func:`draw` puts them into the
@@ -14,7 +18,6 @@ cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import streamlit as st
@@ -24,13 +27,9 @@ from ui import mode
 
 # Its element carries the class st-key-live_stage; "stage" is already a URL parameter.
 KEY = "live_stage"
-ASSETS = Path(__file__).resolve().parents[1] / "assets" / "stage"
 
-_component = st.components.v2.component(
-    "lnviz_stage",
-    js=(ASSETS / "stage.js").read_text(encoding="utf-8"),
-    css=(ASSETS / "stage.css").read_text(encoding="utf-8"),
-)
+# Paths relative to the asset_dir: the JS is an ES module that imports its siblings.
+_component = st.components.v2.component("lnviz.stage", js="index.js", css="stage.css")
 
 
 def _set(values: dict[str, Any]) -> None:

@@ -12,7 +12,7 @@ elementwise steps (y = γ x̂ + β, and x̂ from x, μ, σ² for another ε) whi
 control is dragged, and torch recomputes on release.
 
 The payload (:func:`payload`) is the contract between lnviz and the stage's
-JavaScript (assets/stage/stage.js). Grids are flat, row-major lists of the
+JavaScript (lnviz/web/stage/). Grids are flat, row-major lists of the
 window's R × C cells; numbers are float64 sent as JSON numbers, and a value
 that is not finite is the string ``"NaN"``, ``"Infinity"`` or
 ``"-Infinity"`` (JSON has no such numbers; ``Number()`` and ``float()`` both

@@ -1,0 +1,152 @@
+"""The fixtures of the stage's JavaScript tests (tests/js/), written by torch in float64 and by lnviz's Python.
+
+``python -m harness.stage_fixtures`` writes tests/js/fixtures/*.json; tests/test_stage_fixtures.py
+regenerates them and fails when the committed files differ, so they cannot go stale.
+
+- ``preview.json``: payloads (:func:`lnviz.labs.explorer.stage.payload`, through strict JSON as the
+  browser reads them) at the controls torch computed, the other controls a drag reaches, and what
+  torch gives there: the outputs of ``F.layer_norm`` and ``F.batch_norm`` (x: (B, H); LN over each
+  row's H features, BN over each column's B samples; biased σ², ε inside the root) for the window,
+  and the x̂ and y of the payload the release brings back. At ε = 0 ``F.batch_norm`` refuses to run in training, so
+  BN's oracle there is the formula, as the payload's is.
+- ``numbers.json``: the number formats both languages share: each value as the payload carries it
+  (a JSON number, or "NaN", "Infinity", "-Infinity") with :func:`lnviz.text.format_number`'s text,
+  the one a URL and a slider show.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+
+from lnviz.labs import explorer
+from lnviz.labs.explorer import stage
+from lnviz.maths import data
+from lnviz.text import format_number
+from lnviz.views import state
+
+FOLDER = Path(__file__).resolve().parents[1] / "tests" / "js" / "fixtures"
+
+
+def _strict(value: Any) -> Any:
+    """``value`` through strict JSON (no bare NaN), as the browser's JSON.parse reads it."""
+    return json.loads(json.dumps(value, allow_nan=False))
+
+
+def _payload(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: float, eps: float, seed: int | None):
+    """The stage's payload for x (B, H) at these controls; ``seed``: γ and β per feature from it, else scalars."""
+    features = x.shape[1]
+    gamma, beta = data.affine(features, seed or 0, gain, bias, seed is not None)
+    result = explorer.with_affine(explorer.normalize(x, eps), gamma, beta)
+    per = data.random_affine(features, seed) if seed is not None else None
+    return _strict(stage.payload(result, *window, gain, bias, per))
+
+
+def _oracle(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: float, eps: float, seed: int | None):
+    """torch's x̂ and y for the window at these controls, each (R·C,), from torch.nn.functional in float64."""
+    batch, features = x.shape
+    rows, cols = window
+    gamma, beta = data.affine(features, seed or 0, gain, bias, seed is not None)
+    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
+    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+    ln = (F.layer_norm(x, (features,), eps=eps), F.layer_norm(x, (features,), gamma, beta, eps))  # (B, H) each
+    if batch == 1:
+        bn = None
+    elif eps > 0:
+        bn = (
+            F.batch_norm(x, None, None, training=True, eps=eps),
+            F.batch_norm(x, None, None, gamma, beta, training=True, eps=eps),
+        )  # (B, H) each
+    else:  # F.batch_norm refuses ε = 0 in training: the formula, over each column's B samples
+        var, mean = torch.var_mean(x, dim=0, keepdim=True, unbiased=False)  # (1, H) each
+        x_hat = (x - mean) / torch.sqrt(var + eps)  # (B, H)
+        bn = (x_hat, gamma * x_hat + beta)
+
+    def flat(t: torch.Tensor) -> list[float | str]:
+        return stage._numbers(t[rows, cols])  # (R·C,)
+
+    return {
+        "ln": {"x_hat": flat(ln[0]), "y": flat(ln[1])},
+        "bn": None if bn is None else {"x_hat": flat(bn[0]), "y": flat(bn[1])},
+    }
+
+
+def _case(name: str, x: torch.Tensor, cell: tuple[int, int], torch_at: dict, drag_to: dict, seed: int | None) -> dict:
+    window = stage.window(*x.shape, *cell)
+    released = _payload(x, window, **drag_to, seed=seed)  # what the release brings back: torch's, at drag_to
+    return {
+        "name": name,
+        "payload": {**_payload(x, window, **torch_at, seed=seed), "cell": list(cell)},
+        "at": drag_to,
+        "torch": _oracle(x, window, **drag_to, seed=seed),
+        "released": {key: released[key] and {f: released[key][f] for f in ("x_hat", "y")} for key in ("ln", "bn")},
+    }
+
+
+def preview_cases() -> list[dict]:
+    """Grids with their windows, the controls torch computed and those a drag reaches."""
+    cases = []
+    for seed in range(4):
+        g = torch.Generator().manual_seed(seed)
+        batch, features = (int(n) for n in torch.randint(2, 14, (2,), generator=g))
+        x = torch.randn(batch, features, generator=g, dtype=torch.float64) * 3 + 1  # (B, H)
+        cell = (int(torch.randint(0, batch, (1,), generator=g)), int(torch.randint(0, features, (1,), generator=g)))
+        per_feature = seed if seed % 2 else None
+        cases.append(
+            _case(
+                f"random {batch}×{features}, seed {seed}"
+                + (", γ and β per feature" if per_feature is not None else ""),
+                x,
+                cell,
+                {"gain": 1.0, "bias": 0.0, "eps": 1e-5},
+                {"gain": -1.35, "bias": 2.4, "eps": 0.2},
+                per_feature,
+            )
+        )
+    one = data.make_activations("standard normal", 1, 20, seed=3)  # (1, H): no BN
+    cases.append(_case("one sample", one, (0, 15), {"gain": 1.5, "bias": 0.5, "eps": 1e-5},
+                       {"gain": 0.5, "bias": -1.0, "eps": 1e-3}, None))  # fmt: skip
+    constant = data.make_activations("constant row", 6, 10, seed=0)  # row 0 is constant: 0/0 at ε = 0
+    cases.append(_case("a constant row, ε to 0", constant, (0, 0), {"gain": 1.0, "bias": 0.0, "eps": 1e-5},
+                       {"gain": 1.0, "bias": 0.0, "eps": 0.0}, None))  # fmt: skip
+    return cases
+
+
+def number_values() -> list[float]:
+    """Values whose text both languages must agree on: the controls' steps and the formats' edges."""
+    values = list(state.eps_options())
+    values += [round(k * 0.05, 2) for k in range(-100, 101)]  # γ and β: −5 to 5 by 0.05
+    values += [0.1 + 0.2, 1 / 3, -2 / 3, 0.5, 2.5, 1e-4, 1.2345e-4, 9.99999e-5, 3e-7, 123456.0, 999999.0,
+               999999.5, 1e6, 1234567.0, 1e15, 1e16, 1.5e16, 2.0**53, 1e21, 1e22, 1.7976931348623157e308, 5e-324,
+               -0.0, math.nan, math.inf, -math.inf]  # fmt: skip
+    return values
+
+
+def build() -> dict[str, Any]:
+    """Every fixture, by file name."""
+    numbers = [[stage._number(v), format_number(v)] for v in number_values()]
+    return {
+        "preview.json": {"cases": preview_cases()},
+        "numbers.json": {"format_number": numbers},
+    }
+
+
+def dumps(value: Any) -> str:
+    """A fixture's text: strict JSON, compact (float64 numbers as repr writes them, which JSON.parse reads exactly)."""
+    return json.dumps(value, allow_nan=False, ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def main() -> None:
+    FOLDER.mkdir(parents=True, exist_ok=True)
+    for name, value in build().items():
+        (FOLDER / name).write_text(dumps(value), encoding="utf-8")
+        print(f"wrote {FOLDER / name}")
+
+
+if __name__ == "__main__":
+    main()

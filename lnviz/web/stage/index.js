@@ -1,0 +1,145 @@
+// The stage (lnviz issues 12 and 22): x, LayerNorm's and BatchNorm's outputs on one screen.
+//
+// Python (ui/stage.py) sends torch's numbers for one window of x; the contract is
+// lnviz/labs/explorer/stage.py. This module is the component's entry: it keeps one stage per
+// element across reruns and wires what the user does. model.js holds the numbers (decoding, the
+// preview while γ, β or ε is dragged, the deltas, Play's steps) with no DOM; view/ draws them.
+// On release the values go to Python, torch recomputes, and the badge says how far the
+// browser's preview was from torch's numbers. The browser loads these files as they are, as ES
+// modules from the component's asset_dir: no bundler, no build step.
+
+import {
+  decode, deltaText, formatNumber, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
+} from "./model.js";
+import { put } from "./view/dom.js";
+import { build, create } from "./view/layout.js";
+import { paint, syncInputs } from "./view/paint.js";
+import { applyStep, go, play, stop } from "./view/play.js";
+import { hover, where } from "./view/tooltip.js";
+
+const stages = new WeakMap(); // parentElement -> the stage, kept across reruns
+
+export default function (component) {
+  const { parentElement, data, setTriggerValue } = component;
+  let s = stages.get(parentElement);
+  if (!s) {
+    s = create(parentElement);
+    wire(s);
+    stages.set(parentElement, s);
+  }
+  s.send = setTriggerValue;
+  receive(s, data);
+  // Streamlit calls this before every new payload too: keep the DOM, let go only when unmounted.
+  return () =>
+    setTimeout(() => {
+      if (s.root.isConnected) return;
+      stop(s);
+      s.resized.disconnect();
+      stages.delete(parentElement);
+    }, 0);
+}
+
+function receive(s, raw) {
+  const d = decode(raw);
+  const shape = shapeOf(d);
+  s.d = d;
+  s.badge.title = d.caveat_note || "";
+  s.cell = d.cell || [d.r0, d.c0];
+  s.steps = steps(d);
+  s.step = Math.min(s.step, s.steps.length - 1);
+  s.root.classList.toggle("present", !!d.present);
+  s.input.eps.max = d.eps_options.length - 1;
+  // A control the link hides (hide=eps) cannot be moved here either: its value is the link's.
+  for (const n of ["gain", "bias", "eps"]) s.input[n].closest("label").hidden = (d.locked || []).includes(n);
+  const torchCtl = torchControls(d);
+  if (!s.dragging) s.ctl = torchCtl;
+  s.torch = { ln: d.ln, bn: d.bn, ctl: torchCtl };
+  if (shape !== s.shape) {
+    s.shape = shape;
+    s.pending = null; // another window: the preview was of other cells
+    build(s);
+  }
+  if (s.pending && same(s.pending.ctl, torchCtl)) {
+    badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(maxDelta(s.pending.shown, s.torch))}`));
+    s.pending = null;
+  } else if (!s.pending && !s.dragging) {
+    badge(s, torchLabel(d, `torch · ${d.dtype}`));
+  }
+  syncInputs(s);
+  paint(s);
+  applyStep(s);
+}
+
+// What the numbers on the stage are: torch's, the browser's preview, or torch's after a
+// release with how far the preview was from them.
+function badge(s, text) {
+  put(s.badge, text);
+  s.badge.classList.toggle("preview", text.startsWith("preview"));
+}
+
+function wire(s) {
+  for (const n of ["gain", "bias", "eps"]) {
+    const input = s.input[n];
+    input.addEventListener("input", () => {
+      s.dragging = true;
+      s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
+      if (n === "eps") input.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
+      badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
+      paint(s);
+    });
+    input.addEventListener("change", () => {
+      s.dragging = false;
+      if (same(s.ctl, s.torch.ctl)) return; // back where torch is: nothing to ask
+      s.pending = { ctl: { ...s.ctl }, shown: outputs(s.d, s.torch, s.ctl) };
+      badge(s, "torch: computing…");
+      s.send("scrub", { ...s.ctl });
+    });
+  }
+  s.input.fixed.addEventListener("change", () => paint(s));
+  s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
+  s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));
+  s.controls.querySelector("[name=next]").addEventListener("click", () => go(s, +1));
+
+  s.grid.addEventListener("pointerover", (e) => hover(s, e.target.closest(".cell, .stat")));
+  s.grid.addEventListener("pointerleave", () => hover(s, null));
+  s.grid.addEventListener("click", (e) => {
+    const c = e.target.closest(".cell");
+    if (!c) return;
+    const [i, j] = where(s, c);
+    s.send("pick", { row: i, col: j });
+  });
+  s.grid.addEventListener("focusin", (e) => e.target.classList.contains("cell") && hover(s, e.target));
+  s.grid.addEventListener("focusout", () => hover(s, null));
+  s.root.addEventListener("keydown", (e) => keys(s, e));
+}
+
+function keys(s, e) {
+  const t = e.target;
+  if (t.matches("input[type=range]")) return; // ranges keep their own arrows
+  if (t.classList.contains("cell") && t.dataset.block === "x") {
+    const n = moveIn(s.d, +t.dataset.k, e.key);
+    if (n !== undefined) {
+      if (n !== null) {
+        t.tabIndex = -1;
+        s.cells.x[n].tabIndex = 0;
+        s.cells.x[n].focus();
+      }
+      e.preventDefault();
+      return;
+    }
+    if (e.key === "Enter" || e.key === " ") {
+      const [i, j] = where(s, t);
+      s.send("pick", { row: i, col: j });
+      e.preventDefault();
+      return;
+    }
+  }
+  if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
+    go(s, e.key === "ArrowRight" ? 1 : -1);
+    e.preventDefault();
+  } else if (e.key === "Escape") {
+    stop(s);
+    s.step = 0;
+    applyStep(s);
+  }
+}

@@ -1,0 +1,249 @@
+// The stage's model: its numbers and its steps, with no DOM (lnviz issue 22).
+//
+// Python (lnviz/labs/explorer/stage.py) sends torch's numbers for one window of x (B, H): R × C
+// cells, flat and row-major. While γ, β or ε is dragged the stage redoes only the elementwise
+// steps from torch's x, μ and σ²,
+//
+//   x̂ = (x − μ)/√(σ² + ε),  y = γ x̂ + β,  with γ_j = gain·g_j and β_j = bias + b_j,
+//
+// LayerNorm's μ, σ² one per row (over its H features), BatchNorm's one per column (over the B
+// samples). Everything here is a plain function of plain data: tests/js/ runs it under Node
+// against numbers torch wrote in float64, and the view (view/) draws what it returns.
+
+export const MINUS = "\u2212";
+
+// ---- the payload in -------------------------------------------------------------------
+
+// A number of the payload: JSON has no NaN or ±∞, so Python sends "NaN", "Infinity", "-Infinity".
+export const num = (v) => (typeof v === "number" ? v : Number(v));
+export const nums = (list) => Float64Array.from(list, num);
+
+function norm(n) {
+  return { mean: nums(n.mean), var: nums(n.var), x_hat: nums(n.x_hat), y: nums(n.y), count: n.count };
+}
+
+// The payload with its number lists as Float64Arrays; `bn` stays null when B = 1.
+export function decode(raw) {
+  return {
+    ...raw,
+    x: nums(raw.x),
+    gamma: nums(raw.gamma), beta: nums(raw.beta), g: nums(raw.g), b: nums(raw.b),
+    ln: norm(raw.ln),
+    bn: raw.bn && norm(raw.bn),
+  };
+}
+
+// What decides the cells the stage builds: another shape, other cells.
+export const shapeOf = (d) => [d.R, d.C, d.B, d.H, d.r0, d.c0, !!d.bn].join();
+
+// The controls torch computed the payload at.
+export const torchControls = (d) => ({ gain: d.gain, bias: d.bias, eps: d.eps });
+
+export const same = (a, b) => a.gain === b.gain && a.bias === b.bias && a.eps === b.eps;
+
+// ---- the preview: x̂ and y at other controls, from torch's x, μ and σ² -----------------
+
+// One norm's x̂ and y (R·C,) at `ctl`; `perRow`: its statistics are one per row (LN), else per column (BN).
+function previewNorm(d, n, ctl, perRow) {
+  if (!n) return null;
+  const { x, g, b, R, C } = d;
+  const { gain, bias, eps } = ctl;
+  const xh = new Float64Array(R * C);
+  const y = new Float64Array(R * C);
+  for (let i = 0; i < R; i++) {
+    for (let j = 0; j < C; j++) {
+      const k = i * C + j;
+      const m = perRow ? i : j;
+      xh[k] = (x[k] - n.mean[m]) / Math.sqrt(n.var[m] + eps);
+      y[k] = gain * g[j] * xh[k] + (bias + b[j]);
+    }
+  }
+  return { ...n, x_hat: xh, y };
+}
+
+// Both norms' outputs at the controls `ctl`, computed in the browser.
+export function preview(d, ctl) {
+  return { ln: previewNorm(d, d.ln, ctl, true), bn: previewNorm(d, d.bn, ctl, false), ctl: { ...ctl }, preview: true };
+}
+
+// What the stage shows at `ctl`: torch's numbers when they are torch's controls, else the preview.
+export function outputs(d, torch, ctl) {
+  return same(ctl, torch.ctl) ? torch : preview(d, ctl);
+}
+
+// The γ and β of column j at `ctl`: torch's, or those the controls make (lnviz.maths.data.affine).
+export function affineAt(d, ctl, j, previewing) {
+  return previewing ? [ctl.gain * d.g[j], ctl.bias + d.b[j]] : [d.gamma[j], d.beta[j]];
+}
+
+// ---- the deltas: how far the preview was from torch's numbers --------------------------
+
+// The largest |preview − torch| over both norms' x̂ and y; NaN where both are NaN counts as equal,
+// NaN against a number as ∞.
+export function maxDelta(shown, torch) {
+  let m = 0;
+  for (const key of ["ln", "bn"]) {
+    if (!shown[key]) continue;
+    for (const f of ["x_hat", "y"]) {
+      const a = shown[key][f], b = torch[key][f];
+      for (let k = 0; k < a.length; k++) {
+        if (Number.isNaN(a[k]) && Number.isNaN(b[k])) continue;
+        m = Math.max(m, Math.abs(a[k] - b[k]));
+      }
+    }
+  }
+  return m;
+}
+
+export const deltaText = (m) => (m === 0 ? "0" : Number.isFinite(m) ? m.toExponential(0) : "∞");
+
+// torch's numbers, with what is not torch's among them: at ε = 0 BN's are the formula's, as
+// F.batch_norm refuses ε = 0 in training (the payload's caveat; its note is the badge's title).
+export function torchLabel(d, text) {
+  return d.caveat ? `${text} · ${d.caveat}` : text;
+}
+
+// ---- where a cell is ------------------------------------------------------------------
+
+// The full grid's (row, col) of the k-th element of a block; a statistic has only its row or column.
+export function cellAt(d, block, k) {
+  const { C, r0, c0 } = d;
+  if (block === "ln-mu" || block === "ln-sd") return [r0 + k, null];
+  if (block === "bn-mu" || block === "bn-sd") return [null, c0 + k];
+  return [r0 + Math.floor(k / C), c0 + (k % C)];
+}
+
+// Where an arrow key moves the focus in x (R × C) from cell k, or null if it would leave the grid.
+export function moveIn(d, k, key) {
+  const { R, C } = d;
+  const move = { ArrowLeft: -1, ArrowRight: 1, ArrowUp: -C, ArrowDown: C }[key];
+  if (move === undefined) return undefined;
+  const n = k + move;
+  const ok = n >= 0 && n < R * C && (Math.abs(move) === C || Math.floor(n / C) === Math.floor(k / C));
+  return ok ? n : null;
+}
+
+// The ε option nearest to e: the index the ε range takes.
+export function nearest(options, e) {
+  let best = 0;
+  for (let k = 0; k < options.length; k++) if (Math.abs(options[k] - e) < Math.abs(options[best] - e)) best = k;
+  return best;
+}
+
+// ---- numbers as text ------------------------------------------------------------------
+
+// The short text a number has in a URL and on a slider, as Python's lnviz.text.format_number
+// writes it (f"{v:g}", or repr(v) when that does not read back as v): "1e-05", "0.5", "0". One
+// contract in both languages: tests/js/fixtures/numbers.json holds Python's texts.
+export function formatNumber(v) {
+  if (Number.isNaN(v)) return "nan";
+  if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
+  const g = pyG(v);
+  return Number(g) === v ? g : pyRepr(v);
+}
+
+// Python's exponent: a sign and at least two digits ("e-05", "e+16").
+const pyExp = (e) => `e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
+const negative = (v) => v < 0 || Object.is(v, -0);
+
+// f"{v:g}": 6 significant digits, fixed for exponents −4 to 5, trailing zeros dropped.
+function pyG(v) {
+  const [mantissa, exp] = Math.abs(v).toExponential(5).split("e");
+  const e = Number(exp);
+  const body = e >= -4 && e < 6 ? stripZeros(Math.abs(v).toFixed(5 - e)) : stripZeros(mantissa) + pyExp(e);
+  return (negative(v) ? "-" : "") + body;
+}
+
+const stripZeros = (t) => (t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t);
+
+// repr(v): the shortest digits that read back as v, fixed for exponents −4 to 15 (with ".0" when whole).
+function pyRepr(v) {
+  const [mantissa, exp] = Math.abs(v).toExponential().split("e"); // the shortest round-trip digits
+  const digits = mantissa.replace(".", "");
+  const e = Number(exp);
+  let body;
+  if (e < -4 || e >= 16) body = digits[0] + (digits.length > 1 ? `.${digits.slice(1)}` : "") + pyExp(e);
+  else if (e < 0) body = `0.${"0".repeat(-e - 1)}${digits}`;
+  else {
+    const whole = digits.slice(0, e + 1).padEnd(e + 1, "0");
+    body = `${whole}.${digits.slice(e + 1) || "0"}`;
+  }
+  return (negative(v) ? "-" : "") + body;
+}
+
+export function sign(text) {
+  return text.replace(/^-/, MINUS);
+}
+
+// A cell's number: short, so that it fits.
+export function short(v) {
+  if (Number.isNaN(v)) return "NaN";
+  if (!Number.isFinite(v)) return v > 0 ? "∞" : MINUS + "∞";
+  const a = Math.abs(v);
+  const t = a >= 99.95 ? v.toExponential(0) : a >= 9.995 ? v.toFixed(1) : v.toFixed(2);
+  return sign(t);
+}
+
+// A tooltip's number: within 1e-6 of torch's.
+export function exact(v) {
+  if (!Number.isFinite(v)) return short(v);
+  const a = Math.abs(v);
+  return sign(a !== 0 && a < 1e-3 ? v.toExponential(4) : v.toFixed(6));
+}
+
+// A number after an operator: a negative one in parentheses, so "x − (−1.2)" never reads "x − −1.2".
+export function term(v) {
+  const t = exact(v);
+  return t.startsWith(MINUS) ? `(${t})` : t;
+}
+
+// A γ or β control's value, to the slider's step.
+export const controlText = (v) => sign(v.toFixed(2));
+
+// The colour legend's end.
+export const rangeText = (r) => (r >= 10 ? r.toFixed(0) : r.toFixed(1));
+
+export const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
+export const span = (a, n, one, many) => (n === 1 ? `${one} ${a}` : `${many} ${a}–${a + n - 1}`);
+
+// ---- Play: the reduction, one step at a time ------------------------------------------
+// Each step only lights up parts of the stage (as Transformer Explainer's textbook pages
+// do): `ln` and `bn` say how much of each norm is shown (0 nothing, 1 the chosen line's μ,
+// 2 and σ, 3 and its output, 4 everything), `fly` what moves into place.
+
+export function steps(d) {
+  const [i, j] = d.cell || [d.r0, d.c0];
+  const list = [
+    { ln: 4, bn: 4, text: "Press Play, or step with ← →: how each norm reduces x." },
+    { ln: 0, bn: 0, focus: "ln", text: `LayerNorm takes one sample: row ${i}, all its ${d.H} features.` },
+    { ln: 1, bn: 0, focus: "ln", fly: "ln-mu", text: `μ: the mean of row ${i}, over its ${d.H} features.` },
+    { ln: 2, bn: 0, focus: "ln", fly: "ln-sd", text: `σ: the row's spread, σ² = mean of (x − μ)² (biased).` },
+    { ln: 3, bn: 0, focus: "ln", fly: "ln-out", text: "The row becomes x̂ = (x − μ)/√(σ² + ε), then y = γ x̂ + β." },
+    { ln: 4, bn: 0, text: "Every row the same way, each with its own μ and σ: no other sample is involved." },
+  ];
+  if (!d.bn) {
+    list.push({ ln: 4, bn: 0, text: "BatchNorm needs a batch: with B = 1 a column has one value, no variance." });
+    return list;
+  }
+  list.push(
+    { ln: 4, bn: 0, focus: "bn", text: `BatchNorm takes one feature: column ${j}, over the ${d.B} samples.` },
+    { ln: 4, bn: 1, focus: "bn", fly: "bn-mu", text: `μ: the mean of column ${j}, over the batch.` },
+    { ln: 4, bn: 2, focus: "bn", fly: "bn-sd", text: "σ: the column's spread over the batch (biased)." },
+    { ln: 4, bn: 3, focus: "bn", fly: "bn-out", text: "The column becomes x̂, then y = γ x̂ + β: it depends on every sample." },
+    { ln: 4, bn: 4, text: "Every column the same way: change one sample and all of BN's outputs move." },
+  );
+  return list;
+}
+
+// Whether `step` shows the k-th element of `part` ("lnMu", "lnSd", "ln": LN's outputs, and BN's
+// the same), with (i, j) the chosen cell's place in the window and C its columns.
+export function lit(step, part, k, i, j, C) {
+  const level = part.startsWith("ln") ? step.ln : step.bn;
+  if (level >= 4) return true;
+  if (part === "lnMu") return level >= 1 && k === i;
+  if (part === "lnSd") return level >= 2 && k === i;
+  if (part === "ln") return level >= 3 && Math.floor(k / C) === i;
+  if (part === "bnMu") return level >= 1 && k === j;
+  if (part === "bnSd") return level >= 2 && k === j;
+  return level >= 3 && k % C === j; // "bn"
+}

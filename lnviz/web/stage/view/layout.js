@@ -1,0 +1,237 @@
+// The stage's DOM and where everything goes: a 2 × 2 layout when wide (LN's output to the right
+// of x, along its rows; BN's below, along its columns), a single column when narrow.
+
+import { count, span } from "../model.js";
+import { el } from "./dom.js";
+import { FIXED, paint } from "./paint.js";
+import { hover, showBands } from "./tooltip.js";
+
+const CONTROLS = `
+  <div class="scrubs" role="group" aria-label="γ, β and ε: the outputs follow while you drag">
+    <label class="scrub"><span class="name">γ <small>gain</small></span>
+      <input type="range" name="gain" min="-5" max="5" step="0.05" aria-label="gain γ"><output></output></label>
+    <label class="scrub"><span class="name">β <small>bias</small></span>
+      <input type="range" name="bias" min="-5" max="5" step="0.05" aria-label="bias β"><output></output></label>
+    <label class="scrub"><span class="name">ε <small>eps</small></span>
+      <input type="range" name="eps" min="0" step="1" aria-label="epsilon ε"><output></output></label>
+  </div>
+  <div class="play" role="group" aria-label="Animation of the reduction">
+    <button type="button" name="back" aria-label="Step back" title="Step back (←)">◀</button>
+    <button type="button" name="play" aria-pressed="false">▶ Play</button>
+    <button type="button" name="next" aria-label="Step forward" title="Step forward (→)">▶</button>
+    <span class="count"></span>
+  </div>
+  <p class="caption" aria-live="polite"></p>
+  <div class="foot">
+    <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
+      <span>fixed output colours ±${FIXED}</span></label>
+    <span class="badge" aria-live="polite"></span>
+  </div>
+  <div class="legend" aria-hidden="true"><span class="lo"></span><span class="bar"></span><span class="hi"></span>
+    <span class="what"></span></div>`;
+
+// The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
+export function create(parent) {
+  const root = el("div", "stage", parent);
+  root.setAttribute("role", "region");
+  root.setAttribute("aria-label", "The stage: x, LayerNorm and BatchNorm side by side");
+  const grid = el("div", "grid", root);
+  const controls = el("div", "controls", grid);
+  controls.innerHTML = CONTROLS;
+  const tip = el("div", "tip", root);
+  tip.setAttribute("role", "tooltip");
+  tip.id = "stage-tip";
+  tip.hidden = true;
+  const s = {
+    root, grid, controls, tip,
+    input: Object.fromEntries(["gain", "bias", "eps", "fixed"].map((n) => [n, controls.querySelector(`[name=${n}]`)])),
+    out: Object.fromEntries(["gain", "bias", "eps"].map((n) => [n, controls.querySelector(`[name=${n}] + output`)])),
+    play: controls.querySelector("[name=play]"),
+    caption: controls.querySelector(".caption"),
+    count: controls.querySelector(".count"),
+    badge: controls.querySelector(".badge"),
+    legend: controls.querySelector(".legend"),
+    shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
+    step: 0, timer: 0, hover: null,
+  };
+  // The stage fits below what is above it: lay out again when it, or the page, changes size.
+  s.resized = new ResizeObserver(() => layout(s));
+  s.resized.observe(root);
+  s.resized.observe(document.body);
+  return s;
+}
+
+// The cells of one window, rebuilt only when its shape changes.
+export function build(s) {
+  const { R, C } = s.d;
+  hover(s, null);
+  for (const e of [...s.grid.children]) if (e !== s.controls) e.remove();
+  const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
+    const c = el("div", cls, s.grid);
+    c.dataset.block = name;
+    c.dataset.k = k;
+    return c;
+  });
+  // Each block's colours and numbers are drawn on one canvas: a drag frame is one pass of
+  // fills, not a style, layout and paint of every cell. The cells above it are transparent
+  // and take the pointer, the focus, the hatching of NaN and the veil of Play.
+  s.paints = { x: el("canvas", "paint", s.grid), ln: el("canvas", "paint", s.grid), bn: s.d.bn ? el("canvas", "paint", s.grid) : null };
+  s.cells = { x: block("x", R * C, "cell"), ln: block("ln", R * C, "cell out"), bn: s.d.bn ? block("bn", R * C, "cell out") : [] };
+  s.cells.x.forEach((c, k) => {
+    c.tabIndex = k === 0 ? 0 : -1; // one tab stop; the arrows move within x
+    c.setAttribute("role", "button");
+    c.setAttribute("aria-label", `sample ${s.d.r0 + Math.floor(k / C)}, feature ${s.d.c0 + (k % C)}`);
+    c.setAttribute("aria-describedby", "stage-tip");
+  });
+  s.stats = {
+    lnMu: block("ln-mu", R, "stat ln"), lnSd: block("ln-sd", R, "stat ln"),
+    bnMu: s.d.bn ? block("bn-mu", C, "stat bn") : [], bnSd: s.d.bn ? block("bn-sd", C, "stat bn") : [],
+  };
+  s.heads = {
+    colX: block("col-x", C, "head"), colLn: block("col-ln", C, "head"),
+    rowX: block("row-x", R, "head row"), rowLn: block("row-ln", R, "head row"), rowBn: s.d.bn ? block("row-bn", R, "head row") : [],
+    lnMu: el("div", "head ln sym", s.grid, "μ"), lnSd: el("div", "head ln sym", s.grid, "σ"),
+    bnMu: el("div", "head bn sym", s.grid, "μ"), bnSd: el("div", "head bn sym", s.grid, "σ"),
+  };
+  s.titles = { x: el("div", "title", s.grid), ln: el("div", "title ln", s.grid), bn: el("div", "title bn", s.grid) };
+  s.noBn = s.d.bn ? null : el("p", "nobn", s.grid, s.d.bn_error);
+  s.bands = Object.fromEntries(["lnA", "lnB", "bnA", "bnB"].map((n) => [n, el("div", `band ${n.slice(0, 2)}`, s.grid)]));
+  layout(s);
+}
+
+export function layout(s) {
+  if (!s.d) return;
+  const m = measure(s);
+  if (!m) return;
+  const lines = gridLines(s, m);
+  placeBlocks(s, lines);
+  placeHeads(s, lines, m.cw);
+  placeParts(s, lines);
+  s.lines = lines;
+  titles(s);
+  showBands(s);
+  if (m.wide) fit(s, m);
+  s.geometry = {};
+  if (s.shown) paint(s);
+}
+
+// The sizes of a cell, a row header and a statistic for the stage's width; null while it has none.
+function measure(s) {
+  const { R, C } = s.d;
+  const W = s.root.clientWidth;
+  if (!W) return null;
+  const present = s.root.classList.contains("present");
+  const wide = W >= 640;
+  const digits = String(s.d.r0 + R - 1).length;
+  const hw = 10 + 7 * Math.max(digits, 2); // row header width
+  const sw = W < 640 ? 44 : present ? 60 : 50; // a statistic's width
+  const gap = 10;
+  const across = wide ? 2 * C : C;
+  let cw = Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across);
+  cw = Math.max(14, Math.min(cw, 64));
+  // Tall enough to read, short enough that the stage fits below what is above it.
+  const top = s.root.getBoundingClientRect().top + window.scrollY;
+  const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
+  const ch = wide ? Math.max(18, Math.min(cw, 44)) : Math.max(18, Math.min(cw, 40));
+  s.root.style.setProperty("--cw", `${cw}px`);
+  s.root.style.setProperty("--ch", `${ch}px`);
+  s.root.classList.toggle("wide", wide);
+  s.root.classList.toggle("numbers", cw >= 30);
+  s.wide = wide;
+  return { wide, hw, sw, gap, cw, ch, room };
+}
+
+// The grid's column and row tracks, and the lines each block starts on.
+function gridLines(s, { wide, hw, sw, gap }) {
+  const { R, C } = s.d;
+  const cols = (n) => Array(n).fill("var(--cw)").join(" ");
+  const rows = (n) => Array(n).fill("var(--ch)").join(" ");
+  // Column lines: 1 row header | x: 2 .. C+1 | gap | μ, σ | (wide: gap | LN: C+6 .. 2C+5)
+  const xs = 2, st = C + 3, ls = wide ? C + 6 : xs;
+  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px` + (wide ? ` ${gap}px ${cols(C)}` : "");
+  // Row lines: title, column heads, x, gap, BN μ, σ, then the outputs with their titles.
+  const x0 = 3, bst = R + 4;
+  const lnTitle = wide ? 1 : R + 6, ln0 = wide ? x0 : R + 7;
+  const bnTitle = wide ? R + 6 : 2 * R + 7, bn0 = bnTitle + 1;
+  const ctlRow = wide ? bst : bn0 + R;
+  const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
+  s.grid.style.gridTemplateRows = wide
+    ? `auto auto ${rows(R)} ${bnStats} auto ${Array(R).fill("minmax(var(--ch), auto)").join(" ")}`
+    : `auto auto ${rows(R)} ${bnStats} auto ${rows(R)} auto ${rows(R)} auto`;
+  return { wide, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, ctlRow };
+}
+
+function at(e, r, c, r2, c2) {
+  e.style.gridArea = `${r} / ${c} / ${r2 ?? r + 1} / ${c2 ?? c + 1}`;
+}
+
+// Each row's cells in x and the outputs, LN's μ and σ beside it, and the row headers.
+function placeBlocks(s, { wide, x0, ln0, bn0, xs, ls, st }) {
+  const { R, C } = s.d;
+  for (let i = 0; i < R; i++) {
+    for (let j = 0; j < C; j++) {
+      const k = i * C + j;
+      at(s.cells.x[k], x0 + i, xs + j);
+      at(s.cells.ln[k], ln0 + i, ls + j);
+      if (s.d.bn) at(s.cells.bn[k], bn0 + i, xs + j);
+    }
+    at(s.stats.lnMu[i], x0 + i, st);
+    at(s.stats.lnSd[i], x0 + i, st + 1);
+    at(s.heads.rowX[i], x0 + i, 1);
+    at(s.heads.rowLn[i], ln0 + i, 1);
+    s.heads.rowLn[i].hidden = wide;
+    if (s.d.bn) at(s.heads.rowBn[i], bn0 + i, 1);
+  }
+}
+
+// The column headers (every k-th that fits), BN's μ and σ under x, and the symbols' headers.
+function placeHeads(s, { wide, xs, ls, st, bst }, cw) {
+  const { C, c0 } = s.d;
+  const every = Math.ceil((7 * String(c0 + C - 1).length + 4) / cw); // label every k-th column that fits
+  for (let j = 0; j < C; j++) {
+    at(s.heads.colX[j], 2, xs + j);
+    at(s.heads.colLn[j], 2, ls + j);
+    s.heads.colLn[j].hidden = !wide;
+    s.heads.colX[j].textContent = s.heads.colLn[j].textContent = (c0 + j) % every === 0 ? c0 + j : "";
+    if (s.d.bn) {
+      at(s.stats.bnMu[j], bst, xs + j);
+      at(s.stats.bnSd[j], bst + 1, xs + j);
+    }
+  }
+  at(s.heads.lnMu, 2, st);
+  at(s.heads.lnSd, 2, st + 1);
+  at(s.heads.bnMu, bst, 1);
+  at(s.heads.bnSd, bst + 1, 1);
+  s.heads.bnMu.hidden = s.heads.bnSd.hidden = !s.d.bn;
+}
+
+// The titles, the canvases under the cells, BN's note when B = 1, and the controls.
+function placeParts(s, { wide, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, ctlRow }) {
+  const { R, C } = s.d;
+  at(s.titles.x, 1, 1, 2, C + 2);
+  at(s.titles.ln, lnTitle, wide ? ls : 1, lnTitle + 1, wide ? ls + C : C + 5);
+  at(s.titles.bn, bnTitle, 1, bnTitle + 1, C + 2);
+  if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), xs + C);
+  at(s.paints.x, x0, xs, x0 + R, xs + C);
+  at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
+  if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
+  if (wide) at(s.controls, bst, st, bn0 + R, ls + C);
+  else at(s.controls, ctlRow, 1, ctlRow + 1, C + 5);
+}
+
+// Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
+function fit(s, { ch, room }) {
+  const lines = 2 * s.d.R + 2;
+  const over = s.grid.offsetHeight - room;
+  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(18, ch - Math.ceil(over / lines))}px`);
+}
+
+function titles(s) {
+  const { B, H, r0, c0, R, C } = s.d;
+  const part = R < B || C < H ? ` · ${span(r0, R, "row", "rows")}, ${span(c0, C, "feature", "features")}` : "";
+  s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
+  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own μ, σ (over its ${H} features)</span>`;
+  s.titles.bn.innerHTML = s.d.bn
+    ? `<b>BatchNorm</b> <span>each column by its μ, σ (over the ${B} samples)</span>`
+    : "<b>BatchNorm</b> <span>needs a batch: here B = 1</span>";
+}

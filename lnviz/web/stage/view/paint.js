@@ -1,0 +1,88 @@
+// Painting: each block's colours and numbers on its canvas, the statistics, the legend and the
+// controls' values, at the controls' current values (torch's numbers or the browser's preview).
+
+import { controlText, formatNumber, nearest, outputs, rangeText, short, sign } from "../model.js";
+import { maxAbs, shade } from "./colour.js";
+import { put } from "./dom.js";
+import { showTip } from "./tooltip.js";
+
+export const FIXED = 3; // the fixed output colour range, ±3: γ and β visibly move the outputs
+
+export function paint(s) {
+  const v = outputs(s.d, s.torch, s.ctl);
+  s.shown = v;
+  const fixed = s.input.fixed.checked;
+  const xr = maxAbs(s.d.x);
+  const outs = [v.ln.y, v.bn ? v.bn.y : []];
+  const yr = fixed ? FIXED : maxAbs(...outs);
+  s.ranges = { x: xr, y: yr };
+  if (!s.geometry.x || s.drawnX !== s.d) draw(s, "x", s.d.x, xr); // x moves with no control
+  s.drawnX = s.d;
+  draw(s, "ln", v.ln.y, yr);
+  if (v.bn) draw(s, "bn", v.bn.y, yr);
+  const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]))));
+  stat(s.stats.lnMu, v.ln.mean, (m) => m);
+  stat(s.stats.lnSd, v.ln.var, Math.sqrt);
+  if (v.bn) {
+    stat(s.stats.bnMu, v.bn.mean, (m) => m);
+    stat(s.stats.bnSd, v.bn.var, Math.sqrt);
+  }
+  put(s.legend.querySelector(".lo"), sign(`-${rangeText(yr)}`));
+  put(s.legend.querySelector(".hi"), `+${rangeText(yr)}`);
+  put(s.legend.querySelector(".what"), `outputs${fixed ? " (fixed)" : ""}; x: ±${rangeText(xr)}`);
+  for (const n of ["gain", "bias"]) put(s.out[n], controlText(s.ctl[n]));
+  put(s.out.eps, formatNumber(s.ctl.eps));
+  if (s.hover) showTip(s, s.hover);
+}
+
+// Where each cell of a block lies on its canvas, measured once per layout.
+function geometry(s, name) {
+  const canvas = s.paints[name];
+  const box = canvas.getBoundingClientRect();
+  const dpr = window.devicePixelRatio || 1;
+  canvas.width = Math.round(box.width * dpr);
+  canvas.height = Math.round(box.height * dpr);
+  const rects = s.cells[name].map((c) => {
+    const r = c.getBoundingClientRect();
+    return [r.left - box.left, r.top - box.top, r.width, r.height];
+  });
+  const [, , w, h] = rects[0];
+  const size = Math.min(Math.max(Math.min(w * 0.3, h * 0.7), 10), 15);
+  const font = `${size}px ${getComputedStyle(s.root).fontFamily}`;
+  return { dpr, rects, font, text: s.root.classList.contains("numbers"), w: box.width, h: box.height };
+}
+
+function draw(s, name, values, range) {
+  const g = (s.geometry[name] ??= geometry(s, name));
+  const ctx = s.paints[name].getContext("2d");
+  ctx.setTransform(g.dpr, 0, 0, g.dpr, 0, 0);
+  ctx.clearRect(0, 0, g.w, g.h);
+  ctx.font = g.font;
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fontVariantNumeric = "tabular-nums";
+  const cells = s.cells[name];
+  for (let k = 0; k < values.length; k++) {
+    const v = values[k];
+    const nan = Number.isNaN(v);
+    cells[k].classList.toggle("nan", nan); // hatched by the CSS, never drawn like 0
+    if (nan) continue;
+    const [x, y, w, h] = g.rects[k];
+    const { fill, ink: text } = shade(v, range);
+    ctx.fillStyle = fill;
+    ctx.fillRect(x, y, w, h);
+    if (g.text) {
+      ctx.fillStyle = text;
+      ctx.fillText(short(v), x + w / 2, y + h / 2 + 0.5);
+    }
+  }
+}
+
+// The ranges at the controls' values, unless one is being dragged.
+export function syncInputs(s) {
+  if (s.dragging) return;
+  s.input.gain.value = s.ctl.gain;
+  s.input.bias.value = s.ctl.bias;
+  s.input.eps.value = nearest(s.d.eps_options, s.ctl.eps);
+  s.input.eps.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
+}

@@ -1,0 +1,94 @@
+// Play: the steps of the model (model.js `steps`) light up parts of the stage, one at a time,
+// and the chosen row (or column) flies into its statistic or across to its output.
+
+import { lit, short } from "../model.js";
+import { shade } from "./colour.js";
+import { el } from "./dom.js";
+import { showBands } from "./tooltip.js";
+
+const STEP_MS = 1700;
+const FLY_MS = 750;
+
+const reduced = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+export function play(s) {
+  if (s.step === s.steps.length - 1) s.step = 0;
+  s.play.textContent = "❚❚ Pause";
+  s.play.setAttribute("aria-pressed", "true");
+  const tick = () => {
+    if (!s.root.isConnected) return stop(s);
+    if (s.step >= s.steps.length - 1) return stop(s);
+    go(s, +1);
+    s.timer = setTimeout(tick, STEP_MS);
+  };
+  s.timer = setTimeout(tick, 0);
+}
+
+export function stop(s) {
+  clearTimeout(s.timer);
+  s.timer = 0;
+  s.play.textContent = "▶ Play";
+  s.play.setAttribute("aria-pressed", "false");
+}
+
+export function go(s, by) {
+  const to = Math.min(Math.max(s.step + by, 0), s.steps.length - 1);
+  if (to === s.step) return;
+  const forward = to > s.step;
+  s.step = to;
+  applyStep(s);
+  if (forward && s.steps[to].fly && !reduced()) fly(s, s.steps[to].fly);
+}
+
+// What the current step shows: the rest is veiled; its caption, its count, its bands.
+export function applyStep(s) {
+  const step = s.steps[s.step];
+  const { C } = s.d;
+  const i = s.cell[0] - s.d.r0, j = s.cell[1] - s.d.c0;
+  const veil = (cells, part) => cells.forEach((c, k) => c.classList.toggle("veiled", !lit(step, part, k, i, j, C)));
+  veil(s.stats.lnMu, "lnMu");
+  veil(s.stats.lnSd, "lnSd");
+  veil(s.cells.ln, "ln");
+  veil(s.stats.bnMu, "bnMu");
+  veil(s.stats.bnSd, "bnSd");
+  veil(s.cells.bn, "bn");
+  s.root.dataset.step = s.step;
+  s.root.dataset.focus = step.focus || "";
+  s.caption.textContent = step.text;
+  s.count.textContent = `${s.step} / ${s.steps.length - 1}`;
+  showBands(s);
+}
+
+// The chosen row (or column) flies into its statistic, or across to its output.
+function fly(s, what) {
+  const { C, R } = s.d;
+  const i = s.cell[0] - s.d.r0, j = s.cell[1] - s.d.c0;
+  const ln = what.startsWith("ln");
+  const from = ln ? s.cells.x.slice(i * C, i * C + C) : Array.from({ length: R }, (_, r) => s.cells.x[r * C + j]);
+  let to;
+  if (what.endsWith("out")) to = ln ? s.cells.ln.slice(i * C, i * C + C) : Array.from({ length: R }, (_, r) => s.cells.bn[r * C + j]);
+  else {
+    const stat = ln ? (what === "ln-mu" ? s.stats.lnMu[i] : s.stats.lnSd[i]) : (what === "bn-mu" ? s.stats.bnMu[j] : s.stats.bnSd[j]);
+    to = from.map(() => stat);
+  }
+  const root = s.root.getBoundingClientRect();
+  from.forEach((c, k) => {
+    const a = c.getBoundingClientRect();
+    const b = to[k].getBoundingClientRect();
+    const v = s.d.x[+c.dataset.k];
+    const { fill, ink: text } = shade(v, s.ranges.x);
+    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v));
+    g.setAttribute("aria-hidden", "true");
+    Object.assign(g.style, {
+      left: `${a.left - root.left}px`, top: `${a.top - root.top}px`,
+      width: `${a.width}px`, height: `${a.height}px`, backgroundColor: fill, color: text,
+    });
+    const dx = b.left + b.width / 2 - (a.left + a.width / 2);
+    const dy = b.top + b.height / 2 - (a.top + a.height / 2);
+    const end = what.endsWith("out") ? 1 : 0.35;
+    g.animate(
+      [{ transform: "translate(0, 0) scale(1)", opacity: 1 }, { transform: `translate(${dx}px, ${dy}px) scale(${end})`, opacity: 0.15 }],
+      { duration: FLY_MS, delay: k * 25, easing: "cubic-bezier(.4,0,.2,1)", fill: "both" },
+    ).finished.then(() => g.remove(), () => g.remove());
+  });
+}

@@ -1,0 +1,148 @@
+// The stage's model (lnviz/web/stage/model.js) under Node's own runner: `node --test tests/js/`.
+//
+// The fixtures are torch's numbers in float64 and lnviz's Python texts, written by
+// `python -m harness.stage_fixtures` (tests/test_stage_fixtures.py keeps them current).
+
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { test } from "node:test";
+
+import {
+  cellAt, decode, deltaText, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num, outputs, preview,
+  same, short, steps, term, torchControls, torchLabel,
+} from "../../lnviz/web/stage/model.js";
+
+const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
+const { cases } = fixture("preview.json");
+const numbers = fixture("numbers.json");
+
+// |a − b| ≤ 1e-12 |b| (and a floor of 1e-15 for values at 0); NaN only where torch has NaN.
+function close(got, want, what) {
+  assert.equal(got.length, want.length, `${what}: length`);
+  for (let k = 0; k < want.length; k++) {
+    const a = got[k], b = num(want[k]);
+    if (Number.isNaN(b)) {
+      assert.ok(Number.isNaN(a), `${what}[${k}]: torch has NaN, the preview ${a}`);
+      continue;
+    }
+    assert.ok(Math.abs(a - b) <= 1e-12 * Math.abs(b) + 1e-15, `${what}[${k}]: ${a} against torch's ${b}`);
+  }
+}
+
+for (const c of cases) {
+  test(`the preview is torch's x̂ and y within 1e-12: ${c.name}`, () => {
+    const d = decode(c.payload);
+    const shown = preview(d, c.at);
+    assert.equal(shown.preview, true);
+    for (const key of ["ln", "bn"]) {
+      if (c.torch[key] === null) {
+        assert.equal(shown[key], null, `${key}: no BN with one sample`);
+        continue;
+      }
+      close(shown[key].x_hat, c.torch[key].x_hat, `${key}.x_hat`);
+      close(shown[key].y, c.torch[key].y, `${key}.y`);
+      // The statistics stay torch's: only the elementwise steps are redone.
+      assert.deepEqual(shown[key].mean, d[key].mean);
+    }
+  });
+
+  test(`after the release the badge's delta is at most 1e-12: ${c.name}`, () => {
+    const d = decode(c.payload);
+    const shown = preview(d, c.at);
+    const released = decode({ ...c.payload, ln: { ...c.payload.ln, ...c.released.ln }, bn: c.released.bn && { ...c.payload.bn, ...c.released.bn } });
+    const m = maxDelta(shown, released);
+    assert.ok(m <= 1e-12, `max |Δ| ${m}`);
+    assert.match(deltaText(m), /^(0|\de-1[2-9])$/);
+  });
+}
+
+test("at torch's own controls the stage shows torch's numbers, not a preview", () => {
+  const d = decode(cases[0].payload);
+  const torch = { ln: d.ln, bn: d.bn, ctl: torchControls(d) };
+  assert.equal(outputs(d, torch, { ...torch.ctl }), torch);
+  assert.equal(outputs(d, torch, { ...torch.ctl, gain: torch.ctl.gain + 0.05 }).preview, true);
+  assert.ok(same({ gain: 1, bias: 0, eps: 1e-5 }, { eps: 1e-5, bias: 0, gain: 1 }));
+});
+
+test("the delta: NaN against NaN counts as equal, NaN against a number as ∞", () => {
+  const a = { ln: { x_hat: Float64Array.of(NaN, 1), y: Float64Array.of(NaN, 2) }, bn: null };
+  assert.equal(maxDelta(a, { ln: { x_hat: Float64Array.of(NaN, 1), y: Float64Array.of(NaN, 2.5) } }), 0.5);
+  assert.equal(maxDelta(a, { ln: { x_hat: Float64Array.of(0, 1), y: Float64Array.of(NaN, 2) } }), NaN);
+  assert.equal(deltaText(0), "0");
+  assert.equal(deltaText(3.2e-16), "3e-16");
+  assert.equal(deltaText(Infinity), "∞");
+  assert.equal(deltaText(NaN), "∞");
+});
+
+test("the payload's numbers: \"NaN\", \"Infinity\" and \"-Infinity\" read back as Python wrote them", () => {
+  const d = decode(cases.find((c) => c.name.startsWith("a constant row")).payload);
+  assert.ok(d.x instanceof Float64Array && d.ln.y instanceof Float64Array);
+  assert.equal(num("NaN"), NaN);
+  assert.equal(num("Infinity"), Infinity);
+  assert.equal(num("-Infinity"), -Infinity);
+  assert.equal(num(-0), -0);
+});
+
+test("numbers read as Python's format_number writes them (URL and slider text)", () => {
+  assert.ok(numbers.format_number.length > 200);
+  for (const [value, text] of numbers.format_number) assert.equal(formatNumber(num(value)), text, `${value}`);
+});
+
+test("a cell's number is short and a tooltip's within 1e-6, with a true minus sign", () => {
+  const values = cases.flatMap((c) => [...decode(c.payload).x, ...decode(c.payload).ln.y]).filter(Number.isFinite);
+  for (const v of values) {
+    const text = exact(v);
+    assert.ok(!text.includes("-"), text);
+    assert.ok(Math.abs(Number(text.replace(MINUS, "-")) - v) <= 1e-6 * Math.max(1, Math.abs(v)), `${v}: ${text}`);
+    assert.ok(short(v).length <= 6, `${v}: ${short(v)}`);
+  }
+  assert.deepEqual([short(NaN), short(Infinity), short(-Infinity)], ["NaN", "∞", `${MINUS}∞`]);
+  assert.deepEqual([short(-1.234), short(12.34), short(123.4), short(0)], [`${MINUS}1.23`, "12.3", "1e+2", "0.00"]);
+  assert.equal(term(-1.2), `(${MINUS}1.200000)`);
+  assert.equal(term(1.2), "1.200000");
+  assert.equal(exact(2e-5), "2.0000e-5");
+});
+
+test("Play's steps: LN's five, then BN's five, or one note without a batch", () => {
+  const withBn = decode(cases[0].payload);
+  const list = steps(withBn);
+  assert.equal(list.length, 11);
+  assert.deepEqual(list.map((s) => s.fly).filter(Boolean), ["ln-mu", "ln-sd", "ln-out", "bn-mu", "bn-sd", "bn-out"]);
+  const [i, j] = withBn.cell;
+  assert.match(list[1].text, new RegExp(`row ${i}, all its ${withBn.H} features`));
+  assert.match(list[6].text, new RegExp(`column ${j}, over the ${withBn.B} samples`));
+  const oneSample = steps(decode(cases.find((c) => c.name === "one sample").payload));
+  assert.equal(oneSample.length, 7);
+  assert.match(oneSample.at(-1).text, /B = 1/);
+  for (const s of list) assert.ok(s.ln >= 0 && s.ln <= 4 && s.bn >= 0 && s.bn <= 4);
+});
+
+test("a step lights the chosen row's statistics, then its outputs; level 4 everything", () => {
+  const C = 5, i = 1, j = 3;
+  const at = (ln, bn) => ({ ln, bn });
+  assert.ok(!lit(at(0, 0), "lnMu", i, i, j, C));
+  assert.ok(lit(at(1, 0), "lnMu", i, i, j, C) && !lit(at(1, 0), "lnMu", 0, i, j, C));
+  assert.ok(!lit(at(1, 0), "lnSd", i, i, j, C) && lit(at(2, 0), "lnSd", i, i, j, C));
+  assert.ok(lit(at(3, 0), "ln", i * C + 4, i, j, C) && !lit(at(3, 0), "ln", 0, i, j, C));
+  assert.ok(lit(at(4, 3), "bn", 2 * C + j, i, j, C) && !lit(at(4, 3), "bn", 2 * C + 1, i, j, C));
+  assert.ok(lit(at(0, 4), "bnSd", 0, i, j, C) && !lit(at(0, 4), "lnSd", 0, i, j, C));
+});
+
+test("where a cell is, where the arrows move, the nearest ε", () => {
+  const d = { R: 3, C: 4, r0: 10, c0: 20 };
+  assert.deepEqual(cellAt(d, "x", 6), [11, 22]);
+  assert.deepEqual(cellAt(d, "ln-mu", 2), [12, null]);
+  assert.deepEqual(cellAt(d, "bn-sd", 1), [null, 21]);
+  assert.equal(moveIn(d, 5, "ArrowRight"), 6);
+  assert.equal(moveIn(d, 7, "ArrowRight"), null); // the row's end
+  assert.equal(moveIn(d, 1, "ArrowUp"), null);
+  assert.equal(moveIn(d, 1, "ArrowDown"), 5);
+  assert.equal(moveIn(d, 1, "Enter"), undefined);
+  assert.equal(nearest([0, 1e-5, 1e-3, 1], 2e-5), 1);
+  assert.equal(nearest([0, 1e-5, 1e-3, 1], 0), 0);
+});
+
+test("torch's label carries the payload's caveat", () => {
+  assert.equal(torchLabel({ caveat: "" }, "torch · float64"), "torch · float64");
+  assert.equal(torchLabel({ caveat: "BN: formula (ε = 0)" }, "torch · float64"), "torch · float64 · BN: formula (ε = 0)");
+});
