@@ -39,8 +39,8 @@ methods that need them import them.
 from __future__ import annotations
 
 import copy
-import inspect
 import os
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -93,7 +93,7 @@ class Page:
         address bar gets today's version.
         """
         boot.router()
-        entry = _entry(file or inspect.stack()[1].filename)
+        entry = _entry(file or sys._getframe(1).f_code.co_filename)  # inspect.stack() read source: ~20 ms a run
         mode.apply_lesson(entry.name)
         _upgrade_old_link(entry.name)
         if st.query_params.get("v") != str(links.LINK_VERSION):

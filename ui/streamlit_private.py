@@ -138,10 +138,6 @@ def _calls(function: Callable[..., Any], name: str) -> bool:
         return False
 
 
-# A widget state's kinds that are one-off presses: a rerun the server starts must not press them again.
-_TRIGGERS = frozenset({"trigger_value", "string_trigger_value", "json_trigger_value", "chat_input_value"})
-
-
 def _session(session_id: str) -> AppSession | None:
     from streamlit.runtime import Runtime
 
@@ -159,8 +155,11 @@ def session_alive(session_id: str) -> bool:
 def rerun_session(session_id: str) -> bool:
     """Start a full run of another session, as Streamlit's run-on-save does; False if it is gone.
 
-    The run has the session's own last page, link and widget values, without
-    one-off presses (a button's click is not repeated), and not a fragment's.
+    The run has the session's own last page and link, and no widget values:
+    the session keeps the ones it has. Its saved client state may be older than
+    a run still in flight (a phone's changed answer), and sending its values
+    again replayed that older answer; one-off presses are never repeated.
+    Not a fragment's run either.
     Streamlit has no public way for one session (or a thread) to rerun another:
     this is ``AppSession.request_rerun`` with the session's saved
     ``_client_state``, which the file watcher uses from its own thread too.
@@ -174,9 +173,7 @@ def rerun_session(session_id: str) -> bool:
     state.CopyFrom(session._client_state)
     state.fragment_id = ""
     state.is_auto_rerun = False
-    keep = [w for w in state.widget_states.widgets if w.WhichOneof("value") not in _TRIGGERS]
-    del state.widget_states.widgets[:]
-    state.widget_states.widgets.extend(keep)
+    state.ClearField("widget_states")
     session.request_rerun(state)
     return True
 
