@@ -22,6 +22,24 @@ DEFAULT_PAGE = "pages/explorer.py"
 # Long enough for torch's first import on a loaded 2-core machine.
 APP_TIMEOUT = 120
 _first_run_done = False
+_component_manager = None
+
+
+def _components():
+    """The installed components (the stage's manifest in lnviz's pyproject), found once per process.
+
+    AppTest scans every installed distribution's metadata for component
+    manifests on each new AppTest (0.2–0.3 s here): the link fuzz alone makes
+    thousands. What it finds does not change within a test process.
+    """
+    global _component_manager
+    if _component_manager is None:
+        from streamlit.components.v2.component_manager import BidiComponentManager
+
+        manager = BidiComponentManager()
+        manager.discover_and_register_components(start_file_watching=False)
+        _component_manager = manager
+    return _component_manager
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
@@ -39,6 +57,7 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     _first_run_done = True
     query = dict(query or {})
     at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at._bidi_component_manager = _components()
     for key, value in query.items():
         at.query_params[key] = value
     if page != DEFAULT_PAGE:

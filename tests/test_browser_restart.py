@@ -37,7 +37,10 @@ def test_after_a_restart_the_tab_says_its_data_is_gone(browser_context, tmp_path
         page.locator(".st-key-paste textarea").fill("1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0")
         page.locator(".st-key-paste textarea").press("Control+Enter")
         page.locator(".st-key-use_paste button").click()
-        page.wait_for_function("() => new URL(location.href).searchParams.get('own') === '3x4'", timeout=60_000)
+        # The link names the data by its content's hash; this server keeps it in its own memory (no Redis).
+        page.wait_for_function(
+            "() => /^[0-9a-f]{32}$/.test(new URL(location.href).searchParams.get('own'))", timeout=60_000
+        )
         app.settle()
         assert "Showing your data" in alerts(app)
 
@@ -49,7 +52,6 @@ def test_after_a_restart_the_tab_says_its_data_is_gone(browser_context, tmp_path
         notice.wait_for(timeout=60_000)  # on reconnecting, without a move: the whole page ran in the new session
         app.settle()
         assert "Showing your data" not in alerts(app), alerts(app)
-        assert "(3 × 4)" in notice.inner_text()
         page.locator(".st-key-gain input[type='range']").focus()
         page.keyboard.press("ArrowRight")  # a move below the input, a fragment: it runs
         page.wait_for_function("() => new URL(location.href).searchParams.has('gain')", timeout=60_000)

@@ -143,8 +143,9 @@ def _session(session_id: str) -> AppSession | None:
 
     if not Runtime.exists():
         return None
-    info = Runtime.instance()._session_mgr.get_active_session_info(session_id)
-    return info.session if info is not None else None
+    manager = getattr(Runtime.instance(), "_session_mgr", None)  # AppTest's runtime is a mock without one
+    info = manager.get_active_session_info(session_id) if manager is not None else None
+    return getattr(info, "session", None)
 
 
 def session_alive(session_id: str) -> bool:
