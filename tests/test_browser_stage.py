@@ -339,3 +339,55 @@ def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     )
     app.settle()
     assert _query(app).get("eps") == "0", app.page.url
+
+
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def _px(app: AppPage, selector: str) -> float:
+    """The computed font size of the stage's first element that matches ``selector`` (the canvases draw the
+    cells' numbers at their cells' size: view/paint.js)."""
+    return app.page.evaluate(
+        f"() => parseFloat(getComputedStyle({STAGE_ROOT_JS}.querySelector({selector!r})).fontSize)"
+    )
+
+
+def test_lecture_mode_numbers_and_the_formula_are_20px_on_a_projector_and_the_stage_still_fits(stage_url, open_stage):
+    app = open_stage(stage_url + "/?present=1", PROJECTOR)
+    assert app.page.locator(f"{STAGE} .stage.numbers").count() == 1  # the cells carry their numbers
+    sizes = {
+        what: _px(app, selector)
+        for what, selector in {
+            "cell": '.cell[data-block="x"]', "column head": ".head:not(.row):not(.sym)", "row head": ".head.row",
+            "LN's μ": ".stat.ln", "BN's μ": ".stat.bn",
+        }.items()
+    }  # fmt: skip
+    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="30"]').hover()
+    app.page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
+    sizes["formula"] = _px(app, ".tip")
+    assert all(size >= 20 for size in sizes.values()), sizes
+    box = app.page.locator(STAGE).bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], box
+    tip = app.page.locator(f"{STAGE} .tip").bounding_box()
+    assert tip["y"] + tip["height"] <= PROJECTOR["height"] and tip["x"] + tip["width"] <= PROJECTOR["width"], tip
+
+
+def _window(app: AppPage) -> tuple[set[int], set[int]]:
+    """The samples and features of x's cells on the stage, from their labels."""
+    labels = app.page.evaluate(
+        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]'), (c) => c.ariaLabel)"
+    )
+    pairs = [re.fullmatch(r"sample (\d+), feature (\d+)", label).groups() for label in labels]
+    return {int(i) for i, _ in pairs}, {int(j) for _, j in pairs}
+
+
+def test_lecture_mode_shows_every_cell_behind_its_statistics_or_says_how_many(stage_url, open_stage):
+    app = open_stage(stage_url + "/?present=1", PROJECTOR)
+    assert _window(app) == (set(range(8)), set(range(12)))  # the default grid, 8 × 12: all of it
+    assert app.page.locator(f"{STAGE} .partial").count() == 0
+    app = open_stage(stage_url + "/?present=1&batch=16&features=32", PROJECTOR)
+    rows, cols = _window(app)
+    assert len(rows) < 16 and len(cols) < 32
+    notes = app.page.locator(f"{STAGE} .partial").all_inner_texts()
+    assert notes == [f"μ, σ over all 32 features; {len(cols)} shown", f"μ, σ over all 16 samples; {len(rows)} shown"]
+

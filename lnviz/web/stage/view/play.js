@@ -77,7 +77,7 @@ function fly(s, what) {
     const b = to[k].getBoundingClientRect();
     const v = s.d.x[+c.dataset.k];
     const { fill, ink: text } = shade(v, s.ranges.x);
-    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v));
+    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v, s.places));
     g.setAttribute("aria-hidden", "true");
     Object.assign(g.style, {
       left: `${a.left - root.left}px`, top: `${a.top - root.top}px`,
