@@ -391,3 +391,22 @@ def test_lecture_mode_shows_every_cell_behind_its_statistics_or_says_how_many(st
     notes = app.page.locator(f"{STAGE} .partial").all_inner_texts()
     assert notes == [f"μ, σ over all 32 features; {len(cols)} shown", f"μ, σ over all 16 samples; {len(rows)} shown"]
 
+
+def test_a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_control(stage_url, open_stage):
+    app = open_stage(stage_url + "/")
+    page = app.page
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    assert page.evaluate("() => document.activeElement === document.body")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")
+    assert _step(app) == 2
+    page.keyboard.press("PageUp")
+    assert _step(app) == 1
+    page.keyboard.press("ArrowRight")
+    assert _step(app) == 2
+    # A sidebar slider (an input under react-aria) keeps its arrows, and moves nothing on the stage.
+    page.locator(".st-key-eps input[type=range]").focus()
+    page.keyboard.press("ArrowRight")
+    app.settle()
+    assert _query(app).get("eps") not in (None, "1e-05") and _step(app) == 2
+
