@@ -410,3 +410,24 @@ def test_a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_contr
     app.settle()
     assert _query(app).get("eps") not in (None, "1e-05") and _step(app) == 2
 
+
+def test_at_rest_the_chosen_cells_row_and_column_are_lit_and_x_and_the_outputs_have_their_own_legends(
+    stage_url, open_stage
+):
+    app = open_stage(stage_url + "/?sample=2&feature=5")
+    page = app.page
+    for norm in ("ln", "bn"):
+        assert page.locator(f"{STAGE} .band.{norm}:not([hidden])").first.is_visible(), norm
+    chosen = page.locator(f'{STAGE} .cell[data-block="x"][data-k="{2 * 12 + 5}"]').bounding_box()
+    row = page.locator(f"{STAGE} .band.ln:not([hidden])").first.bounding_box()
+    column = page.locator(f"{STAGE} .band.bn:not([hidden])").first.bounding_box()
+    assert row["y"] <= chosen["y"] and chosen["y"] + chosen["height"] <= row["y"] + row["height"]
+    assert column["x"] <= chosen["x"] and chosen["x"] + chosen["width"] <= column["x"] + column["width"]
+    legends = page.evaluate(
+        f"""() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.legend'),
+            (l) => [...l.querySelectorAll('.what, .lo, .hi')].map((e) => e.textContent))"""
+    )
+    assert [what for what, _, _ in legends] == ["x", "outputs"]
+    (_, x_lo, x_hi), (_, y_lo, y_hi) = legends
+    assert (y_lo, y_hi) == ("\u22123.0", "+3.0")  # the fixed output range
+    assert x_lo == "\u2212" + x_hi[1:] and x_hi != y_hi  # x on a scale of its own

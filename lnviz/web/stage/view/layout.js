@@ -27,8 +27,8 @@ const CONTROLS = `
       <span>fixed output colours ±${FIXED}</span></label>
     <span class="badge" aria-live="polite"></span>
   </div>
-  <div class="legend" aria-hidden="true"><span class="lo"></span><span class="bar"></span><span class="hi"></span>
-    <span class="what"></span></div>`;
+  <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+  <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>`;
 
 // The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
 export function create(parent) {
@@ -50,7 +50,7 @@ export function create(parent) {
     caption: controls.querySelector(".caption"),
     count: controls.querySelector(".count"),
     badge: controls.querySelector(".badge"),
-    legend: controls.querySelector(".legend"),
+    legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
     shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
     step: 0, timer: 0, hover: null,
   };

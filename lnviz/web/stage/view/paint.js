@@ -27,9 +27,11 @@ export function paint(s) {
     stat(s.stats.bnMu, v.bn.mean, (m) => m);
     stat(s.stats.bnSd, v.bn.var, Math.sqrt);
   }
-  put(s.legend.querySelector(".lo"), sign(`-${rangeText(yr)}`));
-  put(s.legend.querySelector(".hi"), `+${rangeText(yr)}`);
-  put(s.legend.querySelector(".what"), `outputs${fixed ? " (fixed)" : ""}; x: ±${rangeText(xr)}`);
+  // x and the outputs are on scales of their own (x: its largest |x|), each with its legend.
+  for (const [n, r] of [["x", xr], ["y", yr]]) {
+    put(s.legends[n].querySelector(".lo"), sign(`-${rangeText(r)}`));
+    put(s.legends[n].querySelector(".hi"), `+${rangeText(r)}`);
+  }
   for (const n of ["gain", "bias"]) put(s.out[n], controlText(s.ctl[n]));
   put(s.out.eps, formatNumber(s.ctl.eps));
   if (s.hover) showTip(s, s.hover);
