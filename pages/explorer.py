@@ -113,10 +113,9 @@ def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
 
 
 def the_stage(shown: Shown) -> None:
-    """x and both outputs, live: a window of the grid around the chosen cell (smaller on a projector)."""
+    """x and both outputs, live: a window of the grid around the chosen cell."""
     batch, features = shown.inputs.batch, shown.inputs.features
-    size = (stage.LECTURE_ROWS, stage.LECTURE_COLS) if page.presenting else (stage.ROWS, stage.COLS)
-    rows, cols = stage.window(batch, features, *shown.cell, *size)
+    rows, cols = stage.window(batch, features, *shown.cell)
     per_feature = data.random_affine(features, shown.inputs.seed) if shown.norm.affine else None
     live.draw(stage.payload(shown.result, rows, cols, shown.norm.gain, shown.norm.bias, per_feature), shown.cell)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):

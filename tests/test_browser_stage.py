@@ -339,3 +339,95 @@ def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     )
     app.settle()
     assert _query(app).get("eps") == "0", app.page.url
+
+
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+def _px(app: AppPage, selector: str) -> float:
+    """The computed font size of the stage's first element that matches ``selector`` (the canvases draw the
+    cells' numbers at their cells' size: view/paint.js)."""
+    return app.page.evaluate(
+        f"() => parseFloat(getComputedStyle({STAGE_ROOT_JS}.querySelector({selector!r})).fontSize)"
+    )
+
+
+def test_lecture_mode_numbers_and_the_formula_are_20px_on_a_projector_and_the_stage_still_fits(stage_url, open_stage):
+    app = open_stage(stage_url + "/?present=1", PROJECTOR)
+    assert app.page.locator(f"{STAGE} .stage.numbers").count() == 1  # the cells carry their numbers
+    sizes = {
+        what: _px(app, selector)
+        for what, selector in {
+            "cell": '.cell[data-block="x"]', "column head": ".head:not(.row):not(.sym)", "row head": ".head.row",
+            "LN's μ": ".stat.ln", "BN's μ": ".stat.bn",
+        }.items()
+    }  # fmt: skip
+    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="30"]').hover()
+    app.page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
+    sizes["formula"] = _px(app, ".tip")
+    assert all(size >= 20 for size in sizes.values()), sizes
+    box = app.page.locator(STAGE).bounding_box()
+    assert box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], box
+    tip = app.page.locator(f"{STAGE} .tip").bounding_box()
+    assert tip["y"] + tip["height"] <= PROJECTOR["height"] and tip["x"] + tip["width"] <= PROJECTOR["width"], tip
+
+
+def _window(app: AppPage) -> tuple[set[int], set[int]]:
+    """The samples and features of x's cells on the stage, from their labels."""
+    labels = app.page.evaluate(
+        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]'), (c) => c.ariaLabel)"
+    )
+    pairs = [re.fullmatch(r"sample (\d+), feature (\d+)", label).groups() for label in labels]
+    return {int(i) for i, _ in pairs}, {int(j) for _, j in pairs}
+
+
+def test_lecture_mode_shows_every_cell_behind_its_statistics_or_says_how_many(stage_url, open_stage):
+    app = open_stage(stage_url + "/?present=1", PROJECTOR)
+    assert _window(app) == (set(range(8)), set(range(12)))  # the default grid, 8 × 12: all of it
+    assert app.page.locator(f"{STAGE} .partial").count() == 0
+    app = open_stage(stage_url + "/?present=1&batch=16&features=32", PROJECTOR)
+    rows, cols = _window(app)
+    assert len(rows) < 16 and len(cols) < 32
+    notes = app.page.locator(f"{STAGE} .partial").all_inner_texts()
+    assert notes == [f"μ, σ over all 32 features; {len(cols)} shown", f"μ, σ over all 16 samples; {len(rows)} shown"]
+
+
+def test_a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_control(stage_url, open_stage):
+    app = open_stage(stage_url + "/")
+    page = app.page
+    page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    assert page.evaluate("() => document.activeElement === document.body")
+    page.keyboard.press("PageDown")
+    page.keyboard.press("PageDown")
+    assert _step(app) == 2
+    page.keyboard.press("PageUp")
+    assert _step(app) == 1
+    page.keyboard.press("ArrowRight")
+    assert _step(app) == 2
+    # A sidebar slider (an input under react-aria) keeps its arrows, and moves nothing on the stage.
+    page.locator(".st-key-eps input[type=range]").focus()
+    page.keyboard.press("ArrowRight")
+    app.settle()
+    assert _query(app).get("eps") not in (None, "1e-05") and _step(app) == 2
+
+
+def test_at_rest_the_chosen_cells_row_and_column_are_lit_and_x_and_the_outputs_have_their_own_legends(
+    stage_url, open_stage
+):
+    app = open_stage(stage_url + "/?sample=2&feature=5")
+    page = app.page
+    for norm in ("ln", "bn"):
+        assert page.locator(f"{STAGE} .band.{norm}:not([hidden])").first.is_visible(), norm
+    chosen = page.locator(f'{STAGE} .cell[data-block="x"][data-k="{2 * 12 + 5}"]').bounding_box()
+    row = page.locator(f"{STAGE} .band.ln:not([hidden])").first.bounding_box()
+    column = page.locator(f"{STAGE} .band.bn:not([hidden])").first.bounding_box()
+    assert row["y"] <= chosen["y"] and chosen["y"] + chosen["height"] <= row["y"] + row["height"]
+    assert column["x"] <= chosen["x"] and chosen["x"] + chosen["width"] <= column["x"] + column["width"]
+    legends = page.evaluate(
+        f"""() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.legend'),
+            (l) => [...l.querySelectorAll('.what, .lo, .hi')].map((e) => e.textContent))"""
+    )
+    assert [what for what, _, _ in legends] == ["x", "outputs"]
+    (_, x_lo, x_hi), (_, y_lo, y_hi) = legends
+    assert (y_lo, y_hi) == ("\u22123.0", "+3.0")  # the fixed output range
+    assert x_lo == "\u2212" + x_hi[1:] and x_hi != y_hi  # x on a scale of its own

@@ -98,6 +98,12 @@ test("a cell's number is short and a tooltip's within 1e-6, with a true minus si
   }
   assert.deepEqual([short(NaN), short(Infinity), short(-Infinity)], ["NaN", "∞", `${MINUS}∞`]);
   assert.deepEqual([short(-1.234), short(12.34), short(123.4), short(0)], [`${MINUS}1.23`, "12.3", "1e+2", "0.00"]);
+  // Lecture mode: one decimal, none from 10 on; never a rounded "10.0" or "100".
+  assert.deepEqual(
+    [short(-1.234, 1), short(9.96, 1), short(12.34, 1), short(99.4, 1), short(99.6, 1), short(0, 1)],
+    [`${MINUS}1.2`, "10", "12", "99", "1e+2", "0.0"],
+  );
+  for (const v of [123.4, -55.55, -9.951, -0.05, 0.04, 9.94, 99.49]) assert.ok(short(v, 1).length <= 4, `${v}: ${short(v, 1)}`);
   assert.equal(term(-1.2), `(${MINUS}1.200000)`);
   assert.equal(term(1.2), "1.200000");
   assert.equal(exact(2e-5), "2.0000e-5");

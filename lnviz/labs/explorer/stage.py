@@ -58,12 +58,10 @@ from lnviz.labs.explorer import Exploration
 from lnviz.maths.norms import NormResult
 from lnviz.views.state import eps_options
 
-# The stage's window: few cells, large enough to read their numbers.
+# The stage's window: few cells, large enough to read their numbers. Lecture mode shows the same
+# window (issue 22): at the default grid (8 × 12) every cell behind a shown μ or σ is on screen.
 ROWS = 8
 COLS = 12
-# In lecture mode (a 1280 × 720 projector, large type) fewer rows keep the cells tall.
-LECTURE_ROWS = 6
-LECTURE_COLS = 10
 
 
 def window(batch: int, features: int, row: int, col: int, rows: int = ROWS, cols: int = COLS) -> tuple[slice, slice]:

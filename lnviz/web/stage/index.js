@@ -35,6 +35,8 @@ export default function (component) {
       if (s.root.isConnected) return;
       stop(s);
       s.resized.disconnect();
+      s.seen.disconnect();
+      document.removeEventListener("keydown", s.clicker);
       stages.delete(parentElement);
     }, 0);
 }
@@ -111,6 +113,27 @@ function wire(s) {
   s.grid.addEventListener("focusin", (e) => e.target.classList.contains("cell") && hover(s, e.target));
   s.grid.addEventListener("focusout", () => hover(s, null));
   s.root.addEventListener("keydown", (e) => keys(s, e));
+  // A presenter's clicker sends PageDown/PageUp (or the arrows) to whatever has the focus, often
+  // the page itself: while the stage is on screen, they step Play from anywhere on the page.
+  s.onScreen = false;
+  s.seen = new IntersectionObserver((entries) => (s.onScreen = entries.at(-1).isIntersecting));
+  s.seen.observe(s.root);
+  s.clicker = (e) => clicker(s, e);
+  document.addEventListener("keydown", s.clicker);
+}
+
+const STEP = { PageDown: 1, ArrowRight: 1, PageUp: -1, ArrowLeft: -1 };
+// Controls that keep these keys for themselves (Streamlit's sliders are role="slider").
+const TYPING = 'input, textarea, select, [role="slider"], [role="tab"], [role="radio"], [role="listbox"], [contenteditable="true"]';
+
+// A key from outside the stage (keys() has those inside it). One that another listener took (a
+// page's own steps, ui/keys.py) is left to it; at either end of Play, PageDown/PageUp scroll the page.
+function clicker(s, e) {
+  const by = STEP[e.key];
+  if (!by || !s.onScreen || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+  const t = e.composedPath()[0];
+  if (t instanceof Element && (s.root.contains(t) || t.closest(TYPING))) return;
+  if (go(s, by) || e.key.startsWith("Arrow")) e.preventDefault();
 }
 
 function keys(s, e) {
@@ -134,9 +157,8 @@ function keys(s, e) {
       return;
     }
   }
-  if (e.key === "ArrowRight" || e.key === "ArrowLeft") {
-    go(s, e.key === "ArrowRight" ? 1 : -1);
-    e.preventDefault();
+  if (STEP[e.key] && !(e.altKey || e.ctrlKey || e.metaKey || e.shiftKey)) {
+    if (go(s, STEP[e.key]) || e.key.startsWith("Arrow")) e.preventDefault();
   } else if (e.key === "Escape") {
     stop(s);
     s.step = 0;

@@ -175,12 +175,14 @@ export function sign(text) {
   return text.replace(/^-/, MINUS);
 }
 
-// A cell's number: short, so that it fits.
-export function short(v) {
+// A cell's number: short, so that it fits, with `places` decimals below 10 and one fewer up to
+// 100 (lecture mode keeps one: 20 px numbers in a cell of 24 columns across a projector).
+export function short(v, places = 2) {
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "∞" : MINUS + "∞";
   const a = Math.abs(v);
-  const t = a >= 99.95 ? v.toExponential(0) : a >= 9.995 ? v.toFixed(1) : v.toFixed(2);
+  const half = 0.5 * 10 ** -places; // where toFixed(places) would round up to 10.0…
+  const t = a >= 100 - 10 * half ? v.toExponential(0) : a >= 10 - half ? v.toFixed(places - 1) : v.toFixed(places);
   return sign(t);
 }
 

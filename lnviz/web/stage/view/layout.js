@@ -27,8 +27,8 @@ const CONTROLS = `
       <span>fixed output colours ±${FIXED}</span></label>
     <span class="badge" aria-live="polite"></span>
   </div>
-  <div class="legend" aria-hidden="true"><span class="lo"></span><span class="bar"></span><span class="hi"></span>
-    <span class="what"></span></div>`;
+  <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+  <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>`;
 
 // The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
 export function create(parent) {
@@ -50,7 +50,7 @@ export function create(parent) {
     caption: controls.querySelector(".caption"),
     count: controls.querySelector(".count"),
     badge: controls.querySelector(".badge"),
-    legend: controls.querySelector(".legend"),
+    legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
     shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
     step: 0, timer: 0, hover: null,
   };
@@ -105,7 +105,7 @@ export function layout(s) {
   if (!m) return;
   const lines = gridLines(s, m);
   placeBlocks(s, lines);
-  placeHeads(s, lines, m.cw);
+  placeHeads(s, lines, m);
   placeParts(s, lines);
   s.lines = lines;
   titles(s);
@@ -123,7 +123,9 @@ function measure(s) {
   const present = s.root.classList.contains("present");
   const wide = W >= 640;
   const digits = String(s.d.r0 + R - 1).length;
-  const hw = 10 + 7 * Math.max(digits, 2); // row header width
+  // Lecture mode's numbers are 20 px (stage.css), a digit about 11 px wide: a projector at the back of a room.
+  const digit = present ? 11 : 7;
+  const hw = 10 + digit * Math.max(digits, 2); // row header width
   const sw = W < 640 ? 44 : present ? 60 : 50; // a statistic's width
   const gap = 10;
   const across = wide ? 2 * C : C;
@@ -132,13 +134,16 @@ function measure(s) {
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
   const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
-  const ch = wide ? Math.max(18, Math.min(cw, 44)) : Math.max(18, Math.min(cw, 40));
+  const low = present ? 24 : 18; // the shortest cell its numbers fit in
+  const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, Math.min(cw, 40));
   s.root.style.setProperty("--cw", `${cw}px`);
   s.root.style.setProperty("--ch", `${ch}px`);
   s.root.classList.toggle("wide", wide);
-  s.root.classList.toggle("numbers", cw >= 30);
+  // A number fits a cell from 30 px across; in lecture mode, with one decimal at 20 px, from 36.
+  s.root.classList.toggle("numbers", cw >= (present ? 36 : 30));
   s.wide = wide;
-  return { wide, hw, sw, gap, cw, ch, room };
+  s.places = present ? 1 : 2;
+  return { wide, hw, sw, gap, cw, ch, low, room, digit };
 }
 
 // The grid's column and row tracks, and the lines each block starts on.
@@ -185,9 +190,9 @@ function placeBlocks(s, { wide, x0, ln0, bn0, xs, ls, st }) {
 }
 
 // The column headers (every k-th that fits), BN's μ and σ under x, and the symbols' headers.
-function placeHeads(s, { wide, xs, ls, st, bst }, cw) {
+function placeHeads(s, { wide, xs, ls, st, bst }, { cw, digit }) {
   const { C, c0 } = s.d;
-  const every = Math.ceil((7 * String(c0 + C - 1).length + 4) / cw); // label every k-th column that fits
+  const every = Math.ceil((digit * String(c0 + C - 1).length + 4) / cw); // label every k-th column that fits
   for (let j = 0; j < C; j++) {
     at(s.heads.colX[j], 2, xs + j);
     at(s.heads.colLn[j], 2, ls + j);
@@ -220,18 +225,21 @@ function placeParts(s, { wide, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, 
 }
 
 // Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
-function fit(s, { ch, room }) {
+function fit(s, { ch, low, room }) {
   const lines = 2 * s.d.R + 2;
   const over = s.grid.offsetHeight - room;
-  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(18, ch - Math.ceil(over / lines))}px`);
+  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 
 function titles(s) {
   const { B, H, r0, c0, R, C } = s.d;
   const part = R < B || C < H ? ` · ${span(r0, R, "row", "rows")}, ${span(c0, C, "feature", "features")}` : "";
   s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
-  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own μ, σ (over its ${H} features)</span>`;
+  // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22).
+  const over = (n, shown, what, the) =>
+    shown < n ? `<em class="partial">μ, σ over all ${n} ${what}; ${shown} shown</em>` : `μ, σ (over ${the} ${n} ${what})`;
+  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own ${over(H, C, "features", "its")}</span>`;
   s.titles.bn.innerHTML = s.d.bn
-    ? `<b>BatchNorm</b> <span>each column by its μ, σ (over the ${B} samples)</span>`
+    ? `<b>BatchNorm</b> <span>each column by its ${over(B, R, "samples", "the")}</span>`
     : "<b>BatchNorm</b> <span>needs a batch: here B = 1</span>";
 }

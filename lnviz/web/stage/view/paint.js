@@ -20,16 +20,18 @@ export function paint(s) {
   s.drawnX = s.d;
   draw(s, "ln", v.ln.y, yr);
   if (v.bn) draw(s, "bn", v.bn.y, yr);
-  const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]))));
+  const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]), s.places)));
   stat(s.stats.lnMu, v.ln.mean, (m) => m);
   stat(s.stats.lnSd, v.ln.var, Math.sqrt);
   if (v.bn) {
     stat(s.stats.bnMu, v.bn.mean, (m) => m);
     stat(s.stats.bnSd, v.bn.var, Math.sqrt);
   }
-  put(s.legend.querySelector(".lo"), sign(`-${rangeText(yr)}`));
-  put(s.legend.querySelector(".hi"), `+${rangeText(yr)}`);
-  put(s.legend.querySelector(".what"), `outputs${fixed ? " (fixed)" : ""}; x: ±${rangeText(xr)}`);
+  // x and the outputs are on scales of their own (x: its largest |x|), each with its legend.
+  for (const [n, r] of [["x", xr], ["y", yr]]) {
+    put(s.legends[n].querySelector(".lo"), sign(`-${rangeText(r)}`));
+    put(s.legends[n].querySelector(".hi"), `+${rangeText(r)}`);
+  }
   for (const n of ["gain", "bias"]) put(s.out[n], controlText(s.ctl[n]));
   put(s.out.eps, formatNumber(s.ctl.eps));
   if (s.hover) showTip(s, s.hover);
@@ -46,9 +48,9 @@ function geometry(s, name) {
     const r = c.getBoundingClientRect();
     return [r.left - box.left, r.top - box.top, r.width, r.height];
   });
-  const [, , w, h] = rects[0];
-  const size = Math.min(Math.max(Math.min(w * 0.3, h * 0.7), 10), 15);
-  const font = `${size}px ${getComputedStyle(s.root).fontFamily}`;
+  // The cells' own font (stage.css): the size a test reads is the size drawn.
+  const { fontSize, fontFamily } = getComputedStyle(s.cells[name][0]);
+  const font = `${fontSize} ${fontFamily}`;
   return { dpr, rects, font, text: s.root.classList.contains("numbers"), w: box.width, h: box.height };
 }
 
@@ -73,7 +75,7 @@ function draw(s, name, values, range) {
     ctx.fillRect(x, y, w, h);
     if (g.text) {
       ctx.fillStyle = text;
-      ctx.fillText(short(v), x + w / 2, y + h / 2 + 0.5);
+      ctx.fillText(short(v, s.places), x + w / 2, y + h / 2 + 0.5);
     }
   }
 }

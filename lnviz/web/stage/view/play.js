@@ -31,13 +31,15 @@ export function stop(s) {
   s.play.setAttribute("aria-pressed", "false");
 }
 
+// One step forward or back; false at either end, where nothing moves.
 export function go(s, by) {
   const to = Math.min(Math.max(s.step + by, 0), s.steps.length - 1);
-  if (to === s.step) return;
+  if (to === s.step) return false;
   const forward = to > s.step;
   s.step = to;
   applyStep(s);
   if (forward && s.steps[to].fly && !reduced()) fly(s, s.steps[to].fly);
+  return true;
 }
 
 // What the current step shows: the rest is veiled; its caption, its count, its bands.
@@ -77,7 +79,7 @@ function fly(s, what) {
     const b = to[k].getBoundingClientRect();
     const v = s.d.x[+c.dataset.k];
     const { fill, ink: text } = shade(v, s.ranges.x);
-    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v));
+    const g = el("div", `ghost ${ln ? "ln" : "bn"}`, s.root, short(v, s.places));
     g.setAttribute("aria-hidden", "true");
     Object.assign(g.style, {
       left: `${a.left - root.left}px`, top: `${a.top - root.top}px`,

@@ -15,14 +15,13 @@ export function hover(s, c) {
   showTip(s, c);
 }
 
-// The bands over the hovered (or Play's) row and column, and the chosen cell's outline in each block.
+// The bands over the hovered row and column, else the chosen cell's (at rest both, in Play the
+// norm's own), and the chosen cell's outline in each block.
 export function showBands(s) {
   if (!s.lines) return;
-  const [hi, hj] = s.hover ? where(s, s.hover) : [null, null];
-  const step = s.steps && s.steps[s.step];
   const [ci, cj] = s.cell;
-  const rowI = hi ?? (step && step.focus === "ln" ? ci : null);
-  const colJ = hj ?? (step && step.focus === "bn" ? cj : null);
+  const focus = s.steps && s.steps[s.step].focus;
+  const [rowI, colJ] = s.hover ? where(s, s.hover) : [focus === "bn" ? null : ci, focus === "ln" ? null : cj];
   const { R, C, r0, c0, bn } = s.d;
   const { x0, ln0, bn0, xs, ls, st, bst } = s.lines;
   const place = (band, on, area) => {
