@@ -34,9 +34,12 @@ def act(code: str, secret: str, action: str) -> None:
 
 def start() -> None:
     try:
-        room, secret = rooms.open_room(store, tuple(q.id for q in questions.bank()))
+        room, secret = rooms.open_room(store, tuple(q.id for q in questions.bank()), *classroom.sender())
     except rooms.StoreDown:
         st.session_state["class_said"] = ("error", classroom.DOWN)
+        return
+    except rooms.OpenRefused as refused:
+        st.session_state["class_said"] = ("warning", str(refused))
         return
     classroom.become_presenter(room.code, secret)
     st.query_params["room"] = room.code
@@ -57,7 +60,7 @@ def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
         st.session_state["class_said"] = ("warning", "That is not one of this question's answers.")
         return
     try:
-        outcome = store.vote(code, classroom.voter(), room.index, room.round, choice)
+        outcome = store.vote(code, classroom.voter(), room.index, room.round, choice, *classroom.sender())
     except rooms.StoreDown:
         st.session_state["class_said"] = ("error", classroom.DOWN)
         return

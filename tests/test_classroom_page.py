@@ -155,3 +155,33 @@ def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it
         phone = student(fresh)
         _answer(phone, questions.by_id(store.room(fresh).question), 1)
         assert store.count(fresh, 0, 1) == 1
+
+
+def test_a_browser_past_its_rooms_for_the_hour_is_told_so_and_no_room_is_opened(fresh_store, monkeypatch):
+    from ui import heavy
+
+    monkeypatch.setattr(heavy, "client", lambda: "browser lecturer")
+    for _ in range(rooms.ROOMS_PER_CLIENT):  # every section of the day, opened from this browser
+        rooms.open_room(fresh_store, ("q",), client="browser lecturer")
+    at = run_page(PAGE)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    assert any(f"You have opened {rooms.ROOMS_PER_CLIENT} rooms in the last hour" in w.value for w in at.warning)
+    assert "room" not in at.query_params
+    monkeypatch.setattr(heavy, "client", lambda: "browser colleague")  # another browser is not affected
+    _, code = presenter_opens_a_room()
+    assert fresh_store.room(code) is not None
+
+
+def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fresh_store, monkeypatch):
+    from ui import heavy
+
+    _, code = presenter_opens_a_room()
+    question = questions.by_id(fresh_store.room(code).question)
+    monkeypatch.setattr(heavy, "client", lambda: "browser shared-computer")  # each phone below: a new voter cookie
+    phones = [student(code) for _ in range(rooms.VOTERS_PER_CLIENT + 1)]
+    for phone in phones:
+        _answer(phone, question, 1)
+    assert fresh_store.count(code, 0, 1) == rooms.VOTERS_PER_CLIENT
+    assert not phones[0].warning
+    assert any("already answered as" in w.value and "own phone" in w.value for w in phones[-1].warning)

@@ -42,7 +42,7 @@ def test_a_room_is_opened_with_a_fresh_code_and_read_back_as_it_was_stored(store
 
 def test_a_taken_code_is_not_overwritten(store):
     room, _ = rooms.open_room(store, QUESTIONS)
-    assert not store.create(Room(room.code, ("other",), secret_sha=rooms.sha("thief")))
+    assert store.create(Room(room.code, ("other",), secret_sha=rooms.sha("thief"))) == "taken"
     assert store.room(room.code) == room
 
 
@@ -135,6 +135,92 @@ def test_a_round_takes_at_most_max_voters_but_a_known_voter_may_still_change(sto
     assert store.vote(room.code, "v0", 0, 1, "2") == CHANGED
 
 
+def test_a_client_opens_at_most_its_rooms_per_window_and_another_client_is_not_affected(store, monkeypatch):
+    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 3)
+    opened = [rooms.open_room(store, QUESTIONS, client="ann")[0] for _ in range(3)]
+    with pytest.raises(rooms.OpenRefused) as refused:
+        rooms.open_room(store, QUESTIONS, client="ann")
+    assert refused.value.why == "many" and "You have opened" in str(refused.value)
+    assert all(store.room(room.code) == room for room in opened)  # the refusal took nothing away
+    assert rooms.open_room(store, QUESTIONS, client="bob")[0].code
+    assert rooms.open_room(store, QUESTIONS)[0].code  # an opener the caller can't name is not counted
+
+
+def test_an_address_opens_at_most_its_rooms_per_window_whatever_clients_it_holds(store, monkeypatch):
+    monkeypatch.setattr(rooms, "ROOMS_PER_ADDRESS", 4)
+    for i in range(4):
+        rooms.open_room(store, QUESTIONS, client=f"fresh-cookie-{i}", address="10.0.0.1")
+    with pytest.raises(rooms.OpenRefused) as refused:
+        rooms.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.1")
+    assert refused.value.why == "network"
+    assert rooms.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.2")[0].code
+
+
+def test_a_taken_code_drawn_again_is_not_counted_against_the_opener(store, monkeypatch):
+    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 2)
+    taken, _ = rooms.open_room(store, QUESTIONS, client="bob")
+    draws = iter([taken.code, taken.code, "ZZZZZZZZ", "YYYYYYYY"])
+    monkeypatch.setattr(rooms, "new_code", lambda: next(draws))
+    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code == "ZZZZZZZZ"
+    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code == "YYYYYYYY"
+
+
+def test_a_memory_client_may_open_rooms_again_once_its_window_has_passed(monkeypatch):
+    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 2)
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    for _ in range(2):
+        rooms.open_room(store, QUESTIONS, client="ann")
+    now[0] = rooms.OPEN_WINDOW_S - 1
+    with pytest.raises(rooms.OpenRefused):
+        rooms.open_room(store, QUESTIONS, client="ann")
+    now[0] = rooms.OPEN_WINDOW_S + 1
+    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code
+
+
+def test_memory_holds_at_most_max_rooms_and_an_expired_room_frees_its_place(monkeypatch):
+    monkeypatch.setattr(rooms, "MAX_ROOMS", 5)
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0])
+    first, _ = rooms.open_room(store, QUESTIONS)
+    now[0] = 10.0
+    for i in range(4):
+        rooms.open_room(store, QUESTIONS, client=f"c{i}")
+    with pytest.raises(rooms.OpenRefused) as refused:
+        rooms.open_room(store, QUESTIONS, client="late")
+    assert refused.value.why == "full"
+    now[0] = rooms.IDLE_S + 1  # the first room has expired, the other four not yet
+    assert rooms.open_room(store, QUESTIONS, client="late")[0].code
+    assert store.room(first.code) is None
+
+
+def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote_on(store, monkeypatch):
+    room, secret = rooms.open_room(store, QUESTIONS)
+    n = rooms.VOTERS_PER_CLIENT
+    cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client="laptop") for i in range(n + 2)]
+    assert cast == [COUNTED] * n + ["crowded"] * 2
+    assert store.count(room.code, 0, 1) == n  # the refused voters were not counted
+    assert store.vote(room.code, "v0", 0, 1, "2", client="laptop") == CHANGED
+    assert store.vote(room.code, f"v{n}", 0, 1, "1", client="phone") == COUNTED  # another client is not affected
+    store.act(room.code, secret, "reveal")
+    store.act(room.code, secret, "again")
+    assert store.vote(room.code, "v1", 0, 2, "1", client="laptop") == COUNTED  # the same voters, a new round
+    assert store.vote(room.code, "v99", 0, 2, "1", client="laptop") == "crowded"
+    other, _ = rooms.open_room(store, QUESTIONS)
+    assert store.vote(other.code, "v99", 0, 1, "1", client="laptop") == COUNTED  # another room counts apart
+
+
+def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_holds(store, monkeypatch):
+    monkeypatch.setattr(rooms, "VOTERS_PER_ADDRESS", 4)
+    room, _ = rooms.open_room(store, QUESTIONS)
+    cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client=f"fresh{i}", address="10.0.0.1") for i in range(5)]
+    assert cast == [COUNTED] * 4 + ["network"]
+    assert store.vote(room.code, "v0", 0, 1, "0", client="fresh9", address="10.0.0.1") == CHANGED
+    assert store.vote(room.code, "v4", 0, 1, "1", client="fresh4", address="10.0.0.2") == COUNTED
+    assert store.vote(room.code, "v5", 0, 1, "1") == COUNTED  # a sender the caller can't name is not limited
+    assert store.count(room.code, 0, 1) == 6
+
+
 def test_blobs_are_kept_by_key_within_a_visitors_quota_and_a_second_store_of_the_same_key_is_free(store):
     assert store.get_blob("abc") is None
     assert store.put_blob("abc", b"x" * 60, "ann", quota=100)
@@ -160,14 +246,26 @@ def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
 
 def test_redis_keys_carry_a_time_to_live(redis_server):
     store = RedisStore(redis_server.url, prefix="ttl:")
-    room, _ = rooms.open_room(store, QUESTIONS)
-    store.vote(room.code, "ann", 0, 1, "1")
+    room, _ = rooms.open_room(store, QUESTIONS, client="ann", address="10.0.0.1")
+    store.vote(room.code, "ann", 0, 1, "1", client="ann", address="10.0.0.1")
     store.put_blob("k", b"data", "ann", quota=100)
     client = store._redis
-    keys = client.keys("ttl:*")
-    assert len(keys) == 5  # room, votes, rate, blob, quota
-    for key in keys:
-        assert 0 < client.ttl(key) <= max(rooms.IDLE_S, rooms.BLOB_TTL_S), key
+    ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
+    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob, quota
+    assert len(client.keys("ttl:*")) == 9
+    assert 0 < ttl["opened"] <= rooms.OPEN_WINDOW_S and 0 < ttl["seen"] <= rooms.IDLE_S
+    assert all(0 < t <= max(rooms.IDLE_S, rooms.BLOB_TTL_S) for t in ttl.values()), ttl
+    assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl("ttl:opened:a:10.0.0.1") > 0
+    assert client.ttl(f"ttl:seen:{room.code}:c:ann") > 0 and client.ttl(f"ttl:seen:{room.code}:a:10.0.0.1") > 0
+
+
+def test_redis_opening_counters_keep_their_window_from_the_first_room(redis_server):
+    store = RedisStore(redis_server.url, prefix="window:")
+    rooms.open_room(store, QUESTIONS, client="ann")
+    store._redis.expire("window:opened:c:ann", 5)  # as if the first room was opened an hour ago, less 5 s
+    rooms.open_room(store, QUESTIONS, client="ann")
+    assert 0 < store._redis.ttl("window:opened:c:ann") <= 5  # a later room does not extend the window
+    assert store._redis.get("window:opened:c:ann") == b"2"
 
 
 def test_an_unreachable_redis_raises_store_down_quickly_and_voting_resumes_when_it_is_back():

@@ -6,6 +6,11 @@
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
   reload, a reconnect or a move to another replica keeps the same vote. It is
   no name and says nothing about the person.
+- Who sends a vote or opens a room (:func:`sender`): the browser, by the hash
+  of Streamlit's XSRF cookie (:func:`ui.heavy.client`), and its address
+  (``st.context.ip_address``: the connection's, or the visitor's as the
+  documented nginx block forwards it; none on localhost). The store limits
+  both (:mod:`lnviz.serving.rooms`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
@@ -33,7 +38,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import rooms
-from ui import streamlit_private
+from ui import heavy, streamlit_private
 from ui.store import store
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
@@ -68,6 +73,11 @@ def voter() -> str:
         found = cookie if _TOKEN.fullmatch(cookie) else secrets.token_urlsafe(16)
         st.session_state["class_voter"] = found
     return found
+
+
+def sender() -> tuple[str, str]:
+    """(client, address) of this run, as the store's limits count them; address "" where none is known."""
+    return heavy.client(), st.context.ip_address or ""
 
 
 def secret_for(code: str) -> str | None:

@@ -18,9 +18,29 @@ an opaque random id (a cookie of the browser's, :mod:`ui.classroom`); nothing
 else about a person is kept. The presenter's secret is kept only as its
 SHA-256.
 
+One visitor can neither fill the store nor a class's round. A *client* is a
+browser (:func:`lnviz.serving.limits.client_key`, the hash of its XSRF
+cookie) and an *address* the one its connection comes from, when the app
+knows it; the caller passes both, "" for unknown (no limit on that one).
+
+- Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
+  :data:`OPEN_WINDOW_S`, an address :data:`ROOMS_PER_ADDRESS` (many lecturers
+  may share a campus's address); :class:`MemoryStore` holds at most
+  :data:`MAX_ROOMS` rooms at once. In Redis the window's counters are what
+  bounds the rooms, each of which expires after :data:`IDLE_S`.
+- Voting: a client may vote as :data:`VOTERS_PER_CLIENT` voter ids in one room
+  (a shared classroom computer serves a few students), an address as
+  :data:`VOTERS_PER_ADDRESS` (a class behind one NAT address), so a script
+  that mints voter cookies can't take a round's :data:`MAX_VOTERS` places.
+  A script that also discards its browser cookie is a new client each
+  time; only the address limit holds it.
+
 Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room),
 ``votes:{code}:{index}:{round}`` (a hash: voter → choice), ``rate:{code}:{voter}``
 (a counter: how many votes this voter sent in the last :data:`RATE_WINDOW_S`),
+``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter
+ids a client, an address, voted as in the room), ``opened:c:{client}`` and
+``opened:a:{address}`` (counters: rooms opened in the last :data:`OPEN_WINDOW_S`),
 ``blob:{id}`` (bytes: a grid shared by a link) and ``quota:{visitor}`` (a
 counter: bytes a visitor stored in the last :data:`QUOTA_WINDOW_S`).
 """
@@ -41,6 +61,11 @@ CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a p
 CODE_LENGTH = 8  # 31**8 ≈ 8.5e11 codes: 39 bits
 RATE_VOTES, RATE_WINDOW_S = 30, 60  # a voter may send this many votes per window in one room; a flood is refused
 MAX_VOTERS = 2000  # voters one round counts; a new voter past them is refused (a room is a class, not the internet)
+VOTERS_PER_CLIENT = 5  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
+VOTERS_PER_ADDRESS = 500  # voter ids one address may vote as in a room: a class behind one NAT address
+ROOMS_PER_CLIENT, OPEN_WINDOW_S = 10, 3600  # rooms one browser may open per window: a lecturer's every section
+ROOMS_PER_ADDRESS = 60  # rooms one address may open per window: a campus of lecturers behind one NAT address
+MAX_ROOMS = 10_000  # rooms MemoryStore holds at once; a new one past them is refused
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
 QUOTA_WINDOW_S = 3600
 ACTIONS = ("reveal", "again", "next", "close")
@@ -54,11 +79,35 @@ REFUSED = {
     "revealed": "The answers to this question have been revealed: it no longer takes answers.",
     "flood": "Too many answers in a short time: wait a minute, then answer again.",
     "full": "This round has as many voters as a room takes.",
+    "crowded": f"This browser has already answered as {VOTERS_PER_CLIENT} different voters in this room, the most "
+    "one device may: answer from your own phone.",
+    "network": f"{VOTERS_PER_ADDRESS} voters from your network have already answered in this room, the most one "
+    "address may.",
+}
+# What opening a room came to: CREATED, "taken" (the code is another room's: draw again), or why it was refused.
+CREATED = "created"
+OPEN_REFUSED = {
+    "many": f"You have opened {ROOMS_PER_CLIENT} rooms in the last hour, the most one browser may. A room stays "
+    "open for 6 idle hours: go back to one you opened, or start another within the hour.",
+    "network": f"{ROOMS_PER_ADDRESS} rooms have been opened from your network in the last hour, the most one "
+    "address may. Try again within the hour.",
+    "full": "This server holds as many class rooms as it can just now. Try again later.",
 }
 
 
 class StoreDown(RuntimeError):
     """The shared store can't be reached now (Redis down or unreachable)."""
+
+
+class OpenRefused(RuntimeError):
+    """A room was not opened: too many lately from this client or address, or the store is full.
+
+    ``why`` is a key of :data:`OPEN_REFUSED`; the message is its sentence.
+    """
+
+    def __init__(self, why: str) -> None:
+        super().__init__(OPEN_REFUSED[why])
+        self.why = why
 
 
 @dataclass(frozen=True)
@@ -150,8 +199,10 @@ def valid_code(text: object) -> str | None:
 class Store(Protocol):
     """Rooms, votes and shared grids, the same on both backends (``tests/test_rooms.py`` runs both)."""
 
-    def create(self, room: Room) -> bool:
-        """Store a new room; False if its code is taken (the caller draws another)."""
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        """Store a new room opened by ``client`` from ``address`` ("": unknown, not limited): :data:`CREATED`,
+        "taken" if its code is another room's (the caller draws another), or a key of :data:`OPEN_REFUSED`.
+        Only a room created counts against the opener's :data:`ROOMS_PER_CLIENT` and :data:`ROOMS_PER_ADDRESS`."""
 
     def room(self, code: str) -> Room | None:
         """The room ``code``, or None if there is none (never made, or expired)."""
@@ -160,9 +211,13 @@ class Store(Protocol):
         """The presenter's ``action`` (:data:`ACTIONS`), if ``secret`` is the room's and it applies now: the room
         after it; None otherwise, with nothing changed."""
 
-    def vote(self, code: str, voter: str, index: int, round: int, choice: str) -> str:
-        """``voter``'s answer ``choice`` to question ``index``, round ``round``: :data:`COUNTED`, :data:`CHANGED`
-        or a key of :data:`REFUSED`. Taken only while that round is asking."""
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        """``voter``'s answer ``choice`` to question ``index``, round ``round``, sent by ``client`` from ``address``
+        ("": unknown, not limited): :data:`COUNTED`, :data:`CHANGED` or a key of :data:`REFUSED`. Taken only while
+        that round is asking, and only from a client (an address) that has voted as fewer than
+        :data:`VOTERS_PER_CLIENT` (:data:`VOTERS_PER_ADDRESS`) other voters in this room."""
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
         """Every vote of a round: voter → choice."""
@@ -181,13 +236,17 @@ class Store(Protocol):
         """The bytes under ``key``, or None once expired or never stored."""
 
 
-def open_room(store: Store, questions: tuple[str, ...]) -> tuple[Room, str]:
-    """A new room with a fresh code, and its secret (which is stored only as its SHA-256)."""
+def open_room(store: Store, questions: tuple[str, ...], client: str = "", address: str = "") -> tuple[Room, str]:
+    """A new room with a fresh code, and its secret (which is stored only as its SHA-256), opened by ``client``
+    from ``address``. Raises :class:`OpenRefused` past their limits or with the store full."""
     secret = secrets.token_urlsafe(24)
     for _ in range(16):
         room = Room(new_code(), questions, secret_sha=sha(secret))
-        if store.create(room):
+        outcome = store.create(room, client, address)
+        if outcome == CREATED:
             return room, secret
+        if outcome in OPEN_REFUSED:
+            raise OpenRefused(outcome)
     raise RuntimeError("16 random room codes in a row were taken")  # 39 bits: never, unless the CSPRNG is broken
 
 
@@ -223,12 +282,34 @@ class MemoryStore:
         for key in [k for k, (at, _) in self._data.items() if at <= now]:
             del self._data[key]
 
-    def create(self, room: Room) -> bool:
+    def _incr(self, key: str, ttl_s: float) -> None:
+        """Add 1 to the counter ``key``; a new counter expires in ``ttl_s``, a running one keeps its expiry (INCR)."""
+        found = self._get(key)
+        if isinstance(found, int):
+            self._data[key] = (self._data[key][0], found + 1)
+        else:
+            self._set(key, 1, ttl_s)
+
+    def _rooms(self) -> int:
+        self._sweep()
+        return sum(key.startswith("room:") for key in self._data)
+
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        openers = [(f"opened:c:{client}", ROOMS_PER_CLIENT, "many")] if client else []
+        openers += [(f"opened:a:{address}", ROOMS_PER_ADDRESS, "network")] if address else []
         with self._lock:
+            for key, limit, why in openers:
+                opened = self._get(key)
+                if isinstance(opened, int) and opened >= limit:
+                    return why
             if self._get(f"room:{room.code}") is not None:
-                return False
+                return "taken"
+            if len(self._data) >= MAX_ROOMS and self._rooms() >= MAX_ROOMS:  # fewer keys than that: fewer rooms
+                return "full"
             self._set(f"room:{room.code}", room, IDLE_S)
-            return True
+            for key, _, _ in openers:
+                self._incr(key, OPEN_WINDOW_S)
+            return CREATED
 
     def room(self, code: str) -> Room | None:
         with self._lock:
@@ -245,7 +326,11 @@ class MemoryStore:
                 self._set(f"room:{code}", changed, IDLE_S)
             return changed
 
-    def vote(self, code: str, voter: str, index: int, round: int, choice: str) -> str:
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        senders = [(f"seen:{code}:c:{client}", VOTERS_PER_CLIENT, "crowded")] if client else []
+        senders += [(f"seen:{code}:a:{address}", VOTERS_PER_ADDRESS, "network")] if address else []
         with self._lock:
             room = self._get(f"room:{code}")
             refused = _refusal(room if isinstance(room, Room) else None, index, round)
@@ -255,10 +340,13 @@ class MemoryStore:
             sent = self._get(rate_key)
             if isinstance(sent, int) and sent >= RATE_VOTES:
                 return "flood"
-            if sent is None:
-                self._set(rate_key, 1, RATE_WINDOW_S)
-            else:
-                self._data[rate_key] = (self._data[rate_key][0], sent + 1)  # INCR keeps the key's expiry
+            self._incr(rate_key, RATE_WINDOW_S)
+            seen = {}
+            for seen_key, limit, why in senders:
+                found = self._get(seen_key)
+                seen[seen_key] = found if isinstance(found, set) else set()
+                if voter not in seen[seen_key] and len(seen[seen_key]) >= limit:
+                    return why
             key = f"votes:{code}:{index}:{round}"
             votes = self._get(key)
             votes = dict(votes) if isinstance(votes, dict) else {}
@@ -267,6 +355,9 @@ class MemoryStore:
             outcome = CHANGED if voter in votes else COUNTED
             votes[voter] = choice
             self._set(key, votes, IDLE_S)
+            for seen_key, voters in seen.items():
+                voters.add(voter)
+                self._set(seen_key, voters, IDLE_S)
             return outcome
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
@@ -309,15 +400,25 @@ def _refusal(room: Room | None, index: int, round: int) -> str | None:
     return None
 
 
-# A new room, unless its code is taken. KEYS: room. ARGV: ttl, then the room's fields as name, value pairs.
+# A new room, unless the opener's counters are at their limits or its code is taken; a room created counts
+# once in each. KEYS: room, the client's counter, the address's. ARGV: ttl, window, the client's limit, the
+# address's (0: not counted, the opener is unknown), then the room's fields as name, value pairs.
 _CREATE_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 1 then return 0 end
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+local limits, refusals = {tonumber(ARGV[3]), tonumber(ARGV[4])}, {'many', 'network'}
+for i = 1, 2 do
+  if limits[i] > 0 and tonumber(redis.call('GET', KEYS[i + 1]) or '0') >= limits[i] then return refusals[i] end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[1])
-return 1
+for i = 1, 2 do
+  if limits[i] > 0 and redis.call('INCR', KEYS[i + 1]) == 1 then redis.call('EXPIRE', KEYS[i + 1], ARGV[2]) end
+end
+return 'created'
 """
 # The vote, atomically: the same checks as _refusal and MemoryStore.vote, in one script.
-# KEYS: room, votes, rate. ARGV: voter, index, round, choice, idle ttl, rate votes, rate window, max voters.
+# KEYS: room, votes, rate, the client's voters, the address's voters. ARGV: voter, index, round, choice, idle ttl,
+# rate votes, rate window, max voters, voters per client, voters per address (0: the sender is unknown).
 _VOTE_LUA = """
 local r = redis.call('HMGET', KEYS[1], 'index', 'round', 'phase', 'closed')
 if not r[1] then return 'unknown' end
@@ -327,10 +428,23 @@ if r[3] ~= 'ask' then return 'revealed' end
 local sent = redis.call('INCR', KEYS[3])
 if sent == 1 then redis.call('EXPIRE', KEYS[3], ARGV[7]) end
 if sent > tonumber(ARGV[6]) then return 'flood' end
+local limits, refusals = {tonumber(ARGV[9]), tonumber(ARGV[10])}, {'crowded', 'network'}
+for i = 1, 2 do
+  local seen = KEYS[i + 3]
+  if limits[i] > 0 and redis.call('SISMEMBER', seen, ARGV[1]) == 0 and redis.call('SCARD', seen) >= limits[i] then
+    return refusals[i]
+  end
+end
 local known = redis.call('HEXISTS', KEYS[2], ARGV[1])
 if known == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[8]) then return 'full' end
 redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
 redis.call('EXPIRE', KEYS[2], ARGV[5])
+for i = 1, 2 do
+  if limits[i] > 0 then
+    redis.call('SADD', KEYS[i + 3], ARGV[1])
+    redis.call('EXPIRE', KEYS[i + 3], ARGV[5])
+  end
+end
 if known == 1 then return 'changed' end
 return 'counted'
 """
@@ -382,11 +496,13 @@ class RedisStore:
         except self._errors as error:
             raise StoreDown(str(error)) from error
 
-    def create(self, room: Room) -> bool:
-        args: list[object] = [IDLE_S]
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
+        args: list[object] = [IDLE_S, OPEN_WINDOW_S, ROOMS_PER_CLIENT if client else 0]
+        args.append(ROOMS_PER_ADDRESS if address else 0)
         for name, value in room.to_fields().items():
             args += [name, value]
-        return bool(self._call(lambda: self._create(keys=[f"{self._p}room:{room.code}"], args=args)))
+        return _text(self._call(lambda: self._create(keys=keys, args=args)))
 
     def room(self, code: str) -> Room | None:
         fields = self._call(lambda: self._redis.hgetall(f"{self._p}room:{code}"))
@@ -408,11 +524,14 @@ class RedisStore:
         key = f"{self._p}room:{code}"
         return changed if self._call(lambda: self._act(keys=[key], args=args)) else None
 
-    def vote(self, code: str, voter: str, index: int, round: int, choice: str) -> str:
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
         keys = [f"{self._p}room:{code}", f"{self._p}votes:{code}:{index}:{round}", f"{self._p}rate:{code}:{voter}"]
+        keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
         args = [voter, str(index), str(round), choice, IDLE_S, RATE_VOTES, RATE_WINDOW_S, MAX_VOTERS]
-        outcome = self._call(lambda: self._vote(keys=keys, args=args))
-        return outcome.decode() if isinstance(outcome, bytes) else str(outcome)
+        args += [VOTERS_PER_CLIENT if client else 0, VOTERS_PER_ADDRESS if address else 0]
+        return _text(self._call(lambda: self._vote(keys=keys, args=args)))
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
         found = self._call(lambda: self._redis.hgetall(f"{self._p}votes:{code}:{index}:{round}"))
@@ -433,6 +552,10 @@ class RedisStore:
     def get_blob(self, key: str) -> bytes | None:
         found = self._call(lambda: self._redis.get(f"{self._p}blob:{key}"))
         return found if isinstance(found, bytes) else None
+
+
+def _text(reply: object) -> str:
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
 def from_env(environ: Mapping[str, str]) -> Store:
