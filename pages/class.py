@@ -307,5 +307,6 @@ classroom.keep_cookies()
 if not page.presenting:
     st.caption(
         "What is kept: the room code, a random id in this browser's cookie, and each answer's choice, for 6 "
-        "idle hours. No name, no free text."
+        "idle hours; so that one device can't answer for a crowd, a hash of this browser's cookie and of its "
+        "address, with the ids it answered as. No name, no free text."
     )

@@ -185,3 +185,24 @@ def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fr
     assert fresh_store.count(code, 0, 1) == rooms.VOTERS_PER_CLIENT
     assert not phones[0].warning
     assert any("already answered as" in w.value and "own phone" in w.value for w in phones[-1].warning)
+
+
+def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only_its_hash(fresh_store, monkeypatch):
+    import itertools
+
+    from streamlit.runtime.context import ContextProxy
+
+    from ui import heavy
+
+    _, code = presenter_opens_a_room()
+    question = questions.by_id(fresh_store.room(code).question)
+    monkeypatch.setattr(rooms, "VOTERS_PER_ADDRESS", 2)
+    monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "203.0.113.7"))
+    browsers = itertools.count()
+    monkeypatch.setattr(heavy, "client", lambda: f"browser fresh-{next(browsers)}")  # a script discarding cookies
+    phones = [student(code) for _ in range(3)]
+    for phone in phones:
+        _answer(phone, question, 1)
+    assert fresh_store.count(code, 0, 1) == 2
+    assert any("voters from your network" in w.value for w in phones[-1].warning)
+    assert "203.0.113.7" not in repr(fresh_store._data)

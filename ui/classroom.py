@@ -9,8 +9,8 @@
 - Who sends a vote or opens a room (:func:`sender`): the browser, by the hash
   of Streamlit's XSRF cookie (:func:`ui.heavy.client`), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
-  documented nginx block forwards it; none on localhost). The store limits
-  both (:mod:`lnviz.serving.rooms`).
+  documented nginx block forwards it; none on localhost), hashed. The store
+  limits both (:mod:`lnviz.serving.rooms`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
 import secrets
 import threading
@@ -76,8 +77,12 @@ def voter() -> str:
 
 
 def sender() -> tuple[str, str]:
-    """(client, address) of this run, as the store's limits count them; address "" where none is known."""
-    return heavy.client(), st.context.ip_address or ""
+    """(client, address) of this run, as the store's limits count them: the browser's key, and a hash of the
+    address ("" where none is known), so the store never holds an address as it is."""
+    address = st.context.ip_address
+    if not isinstance(address, str) or not address:  # localhost, or AppTest's mock connection
+        return heavy.client(), ""
+    return heavy.client(), "address " + hashlib.sha256(address.encode()).hexdigest()[:16]
 
 
 def secret_for(code: str) -> str | None:
