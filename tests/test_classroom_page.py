@@ -197,7 +197,7 @@ def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     monkeypatch.setattr(rooms, "VOTERS_PER_ADDRESS", 2)
-    monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "203.0.113.7"))
+    monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "8.8.4.4"))
     browsers = itertools.count()
     monkeypatch.setattr(heavy, "client", lambda: f"browser fresh-{next(browsers)}")  # a script discarding cookies
     phones = [student(code) for _ in range(3)]
@@ -205,4 +205,7 @@ def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only
         _answer(phone, question, 1)
     assert fresh_store.count(code, 0, 1) == 2
     assert any("voters from your network" in w.value for w in phones[-1].warning)
-    assert "203.0.113.7" not in repr(fresh_store._data)
+    assert "8.8.4.4" not in repr(fresh_store._data)
+    monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "10.1.2.3"))  # a proxy's, not a visitor's
+    _answer(student(code), question, 1)
+    assert fresh_store.count(code, 0, 1) == 3

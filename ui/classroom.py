@@ -9,8 +9,8 @@
 - Who sends a vote or opens a room (:func:`sender`): the browser, by the hash
   of Streamlit's XSRF cookie (:func:`ui.heavy.client`), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
-  documented nginx block forwards it; none on localhost), hashed. The store
-  limits both (:mod:`lnviz.serving.rooms`).
+  documented nginx block forwards it), hashed, when it is a public one. The
+  store limits both (:mod:`lnviz.serving.rooms`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
@@ -29,6 +29,7 @@
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import re
 import secrets
 import threading
@@ -78,9 +79,19 @@ def voter() -> str:
 
 def sender() -> tuple[str, str]:
     """(client, address) of this run, as the store's limits count them: the browser's key, and a hash of the
-    address ("" where none is known), so the store never holds an address as it is."""
+    address, so the store never holds an address as it is.
+
+    The address is "" (not limited) unless it is a public one: a private or
+    loopback address is a proxy's that the server does not trust to forward
+    the visitor's (a Kubernetes ingress, a hosting platform's front), shared
+    by every visitor, or a LAN's.
+    """
     address = st.context.ip_address
-    if not isinstance(address, str) or not address:  # localhost, or AppTest's mock connection
+    try:
+        public = isinstance(address, str) and ipaddress.ip_address(address).is_global
+    except ValueError:
+        public = False
+    if not public:  # also AppTest's mock connection, whose address is no string
         return heavy.client(), ""
     return heavy.client(), "address " + hashlib.sha256(address.encode()).hexdigest()[:16]
 
