@@ -43,8 +43,6 @@ import json
 import random
 import sys
 import time
-import urllib.error
-import urllib.request
 import uuid
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -55,10 +53,11 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
 from benchmarks.classroom import LECTURE, Student, attend, students, warm_up
-from benchmarks.memory import Memory, sample_memory
+from benchmarks.memory import Memory, sampling
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
-from harness.server import free_port, start_app, stop, wait_app
+from harness import upload
+from harness.server import free_port, start_app, wait_app
 from harness.wsclient import FINISHED, Session
 
 SESSIONS = 30
@@ -275,33 +274,6 @@ async def attack_seeds(base: str, until: float, phase: Phase) -> None:
     phase.notes.append(f"{seeds} distinct 1024 × 1024 seeds, one after another")
 
 
-def xsrf_cookie(base: str) -> str:
-    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as r:
-        for header in r.headers.get_all("Set-Cookie") or []:
-            name, _, rest = header.partition("=")
-            if name == "_streamlit_xsrf":
-                return rest.split(";", 1)[0]
-    raise RuntimeError("the server set no XSRF cookie")
-
-
-def put_file(base: str, session_id: str, file_id: str, name: str, data: bytes) -> int:
-    """PUT one file as the uploader does; the HTTP status."""
-    xsrf, boundary = xsrf_cookie(base), uuid.uuid4().hex
-    head = f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="{name}"\r\nContent-Type: text/csv\r\n\r\n'
-    request = urllib.request.Request(
-        f"{base}/_stcore/upload_file/{session_id}/{file_id}",
-        data=head.encode() + data + f"\r\n--{boundary}--\r\n".encode(),
-        method="PUT",
-        headers={"Content-Type": f"multipart/form-data; boundary={boundary}", "X-Xsrftoken": xsrf},
-    )
-    request.add_header("Cookie", f"_streamlit_xsrf={xsrf}")
-    try:
-        with urllib.request.urlopen(request, timeout=120) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
 def uploaded(session: Session, file_id: str, name: str, size: int) -> WidgetState:
     """The uploader's widget state once the browser has put a file: the page then reads it."""
     (uploader,) = [el.id for fwd in session.run for kind, el in [element(fwd)] if kind == "file_uploader"]
@@ -323,7 +295,8 @@ def big_csv() -> bytes:
 async def put_one(base: str, session: Session, data: bytes, name: str) -> tuple[int, str]:
     """One file PUT for ``session``: the HTTP status and the file's id."""
     file_id = str(uuid.uuid4())
-    return await asyncio.to_thread(put_file, base, session.session_id, file_id, name, data), file_id
+    xsrf = await asyncio.to_thread(upload.xsrf_cookie, base)
+    return await asyncio.to_thread(upload.put_file, base, session.session_id, xsrf, data, name, file_id), file_id
 
 
 async def attack_uploads(base: str, until: float, phase: Phase) -> None:
@@ -540,8 +513,7 @@ class AttackReport:
 async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> AttackReport:
     app = start_app(free_port(), log)
     t0 = time.monotonic()
-    memory, stop_sampling = Memory(), asyncio.Event()
-    sampler = asyncio.create_task(sample_memory(app.proc.pid, memory, t0, stop_sampling))
+    memory = Memory()
     group = students(sessions, 5)
     legit = Legit()
     phases: list[Phase] = []
@@ -556,7 +528,7 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
         ("rerun flood", attack_flood, seconds),
     ]
     total = seconds + sum_phases(seconds) + len(attacks) * (SETTLE_S + 2 * ANSWER_TIMEOUT) + OPEN_TIMEOUT
-    try:
+    async with sampling(app, memory, t0, report.setup_errors):
         await asyncio.to_thread(wait_app, app)
         await warm_up(app.url)
         base, arrive = app.url, 10.0
@@ -598,12 +570,6 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
         for task in class_run:  # the class leaves with the last attack
             task.cancel()
         await asyncio.gather(*class_run, return_exceptions=True)
-        if app.proc.poll() is not None:
-            report.setup_errors.append(f"the server exited with {app.proc.returncode}")
-    finally:
-        stop_sampling.set()
-        stop(app.proc)
-        await sampler
     return report
 
 

@@ -56,7 +56,7 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, 
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 from benchmarks import attack, classroom, polls
-from benchmarks.memory import Memory, sample_memory
+from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
 from benchmarks.settle import COUNTED_JS, DIAGNOSE_JS, INSTRUMENT_JS, QUIET_MS, SETTLED_JS, Settle, settle_from
@@ -64,7 +64,7 @@ from benchmarks.stats import percentile
 from benchmarks.tabs import GAIN, MAIN_APP, SEED
 from benchmarks.wire import Wire
 from harness.chromium import CHARTS_JS, LAPTOP, decode_array, foreign_console_error, keep_local, launch
-from harness.server import free_port, start_app, stop, wait_app
+from harness.server import free_port, start_app, wait_app
 from harness.wsclient import Session
 
 SESSIONS = 20
@@ -314,11 +314,10 @@ async def run_sessions(sessions: list, stagger: float, seconds: float, memory: M
 async def run_load(client: str, sessions: int, seconds: float, contexts: int, stagger: float, log: Path) -> LoadReport:
     app = start_app(free_port(), log, MAIN_APP)
     t0 = time.monotonic()
-    memory, stop_sampling = Memory(), asyncio.Event()
+    memory = Memory()
     outcomes = [Outcome(plan(i)) for i in range(sessions)]
     report = LoadReport(client, sessions, seconds, outcomes, memory, [])
-    sampler = asyncio.create_task(sample_memory(app.proc.pid, memory, t0, stop_sampling))
-    try:
+    async with sampling(app, memory, t0, report.setup_errors):
         await asyncio.to_thread(wait_app, app)
         memory.marks["server up"] = time.monotonic() - t0
         if client == "socket":
@@ -335,12 +334,6 @@ async def run_load(client: str, sessions: int, seconds: float, contexts: int, st
                     await browser.close()
         await asyncio.sleep(5)
         memory.marks["closed + 5 s"] = time.monotonic() - t0
-        if app.proc.poll() is not None:
-            report.setup_errors.append(f"the server exited with {app.proc.returncode}")
-    finally:
-        stop_sampling.set()
-        stop(app.proc)
-        await sampler
     return report
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 
-from harness.server import rss_mib
+from harness.server import AppProcess, rss_mib, stop
 
 
 @dataclass
@@ -34,3 +36,19 @@ async def sample_memory(pid: int, memory: Memory, t0: float, stop_event: asyncio
             await asyncio.wait_for(stop_event.wait(), 1.0)
         except TimeoutError:
             pass
+
+
+@contextlib.asynccontextmanager
+async def sampling(app: AppProcess, memory: Memory, t0: float, errors: list[str]) -> AsyncIterator[None]:
+    """The block's run against ``app``, its memory sampled into ``memory`` every second; after the block, a server
+    that had exited by itself is noted in ``errors``, and the server is stopped however the block ended."""
+    stop_sampling = asyncio.Event()
+    sampler = asyncio.create_task(sample_memory(app.proc.pid, memory, t0, stop_sampling))
+    try:
+        yield
+        if app.proc.poll() is not None:
+            errors.append(f"the server exited with {app.proc.returncode}")
+    finally:
+        stop_sampling.set()
+        stop(app.proc)
+        await sampler

@@ -13,7 +13,6 @@ import threading
 import time
 import urllib.error
 import urllib.request
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 
@@ -21,6 +20,7 @@ import pytest
 import websockets
 
 from harness.server import rss_mib, serving
+from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
 from lnviz.serving import upload
 
@@ -121,43 +121,6 @@ def held_upload_bytes(base: str) -> int:
         text = r.read().decode()
     lines = [line for line in text.splitlines() if "UploadedFileManager" in line and not line.startswith("#")]
     return int(float(lines[0].rsplit(" ", 1)[1])) if lines else 0
-
-
-def put_file(base: str, session_id: str, xsrf: str, data: bytes) -> int:
-    """PUT one file as the uploader does; the HTTP status."""
-    boundary = uuid.uuid4().hex
-    body = (
-        (
-            f'--{boundary}\r\nContent-Disposition: form-data; name="file"; filename="x.csv"\r\n'
-            "Content-Type: text/csv\r\n\r\n"
-        ).encode()
-        + data
-        + f"\r\n--{boundary}--\r\n".encode()
-    )
-    request = urllib.request.Request(
-        f"{base}/_stcore/upload_file/{session_id}/{uuid.uuid4()}",
-        data=body,
-        method="PUT",
-        headers={
-            "Content-Type": f"multipart/form-data; boundary={boundary}",
-            "X-Xsrftoken": xsrf,
-            "Cookie": f"_streamlit_xsrf={xsrf}",
-        },
-    )
-    try:
-        with urllib.request.urlopen(request, timeout=60) as r:
-            return r.status
-    except urllib.error.HTTPError as e:
-        return e.code
-
-
-def xsrf_cookie(base: str) -> str:
-    with urllib.request.urlopen(base + "/_stcore/health", timeout=30) as r:
-        for header in r.headers.get_all("Set-Cookie") or []:
-            name, _, rest = header.partition("=")
-            if name == "_streamlit_xsrf":
-                return rest.split(";", 1)[0]
-    raise AssertionError("the server set no XSRF cookie")
 
 
 async def upload_file_after_file(base: str) -> tuple[list[int], int, int, int]:

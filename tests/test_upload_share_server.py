@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import time
 
-from test_server_limits import arun, held_upload_bytes, opened, put_file, xsrf_cookie
+from test_server_limits import arun, held_upload_bytes, opened
 
 from harness.server import serving
+from harness.upload import put_file, xsrf_cookie
 
 MIB = 2**20
 
