@@ -310,3 +310,16 @@ def test_the_join_links_qr_code_is_a_self_contained_svg_on_a_white_ground():
     assert "href" not in svg and "http://www.w3.org/2000/svg" in svg  # nothing fetched from elsewhere
     assert "#fff" in svg.lower() and "<title>" in svg
     assert qr_svg("a") != qr_svg("b")
+
+
+def test_the_join_links_qr_code_is_drawn_once_per_link(monkeypatch):
+    from lnviz.figures import qr
+
+    drawn = []
+    make = qr.segno.make
+    monkeypatch.setattr(qr.segno, "make", lambda *a, **k: drawn.append(a) or make(*a, **k))
+    qr.qr_svg.cache_clear()
+    first = qr.qr_svg("https://lnviz.example/class?room=ABCDEFGH")
+    assert qr.qr_svg("https://lnviz.example/class?room=ABCDEFGH") is first
+    qr.qr_svg("https://lnviz.example/class?room=HGFEDCBA")
+    assert len(drawn) == 2
