@@ -9,7 +9,9 @@ from collections.abc import Callable, Iterator
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+import zxingcpp
 from browser import SETTLE_TIMEOUT, AppPage, overlapping
+from PIL import Image
 from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from harness import redis as redis_harness
@@ -167,6 +169,19 @@ def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool =
 
 def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(app_server, contexts):
     class_round(app_server, [app_server] * 3, contexts, check_looks=True)
+
+
+def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_the_room(app_server, contexts, tmp_path):
+    presenter = open_in(contexts(PROJECTOR), f"{app_server}/class?present=1")
+    code = start_room(presenter)
+    shown = presenter.page.get_by_text("Join at").inner_text().removeprefix("Join at").strip()
+    assert shown.endswith(f"/class?room={code}"), shown
+    qr = presenter.page.locator("[data-testid=stImage] img")
+    qr.screenshot(path=tmp_path / "qr.png")  # the code as the projector draws it: segno's SVG, Chromium's pixels
+    (read,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr.png").convert("L"))
+    assert read.format == zxingcpp.BarcodeFormat.QRCode and read.text == shown
+    phone = open_in(contexts(PHONE), read.text)
+    phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)  # the scanned link joins the room
 
 
 def test_two_app_servers_sharing_one_redis_hold_one_class(tmp_path, contexts):
