@@ -91,8 +91,8 @@ def payload_bytes() -> dict[str, int]:
     for batch, features in ((16, 32), (1024, 1024)):
         x = data.make_activations("heterogeneous features", batch, features, seed=0)
         g, b = data.random_affine(features, seed=0)
-        result = explorer.explore(x, 1.5 * g, -0.25 + b, 1e-5)
-        p = stage.payload(result, *stage.window(batch, features, batch // 2, features // 2), 1.5, -0.25, (g, b))
+        result = explorer.with_affine(explorer.normalize(x, 1e-5), 1.5, -0.25, g, b)
+        p = stage.payload(result, *stage.window(batch, features, batch // 2, features // 2))
         sizes[f"{batch}x{features}"] = len(json.dumps(p, allow_nan=False).encode())
     return sizes
 

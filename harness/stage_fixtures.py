@@ -9,9 +9,10 @@ regenerates them and fails when the committed files differ, so they cannot go st
   row's H features, BN over each column's B samples; biased σ², ε inside the root) for the window,
   and the x̂ and y of the payload the release brings back. At ε = 0 ``F.batch_norm`` refuses to run in training, so
   BN's oracle there is the formula, as the payload's is.
-- ``numbers.json``: the number formats both languages share: each value as the payload carries it
-  (a JSON number, or "NaN", "Infinity", "-Infinity") with :func:`lnviz.text.format_number`'s text,
-  the one a URL and a slider show.
+- ``numbers.json``: the number formats both languages share, each value as the payload carries it
+  (a JSON number, or "NaN", "Infinity", "-Infinity") with its text: ``format_number`` (a URL, the ε
+  range), ``short`` (a cell, with 2 or 1 decimals), ``exact`` (a tooltip) and ``control`` (γ's and β's
+  value at their step), all from :mod:`lnviz.text`.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any
 import torch
 import torch.nn.functional as F
 
+from lnviz import text
 from lnviz.labs import explorer
 from lnviz.labs.explorer import stage
 from lnviz.maths import data
@@ -40,11 +42,9 @@ def _strict(value: Any) -> Any:
 
 def _payload(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: float, eps: float, seed: int | None):
     """The stage's payload for x (B, H) at these controls; ``seed``: γ and β per feature from it, else scalars."""
-    features = x.shape[1]
-    gamma, beta = data.affine(features, seed or 0, gain, bias, seed is not None)
-    result = explorer.with_affine(explorer.normalize(x, eps), gamma, beta)
-    per = data.random_affine(features, seed) if seed is not None else None
-    return _strict(stage.payload(result, *window, gain, bias, per))
+    g, b = data.random_affine(x.shape[1], seed) if seed is not None else (None, None)  # (H,) each
+    result = explorer.with_affine(explorer.normalize(x, eps), gain, bias, g, b)
+    return _strict(stage.payload(result, *window))
 
 
 def _oracle(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: float, eps: float, seed: int | None):
@@ -127,12 +127,34 @@ def number_values() -> list[float]:
     return values
 
 
+def cell_values() -> list[float]:
+    """Values whose cell and tooltip texts both languages must agree on: each format's edges and ties."""
+    ties = [1.25, -1.25, 0.125, 0.375, 2.5, 9.95, 9.995, 99.5, 99.95, 0.0625, -0.0005, 0.00125, 1e-3, 9.99995e-4]
+    edges = [9.994999, 9.995001, 99.949999, 99.95, 100.0, 149.9, 150.0, 950.0, 999.9, 1e-7, -3.14159e-5, 5e-324]
+    return number_values() + ties + edges + [k / 7 for k in range(-30, 31)]
+
+
+def number_formats() -> dict[str, list]:
+    """Each value as the payload carries it with its texts in :mod:`lnviz.text`, the browser's twins."""
+    n = stage._number
+    return {
+        "format_number": [[n(v), format_number(v)] for v in number_values()],
+        "short": [[n(v), places, text.short(v, places)] for v in cell_values() for places in (2, 1)],
+        "exact": [[n(v), text.exact(v)] for v in cell_values()],
+        "control": [
+            [n(v), p.step, text.control_text(v, p.step)]
+            for p in stage.SCRUBBED
+            if p.step
+            for v in [p.lo + k * p.step for k in range(round((p.hi - p.lo) / p.step) + 1)] + [-0.0, 0.125, 1.005]
+        ],
+    }
+
+
 def build() -> dict[str, Any]:
     """Every fixture, by file name."""
-    numbers = [[stage._number(v), format_number(v)] for v in number_values()]
     return {
         "preview.json": {"cases": preview_cases()},
-        "numbers.json": {"format_number": numbers},
+        "numbers.json": number_formats(),
     }
 
 

@@ -116,8 +116,7 @@ def the_stage(shown: Shown) -> None:
     """x and both outputs, live: a window of the grid around the chosen cell."""
     batch, features = shown.inputs.batch, shown.inputs.features
     rows, cols = stage.window(batch, features, *shown.cell)
-    per_feature = data.random_affine(features, shown.inputs.seed) if shown.norm.affine else None
-    live.draw(stage.payload(shown.result, rows, cols, shown.norm.gain, shown.norm.bias, per_feature), shown.cell)
+    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden), shown.cell)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(
             f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
@@ -345,8 +344,8 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     """
     norm = normalization_controls(page.control, where=norm_box)
     base, _ = page.on_device(lambda d: compute(inputs, d, norm.eps), inputs.device)
-    gain, bias = data.affine(inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine)
-    result = explorer.with_affine(base, gain, bias)
+    g, b = data.random_affine(inputs.features, inputs.seed) if norm.affine else (None, None)  # (H,) each
+    result = explorer.with_affine(base, norm.gain, norm.bias, g, b)
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known
     badges(inputs, result)
     st.subheader("The details")

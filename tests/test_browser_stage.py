@@ -431,3 +431,38 @@ def test_at_rest_the_chosen_cells_row_and_column_are_lit_and_x_and_the_outputs_h
     (_, x_lo, x_hi), (_, y_lo, y_hi) = legends
     assert (y_lo, y_hi) == ("\u22123.0", "+3.0")  # the fixed output range
     assert x_lo == "\u2212" + x_hi[1:] and x_hi != y_hi  # x on a scale of its own
+
+
+def test_the_stage_builds_its_ranges_from_the_state_table_a_hidden_control_is_locked_and_its_colours_are_the_themes(
+    stage_url, open_stage
+):
+    from lnviz.figures import theme
+    from lnviz.views import state
+
+    app = open_stage(stage_url + "/?hide=eps&gain=1.35")
+    page = app.page
+    assert not page.locator(f"{STAGE} input[name=eps]").is_visible()  # the link holds ε: no range for it
+    for param in (state.GAIN, state.BIAS):
+        scrub = page.locator(f"{STAGE} input[name={param.key}]")
+        assert scrub.is_visible()
+        limits = [float(scrub.get_attribute(a)) for a in ("min", "max", "step")]
+        assert limits == [param.lo, param.hi, param.step], param.key
+    assert page.locator(f"{STAGE} input[name=gain] + output").inner_text() == "1.35"
+    assert page.locator(f"{STAGE} input[name=gain]").get_attribute("aria-label") == "gain γ"
+    seen = page.evaluate(
+        f"""() => {{
+            const root = {STAGE_ROOT_JS}.querySelector('.stage');
+            const css = (sel, prop) => getComputedStyle(root.querySelector(sel))[prop];
+            return {{ ln: css('.title.ln b', 'color'), bn: css('.title.bn b', 'color'),
+                      accent: css('input[name=gain]', 'accentColor'), bar: css('.legend .bar', 'backgroundImage') }};
+        }}"""
+    )
+
+    def rgb(hex_color: str) -> str:
+        return "rgb({}, {}, {})".format(*(int(hex_color[k : k + 2], 16) for k in (1, 3, 5)))
+
+    assert (seen["ln"], seen["bn"], seen["accent"]) == tuple(
+        map(rgb, (theme.ROLES["LN"], theme.ROLES["BN"], theme.ACCENT))
+    )
+    assert seen["bar"].startswith("linear-gradient") and "rgb(64, 0, 75)" in seen["bar"], seen["bar"]
+    assert not app.errors, app.errors

@@ -100,11 +100,24 @@ def test_coerce_brings_held_values_into_range():
     assert state.SAMPLE.coerce(10**400) == state.SAMPLE.default and state.GAIN.coerce(-(10**400)) == 1.0
 
 
+def _live(monkeypatch):
+    """ui.stage, imported with the installed components found even where no Streamlit runtime runs yet (its
+    component is declared when the module loads; without a runtime Streamlit's manager has no manifests)."""
+    import streamlit.components.v2 as v2
+
+    from harness.apptest import _components
+
+    monkeypatch.setattr(v2, "get_bidi_component_manager", _components)
+    from ui import stage as live
+
+    return live
+
+
 def test_one_pick_for_the_stage_and_the_chart(monkeypatch):
     """ui.stage.pick is the one cell pick: the stage's callback and the charts view's click both call it."""
     import inspect
 
-    from ui import stage as live
+    live = _live(monkeypatch)
 
     page = (ROOT / "pages" / "explorer.py").read_text()
     assert "live.pick(" in page and 'session_state["sample"]' not in page
@@ -115,6 +128,26 @@ def test_one_pick_for_the_stage_and_the_chart(monkeypatch):
     assert held == {"sample": state.SAMPLE.default, "feature": state.FEATURE.default}
     live.pick(5.0, 7)
     assert held == {"sample": 5, "feature": 7}
+
+
+def test_snap_puts_a_released_value_on_the_controls_steps():
+    """The stage's ranges are the browser's: a release comes back clamped and on the state table's step."""
+    assert state.GAIN.snap(1.3500000000000005) == 1.35 and state.GAIN.snap(1.337) == 1.35
+    assert state.BIAS.snap(-0.024) == 0.0 and state.BIAS.snap(-4.9749) == -4.95
+    assert state.GAIN.snap(7) == 5.0 and state.GAIN.snap(-(10**400)) == state.GAIN.default
+    assert state.GAIN.snap("x") == state.GAIN.default and state.GAIN.snap(float("nan")) == state.GAIN.default
+    assert state.SHIFT.snap(0.26) == 0.3 and state.MOMENTUM.snap(0.0149) == 0.01  # each control's own step
+    # A choice: an option, or the default.
+    assert state.EPS.snap(1e-5) == 1e-5 and state.EPS.snap(3e-5) == state.EPS.default
+    assert state.BATCH.snap(12.7) == 12  # no step: coerce alone
+
+
+def test_the_stages_release_goes_through_the_state_tables_snap(monkeypatch):
+    live = _live(monkeypatch)
+    held = {live.KEY: {"scrub": {"gain": 1.3500000000000005, "bias": 9, "eps": 1e-3}}}
+    monkeypatch.setattr(live.st, "session_state", held)
+    live._on_scrub()
+    assert (held["gain"], held["bias"], held["eps"]) == (1.35, 5.0, 1e-3)
 
 
 @pytest.mark.parametrize(

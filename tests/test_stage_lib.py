@@ -2,6 +2,7 @@
 
 import json
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -45,10 +46,14 @@ def _case(seed: int) -> dict:
 
 def _payload(case: dict) -> dict:
     x, features = case["x"], case["x"].shape[1]
-    gamma, beta = data.affine(features, case["seed"], case["gain"], case["bias"], case["per_feature"])
-    result = explorer.with_affine(explorer.normalize(x, case["eps"]), gamma, beta)
-    per = data.random_affine(features, case["seed"]) if case["per_feature"] else None
-    return _strict(stage.payload(result, *case["window"], case["gain"], case["bias"], per))
+    g, b = data.random_affine(features, case["seed"]) if case["per_feature"] else (None, None)  # (H,) each
+    result = explorer.with_affine(explorer.normalize(x, case["eps"]), case["gain"], case["bias"], g, b)
+    return _strict(stage.payload(result, *case["window"]))
+
+
+def _controls(p: dict) -> dict:
+    """The payload's controls by name."""
+    return {c["name"]: c for c in p["controls"]}
 
 
 @pytest.mark.parametrize("seed", range(8))
@@ -64,7 +69,8 @@ def test_payload_is_torchs_numbers(seed):
 
     assert (p["B"], p["H"], p["r0"], p["c0"]) == (batch, features, rows.start, cols.start)
     assert (p["R"], p["C"]) == (rows.stop - rows.start, cols.stop - cols.start)
-    assert p["eps"] == eps and p["gain"] == case["gain"] and p["bias"] == case["bias"]
+    values = {name: c["value"] for name, c in _controls(p).items()}
+    assert values == {"gain": case["gain"], "bias": case["bias"], "eps": eps}
     torch.testing.assert_close(_values(p["x"]), x[rows, cols].reshape(-1), rtol=0, atol=0)
 
     ln_var, ln_mean = torch.var_mean(x, dim=1, unbiased=False)  # (B,): over each row's H features
@@ -113,7 +119,7 @@ def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
 def test_single_sample_has_no_batchnorm_and_says_why():
     x = data.make_activations("standard normal", 1, 20, seed=3)  # (1, H)
     rows, cols = stage.window(1, 20, 0, 15)
-    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-5), rows, cols, 1.5, 0.5))
+    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-5), rows, cols))
     assert p["bn"] is None and p["bn_error"] == explorer.BN_SINGLE_SAMPLE
     assert (p["R"], p["C"], p["c0"]) == (1, stage.COLS, 8)
     want = F.layer_norm(
@@ -160,15 +166,80 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
     assert js.count("torchLabel(") == 4 and "s.badge.title = d.caveat_note" in js
 
 
-def test_payload_refuses_controls_that_did_not_make_the_result():
-    x = data.make_activations("standard normal", 4, 6, seed=0)
-    result = explorer.explore(x, 2.0, 0.5)
-    with pytest.raises(ValueError, match="γ"):
-        stage.payload(result, slice(0, 4), slice(0, 6), gain=1.0, bias=0.5)
-    with pytest.raises(ValueError, match="β"):
-        stage.payload(result, slice(0, 4), slice(0, 6), gain=2.0, bias=0.0)
+def test_payload_refuses_a_window_outside_the_grid():
+    result = explorer.explore(data.make_activations("standard normal", 4, 6, seed=0), 2.0, 0.5)
     with pytest.raises(ValueError, match="window"):
-        stage.payload(result, slice(0, 5), slice(0, 6), gain=2.0, bias=0.5)
+        stage.payload(result, slice(0, 5), slice(0, 6))
+
+
+def test_the_payload_reads_gamma_and_beta_and_what_made_them_from_the_result():
+    """γ = gain·g and β = bias + b are made once, by with_affine; the payload sends what the result carries."""
+    x = data.make_activations("standard normal", 5, 9, seed=2)
+    g, b = data.random_affine(9, seed=2)  # (H,) each
+    result = explorer.with_affine(explorer.normalize(x, 1e-3), -1.5, 0.75, g, b)
+    assert result.affine == explorer.Affine(-1.5, 0.75, g, b)
+    torch.testing.assert_close(result.ln.y, F.layer_norm(x, (9,), -1.5 * g, 0.75 + b, 1e-3), rtol=0, atol=1e-12)
+    p = _strict(stage.payload(result, slice(1, 4), slice(2, 8)))
+    assert (_controls(p)["gain"]["value"], _controls(p)["bias"]["value"]) == (-1.5, 0.75)
+    torch.testing.assert_close(_values(p["g"]), g[2:8], rtol=0, atol=0)
+    torch.testing.assert_close(_values(p["b"]), b[2:8], rtol=0, atol=0)
+    torch.testing.assert_close(_values(p["gamma"]), -1.5 * g[2:8], rtol=0, atol=1e-15)
+    # Scalars: g = 1 and b = 0; a tensor given as γ itself is g with a gain of 1.
+    p = _strict(stage.payload(explorer.explore(x, 2.0, -1.0), slice(0, 5), slice(0, 9)))
+    assert p["g"] == [1.0] * 9 and p["b"] == [0.0] * 9 and _controls(p)["gain"]["value"] == 2.0
+    p = _strict(stage.payload(explorer.explore(x, g, b), slice(0, 5), slice(0, 9)))
+    assert _controls(p)["gain"]["value"] == 1.0 and _controls(p)["bias"]["value"] == 0.0
+    torch.testing.assert_close(_values(p["g"]), g, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="either"):
+        explorer.with_affine(result, g, 0.0, g, None)
+
+
+def test_the_payloads_controls_are_the_state_tables(monkeypatch):
+    """Each scrubbed control's range, step or options come from lnviz.views.state, and a link's hide locks it."""
+    x = data.make_activations("standard normal", 4, 6, seed=0)
+    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-3), slice(0, 4), slice(0, 6), locked={"eps", "seed"}))
+    assert [c["name"] for c in p["controls"]] == [param.key for param in stage.SCRUBBED] == ["gain", "bias", "eps"]
+    for param in stage.SCRUBBED:
+        c = _controls(p)[param.key]
+        assert c["label"] == param.label and param.label.endswith(c["symbol"])
+        assert c["locked"] == (param.key == "eps")
+        if param.kind == "choice":
+            assert c["options"] == list(param.options) and "step" not in c
+        else:
+            assert (c["min"], c["max"], c["step"]) == (param.lo, param.hi, param.step) and "options" not in c
+    assert _controls(p)["eps"]["options"] == list(state.eps_options())
+    # Another range in the state table is another range on the stage: nothing else to edit.
+    wider = state.GAIN.but(lo=-2.0, hi=8.0, step=0.5)
+    monkeypatch.setattr(stage, "SCRUBBED", (wider, state.BIAS, state.EPS))
+    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-3), slice(0, 4), slice(0, 6)))
+    assert {k: _controls(p)["gain"][k] for k in ("min", "max", "step")} == {"min": -2.0, "max": 8.0, "step": 0.5}
+    # Nothing else writes a range or a step: not the stage's JavaScript (its comments aside), nor its HTML.
+    code = re.sub(r"//.*", "", "".join(f.read_text() for f in sorted(ASSETS.rglob("*.js"))))
+    assert not re.search(r"\b0\.05\b", code) and "eps_options" not in code
+    assert 'step="' not in code and 'max="' not in code
+
+
+def test_the_stages_colours_are_the_themes():
+    """LN's, BN's and the accent colour, and the value scale, come from lnviz.figures.theme with the payload."""
+    from lnviz.figures import theme
+
+    x = data.make_activations("standard normal", 4, 6, seed=0)
+    p = _strict(stage.payload(explorer.explore(x), slice(0, 4), slice(0, 6)))
+    assert p["colors"] == {
+        "ln": theme.ROLES["LN"],
+        "bn": theme.ROLES["BN"],
+        "accent": theme.ACCENT,
+        "scale": [color for _, color in theme.DIVERGING],
+    }
+    # The scale's stops are equally spaced, as the stage interpolates them (view/colour.js).
+    stops = [at for at, _ in theme.DIVERGING]
+    assert stops == pytest.approx([k / (len(stops) - 1) for k in range(len(stops))])
+    # The CSS uses them as variables and repeats none of them.
+    css = (ASSETS / "stage.css").read_text()
+    js = "".join(f.read_text() for f in sorted(ASSETS.rglob("*.js")))
+    for color in [theme.ROLES["LN"], theme.ROLES["BN"], theme.ACCENT, "#40004b", "#00441b"]:
+        assert color.lower() not in css.lower() and color.lower() not in js.lower(), color
+    assert "var(--ln)" in css and "var(--bn)" in css and "var(--accent)" in css and "var(--scale)" in css
 
 
 @pytest.mark.parametrize("n, at", [(3, 2), (8, 7), (12, 0), (100, 50), (1024, 1023)])
@@ -183,8 +254,8 @@ def test_window_holds_the_cell_and_is_at_most_rows_by_cols(n, at, size):
 def test_a_rerun_is_small_even_for_the_largest_grid():
     x = data.make_activations("heterogeneous features", 1024, 1024, seed=0)
     g, b = data.random_affine(1024, seed=0)
-    result = explorer.explore(x, 1.25 * g, -0.5 + b, 1e-5)
-    p = stage.payload(result, *stage.window(1024, 1024, 600, 700), 1.25, -0.5, (g, b))
+    result = explorer.with_affine(explorer.normalize(x, 1e-5), 1.25, -0.5, g, b)
+    p = stage.payload(result, *stage.window(1024, 1024, 600, 700))
     data_bytes = len(json.dumps(p, allow_nan=False).encode())
     assert data_bytes <= 20_000, data_bytes  # 8 × 12 cells: a few thousand numbers at most
     assert math.isclose(p["gamma"][0], 1.25 * float(g[p["c0"]]), rel_tol=1e-12)

@@ -346,4 +346,7 @@ def test_the_accent_is_the_apps_and_the_stages():
     config = tomllib.loads((root / ".streamlit" / "config.toml").read_text())
     assert config["theme"]["primaryColor"].upper() == theme.ACCENT.upper()  # Streamlit's default red is none
     css = (root / "lnviz" / "web" / "stage" / "stage.css").read_text()
-    assert f"accent-color: {theme.ACCENT.lower()}" in css.lower()
+    assert "accent-color: var(--accent)" in css  # the stage's --accent is the payload's, from the theme
+    from lnviz.labs.explorer import stage
+
+    assert stage.colors()["accent"] == theme.ACCENT

@@ -13,7 +13,7 @@ release it reports the three values, and :func:`draw` puts them into the
 widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
 the rerun, so torch recomputes and a link reproduces the view. A click on a
 cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's click uses too). A control the link hides
-(``hide=eps``) has no range on the stage either.
+(``hide=eps``) has no range on the stage either: the payload says it is locked.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from typing import Any
 
 import streamlit as st
 
+from lnviz.labs.explorer import stage
 from lnviz.views import state
 from ui import mode
 
@@ -40,16 +41,10 @@ def _set(values: dict[str, Any]) -> None:
 
 
 def _on_scrub() -> None:
-    """γ, β or ε released on the stage: the three values then, clamped and rounded as the widgets take them."""
+    """γ, β or ε released on the stage: the values then, clamped and put on their steps as the state table says."""
     scrub = st.session_state[KEY].get("scrub")
     if isinstance(scrub, dict):
-        _set(
-            {
-                state.GAIN.key: round(state.GAIN.coerce(scrub.get("gain")), 2),
-                state.BIAS.key: round(state.BIAS.coerce(scrub.get("bias")), 2),
-                state.EPS.key: float(state.EPS.coerce(scrub.get("eps"))),
-            }
-        )
+        _set({p.key: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
 
 
 def pick(row: Any, col: Any) -> None:
@@ -72,8 +67,7 @@ def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
     a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell
     sets ``sample`` and ``feature``.
     """
-    locked = [key for key in (state.GAIN.key, state.BIAS.key, state.EPS.key) if key in mode.hidden()]
-    data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting(), "locked": locked}
+    data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting()}
     _component(
         key=KEY,
         data=data,

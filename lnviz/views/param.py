@@ -18,7 +18,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from lnviz.text import format_number, quote
+from lnviz.text import format_number, places, quote
 
 # How a control can be drawn: Streamlit's slider, number input, select box, radio buttons, segmented
 # control (a row of buttons, always one chosen), toggle, and select slider (a slider over options).
@@ -100,6 +100,19 @@ class Param:
         if self.kind == "bool":
             return value if isinstance(value, bool) else self.default
         return value if value in self.options else self.default
+
+    def snap(self, value: Any) -> Any:
+        """:meth:`coerce`, then on the control's steps: a number with a ``step`` to the nearest lo + k·step,
+        written with the step's decimals (0.05: two), as a slider over that range would give it.
+
+        For a value from a control drawn outside Streamlit (the stage's ranges), so that the step is
+        said in one place, this table.
+        """
+        value = self.coerce(value)
+        if self.kind != "float" or not self.step:
+            return value
+        snapped = self.lo + round((value - self.lo) / self.step) * self.step
+        return round(min(max(snapped, self.lo), self.hi), places(self.step))
 
     def parse(self, raw: str | list[str] | None) -> tuple[Any, str | None]:
         """The value a link asks for, made valid, and a note if anything changed.

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
-  cellAt, decode, deltaText, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num, outputs, preview,
-  same, short, steps, term, torchControls, torchLabel,
+  cellAt, controlText, decode, deltaText, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num, outputs,
+  places, preview, same, short, steps, term, torchControls, torchLabel,
 } from "../../lnviz/web/stage/model.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
@@ -86,6 +86,21 @@ test("the payload's numbers: \"NaN\", \"Infinity\" and \"-Infinity\" read back a
 test("numbers read as Python's format_number writes them (URL and slider text)", () => {
   assert.ok(numbers.format_number.length > 200);
   for (const [value, text] of numbers.format_number) assert.equal(formatNumber(num(value)), text, `${value}`);
+});
+
+test("a cell's, a tooltip's and a control's number read as their Python twins write them (lnviz.text)", () => {
+  assert.ok(numbers.short.length > 500 && numbers.exact.length > 250 && numbers.control.length > 400);
+  for (const [value, places, text] of numbers.short) assert.equal(short(num(value), places), text, `short(${value}, ${places})`);
+  for (const [value, text] of numbers.exact) assert.equal(exact(num(value)), text, `exact(${value})`);
+  for (const [value, step, text] of numbers.control) assert.equal(controlText(num(value), step), text, `${value} by ${step}`);
+  // A tie rounds away from 0 in both, as JavaScript's toFixed does (Python's format would round 1.25 to 1.2).
+  assert.ok(numbers.short.some(([v, p, t]) => v === 1.25 && p === 1 && t === "1.3"));
+});
+
+test("a control's decimals are its step's", () => {
+  assert.deepEqual([places(0.05), places(0.5), places(1), places(1e-5), places(2.5e-7)], [2, 1, 0, 5, 8]);
+  assert.equal(controlText(-0.5, 0.05), `${MINUS}0.50`);
+  assert.equal(controlText(1.35, 0.5), "1.4");
 });
 
 test("a cell's number is short and a tooltip's within 1e-6, with a true minus sign", () => {

@@ -40,8 +40,42 @@ BN_ZERO_EPS_BADGE = "BN: formula (ε = 0)"  # the stage's badge, beside "torch �
 
 
 @dataclass(frozen=True)
+class Affine:
+    """How the gain and bias controls make γ and β: γ = gain·g and β = bias + b.
+
+    ``g`` and ``b`` are (H,), one per feature (:func:`lnviz.maths.data.random_affine`),
+    or None for scalars (g = 1, b = 0). Kept with the result that applied
+    them, so the stage reads them instead of deriving them a second time.
+    """
+
+    gain: float = 1.0
+    bias: float = 0.0
+    g: Tensor | None = None  # (H,)
+    b: Tensor | None = None  # (H,)
+
+    @property
+    def gamma(self) -> Tensor | float:
+        """γ = gain·g: (H,), or the scalar gain."""
+        return self.gain if self.g is None else self.gain * self.g
+
+    @property
+    def beta(self) -> Tensor | float:
+        """β = bias + b: (H,), or the scalar bias."""
+        return self.bias if self.b is None else self.bias + self.b
+
+
+def _split(value: Tensor | float, control: float, factor: Tensor | None) -> tuple[float, Tensor | None]:
+    """A control's value and its per-feature part; a tensor given as the control is that part, the control 1 or 0."""
+    if isinstance(value, Tensor):
+        if factor is not None:
+            raise ValueError("with_affine: give either a tensor γ, β or a control's value with its g, b")
+        return control, value
+    return float(value), factor
+
+
+@dataclass(frozen=True)
 class Exploration:
-    """LN and BN of the same x (B, H), with how long torch took and where."""
+    """LN and BN of the same x (B, H), with how long torch took and where, and the γ, β they applied."""
 
     x: Tensor  # (B, H)
     ln: NormResult  # mean, var: (B, 1): one per sample
@@ -49,6 +83,7 @@ class Exploration:
     bn_error: str | None  # why there is no BN result, in words
     seconds: float  # wall time of both norms, synchronised on a GPU
     device: torch.device
+    affine: Affine = Affine()  # γ = gain·g, β = bias + b, as applied to ln.y and bn.y
 
 
 def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
@@ -71,19 +106,34 @@ def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
     return Exploration(x=x, ln=ln, bn=bn, bn_error=bn_error, seconds=seconds, device=dev)
 
 
-def with_affine(result: Exploration, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0) -> Exploration:
-    """Both norms' y = γ x̂ + β for new γ, β, reusing the statistics; the time includes this step."""
+def with_affine(
+    result: Exploration,
+    gain: Tensor | float = 1.0,
+    bias: Tensor | float = 0.0,
+    g: Tensor | None = None,
+    b: Tensor | None = None,
+) -> Exploration:
+    """Both norms' y = γ x̂ + β for γ = gain·g and β = bias + b, reusing the statistics; the time includes this step.
+
+    ``gain`` and ``bias`` are the controls' values and ``g``, ``b`` the (H,)
+    per-feature parts (None: γ, β are the scalars). A tensor ``gain`` or
+    ``bias`` (H,) is γ or β itself. The result carries them as its
+    :class:`Affine`.
+    """
+    (gain, g), (bias, b) = _split(gain, 1.0, g), _split(bias, 0.0, b)
+    affine = Affine(gain, bias, g, b)
+    gamma, beta = affine.gamma, affine.beta
 
     def both() -> tuple[NormResult, NormResult | None]:
-        bn = None if result.bn is None else norms.with_affine(result.bn, gain, bias)
-        return norms.with_affine(result.ln, gain, bias), bn
+        bn = None if result.bn is None else norms.with_affine(result.bn, gamma, beta)
+        return norms.with_affine(result.ln, gamma, beta), bn
 
     (ln, bn), seconds = devices.timed(both, result.device)
-    return replace(result, ln=ln, bn=bn, seconds=result.seconds + seconds)
+    return replace(result, ln=ln, bn=bn, seconds=result.seconds + seconds, affine=affine)
 
 
 def explore(x: Tensor, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0, eps: float = 1e-5) -> Exploration:
-    """LN and BN of x (B, H) with γ = ``gain`` and β = ``bias`` (scalars or (H,) tensors), timed.
+    """LN and BN of x (B, H) with γ = ``gain`` and β = ``bias`` (scalars, or (H,) tensors: γ and β themselves), timed.
 
     The same as :func:`normalize` followed by :func:`with_affine`; a page that
     caches the first redoes only the cheap affine step when γ or β move.

@@ -32,10 +32,18 @@ read these strings back). Keys:
 ``beta``
 ``g``, ``b``       (C,) how the gain and bias controls make them:
                    γ_j = gain·g_j and β_j = bias + b_j (g = 1, b = 0 for
-                   scalars; :func:`lnviz.maths.data.affine`)
-``gain``,          the controls' values; ε is also the one both norms used
-``bias``, ``eps``
-``eps_options``    the ε control's steps (:func:`lnviz.views.state.eps_options`)
+                   scalars), as the result's :class:`~lnviz.labs.explorer.Affine`
+                   says
+``controls``       the controls the stage scrubs (:data:`SCRUBBED`), each
+                   from the state table: ``name`` (its key: ``gain``,
+                   ``bias``, ``eps``), ``label``, ``symbol``, ``value``
+                   (torch's: ε is also the one both norms used), ``locked``
+                   (the link hides it: no range on the stage), and
+                   ``min``, ``max``, ``step`` for a number or ``options``
+                   for a choice (ε's log-scale steps)
+``colors``         the theme's colours (:mod:`lnviz.figures.theme`) the
+                   stage's CSS takes as variables: ``ln``, ``bn``,
+                   ``accent``, and ``scale`` (the value scale's stops)
 ``undefined``      ``ln_rows`` and ``bn_cols`` (full-grid indices, within
                    the window) where σ² + ε = 0, so x̂ = 0/0
 ``dtype``          torch's dtype for x, such as ``"float64"``
@@ -48,20 +56,31 @@ read these strings back). Keys:
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from typing import Any
 
 import torch
 from torch import Tensor
 
+from lnviz.figures import theme
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration
 from lnviz.maths.norms import NormResult
-from lnviz.views.state import eps_options
+from lnviz.views import state
+from lnviz.views.param import Param
 
 # The stage's window: few cells, large enough to read their numbers. Lecture mode shows the same
 # window (issue 22): at the default grid (8 × 12) every cell behind a shown μ or σ is on screen.
 ROWS = 8
 COLS = 12
+
+
+# The controls the stage scrubs, in its order. Each is the state table's entry; the browser previews
+# it with its formula (model.js preview) and builds its range from the payload (view/controls.js).
+SCRUBBED = (state.GAIN, state.BIAS, state.EPS)
+
+# The theme's colours the stage's CSS uses, by the name of its variable (--ln, --bn, ...).
+COLORS = {"ln": theme.ROLES["LN"], "bn": theme.ROLES["BN"], "accent": theme.ACCENT}
 
 
 def window(batch: int, features: int, row: int, col: int, rows: int = ROWS, cols: int = COLS) -> tuple[slice, slice]:
@@ -101,36 +120,43 @@ def _norm(result: NormResult, rows: slice, cols: slice, stats: slice, axis: int)
     }
 
 
-def payload(
-    result: Exploration,
-    rows: slice,
-    cols: slice,
-    gain: float = 1.0,
-    bias: float = 0.0,
-    per_feature: tuple[Tensor, Tensor] | None = None,
-) -> dict[str, Any]:
+def control(param: Param, value: Any, locked: bool = False) -> dict[str, Any]:
+    """One scrubbed control as the stage builds its range: the state table's range and step, or its options."""
+    spec = {
+        "name": param.key,
+        "label": param.label,
+        "symbol": param.label.split()[-1],  # "Gain γ": γ
+        "value": value,
+        "locked": locked,
+    }
+    if param.kind == "choice":
+        return spec | {"options": list(param.options)}
+    return spec | {"min": param.lo, "max": param.hi, "step": param.step}
+
+
+def colors() -> dict[str, Any]:
+    """The theme's colours for the stage's CSS variables, with the value scale's stops (``scale``)."""
+    return COLORS | {"scale": [color for _, color in theme.DIVERGING]}
+
+
+def payload(result: Exploration, rows: slice, cols: slice, locked: Collection[str] = ()) -> dict[str, Any]:
     """The stage's JSON for the ``rows`` × ``cols`` window of ``result`` (x: (B, H)).
 
     LN's μ, σ² (reduced over the H features of each row) come for the window's
     R rows, BN's (reduced over the B samples of each column) for its C
-    columns; both are over the full grid, not the window. ``gain`` and
-    ``bias`` are the controls' values and ``per_feature`` the (g, b) of
-    :func:`lnviz.maths.data.random_affine` (each (H,)) when γ and β are per feature:
-    ``result`` must have applied γ = gain·g and β = bias + b, as
-    :func:`lnviz.maths.data.affine` makes them, so that the browser's preview at
-    these values is torch's output. See the module docstring for the keys.
+    columns; both are over the full grid, not the window. γ and β, and the
+    gain, bias and per-feature (g, b) that made them, are the ones ``result``
+    applied (its :class:`~lnviz.labs.explorer.Affine`), so the browser's
+    preview at these values is torch's output. ``locked``: the keys of the
+    controls a link hides. See the module docstring for the keys.
     """
     batch, features = result.x.shape
     if not (0 <= rows.start < rows.stop <= batch and 0 <= cols.start < cols.stop <= features):
         raise ValueError(f"stage: window {rows} × {cols} is not inside the grid ({batch}, {features})")
-    g, b = per_feature if per_feature is not None else (1.0, 0.0)
-    g_cols, b_cols = _per_feature(g, features, cols), _per_feature(b, features, cols)  # (C,), (C,)
-    gamma = result.ln.weight.reshape(features)[cols]  # (C,): the γ torch applied
-    beta = result.ln.bias.reshape(features)[cols]  # (C,)
-    expected = (gain * g_cols, bias + b_cols)
-    for applied, want, what in ((gamma, expected[0], "γ"), (beta, expected[1], "β")):
-        if not torch.allclose(applied.to("cpu", torch.float64), want.to(torch.float64), rtol=1e-6, atol=1e-12):
-            raise ValueError(f"stage: the result's {what} is not the one the gain and bias controls make")
+    affine = result.affine
+    g = 1.0 if affine.g is None else affine.g  # (H,) or a scalar
+    b = 0.0 if affine.b is None else affine.b
+    values = {state.GAIN.key: affine.gain, state.BIAS.key: affine.bias, state.EPS.key: result.ln.eps}
     bad = explorer.degenerate(result)
     formula = result.bn is not None and result.bn.eps == 0  # F.batch_norm refuses ε = 0 in training
     return {
@@ -144,14 +170,12 @@ def payload(
         "ln": _norm(result.ln, rows, cols, rows, axis=1),  # mean, var: (B, 1) -> (R,)
         "bn": None if result.bn is None else _norm(result.bn, rows, cols, cols, axis=0),  # (1, H) -> (C,)
         "bn_error": result.bn_error,
-        "gamma": _numbers(gamma),
-        "beta": _numbers(beta),
-        "g": _numbers(g_cols),
-        "b": _numbers(b_cols),
-        "gain": float(gain),
-        "bias": float(bias),
-        "eps": result.ln.eps,
-        "eps_options": list(eps_options()),
+        "gamma": _numbers(result.ln.weight.reshape(features)[cols]),  # (C,): the γ torch applied
+        "beta": _numbers(result.ln.bias.reshape(features)[cols]),  # (C,)
+        "g": _numbers(_per_feature(g, features, cols)),  # (C,)
+        "b": _numbers(_per_feature(b, features, cols)),  # (C,)
+        "controls": [control(p, values[p.key], p.key in locked) for p in SCRUBBED],
+        "colors": colors(),
         "undefined": {
             "ln_rows": [i for i in bad.ln_rows if rows.start <= i < rows.stop],
             "bn_cols": [j for j in bad.bn_cols if cols.start <= j < cols.stop],

@@ -9,11 +9,13 @@
 // modules from the component's asset_dir: no bundler, no build step.
 
 import {
-  decode, deltaText, formatNumber, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
+  decode, deltaText, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
 } from "./model.js";
+import { useTheme } from "./view/colour.js";
+import { applyControls, controlNamed, fromRange, setRanges } from "./view/controls.js";
 import { put } from "./view/dom.js";
 import { build, create } from "./view/layout.js";
-import { paint, syncInputs } from "./view/paint.js";
+import { paint } from "./view/paint.js";
 import { applyStep, go, play, stop } from "./view/play.js";
 import { hover, where } from "./view/tooltip.js";
 
@@ -50,9 +52,8 @@ function receive(s, raw) {
   s.steps = steps(d);
   s.step = Math.min(s.step, s.steps.length - 1);
   s.root.classList.toggle("present", !!d.present);
-  s.input.eps.max = d.eps_options.length - 1;
-  // A control the link hides (hide=eps) cannot be moved here either: its value is the link's.
-  for (const n of ["gain", "bias", "eps"]) s.input[n].closest("label").hidden = (d.locked || []).includes(n);
+  useTheme(s.root, d.colors);
+  applyControls(s, d.controls);
   const torchCtl = torchControls(d);
   if (!s.dragging) s.ctl = torchCtl;
   s.torch = { ln: d.ln, bn: d.bn, ctl: torchCtl };
@@ -67,7 +68,7 @@ function receive(s, raw) {
   } else if (!s.pending && !s.dragging) {
     badge(s, torchLabel(d, `torch · ${d.dtype}`));
   }
-  syncInputs(s);
+  setRanges(s);
   paint(s);
   applyStep(s);
 }
@@ -80,23 +81,23 @@ function badge(s, text) {
 }
 
 function wire(s) {
-  for (const n of ["gain", "bias", "eps"]) {
-    const input = s.input[n];
-    input.addEventListener("input", () => {
-      s.dragging = true;
-      s.ctl = { ...s.ctl, [n]: n === "eps" ? s.d.eps_options[+input.value] : +input.value };
-      if (n === "eps") input.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
-      badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
-      paint(s);
-    });
-    input.addEventListener("change", () => {
-      s.dragging = false;
-      if (same(s.ctl, s.torch.ctl)) return; // back where torch is: nothing to ask
-      s.pending = { ctl: { ...s.ctl }, shown: outputs(s.d, s.torch, s.ctl) };
-      badge(s, "torch: computing…");
-      s.send("scrub", { ...s.ctl });
-    });
-  }
+  // The scrubbed controls' ranges (view/controls.js builds them from the payload), by their names.
+  s.scrubs.addEventListener("input", (e) => {
+    const c = controlNamed(s.d, e.target.name);
+    if (!c) return;
+    s.dragging = true;
+    s.ctl = { ...s.ctl, [c.name]: fromRange(c, e.target.value) };
+    badge(s, same(s.ctl, s.torch.ctl) ? torchLabel(s.d, `torch · ${s.d.dtype}`) : "preview (browser)");
+    paint(s);
+  });
+  s.scrubs.addEventListener("change", (e) => {
+    if (!controlNamed(s.d, e.target.name)) return;
+    s.dragging = false;
+    if (same(s.ctl, s.torch.ctl)) return; // back where torch is: nothing to ask
+    s.pending = { ctl: { ...s.ctl }, shown: outputs(s.d, s.torch, s.ctl) };
+    badge(s, "torch: computing…");
+    s.send("scrub", { ...s.ctl });
+  });
   s.input.fixed.addEventListener("change", () => paint(s));
   s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
   s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));

@@ -36,10 +36,10 @@ export function decode(raw) {
 // What decides the cells the stage builds: another shape, other cells.
 export const shapeOf = (d) => [d.R, d.C, d.B, d.H, d.r0, d.c0, !!d.bn].join();
 
-// The controls torch computed the payload at.
-export const torchControls = (d) => ({ gain: d.gain, bias: d.bias, eps: d.eps });
+// The controls torch computed the payload at, by name: { gain, bias, eps }.
+export const torchControls = (d) => Object.fromEntries(d.controls.map((c) => [c.name, c.value]));
 
-export const same = (a, b) => a.gain === b.gain && a.bias === b.bias && a.eps === b.eps;
+export const same = (a, b) => Object.keys(a).every((n) => a[n] === b[n]) && Object.keys(b).every((n) => n in a);
 
 // ---- the preview: x̂ and y at other controls, from torch's x, μ and σ² -----------------
 
@@ -176,7 +176,8 @@ export function sign(text) {
 }
 
 // A cell's number: short, so that it fits, with `places` decimals below 10 and one fewer up to
-// 100 (lecture mode keeps one: 20 px numbers in a cell of 24 columns across a projector).
+// 100 (lecture mode keeps one: 20 px numbers in a cell of 24 columns across a projector). Its
+// Python twin is lnviz.text.short, and tests/js/fixtures/numbers.json holds its texts.
 export function short(v, places = 2) {
   if (Number.isNaN(v)) return "NaN";
   if (!Number.isFinite(v)) return v > 0 ? "∞" : MINUS + "∞";
@@ -186,7 +187,7 @@ export function short(v, places = 2) {
   return sign(t);
 }
 
-// A tooltip's number: within 1e-6 of torch's.
+// A tooltip's number: within 1e-6 of torch's (lnviz.text.exact).
 export function exact(v) {
   if (!Number.isFinite(v)) return short(v);
   const a = Math.abs(v);
@@ -199,8 +200,14 @@ export function term(v) {
   return t.startsWith(MINUS) ? `(${t})` : t;
 }
 
-// A γ or β control's value, to the slider's step.
-export const controlText = (v) => sign(v.toFixed(2));
+// How many decimals a control's step has: 0.05 has 2, 1e-5 has 5 (lnviz.text.places).
+export function places(step) {
+  const [mantissa, exp] = formatNumber(step).split("e");
+  return Math.max(0, (mantissa.split(".")[1] || "").length - Number(exp || 0));
+}
+
+// A scrubbed control's value with its step's decimals: "1.35", "−0.50" for γ's 0.05 (lnviz.text.control_text).
+export const controlText = (v, step) => sign(v.toFixed(places(step)));
 
 // The colour legend's end.
 export const rangeText = (r) => (r >= 10 ? r.toFixed(0) : r.toFixed(1));

@@ -1,11 +1,9 @@
 // The value scale: ColorBrewer PRGn, purple below 0, white at 0, green above. Colour-blind
-// safe, and it holds neither LN's blue (#0072B2) nor BN's vermillion (#D55E00), which mean
-// "LN" and "BN" everywhere on the stage (stage.css).
+// safe, and it holds neither LN's blue nor BN's vermillion, which mean "LN" and "BN" everywhere
+// on the stage (stage.css). Every colour is lnviz.figures.theme's, sent with the payload.
 
-const PRGN = [
-  "#40004b", "#762a83", "#9970ab", "#c2a5cf", "#e7d4e8", "#f7f7f7",
-  "#d9f0d3", "#a6dba0", "#5aae61", "#1b7837", "#00441b",
-].map((h) => [1, 3, 5].map((k) => parseInt(h.slice(k, k + 2), 16)));
+// The scale's stops: theme.DIVERGING's, from the payload's colors.scale (useTheme), as [r, g, b].
+let PRGN = [];
 
 function interpolate(t) {
   const u = t * (PRGN.length - 1);
@@ -22,11 +20,25 @@ function ink(rgb) {
   return 0.2126 * r + 0.7152 * g + 0.0722 * b > 0.179 ? "#111" : "#fff";
 }
 
-// 256 shades of the scale with their text colours, computed once: a drag frame only looks up.
-const SHADES = Array.from({ length: 256 }, (_, k) => {
-  const rgb = interpolate(k / 255);
-  return { fill: `rgb(${rgb})`, ink: ink(rgb) };
-});
+// 256 shades of the scale with their text colours, computed once per scale: a drag frame only looks up.
+let SHADES = [];
+let scaleKey = "";
+
+// The theme's colours (lnviz.figures.theme, as the payload's `colors`): LN's, BN's and the accent as
+// CSS variables on the stage (stage.css uses var(--ln), ...), and the value scale for the canvas
+// and its legend.
+export function useTheme(root, colors) {
+  for (const n of ["ln", "bn", "accent"]) root.style.setProperty(`--${n}`, colors[n]);
+  const key = colors.scale.join(); // equally spaced stops
+  root.style.setProperty("--scale", `linear-gradient(90deg, ${key})`);
+  if (key === scaleKey) return;
+  scaleKey = key;
+  PRGN = colors.scale.map((c) => c.match(/\d+/g).slice(0, 3).map(Number)); // "rgb(64,0,75)"
+  SHADES = Array.from({ length: 256 }, (_, k) => {
+    const rgb = interpolate(k / 255);
+    return { fill: `rgb(${rgb})`, ink: ink(rgb) };
+  });
+}
 
 // The shade of v on a scale from −range (purple) through 0 (white) to +range (green).
 export function shade(v, range) {

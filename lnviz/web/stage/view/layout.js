@@ -7,14 +7,7 @@ import { FIXED, paint } from "./paint.js";
 import { hover, showBands } from "./tooltip.js";
 
 const CONTROLS = `
-  <div class="scrubs" role="group" aria-label="γ, β and ε: the outputs follow while you drag">
-    <label class="scrub"><span class="name">γ <small>gain</small></span>
-      <input type="range" name="gain" min="-5" max="5" step="0.05" aria-label="gain γ"><output></output></label>
-    <label class="scrub"><span class="name">β <small>bias</small></span>
-      <input type="range" name="bias" min="-5" max="5" step="0.05" aria-label="bias β"><output></output></label>
-    <label class="scrub"><span class="name">ε <small>eps</small></span>
-      <input type="range" name="eps" min="0" step="1" aria-label="epsilon ε"><output></output></label>
-  </div>
+  <div class="scrubs" role="group" aria-label="γ, β and ε: the outputs follow while you drag"></div>
   <div class="play" role="group" aria-label="Animation of the reduction">
     <button type="button" name="back" aria-label="Step back" title="Step back (←)">◀</button>
     <button type="button" name="play" aria-pressed="false">▶ Play</button>
@@ -44,8 +37,8 @@ export function create(parent) {
   tip.hidden = true;
   const s = {
     root, grid, controls, tip,
-    input: Object.fromEntries(["gain", "bias", "eps", "fixed"].map((n) => [n, controls.querySelector(`[name=${n}]`)])),
-    out: Object.fromEntries(["gain", "bias", "eps"].map((n) => [n, controls.querySelector(`[name=${n}] + output`)])),
+    // The scrubbed controls' ranges and values join these from the payload (view/controls.js).
+    scrubs: controls.querySelector(".scrubs"), input: { fixed: controls.querySelector("[name=fixed]") }, out: {},
     play: controls.querySelector("[name=play]"),
     caption: controls.querySelector(".caption"),
     count: controls.querySelector(".count"),

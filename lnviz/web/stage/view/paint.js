@@ -1,8 +1,9 @@
 // Painting: each block's colours and numbers on its canvas, the statistics, the legend and the
 // controls' values, at the controls' current values (torch's numbers or the browser's preview).
 
-import { controlText, formatNumber, nearest, outputs, rangeText, short, sign } from "../model.js";
+import { outputs, rangeText, short, sign } from "../model.js";
 import { maxAbs, shade } from "./colour.js";
+import { showValues } from "./controls.js";
 import { put } from "./dom.js";
 import { showTip } from "./tooltip.js";
 
@@ -32,8 +33,7 @@ export function paint(s) {
     put(s.legends[n].querySelector(".lo"), sign(`-${rangeText(r)}`));
     put(s.legends[n].querySelector(".hi"), `+${rangeText(r)}`);
   }
-  for (const n of ["gain", "bias"]) put(s.out[n], controlText(s.ctl[n]));
-  put(s.out.eps, formatNumber(s.ctl.eps));
+  showValues(s);
   if (s.hover) showTip(s, s.hover);
 }
 
@@ -78,13 +78,4 @@ function draw(s, name, values, range) {
       ctx.fillText(short(v, s.places), x + w / 2, y + h / 2 + 0.5);
     }
   }
-}
-
-// The ranges at the controls' values, unless one is being dragged.
-export function syncInputs(s) {
-  if (s.dragging) return;
-  s.input.gain.value = s.ctl.gain;
-  s.input.bias.value = s.ctl.bias;
-  s.input.eps.value = nearest(s.d.eps_options, s.ctl.eps);
-  s.input.eps.setAttribute("aria-valuetext", formatNumber(s.ctl.eps));
 }
