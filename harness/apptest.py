@@ -100,7 +100,7 @@ def assert_no_exception(at: AppTest) -> None:
 
 def stage_data(at: AppTest) -> dict:
     """The data the explorer's stage was drawn with (:func:`lnviz.labs.explorer.stage.payload`): torch's numbers for its window."""
-    (stage,) = at.get("bidi_component")
+    (stage,) = [c for c in at.get("bidi_component") if c.proto.component_name == "lnviz.stage"]
     return json.loads(stage.proto.json)
 
 

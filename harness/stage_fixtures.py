@@ -8,7 +8,8 @@ regenerates them and fails when the committed files differ, so they cannot go st
   torch gives there: the outputs of ``F.layer_norm`` and ``F.batch_norm`` (x: (B, H); LN over each
   row's H features, BN over each column's B samples; biased σ², ε inside the root) for the window,
   and the x̂ and y of the payload the release brings back. At ε = 0 ``F.batch_norm`` refuses to run in training, so
-  BN's oracle there is the formula, as the payload's is.
+  BN's oracle there is the formula, as the payload's is. ``centred``: torch's x − μ along the chosen cell's row
+  (LN, the window's columns) and column (BN, the window's rows), what a step of the walkthrough shows there.
 - ``numbers.json``: the number formats both languages share, each value as the payload carries it
   (a JSON number, or "NaN", "Infinity", "-Infinity") with its text: ``format_number`` (a URL, the ε
   range), ``short`` (a cell, with 2 or 1 decimals), ``exact`` (a tooltip) and ``control`` (γ's and β's
@@ -76,6 +77,14 @@ def _oracle(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: flo
     }
 
 
+def _centred(x: torch.Tensor, window: tuple[slice, slice], cell: tuple[int, int]) -> dict:
+    """torch's x − μ along row i over its H features (LN) and down column j over its B samples (BN), windowed."""
+    (rows, cols), (i, j) = window, cell
+    ln = x[i] - x[i].mean()  # (H,)
+    bn = None if x.shape[0] == 1 else x[:, j] - x[:, j].mean()  # (B,)
+    return {"ln": stage._numbers(ln[cols]), "bn": None if bn is None else stage._numbers(bn[rows])}
+
+
 def _case(name: str, x: torch.Tensor, cell: tuple[int, int], torch_at: dict, drag_to: dict, seed: int | None) -> dict:
     window = stage.window(*x.shape, *cell)
     released = _payload(x, window, **drag_to, seed=seed)  # what the release brings back: torch's, at drag_to
@@ -85,6 +94,7 @@ def _case(name: str, x: torch.Tensor, cell: tuple[int, int], torch_at: dict, dra
         "at": drag_to,
         "torch": _oracle(x, window, **drag_to, seed=seed),
         "released": {key: released[key] and {f: released[key][f] for f in ("x_hat", "y")} for key in ("ln", "bn")},
+        "centred": _centred(x, window, cell),
     }
 
 

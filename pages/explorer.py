@@ -86,19 +86,8 @@ def input_section() -> tuple[Inputs, Any]:
     return Inputs(dist, batch, features, seed, own, picked), norm_box
 
 
-def normalized(dist: str, batch: int, features: int, seed: int, device_type: str, eps: float) -> Exploration:
-    """x and both norms before γ and β, recomputed only when the data or ε change.
-
-    Cached and shared between sessions, never mutated: moving γ or β redoes
-    only the elementwise affine step on top of it.
-    """
-    dev = torch.device(device_type)
-    x = data.make_activations(dist, batch, features, seed, device=dev, dtype=device.compute_dtype(dev))  # (B, H)
-    return explorer.normalize(x, eps)
-
-
 def own_normalized(key: str, device_type: str, eps: float) -> Exploration:
-    """:func:`normalized` for your own data, by its id (the hash of its content): sessions showing the same
+    """:func:`lnviz.labs.explorer.generated` for your own data, by its id (the hash of its content): sessions showing the same
     matrix share one computation, cached and bounded like the generated ones."""
     dev = torch.device(device_type)
     return explorer.normalize(own_data.stored(key).to(dev, device.compute_dtype(dev)), eps)
@@ -108,7 +97,7 @@ def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     """Both norms of the inputs' x on ``dev``, before γ and β."""
     if inputs.own is None:
         args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps)
-        return page.compute(normalized, *args, shared=True)
+        return page.compute(explorer.generated, *args, shared=True)  # shared with the walkthrough
     return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
 
 

@@ -1,11 +1,12 @@
-"""Walkthrough: one sample's LayerNorm, then one feature's BatchNorm, step by step."""
+"""Walkthrough: the stage, lit step by step: one sample's LayerNorm, then one feature's BatchNorm."""
 
 import streamlit as st
-import torch
 
 from lnviz.labs import explorer, walkthrough
+from lnviz.labs.explorer import stage
 from lnviz.maths import data, device
 from ui import keys
+from ui import stage as live
 from ui.controls import normalization_controls
 from ui.page import Page
 
@@ -14,8 +15,9 @@ page = Page.start(
     "deviation, scale by γ, shift by β) along different axes of x. LN follows one sample, row i, across its "
     "features (Ba, Kiros and Hinton, 2016); BN follows one feature, column j, down the samples of the batch "
     "(Ioffe and Szegedy, 2015).\n\n"
-    "Steps 1–6 walk LN along row i, steps 7–12 BN down column j. Each step highlights the cells it uses, "
-    "the bars show that row or column after the step, and the formula carries torch's own numbers.",
+    "Steps 1–6 walk LN along row i, steps 7–12 BN down column j, on the same stage as the explorer's: each step "
+    "lights up what it uses, the chosen row or column of x shows the values after the step, and the formula "
+    "beside it carries torch's own numbers. Click a cell to choose i and j.",
 )
 with page.sidebar("Input"):
     dist = page.control("dist")
@@ -33,13 +35,13 @@ def _move(by: int) -> None:
 locked = "step" in page.hidden  # a link that hides the step pins it
 if not locked and (move := keys.step_keys("walk_keys")):
     _move(move)
-indicator = st.container()
-# The picture left, the controls and the formula right: on a 1280 × 720 projector a step fits one screen.
-picture, side = st.columns([5, 4], gap="medium")
-with side:
-    back_col, next_col = st.columns(2)
-    step = page.control("step", where=st)
-    row_col, col_col = st.columns(2)
+# The step's title with Back and Next beside it, then the stage, lit by the step, with its formula; under
+# it the step, sample i and feature j as controls of their own (a link carries them).
+indicator, back_col, next_col = st.columns([6, 1, 1], vertical_alignment="bottom")
+note_box = st.container()
+stage_box = st.container()  # the stage: drawn once the chosen cell is known
+step_col, row_col, col_col = st.columns([4, 1, 1], vertical_alignment="bottom")
+step = page.control("step", where=step_col)
 i = page.index("sample", batch, where=row_col)
 j = page.index("feature", features, where=col_col)
 back_col.button(
@@ -62,43 +64,28 @@ next_col.button(
 )
 
 
-def activations(dist: str, batch: int, features: int, seed: int, device_type: str) -> torch.Tensor:
-    """x (B, H), drawn again only when the data change: Back and Next only re-index it.
-
-    Cached by the page kit (bounded by bytes) and shared between sessions, never mutated: the walkthrough
-    reads one row and one column.
-    """
-    dev = torch.device(device_type)
-    return data.make_activations(dist, batch, features, seed, device=dev, dtype=device.compute_dtype(dev))
+def walk_on(dev):
+    """Both norms of x with γ and β (the stage's numbers), and the twelve steps for cell (i, j)."""
+    base = page.compute(explorer.generated, dist, batch, features, seed, dev.type, norm.eps, shared=True)
+    g, b = data.random_affine(features, seed) if norm.affine else (None, None)  # (H,) each
+    result = explorer.with_affine(base, norm.gain, norm.bias, g, b)
+    return result, walkthrough.steps(base.x, result.affine.gamma, result.affine.beta, norm.eps, i, j)
 
 
-def walk_on(dev: torch.device) -> tuple[torch.Tensor, tuple[walkthrough.Step, ...]]:
-    x = page.compute(activations, dist, batch, features, seed, dev.type, shared=True)  # (B, H)
-    gain, bias = data.affine(features, seed, norm.gain, norm.bias, norm.affine, like=x)
-    return x, walkthrough.steps(x, gain, bias, norm.eps, i, j)
-
-
-(x, walk), dev = page.on_device(walk_on, picked)
+(result, walk), dev = page.on_device(walk_on, picked)
 now = walk[step - 1]
 
-with indicator:
-    st.subheader(f"Step {step} of {walkthrough.N_STEPS}: :{page.prose_color(now.norm)}[{now.norm}] · {now.title}")
-    page.say(now.text)
-
+indicator.subheader(f"Step {step} of {walkthrough.N_STEPS}: :{page.prose_color(now.norm)}[{now.norm}] · {now.title}")
 if now.note:
-    st.warning(now.note, icon=":material/warning:")
-rows, cols = explorer.window(batch, features, i, j)
-if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
-    page.say(
-        f"The grid shows the {rows.stop - rows.start} × {cols.stop - cols.start} window around cell ({i}, {j}); "
-        "the statistics and the bars are over the full row or column."
-    )
-page.chart(
-    walkthrough.fig_step(x, now, rows, cols, height=330 if page.presenting else 460),
-    key="step_chart",
-    alt=f"Step {step}: {now.label}, on {'row ' + str(i) if now.norm == 'LN' else 'column ' + str(j)} of x.",
-    where=picture,
-)
-side.latex(now.latex)
-side.caption(f"Computed by torch on {device.label(dev)}, in {str(x.dtype).removeprefix('torch.')}.")
+    note_box.warning(now.note, icon=":material/warning:")
+with stage_box:
+    rows, cols = stage.window(batch, features, i, j)
+    live.draw(stage.payload(result, rows, cols, locked=page.hidden), (i, j), walk=step, formula=now.latex)
+    if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
+        st.caption(
+            f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
+            f"the {batch} × {features} grid, around cell ({i}, {j}); μ, σ and the formula are over the whole "
+            f"{'row' if now.norm == 'LN' else 'column'}."
+        )
+st.caption(f"Computed by torch on {device.label(dev)}, in {str(result.x.dtype).removeprefix('torch.')}.")
 page.finish()

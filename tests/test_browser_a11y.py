@@ -62,9 +62,10 @@ def test_overlapping_finds_overlaps():
 
 # Each page, and the explorer's views of its details that draw charts.
 VIEWS = [*sorted(PAGES), "?view=charts", "?view=distributions"]
-# The views with charts: the explorer's default view of its details (the chosen cell's formulas) has none, and the
-# class page draws its chart only after a reveal (tests/test_browser_classroom.py checks that one).
-CHART_VIEWS = [v for v in VIEWS if v and v != "class"]
+# The views with charts: the explorer's default view of its details (the chosen cell's formulas) has none, the
+# walkthrough draws the stage (tests/test_browser_walkthrough.py reads its sizes), and the class page draws its
+# chart only after a reveal (tests/test_browser_classroom.py checks that one).
+CHART_VIEWS = [v for v in VIEWS if v and v not in ("class", "walkthrough")]
 
 
 def with_query(path: str, query: str) -> str:

@@ -21,9 +21,9 @@ from lnviz.views import links, pages
 
 PAGES = [entry.name for entry in pages.PAGES]
 # Every view with charts: each page at its defaults, and the explorer's details that draw charts (its default
-# view, the chosen cell, draws none). The class page draws its one chart only after a reveal, which no link can
-# make: tests/test_classroom_page.py covers it.
-VIEWS = [(page, {}) for page in PAGES if page not in ("explorer", "class")] + [
+# view, the chosen cell, draws none). The walkthrough draws the stage, no chart (tests/test_browser_walkthrough.py).
+# The class page draws its one chart only after a reveal, which no link can make: tests/test_classroom_page.py.
+VIEWS = [(page, {}) for page in PAGES if page not in ("explorer", "class", "walkthrough")] + [
     ("explorer", {"view": "charts"}),
     ("explorer", {"view": "distributions"}),
 ]

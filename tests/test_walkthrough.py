@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import assert_no_exception, figures, run_page, share_link
+from conftest import assert_no_exception, run_page, share_link, stage_data
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from lnviz.figures import theme
+from harness.apptest import stage_grid
 from lnviz.labs import walkthrough as wt
 from lnviz.labs.explorer.explain import num
 from lnviz.maths import data
@@ -167,7 +167,8 @@ def test_single_sample_bn_words_speak_of_one_value():
     assert torch.isnan(walk[10].values).all() and torch.isnan(walk[11].values).all()
     for k in (10, 11):
         assert "NaN" in walk[k].note and "PyTorch refuses" in walk[k].note
-        assert "0/√ε = 0" not in walk[k].note  # torch's x̂ here is NaN, not 0
+        # torch's x̂ here is NaN, not 0: only the caveat's "for any ε > 0" speaks of 0/√ε.
+        assert "σ² = 0, so x̂ = 0/√ε = 0" not in walk[k].note and "for any ε > 0" in walk[k].note
 
 
 def test_zero_eps_on_a_constant_row_explains_the_nan():
@@ -212,59 +213,30 @@ def test_bad_input_raises_in_words(x, row, col):
         wt.steps(x, sample=row, feature=col)
 
 
-def bar_values(trace) -> np.ndarray:
-    """A bar trace's values: along y (LN's bars, under the grid) or along x (BN's, beside it)."""
-    return np.asarray(trace.x if trace.orientation == "h" else trace.y, dtype=np.float64)
-
-
-def heat(fig, name):
-    return [t for t in fig.data if t.type == "heatmap" and t.name == name][0]
-
-
-def test_figure_dims_every_cell_but_the_steps_and_shows_its_values():
+def test_the_stage_and_the_page_read_one_step_table():
+    """Play's steps 1–12 are the walkthrough's twelve, with the same words; each lights its own norm, in order."""
     x = data.make_activations("heterogeneous features", 6, 9, seed=4)
     walk = wt.steps(x, sample=4, feature=7)
-    rows, cols = slice(0, 6), slice(0, 9)
-    for k, box_name, color in ((1, "LN row", theme.BLUE), (9, "BN column", theme.VERMILLION)):
-        fig = wt.fig_step(x, walk[k], rows, cols)
-        after = x.clone()
-        if box_name == "LN row":
-            after[4] = walk[k].cells
-        else:
-            after[:, 7] = walk[k].cells  # the column holds x − μ at the variance step
-        np.testing.assert_allclose(heat(fig, "x").z, after.numpy(), **SHOWN)
-        assert box_name == "LN row" or not np.allclose(heat(fig, "x").z, x.numpy())
-        assert heat(fig, "x").colorscale == fig.data[0].colorscale and fig.data[0].zmid == 0
-        dimmed = np.asarray(heat(fig, "dimmed").z)
-        np.testing.assert_array_equal(dimmed == 0, walk[k].mask.numpy())
-        bars = [t for t in fig.data if t.type == "bar"][0]
-        np.testing.assert_allclose(bar_values(bars), walk[k].values.numpy(), **SHOWN)
-        assert bars.marker.color == color
-        (box,) = [s for s in fig.layout.shapes if s.name == box_name]
-        if box_name == "LN row":
-            assert box.y0 < 4 < box.y1 and (box.x0, box.x1) == (-0.5, 8.5)
-        else:
-            assert box.x0 < 7 < box.x1 and (box.y0, box.y1) == (-0.5, 5.5)
-        level = [s for s in fig.layout.shapes if s.type == "line"]
-        at = level[0].y0 if box_name == "LN row" else level[0].x0
-        assert len(level) == 1 and at == pytest.approx(walk[k].level)
+    table = wt.stage_steps(6, 9, 4, 7)
+    assert len(table) == wt.N_STEPS + 2 and table[0]["ln"] == table[-1]["ln"] == 4  # everything, before and after
+    for step, entry in zip(walk, table[1:-1], strict=True):
+        assert entry["text"] == step.text and entry["title"] == step.label and entry["norm"] == step.norm
+        assert entry["focus"] == step.norm.lower() and entry["shows"] == step.light.shows
+    ln, bn = table[1:7], table[7:13]
+    assert [e["ln"] for e in ln] == [0, 1, 1, 2, 2, 3] and all(e["bn"] == 0 for e in ln)
+    assert [e["bn"] for e in bn] == [0, 1, 1, 2, 2, 3] and all(e["ln"] == 4 for e in bn)  # LN is done by then
+    assert [e["fly"] for e in ln if e["fly"]] == ["ln-mu", "ln-sd", "ln-out"]
+    assert [e["shows"] for e in bn if e["shows"]] == ["x − μ", "(x − μ)²", "x̂"]
+    # What each step shows on x's line is what the walkthrough's step computed there.
+    for k, step in enumerate(walk):
+        if step.light.shows:
+            assert step.symbol == step.light.shows, k
 
 
-def test_figure_of_a_large_grid_is_a_window_with_bars_for_the_whole_line():
-    x = data.make_activations("standard normal", 200, 300, seed=0)
-    walk = wt.steps(x, sample=150, feature=10)
-    fig = wt.fig_step(x, walk[2], slice(118, 182), slice(0, 64))
-    after = x[118:182, :64].clone()
-    after[150 - 118] = walk[2].cells[:64]  # the centred row
-    np.testing.assert_allclose(heat(fig, "x").z, after.numpy(), **SHOWN)
-    assert np.asarray(heat(fig, "dimmed").z)[150 - 118].sum() == 0
-    assert len([t for t in fig.data if t.type == "bar"][0].y) == 300  # the full row
-    column = wt.fig_step(x, walk[8], slice(118, 182), slice(0, 64))
-    (bars,) = [t for t in column.data if t.type == "bar"]
-    assert bars.orientation == "h" and len(bars.x) == 200  # BN's bars run down the samples, beside the grid
-    one = data.make_activations("standard normal", 1, 5, seed=0)
-    fig = wt.fig_step(one, wt.steps(one, feature=2)[11], slice(0, 1), slice(0, 5))
-    assert [t.x for t in fig.data if t.type == "bar"] == [(0.0,)]  # y = β = 0
+def test_without_a_batch_plays_bns_steps_in_words_only():
+    table = wt.stage_steps(1, 5, 0, 2)
+    assert table[-1]["bn"] == 0 and "BatchNorm" not in table[-1]["text"]
+    assert "one sample" in table[7]["text"] and "σ² = 0" in table[10]["text"]  # B = 1: BN's words for one value
 
 
 # The page, through the router.
@@ -274,34 +246,49 @@ def step_shown(at) -> int:
     return at.slider(key="step").value
 
 
-def bars(at) -> np.ndarray:
-    return bar_values([t for t in figures(at)[0].data if t.type == "bar"][0])
+def stage_step(at) -> dict:
+    """The step the stage shows, from its data: the one step table's entry for the page's step."""
+    data = stage_data(at)
+    return data["steps"][data["walk"]]
 
 
-def dimmed(at) -> np.ndarray:
-    return np.asarray([t for t in figures(at)[0].data if t.name == "dimmed"][0].z)
+def ln_row(at, name: str = "y") -> np.ndarray:
+    """Row i of LN's ``name`` on the stage (its window holds the whole row at these sizes)."""
+    data, i = stage_data(at), at.number_input(key="sample").value
+    grid = stage_grid(data, data["ln"][name])
+    assert data["C"] == data["H"]
+    return grid[i - data["r0"]]
+
+
+def bn_column(at, name: str = "y") -> np.ndarray:
+    data, j = stage_data(at), at.number_input(key="feature").value
+    grid = stage_grid(data, data["bn"][name])
+    assert data["R"] == data["B"]
+    return grid[:, j - data["c0"]]
 
 
 def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
     at = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0"})
     assert_no_exception(at)
     assert step_shown(at) == 4 and "Step 4 of 12" in at.subheader[0].value
+    assert stage_data(at)["walk"] == 4 and stage_step(at)["shows"] == "(x − μ)²" and stage_step(at)["focus"] == "ln"
     x = data.make_activations("heterogeneous features", 8, 12, seed=0)
-    np.testing.assert_allclose(bars(at), ((x[0] - x[0].mean()) ** 2).numpy(), **SHOWN)
-    latex = at.latex[0].value
+    var = float(x[0].var(unbiased=False))
+    latex = stage_data(at)["formula"]
+    assert num(var) in latex  # σ² of row 0, torch's number in the formula
     at.button(key="next").click().run()
     assert_no_exception(at)
-    assert step_shown(at) == 5 and "Step 5 of 12" in at.subheader[0].value and at.latex[0].value != latex
-    np.testing.assert_allclose(bars(at), F.layer_norm(x, (12,))[0].numpy(), **SHOWN)
+    assert step_shown(at) == 5 and "Step 5 of 12" in at.subheader[0].value and stage_data(at)["formula"] != latex
+    assert stage_step(at)["shows"] == "x̂"
+    np.testing.assert_allclose(ln_row(at, "x_hat"), F.layer_norm(x, (12,))[0].numpy(), **TOL)
     assert "step=5" in share_link(at) and f"v={links.LINK_VERSION}" in share_link(at)
-    row_cells = dimmed(at) == 0
     at.slider(key="step").set_value(6).run()
     at.button(key="next").click().run()
     assert step_shown(at) == 7 and "BN" in at.subheader[0].value
-    col_cells = dimmed(at) == 0
-    assert row_cells[0].all() and row_cells.sum() == 12 and col_cells[:, 0].all() and col_cells.sum() == 8
+    assert stage_step(at)["focus"] == "bn" and stage_step(at)["ln"] == 4 and stage_step(at)["bn"] == 0
     at.button(key="back").click().run()
     assert step_shown(at) == 6 and not at.button(key="back").disabled
+    assert not at.get("plotly_chart") and not at.latex  # one picture: the stage, its formula on it
 
 
 def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
@@ -309,7 +296,7 @@ def test_a_link_from_before_counts_steps_from_0_and_keeps_its_defaults():
     new = run_page(PAGE, {"v": "2", "step": "4", "gain": "1", "bias": "0", "batch": "16", "features": "32"})
     assert_no_exception(old)
     assert step_shown(old) == 4 and old.slider(key="gain").value == 1.0 and old.slider(key="bias").value == 0.0
-    np.testing.assert_array_equal(bars(old), bars(new))
+    assert stage_data(old) == stage_data(new) and stage_data(old)["formula"] == stage_data(new)["formula"]
     notes = " ".join(i.value for i in old.info)
     assert "counts from 0" in notes and "its 3 is 4" in notes and "earlier lnviz" in notes
     assert "step=4" in share_link(old) and f"v={links.LINK_VERSION}" in share_link(old)
@@ -327,7 +314,8 @@ def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():
     at = run_page(PAGE, {"v": "2", "step": "6"})
     assert (at.slider(key="gain").value, at.slider(key="bias").value) == (1.5, 0.5)
     x = data.make_activations("heterogeneous features", 8, 12, seed=0)
-    np.testing.assert_allclose(bars(at), (1.5 * F.layer_norm(x, (12,))[0] + 0.5).numpy(), **SHOWN)
+    np.testing.assert_allclose(ln_row(at), (1.5 * F.layer_norm(x, (12,))[0] + 0.5).numpy(), **TOL)
+    assert stage_step(at)["ln"] == 3 and stage_step(at)["fly"] == "ln-out"  # LN's output lit, flown in
 
 
 def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
@@ -337,11 +325,14 @@ def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
     words = sum(len(m.value) for m in at.markdown)
     at.slider(key="step").set_value(12).run()
     assert at.button(key="next").disabled and not at.button(key="back").disabled
-    assert "Step 12 of 12" in at.subheader[0].value
+    assert "Step 12 of 12" in at.subheader[0].value and stage_data(at)["walk"] == 12
     lecture = run_page(PAGE, {"present": "1"})
     assert_no_exception(lecture)
     assert sum(len(m.value) for m in lecture.markdown) < words / 2
-    assert len(lecture.latex) == 1 and len(lecture.get("plotly_chart")) == 1 and lecture.subheader
+    assert (
+        not lecture.latex and stage_data(lecture)["formula"] and not lecture.get("plotly_chart") and lecture.subheader
+    )
+    assert stage_data(lecture)["present"] is True
 
 
 def test_junk_step_in_the_link_falls_back_to_the_first_with_a_note():
@@ -366,7 +357,7 @@ def test_every_control_changes_the_walk():
     ]
     view = dict(dist="heterogeneous features", batch=8, features=12, seed=0, gain=1.0, bias=0.0, affine=False)
     view |= dict(eps=1e-5, sample=0)
-    before = bars(at)
+    before, latex = ln_row(at), stage_data(at)["formula"]
     for widget, key, value, change in changes:
         getattr(at, widget)(key=key).set_value(value).run()
         assert_no_exception(at)
@@ -378,31 +369,33 @@ def test_every_control_changes_the_walk():
             g, c = data.random_affine(view["features"], view["seed"])
             w, b = view["gain"] * g, view["bias"] + c
         y = F.layer_norm(x, (view["features"],), w, b, view["eps"])[view["sample"]]
-        now = bars(at)
-        np.testing.assert_allclose(now, y.numpy(), **SHOWN, err_msg=key)
+        now = ln_row(at)
+        np.testing.assert_allclose(now, y.numpy(), **TOL, err_msg=key)
         assert now.shape != before.shape or not np.allclose(now, before), key
-        before = now
+        assert stage_data(at)["formula"] != latex, f"{key}: the formula kept its numbers"
+        before, latex = now, stage_data(at)["formula"]
     at.slider(key="step").set_value(12).run()
     at.number_input(key="feature").set_value(4).run()
     assert_no_exception(at)
     x = data.make_activations(view["dist"], 5, 6, 7)
     g, c = data.random_affine(6, 7)
     y = F.batch_norm(x, None, None, 2.0 * g, -0.5 + c, training=True, eps=0.1)[:, 4]
-    np.testing.assert_allclose(bars(at), y.numpy(), **SHOWN)
-    assert (dimmed(at) == 0).sum() == 5 and (dimmed(at)[:, 4] == 0).all()
+    np.testing.assert_allclose(bn_column(at), y.numpy(), **TOL)
+    assert stage_data(at)["cell"] == [3, 4] and stage_step(at)["focus"] == "bn"
 
 
 def test_a_link_that_hides_the_step_pins_it():
     at = run_page(PAGE, {"v": "2", "hide": "step", "step": "8"})
     assert_no_exception(at)
     assert "Step 8 of 12" in at.subheader[0].value and "step" not in {s.key for s in at.slider}
-    assert at.button(key="back").disabled and at.button(key="next").disabled
+    assert at.button(key="back").disabled and at.button(key="next").disabled and stage_data(at)["walk"] == 8
 
 
 def test_single_sample_and_zero_eps_are_explained_on_the_page():
     at = run_page(PAGE, {"v": "2", "batch": "1", "step": "11"})
     assert_no_exception(at)
     assert any("B = 1" in w.value and "PyTorch refuses" in w.value for w in at.warning)
+    assert stage_data(at)["bn"] is None and "σ² = 0" in stage_data(at)["steps"][10]["text"]
     at = run_page(PAGE, {"v": "2", "dist": "constant row", "eps": "0", "step": "5"})
     assert_no_exception(at)
-    assert any("0/0" in w.value for w in at.warning) and r"\text{NaN}" in at.latex[0].value
+    assert any("0/0" in w.value for w in at.warning) and r"\text{NaN}" in stage_data(at)["formula"]

@@ -17,7 +17,7 @@ export default function (component) {
     const step = { ArrowRight: 1, PageDown: 1, ArrowLeft: -1, PageUp: -1 };
     const onKey = (event) => {
         const by = step[event.key];
-        if (by === undefined || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
+        if (by === undefined || event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey || event.shiftKey) return;
         const target = event.composedPath()[0];
         if (target instanceof Element && target.closest(
             'input, textarea, select, [role="slider"], [role="tab"], [role="radio"], [contenteditable="true"]'

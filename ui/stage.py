@@ -22,6 +22,7 @@ from typing import Any
 
 import streamlit as st
 
+from lnviz.labs import walkthrough
 from lnviz.labs.explorer import stage
 from lnviz.views import state
 from ui import mode
@@ -60,14 +61,25 @@ def _on_pick() -> None:
         pick(chosen.get("row"), chosen.get("col"))
 
 
-def draw(payload: dict[str, Any], cell: tuple[int, int]) -> None:
+def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None, formula: str = "") -> None:
     """Draw the stage for ``payload`` (:func:`lnviz.labs.explorer.stage.payload`) with ``cell`` (row, col) chosen.
 
     What the user does on it reaches the widgets before the rerun it starts:
     a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell
-    sets ``sample`` and ``feature``.
+    sets ``sample`` and ``feature``. Its Play runs the app's one step table
+    (:func:`lnviz.labs.walkthrough.stage_steps`); ``walk`` (1–12) pins it to
+    that step, for the Walkthrough page, whose Back, Next and keys move it, and
+    ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
     """
-    data = {**payload, "cell": [int(cell[0]), int(cell[1])], "present": mode.presenting()}
+    row, col = int(cell[0]), int(cell[1])
+    data = {
+        **payload,
+        "cell": [row, col],
+        "present": mode.presenting(),
+        "steps": walkthrough.stage_steps(payload["B"], payload["H"], row, col),
+        "walk": walk,
+        "formula": formula,
+    }
     _component(
         key=KEY,
         data=data,

@@ -8,8 +8,8 @@ import { readFileSync } from "node:fs";
 import { test } from "node:test";
 
 import {
-  cellAt, controlText, decode, deltaText, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num, outputs,
-  places, preview, same, short, steps, term, torchControls, torchLabel,
+  cellAt, controlText, decode, deltaText, emphasis, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num,
+  outputs, places, preview, same, short, shownX, term, torchControls, torchLabel,
 } from "../../lnviz/web/stage/model.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
@@ -124,18 +124,38 @@ test("a cell's number is short and a tooltip's within 1e-6, with a true minus si
   assert.equal(exact(2e-5), "2.0000e-5");
 });
 
-test("Play's steps: LN's five, then BN's five, or one note without a batch", () => {
-  const withBn = decode(cases[0].payload);
-  const list = steps(withBn);
-  assert.equal(list.length, 11);
-  assert.deepEqual(list.map((s) => s.fly).filter(Boolean), ["ln-mu", "ln-sd", "ln-out", "bn-mu", "bn-sd", "bn-out"]);
-  const [i, j] = withBn.cell;
-  assert.match(list[1].text, new RegExp(`row ${i}, all its ${withBn.H} features`));
-  assert.match(list[6].text, new RegExp(`column ${j}, over the ${withBn.B} samples`));
-  const oneSample = steps(decode(cases.find((c) => c.name === "one sample").payload));
-  assert.equal(oneSample.length, 7);
-  assert.match(oneSample.at(-1).text, /B = 1/);
-  for (const s of list) assert.ok(s.ln >= 0 && s.ln <= 4 && s.bn >= 0 && s.bn <= 4);
+// The chosen line of x at a step, as the walkthrough's table names it (lnviz.labs.walkthrough.LIGHTS).
+const line = (values, d, focus, cell) => {
+  const [i, j] = [cell[0] - d.r0, cell[1] - d.c0];
+  return focus === "ln" ? values.slice(i * d.C, (i + 1) * d.C) : Array.from({ length: d.R }, (_, r) => values[r * d.C + j]);
+};
+
+for (const c of cases) {
+  test(`a step's line of x is torch's x − μ, (x − μ)² and x̂ within 1e-12: ${c.name}`, () => {
+    const d = decode(c.payload);
+    const shown = preview(d, c.at); // x̂ follows a drag of ε
+    for (const focus of ["ln", "bn"]) {
+      if (c.centred[focus] === null) {
+        assert.equal(shownX(d, { focus, shows: "x − μ" }, shown, d.cell), d.x, "no BN: x as it is");
+        continue;
+      }
+      const at = (shows) => line(shownX(d, { focus, shows }, shown, d.cell), d, focus, d.cell);
+      close(at("x − μ"), c.centred[focus], `${focus} x − μ`);
+      close(at("(x − μ)²"), c.centred[focus].map((v) => num(v) ** 2), `${focus} (x − μ)²`);
+      close(at("x̂"), line(c.torch[focus].x_hat, d, focus, d.cell), `${focus} x̂ at the dragged ε`);
+      // Only that line changes: every other cell is x.
+      const other = shownX(d, { focus, shows: "x − μ" }, shown, d.cell).filter((v, k) => v !== d.x[k]);
+      assert.ok(other.length <= (focus === "ln" ? d.C : d.R));
+    }
+    assert.equal(shownX(d, { focus: "ln", shows: "" }, shown, d.cell), d.x, "a step that shows x leaves it");
+  });
+}
+
+test("a step's words keep Markdown's bold as runs", () => {
+  assert.deepEqual(emphasis("LN works on **one sample at a time**: row 3."), [
+    ["LN works on ", false], ["one sample at a time", true], [": row 3.", false],
+  ]);
+  assert.deepEqual(emphasis("plain"), [["plain", false]]);
 });
 
 test("a step lights the chosen row's statistics, then its outputs; level 4 everything", () => {

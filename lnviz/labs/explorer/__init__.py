@@ -15,28 +15,14 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from lnviz.labs.caveats import BN_SINGLE_SAMPLE, BN_ZERO_EPS, BN_ZERO_EPS_BADGE  # noqa: F401  (said once)
+from lnviz.maths import data, norms
 from lnviz.maths import device as devices
-from lnviz.maths import norms
 from lnviz.maths.norms import NormResult, batch_norm, layer_norm
 
 # The largest window of cells a heatmap shows; larger grids are shown as a
 # window of exact values around the chosen cell, and the page says so.
 WINDOW = 64
-
-BN_SINGLE_SAMPLE = (
-    "With B = 1 each feature's batch holds one value: μ = x and the biased σ² = 0, so for any ε > 0 "
-    "x̂ = 0/√ε = 0 and BN's output is β, whatever the input. PyTorch refuses a feature with a single value in "
-    'training mode ("Expected more than 1 value per channel when training"), with or without running '
-    "statistics; a running variance, updated with the unbiased σ² · n/(n − 1), could not be updated from it "
-    "either. LayerNorm is fine: it normalizes each sample over its own features."
-)
-
-BN_ZERO_EPS = (
-    'F.batch_norm refuses ε = 0 in training mode ("eps must be positive"), so at ε = 0 BN\'s numbers are '
-    "lnviz's own: the formula (x − μ)/√σ², computed with torch tensors, which is the value F.batch_norm "
-    "approaches as ε → 0 wherever σ > 0."
-)
-BN_ZERO_EPS_BADGE = "BN: formula (ε = 0)"  # the stage's badge, beside "torch · float64"
 
 
 @dataclass(frozen=True)
@@ -104,6 +90,17 @@ def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
 
     (ln, bn, bn_error), seconds = devices.timed(both, dev)
     return Exploration(x=x, ln=ln, bn=bn, bn_error=bn_error, seconds=seconds, device=dev)
+
+
+def generated(dist: str, batch: int, features: int, seed: int, device_type: str, eps: float) -> Exploration:
+    """Both norms, before γ and β, of the generated x (B, H) that these controls name, on ``device_type``.
+
+    What the explorer and the walkthrough cache and share between sessions
+    (never mutated): moving γ or β redoes only the elementwise affine step.
+    """
+    dev = torch.device(device_type)
+    x = data.make_activations(dist, batch, features, seed, device=dev, dtype=devices.compute_dtype(dev))  # (B, H)
+    return normalize(x, eps)
 
 
 def with_affine(

@@ -9,25 +9,31 @@ Both norms compute
 on x of shape (B, H). LN reduces over the H features of row i (μ, σ²: one per
 sample); BN over the B samples of column j (one per feature). The walkthrough
 splits each into six steps: the input, μ, the centred values, σ² (biased, as
-PyTorch), x̂, and γ, β. Each :class:`Step` carries the formula with live
-numbers, the (B, H) mask of the cells it involves, the values those cells hold
-after the step (x, x − μ, x̂, y) and the 1-D vector its bars show. The numbers
-come from :func:`lnviz.maths.norms.layer_norm` and :func:`lnviz.maths.norms.batch_norm`, so
-they are torch's. The words are in :mod:`lnviz.labs.walkthrough.text`.
+PyTorch), x̂, and γ, β.
+
+This is the one step table of the app (issue 22). Each phase names what it
+lights up on the stage (:data:`LIGHTS`: how much of its norm, what flies into
+place, what the chosen line of x holds), and its words are in
+:mod:`lnviz.labs.walkthrough.text`. The stage's Play (:func:`stage_steps`, sent
+with the stage's data) and the Walkthrough page (:func:`steps`, which adds the
+formula with torch's numbers) both read it. Each :class:`Step` carries the
+formula with live numbers, the (B, H) mask of the cells it involves, the values
+those cells hold after the step (x, x − μ, x̂, y) and the 1-D vector of those
+values. The numbers come from :func:`lnviz.maths.norms.layer_norm` and
+:func:`lnviz.maths.norms.batch_norm`, so they are torch's.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
-import numpy as np
-import plotly.graph_objects as go
 import torch
 from torch import Tensor
 
-from lnviz.figures import plot, theme
+from lnviz.labs import caveats
 from lnviz.labs.explorer.explain import num, term
-from lnviz.labs.walkthrough.text import BN_ZERO_EPS, SINGLE_SAMPLE_NOTE, TITLES, texts, variance_notes
+from lnviz.labs.walkthrough.text import INTRO, OUTRO, OUTRO_ONE, TITLES, texts, variance_notes
 from lnviz.maths.norms import Affine, NormResult, batch_norm, layer_norm
 
 PHASES = ("input", "mean", "centred", "variance", "normalized", "affine")
@@ -36,14 +42,42 @@ SHOWN = 4  # a vector longer than this is written with its first two and last en
 
 
 @dataclass(frozen=True)
+class Light:
+    """What one phase lights up on the stage, for the norm whose step it is.
+
+    ``level``: how much of that norm the stage shows: 0 only the chosen line
+    (LN's row, BN's column), 1 and its μ, 2 and its σ, 3 and its output (4,
+    everything, is the norm once its steps are done). ``fly``: what moves into
+    place as the step begins ("mu", "sd", "out", or ""). ``shows``: what the
+    chosen line of x holds at this step ("x − μ", "(x − μ)²", "x̂"; "" for x
+    itself), computed in the browser from torch's x, μ and x̂.
+    """
+
+    level: int
+    fly: str = ""
+    shows: str = ""
+
+
+LIGHTS = {
+    "input": Light(0),
+    "mean": Light(1, fly="mu"),
+    "centred": Light(1, shows="x − μ"),
+    "variance": Light(2, fly="sd", shows="(x − μ)²"),
+    "normalized": Light(2, shows="x̂"),
+    "affine": Light(3, fly="out"),
+}
+DONE = 4  # a norm whose steps are over: everything of it is shown
+
+
+@dataclass(frozen=True)
 class Step:
     """One step of the walkthrough: what it computes, on which cells, with which numbers.
 
     Along row ``index`` (LN, vectors of shape (H,)) or down column ``index``
     (BN, shape (B,)): ``cells`` is what the involved cells hold after the step
-    (x, x − μ, x̂, y); ``values`` is what the bars show (the same, but (x − μ)²
-    at the variance step, whose mean is σ²). ``level`` is the statistic drawn
-    across the bars (μ, σ²), or None.
+    (x, x − μ, x̂, y); ``values`` is what the chosen line of x shows on the stage (the same, but
+    (x − μ)² at the variance step, whose mean is σ²). ``level`` is the statistic drawn
+    by the step (μ, σ²), or None.
     """
 
     norm: str  # "LN" or "BN"
@@ -54,10 +88,11 @@ class Step:
     mask: Tensor  # (B, H) bool: the cells involved
     index: int  # the row (LN) or column (BN)
     cells: Tensor  # (H,) for LN, (B,) for BN: the involved cells after the step
-    values: Tensor  # (H,) or (B,): what the bars show
+    values: Tensor  # (H,) or (B,): what the chosen line of x shows on the stage
     symbol: str  # what ``values`` holds: "x", "x − μ", "(x − μ)²", "x̂", "y"
     level: float | None  # μ at the mean step, σ² at the variance step
     note: str  # a caveat the step must show, in words ("" when none)
+    light: Light  # what the step lights up on the stage
 
     @property
     def label(self) -> str:
@@ -157,7 +192,7 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
         mask[:, line.index] = True
     var_note, div_note = variance_notes(line.var, line.eps)
     div_note = f"{div_note} {caveat}".strip()
-    shown = (  # (the cells after the step, the bars, what they hold, the level, the note)
+    shown = (  # (the cells after the step, the line shown, what it holds, the level, the note)
         (line.x, line.x, "x", None, ""),
         (line.x, line.x, "x", line.mean, ""),
         (line.centred, line.centred, "x − μ", None, ""),
@@ -180,6 +215,7 @@ def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[S
             symbol=symbol,
             level=level,
             note=note,
+            light=LIGHTS[phase],
         )
         for k, (phase, latex, (cells, values, symbol, level, note)) in enumerate(
             zip(PHASES, _formulas(line), shown, strict=True)
@@ -235,102 +271,49 @@ def steps(
     if batch < 2:
         gain_j, bias_j = float(ln.weight.flatten()[feature]), float(ln.bias.flatten()[feature])
         line = _single_sample_line(x, feature, gain_j, bias_j, eps)
-        return tuple(out + _line_steps(line, (batch, features), SINGLE_SAMPLE_NOTE))
+        return tuple(out + _line_steps(line, (batch, features), caveats.BN_SINGLE_SAMPLE))
     gain_j, bias_j = (v[feature : feature + 1] if isinstance(v, Tensor) else v for v in (gain, bias))  # γ_j, β_j
     bn = batch_norm(x[:, feature : feature + 1], gain_j, bias_j, eps, training=True)  # (B, 1)
-    caveat = BN_ZERO_EPS if eps == 0 else ""
+    caveat = caveats.BN_ZERO_EPS if eps == 0 else ""
     return tuple(out + _line_steps(_Line.of(bn, "BN", feature), (batch, features), caveat))
 
 
-# The figure ---------------------------------------------------------------------------------------------------
+# The stage's Play -------------------------------------------------------------------------------------------
 
 
-def _tick(count: int) -> int:
-    """A whole-number tick step that puts at most about ten labels on an axis of ``count`` cells."""
-    return max(1, -(-count // 10))
+def stage_step(norm: str, phase: int, count: int, sample: int, feature: int) -> dict[str, Any]:
+    """One step of the table as the stage reads it: what it lights up, and its words.
 
-
-def _grid(x: Tensor, step: Step, rows: slice, cols: slice) -> tuple[np.ndarray, np.ndarray]:
-    """The window of the grid after ``step`` (its row or column rewritten), and 1 where a cell is dimmed."""
-    z = x[rows, cols].detach().to("cpu", torch.float64).clone()  # (window B, window H)
-    if step.norm == "LN" and rows.start <= step.index < rows.stop:
-        z[step.index - rows.start] = step.cells[cols]
-    elif step.norm == "BN" and cols.start <= step.index < cols.stop:
-        z[:, step.index - cols.start] = step.cells[rows]
-    dim = (~step.mask[rows, cols]).to(torch.float32).numpy()
-    return z.float().numpy(), dim
-
-
-def _bars(step: Step, color: str, axes: plot.Axes) -> list[dict]:
-    """The step's values as bars: under the grid, one per feature (LN); beside it, one per sample (BN)."""
-    at = plot.to_numpy(torch.arange(step.values.numel()))
-    values = plot.to_numpy(step.values)
-    along = "feature" if step.norm == "LN" else "sample"
-    hover = along + " %{" + ("x" if step.norm == "LN" else "y") + "}<br>" + step.symbol
-    hover += " = %{" + ("y" if step.norm == "LN" else "x") + ":.4g}<extra></extra>"
-    if step.norm == "LN":
-        return [plot.bars(at, values, step.symbol, color, axes, hovertemplate=hover)]
-    return [plot.bars(values, at, step.symbol, color, axes, orientation="h", hovertemplate=hover)]
-
-
-def _level(step: Step, axes: plot.Axes) -> tuple[list[dict], list[dict]]:
-    """The step's statistic (μ or σ²) as a dashed line across the bars, with its label: (shapes, annotations)."""
-    if step.level is None:
-        return [], []
-    name = "μ" if step.phase == "mean" else "σ²"
-    line = dict(color=theme.BLACK, dash="dash", width=2)
-    label = f"{name} = {step.level:.4g}"
-    if step.norm == "LN":
-        note = plot.note(label, 0, step.level, (f"{axes[0]} domain", axes[1]), xanchor="left", yanchor="bottom")
-        return [plot.hline(step.level, axes, **line)], [note]
-    note = plot.note(label, step.level, 1.0, (axes[0], f"{axes[1]} domain"), xanchor="left", yanchor="bottom")
-    return [plot.vline(step.level, axes, **line)], [note]
-
-
-def fig_step(x: Tensor, step: Step, rows: slice, cols: slice, height: int = 460) -> go.Figure:
-    """The grid after ``step``, its row or column in line with bars of ``step.values``.
-
-    The window ``rows`` × ``cols`` of x (B, H) on the diverging scale, with the
-    involved row (LN) or column (BN) holding the step's values (x, x − μ, x̂,
-    y), the other cells dimmed and the line outlined in the norm's colour.
-    LN's bars sit under the grid, one per feature; BN's beside it, one per
-    sample, on the grid's rows. The statistic (μ or σ²) is a dashed line.
+    ``norm`` "LN" or "BN", ``phase`` 0–5 (:data:`PHASES`), ``count`` the values
+    along its line (H for LN, B for BN). ``ln`` and ``bn`` are the levels of
+    :class:`Light` for each norm; LN's are done (:data:`DONE`) once BN's begin.
     """
-    color = theme.ROLES[step.norm]
-    z, dim = _grid(x, step, rows, cols)
-    finite = z[np.isfinite(z)]
-    lim = float(np.abs(finite).max()) if finite.size else 1.0
-    r_idx, c_idx = plot.index(rows), plot.index(cols)
-    small = z.size <= 256
-    heat = dict(colorscale=theme.DIVERGING, zmid=0, zmin=-(lim or 1.0), zmax=lim or 1.0, showscale=not small)
-    bar_at = 1.02 if step.norm == "LN" else 0.68  # BN's bars are right of the grid
-    heat |= dict(texttemplate="%{z:.2f}" if small else None, colorbar=dict(title=dict(text="value"), len=0.6, x=bar_at))
-    veil = [[0.0, "rgba(255,255,255,0)"], [1.0, "rgba(255,255,255,0.8)"]]
-    traces = [
-        plot.heatmap(z, c_idx, r_idx, "x", **heat),
-        plot.heatmap(dim, c_idx, r_idx, "dimmed", colorscale=veil, zmin=0, zmax=1, showscale=False, hoverinfo="skip"),
-        *_bars(step, color, ("x2", "y2")),
+    light = LIGHTS[PHASES[phase]]
+    own = "ln" if norm == "LN" else "bn"
+    return {
+        "norm": norm,
+        "title": f"{norm} · {TITLES[norm][phase]}",
+        "text": texts(norm, count)[phase].format(i=sample, j=feature, n=count),  # ** is bold (model.js)
+        "ln": light.level if norm == "LN" else DONE,
+        "bn": light.level if norm == "BN" else 0,
+        "focus": own,
+        "fly": f"{own}-{light.fly}" if light.fly else "",
+        "shows": light.shows,
+    }
+
+
+def stage_steps(batch: int, features: int, sample: int, feature: int) -> list[dict[str, Any]]:
+    """The stage's Play: everything shown, the table's twelve steps (:func:`stage_step`), everything again.
+
+    Entry k (1–12) is the walkthrough's step k, so the Walkthrough page lights
+    the stage by the same index. Needs no numbers: the browser fills the chosen
+    line's values in from torch's x, μ, σ² and x̂ (model.js).
+    """
+    ends = {"ln": DONE, "bn": DONE if batch > 1 else 0, "focus": "", "fly": "", "shows": "", "norm": ""}
+    line = [stage_step("LN", k, features, sample, feature) for k in range(len(PHASES))]
+    line += [stage_step("BN", k, batch, sample, feature) for k in range(len(PHASES))]
+    return [
+        {**ends, "title": "", "text": INTRO},
+        *line,
+        {**ends, "title": "", "text": OUTRO if batch > 1 else OUTRO_ONE},
     ]
-    shapes, notes = _level(step, ("x2", "y2"))
-    if step.norm == "LN":
-        box = (cols.start - 0.5, cols.stop - 0.5, step.index - 0.5, step.index + 0.5)
-        # The bars under the grid share its features: their axis, at the bottom, carries the title.
-        layout = dict(
-            xaxis=dict(domain=[0, 1], anchor="y", dtick=_tick(c_idx.size)),
-            yaxis=plot.samples_axis(r_idx.size, domain=[0.36, 1], title=dict(text="sample i"), dtick=_tick(r_idx.size)),
-            xaxis2=dict(domain=[0, 1], anchor="y2", matches="x", title=dict(text="feature j")),
-            yaxis2=dict(domain=[0, 0.27], anchor="x2", title=dict(text=step.symbol)),
-        )
-    else:
-        box = (step.index - 0.5, step.index + 0.5, rows.start - 0.5, rows.stop - 0.5)
-        layout = dict(
-            xaxis=dict(domain=[0, 0.66], anchor="y", title=dict(text="feature j"), dtick=_tick(c_idx.size)),
-            yaxis=plot.samples_axis(r_idx.size, domain=[0, 1], title=dict(text="sample i"), dtick=_tick(r_idx.size)),
-            xaxis2=dict(domain=[0.76, 1], anchor="y2", title=dict(text=step.symbol)),
-            yaxis2=dict(domain=[0, 1], anchor="x2", matches="y", showticklabels=False),
-        )
-    inside = rows.start <= step.index < rows.stop if step.norm == "LN" else cols.start <= step.index < cols.stop
-    name = f"{step.norm} {'row' if step.norm == 'LN' else 'column'}"
-    boxes = plot.outline(*box, name=name, color=color) if inside else []
-    layout |= dict(shapes=boxes + shapes, annotations=notes, showlegend=False)
-    return plot.figure(traces, layout, margin=dict(l=60, r=30 if small else 90, t=30, b=50), height=height)

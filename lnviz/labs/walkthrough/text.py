@@ -24,8 +24,8 @@ TEXTS = {
         "so the result is the same at training and test time and for any batch size.",
         "The mean of the row: add its {n} values and divide by {n}.",
         "Subtract μ from every value of the row. The centred row sums to 0.",
-        "The variance is the mean of the squared centred values (the bars). It divides by {n}, not {n} − 1: "
-        "the biased estimate, as PyTorch.",
+        "The variance is the mean of the squared centred values (row {i} of x shows them). It divides by {n}, not "
+        "{n} − 1: the biased estimate, as PyTorch.",
         "Divide the centred row by √(σ² + ε). The row now has mean 0 and variance σ²/(σ² + ε): just under 1 "
         "when ε ≪ σ², smaller when ε is comparable to σ². ε keeps the division finite when σ² is 0.",
         "Scale by γ and shift by β, **one pair per feature** (γₖ, βₖ along the row), learned and shared by every "
@@ -38,8 +38,8 @@ TEXTS = {
         "In training mode every sample's output depends on the rest of the batch.",
         "The mean of the column: add its {n} values, one per sample, and divide by {n}.",
         "Subtract μ from every value of the column. The centred column sums to 0.",
-        "The variance is the mean of the squared centred values (the bars). It divides by {n}, not {n} − 1: "
-        "the biased estimate PyTorch uses to normalize in training mode.",
+        "The variance is the mean of the squared centred values (column {j} of x shows them). It divides by {n}, "
+        "not {n} − 1: the biased estimate PyTorch uses to normalize in training mode.",
         "Divide the centred column by √(σ² + ε). Across the batch, the column now has mean 0 and variance "
         "σ²/(σ² + ε): just under 1 when ε ≪ σ², smaller when ε is comparable to σ².",
         "Scale by γ and shift by β of feature {j}: the whole column shares **one** γ and one β, since they belong "
@@ -49,11 +49,6 @@ TEXTS = {
         "to batch, so a fixed γⱼ and βⱼ give back x only approximately.",
     ),
 }
-
-BN_ZERO_EPS = (
-    'F.batch_norm refuses ε = 0 in training mode ("eps must be positive"); these numbers are the '
-    "formula's, the value it approaches as ε → 0."
-)
 
 # With B = 1 the count is 1: "add its 1 values" and "the rest of the batch" would not hold.
 BN_ONE_VALUE = (
@@ -68,11 +63,13 @@ BN_ONE_VALUE = (
     "carries nothing of x.",
 )
 
-SINGLE_SAMPLE_NOTE = (
-    "With B = 1 each feature's batch holds one value, so μ = x and the biased σ² = 0 for any input. PyTorch "
-    'refuses this in training mode ("Expected more than 1 value per channel when training"); these numbers '
-    "are the formula's."
+# The stage's Play begins and ends with everything shown (lnviz.labs.walkthrough.stage_steps).
+INTRO = "Press Play, or step with ← → (a clicker's PageDown): how each norm reduces x, in twelve steps."
+OUTRO = (
+    "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample. Every column by the "
+    "batch's μ and σ: change one sample and all of BatchNorm's outputs move."
 )
+OUTRO_ONE = "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample."
 
 
 def texts(norm: str, count: int) -> tuple[str, ...]:
@@ -85,7 +82,7 @@ def variance_notes(var: float, eps: float) -> tuple[str, str]:
     if var + eps == 0:
         undefined = (
             "σ² = 0 and ε = 0: every value equals μ, so x̂ = (x − μ)/√(σ² + ε) = 0/0, which is undefined "
-            "(NaN): the bars are missing. Any ε > 0 makes x̂ = 0 instead; that is what ε is for."
+            "(NaN): those cells are hatched. Any ε > 0 makes x̂ = 0 instead; that is what ε is for."
         )
         return "σ² = 0: every value equals μ. With ε = 0 the next step divides by 0.", undefined
     if var == 0:

@@ -16,7 +16,8 @@ import { applyControls, controlNamed, fromRange, setRanges } from "./view/contro
 import { put } from "./view/dom.js";
 import { build, create } from "./view/layout.js";
 import { paint } from "./view/paint.js";
-import { applyStep, go, play, stop } from "./view/play.js";
+import { applyStep, arrive, go, play, stop } from "./view/play.js";
+import { showFormula } from "./view/formula.js";
 import { hover, where } from "./view/tooltip.js";
 
 const stages = new WeakMap(); // parentElement -> the stage, kept across reruns
@@ -50,7 +51,12 @@ function receive(s, raw) {
   s.badge.title = d.caveat_note || "";
   s.cell = d.cell || [d.r0, d.c0];
   s.steps = steps(d);
-  s.step = Math.min(s.step, s.steps.length - 1);
+  // Driven (the Walkthrough page): the page's step, moved by its own Back, Next and keys.
+  const was = s.step;
+  s.driven = Number.isInteger(d.walk);
+  s.root.classList.toggle("driven", s.driven);
+  if (s.driven) stop(s);
+  s.step = Math.min(s.driven ? d.walk : s.step, s.steps.length - 1);
   s.root.classList.toggle("present", !!d.present);
   useTheme(s.root, d.colors);
   applyControls(s, d.controls);
@@ -71,6 +77,8 @@ function receive(s, raw) {
   setRanges(s);
   paint(s);
   applyStep(s);
+  if (s.driven && s.step === was + 1) arrive(s);
+  showFormula(s, s.driven ? d.formula : "");
 }
 
 // What the numbers on the stage are: torch's, the browser's preview, or torch's after a
@@ -131,7 +139,7 @@ const TYPING = 'input, textarea, select, [role="slider"], [role="tab"], [role="r
 // page's own steps, ui/keys.py) is left to it; at either end of Play, PageDown/PageUp scroll the page.
 function clicker(s, e) {
   const by = STEP[e.key];
-  if (!by || !s.onScreen || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
+  if (!by || s.driven || !s.onScreen || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
   const t = e.composedPath()[0];
   if (t instanceof Element && (s.root.contains(t) || t.closest(TYPING))) return;
   if (go(s, by) || e.key.startsWith("Arrow")) e.preventDefault();
@@ -158,6 +166,7 @@ function keys(s, e) {
       return;
     }
   }
+  if (s.driven) return; // the page's own keys step it (ui/keys.py)
   if (STEP[e.key] && !(e.altKey || e.ctrlKey || e.metaKey || e.shiftKey)) {
     if (go(s, STEP[e.key]) || e.key.startsWith("Arrow")) e.preventDefault();
   } else if (e.key === "Escape") {

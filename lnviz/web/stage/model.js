@@ -216,32 +216,37 @@ export const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 export const span = (a, n, one, many) => (n === 1 ? `${one} ${a}` : `${many} ${a}–${a + n - 1}`);
 
 // ---- Play: the reduction, one step at a time ------------------------------------------
-// Each step only lights up parts of the stage (as Transformer Explainer's textbook pages
-// do): `ln` and `bn` say how much of each norm is shown (0 nothing, 1 the chosen line's μ,
-// 2 and σ, 3 and its output, 4 everything), `fly` what moves into place.
+// The steps are Python's (lnviz.labs.walkthrough.stage_steps, the app's one step table): each
+// only lights up parts of the stage, as Transformer Explainer's textbook pages do. `ln` and `bn`
+// say how much of each norm is shown (0 the chosen line only, 1 and its μ, 2 and σ, 3 and its
+// output, 4 everything), `fly` what moves into place, `shows` what the chosen line of x holds.
 
-export function steps(d) {
-  const [i, j] = d.cell || [d.r0, d.c0];
-  const list = [
-    { ln: 4, bn: 4, text: "Press Play, or step with ← →: how each norm reduces x." },
-    { ln: 0, bn: 0, focus: "ln", text: `LayerNorm takes one sample: row ${i}, all its ${d.H} features.` },
-    { ln: 1, bn: 0, focus: "ln", fly: "ln-mu", text: `μ: the mean of row ${i}, over its ${d.H} features.` },
-    { ln: 2, bn: 0, focus: "ln", fly: "ln-sd", text: `σ: the row's spread, σ² = mean of (x − μ)² (biased).` },
-    { ln: 3, bn: 0, focus: "ln", fly: "ln-out", text: "The row becomes x̂ = (x − μ)/√(σ² + ε), then y = γ x̂ + β." },
-    { ln: 4, bn: 0, text: "Every row the same way, each with its own μ and σ: no other sample is involved." },
-  ];
-  if (!d.bn) {
-    list.push({ ln: 4, bn: 0, text: "BatchNorm needs a batch: with B = 1 a column has one value, no variance." });
-    return list;
+export const steps = (d) => d.steps;
+
+// The chosen line of x at a step that `shows` something other than x: "x − μ", "(x − μ)²" or
+// "x̂", from torch's x and μ (one subtraction, as torch does it) and the shown x̂ (torch's, or the
+// preview's while ε is dragged). Returns the window's x (R·C,) with that row (LN) or column (BN)
+// replaced, or x itself.
+export function shownX(d, step, shown, cell) {
+  if (!step || !step.shows) return d.x;
+  const ln = step.focus === "ln";
+  const n = ln ? shown.ln : shown.bn;
+  if (!n) return d.x;
+  const { R, C, r0, c0 } = d;
+  const i = cell[0] - r0, j = cell[1] - c0;
+  if (ln ? i < 0 || i >= R : j < 0 || j >= C) return d.x;
+  const out = Float64Array.from(d.x);
+  const line = ln ? Array.from({ length: C }, (_, c) => i * C + c) : Array.from({ length: R }, (_, r) => r * C + j);
+  for (const k of line) {
+    const centred = d.x[k] - n.mean[ln ? i : j];
+    out[k] = step.shows === "x − μ" ? centred : step.shows === "(x − μ)²" ? centred * centred : n.x_hat[k];
   }
-  list.push(
-    { ln: 4, bn: 0, focus: "bn", text: `BatchNorm takes one feature: column ${j}, over the ${d.B} samples.` },
-    { ln: 4, bn: 1, focus: "bn", fly: "bn-mu", text: `μ: the mean of column ${j}, over the batch.` },
-    { ln: 4, bn: 2, focus: "bn", fly: "bn-sd", text: "σ: the column's spread over the batch (biased)." },
-    { ln: 4, bn: 3, focus: "bn", fly: "bn-out", text: "The column becomes x̂, then y = γ x̂ + β: it depends on every sample." },
-    { ln: 4, bn: 4, text: "Every column the same way: change one sample and all of BN's outputs move." },
-  );
-  return list;
+  return out;
+}
+
+// Words with Markdown's **bold**, as runs: [[text, bold], ...] (the view makes <b> of the bold ones).
+export function emphasis(text) {
+  return text.split("**").map((t, k) => [t, k % 2 === 1]).filter(([t]) => t);
 }
 
 // Whether `step` shows the k-th element of `part` ("lnMu", "lnSd", "ln": LN's outputs, and BN's

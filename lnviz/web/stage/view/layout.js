@@ -15,6 +15,7 @@ const CONTROLS = `
     <span class="count"></span>
   </div>
   <p class="caption" aria-live="polite"></p>
+  <div class="formula" hidden></div>
   <div class="foot">
     <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
       <span>fixed output colours ±${FIXED}</span></label>
@@ -41,6 +42,7 @@ export function create(parent) {
     scrubs: controls.querySelector(".scrubs"), input: { fixed: controls.querySelector("[name=fixed]") }, out: {},
     play: controls.querySelector("[name=play]"),
     caption: controls.querySelector(".caption"),
+    formula: controls.querySelector(".formula"),
     count: controls.querySelector(".count"),
     badge: controls.querySelector(".badge"),
     legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },

@@ -1,7 +1,7 @@
 // Painting: each block's colours and numbers on its canvas, the statistics, the legend and the
 // controls' values, at the controls' current values (torch's numbers or the browser's preview).
 
-import { outputs, rangeText, short, sign } from "../model.js";
+import { outputs, rangeText, short, shownX, sign } from "../model.js";
 import { maxAbs, shade } from "./colour.js";
 import { showValues } from "./controls.js";
 import { put } from "./dom.js";
@@ -17,8 +17,7 @@ export function paint(s) {
   const outs = [v.ln.y, v.bn ? v.bn.y : []];
   const yr = fixed ? FIXED : maxAbs(...outs);
   s.ranges = { x: xr, y: yr };
-  if (!s.geometry.x || s.drawnX !== s.d) draw(s, "x", s.d.x, xr); // x moves with no control
-  s.drawnX = s.d;
+  paintX(s);
   draw(s, "ln", v.ln.y, yr);
   if (v.bn) draw(s, "bn", v.bn.y, yr);
   const stat = (cells, arr, f) => cells.forEach((c, k) => put(c, short(f(arr[k]), s.places)));
@@ -35,6 +34,16 @@ export function paint(s) {
   }
   showValues(s);
   if (s.hover) showTip(s, s.hover);
+}
+
+// x, with the chosen line as the current step shows it (x − μ, (x − μ)², x̂), else x itself: redrawn
+// only when that changes, as x moves with no control.
+export function paintX(s) {
+  if (!s.shown) return;
+  const x = shownX(s.d, s.steps && s.steps[s.step], s.shown, s.cell);
+  if (s.geometry.x && s.drawnX === x) return;
+  draw(s, "x", x, s.ranges.x);
+  s.drawnX = x;
 }
 
 // Where each cell of a block lies on its canvas, measured once per layout.

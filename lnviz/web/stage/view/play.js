@@ -1,9 +1,10 @@
 // Play: the steps of the model (model.js `steps`) light up parts of the stage, one at a time,
 // and the chosen row (or column) flies into its statistic or across to its output.
 
-import { lit, short } from "../model.js";
+import { emphasis, lit, short } from "../model.js";
 import { shade } from "./colour.js";
 import { el } from "./dom.js";
+import { paintX } from "./paint.js";
 import { showBands } from "./tooltip.js";
 
 const STEP_MS = 1700;
@@ -38,8 +39,14 @@ export function go(s, by) {
   const forward = to > s.step;
   s.step = to;
   applyStep(s);
-  if (forward && s.steps[to].fly && !reduced()) fly(s, s.steps[to].fly);
+  if (forward) arrive(s);
   return true;
+}
+
+// A step just reached going forward: what it brings flies into place.
+export function arrive(s) {
+  const what = s.steps[s.step].fly;
+  if (what && !reduced()) fly(s, what);
 }
 
 // What the current step shows: the rest is veiled; its caption, its count, its bands.
@@ -56,9 +63,11 @@ export function applyStep(s) {
   veil(s.cells.bn, "bn");
   s.root.dataset.step = s.step;
   s.root.dataset.focus = step.focus || "";
-  s.caption.textContent = step.text;
-  s.count.textContent = `${s.step} / ${s.steps.length - 1}`;
+  caption(s, step);
+  const n = s.steps.length - 2; // the table's steps, between everything shown before and after
+  s.count.textContent = s.driven ? `Step ${s.step} of ${n}` : `${s.step} / ${s.steps.length - 1}`;
   showBands(s);
+  paintX(s);
 }
 
 // The chosen row (or column) flies into its statistic, or across to its output.
@@ -93,4 +102,18 @@ function fly(s, what) {
       { duration: FLY_MS, delay: k * 25, easing: "cubic-bezier(.4,0,.2,1)", fill: "both" },
     ).finished.then(() => g.remove(), () => g.remove());
   });
+}
+
+// The step's title in bold, then its words (their **bold** too), and what the chosen line of x shows.
+function caption(s, step) {
+  s.caption.replaceChildren();
+  if (step.title && !s.driven) el("b", "", s.caption, `${step.title}. `); // driven: the page's heading has it
+  for (const [text, bold] of emphasis(step.text)) {
+    if (bold) el("b", "", s.caption, text);
+    else s.caption.append(text);
+  }
+  if (step.shows) {
+    const line = step.focus === "ln" ? `row ${s.cell[0]}` : `column ${s.cell[1]}`;
+    el("span", "shows", s.caption, ` In x, ${line} now shows ${step.shows}.`);
+  }
 }

@@ -1,0 +1,128 @@
+"""The Walkthrough in headless Chromium: one picture, the stage, lit step by step from the one step table.
+
+What only a browser shows: the stage follows the page's step (its Back, Next and the clicker's keys), the
+chosen line of x is redrawn with the step's values, the formula is typeset on the stage with torch's numbers,
+there is no figure of its own, and in lecture mode at 1280 × 720 the numbers are large and the step fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+import pytest
+from browser import AppPage
+from playwright.sync_api import Browser
+
+from harness.chromium import LAPTOP, STAGE_ROOT_JS, local_context
+from lnviz.labs.explorer.explain import num
+from lnviz.maths import data
+from lnviz.views import links
+
+pytestmark = pytest.mark.browser
+
+STAGE = ".st-key-live_stage"
+PROJECTOR = {"width": 1280, "height": 720}
+TEX = 'annotation[encoding="application/x-tex"]'  # KaTeX keeps the LaTeX it typeset, for screen readers
+
+
+@pytest.fixture
+def open_walk(browser: Browser, app_server: str) -> Iterator[Callable[..., AppPage]]:
+    contexts = []
+
+    def _open(query: str, viewport: dict[str, int] = LAPTOP) -> AppPage:
+        context = local_context(browser, viewport=viewport)
+        contexts.append(context)
+        app = AppPage(context.new_page())
+        app.goto(f"{app_server}/walkthrough?v={links.LINK_VERSION}&{query}")
+        app.page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .formula .katex')", timeout=30_000)
+        return app
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def _stage(app: AppPage, js: str):
+    return app.page.evaluate(f"() => {{ const r = {STAGE_ROOT_JS}; return {js}; }}")
+
+
+def _x_pixels(app: AppPage) -> str:
+    return _stage(app, "r.querySelector('canvas.paint').toDataURL()")
+
+
+def _veiled(app: AppPage, selector: str) -> int:
+    return app.page.locator(f"{STAGE} {selector}.veiled").count()
+
+
+def _wait_step(app: AppPage, n: int) -> None:
+    app.page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.step === '{n}'", timeout=30_000)
+    app.page.wait_for_function(
+        f"() => ({STAGE_ROOT_JS}.querySelector('.formula {TEX}') || {{}}).textContent?.length > 0", timeout=30_000
+    )
+    app.settle()
+
+
+def test_each_step_lights_the_stage_and_its_formula_carries_torchs_numbers(open_walk):
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0)  # the walkthrough's default grid
+    plain = open_walk("step=1")
+    app = open_walk("step=4")
+    _wait_step(app, 4)
+    assert app.page.locator("[data-testid=stPlotlyChart]").count() == 0  # one picture: no figure of its own
+    assert _stage(app, "r.querySelector('.stage').classList.contains('driven')")
+    assert not app.page.locator(f"{STAGE} button[name=play]").is_visible()  # the page's Back and Next drive it
+    # Step 4, LN's variance: row 0's μ and σ lit, every other statistic and every output veiled.
+    assert _veiled(app, '.stat[data-block="ln-mu"]') == 7 and _veiled(app, '.stat[data-block="ln-sd"]') == 7
+    assert _veiled(app, '.cell[data-block="ln"]') == 96 and _veiled(app, '.stat[data-block="bn-mu"]') == 12
+    assert "(x − μ)²" in app.page.locator(f"{STAGE} .caption").inner_text()
+    tex = app.page.locator(f"{STAGE} .formula {TEX}").text_content()
+    var = float(x[0].var(unbiased=False))  # torch's biased σ² of row 0
+    assert num(var) in tex
+    # Row 0 of x is drawn with (x − μ)², not x: the canvas differs from step 1's, and step 6 draws x again.
+    squared = _x_pixels(app)
+    assert squared != _x_pixels(plain)
+    app.page.keyboard.press("PageDown")  # a clicker, the focus on the page
+    _wait_step(app, 5)
+    assert "step=5" in app.page.url and _x_pixels(app) not in (squared, _x_pixels(plain))  # x̂
+    tex5 = app.page.locator(f"{STAGE} .formula {TEX}").text_content()
+    assert tex5 != tex and "sqrt" in tex5
+    app.page.keyboard.press("PageDown")
+    _wait_step(app, 6)
+    assert _x_pixels(app) == _x_pixels(plain) and _veiled(app, '.cell[data-block="ln"]') == 96 - 12
+    app.page.locator(".st-key-next button").click()  # BN's first step: column 0, LN done
+    _wait_step(app, 7)
+    assert _veiled(app, '.cell[data-block="ln"]') == 0 and _veiled(app, '.stat[data-block="bn-mu"]') == 12
+    assert _stage(app, "r.querySelector('.stage').dataset.focus") == "bn"
+    assert not app.errors, app.errors
+
+
+def test_in_lecture_mode_the_step_fits_a_projector_with_large_numbers(open_walk):
+    app = open_walk("step=3&present=1", viewport=PROJECTOR)
+    _wait_step(app, 3)
+    sizes = _stage(
+        app,
+        "[getComputedStyle(r.querySelector('.cell')).fontSize, getComputedStyle(r.querySelector('.stat')).fontSize,"
+        " getComputedStyle(r.querySelector('.formula .katex')).fontSize]",
+    )
+    assert all(float(s.removesuffix("px")) >= 20 for s in sizes), sizes
+    assert _stage(app, "r.querySelector('.stage').classList.contains('numbers')")
+    # x, LN's statistics and output, the step's words and its formula's first line are on the screen.
+    boxes = _stage(
+        app,
+        "['.paint', '.stat.ln', '.caption', '.formula .katex-html'].map((q) => {"
+        " const b = r.querySelector(q).getBoundingClientRect(); return [q, b.top, b.bottom, b.right]; })",
+    )
+    for what, top, bottom, right in boxes:
+        assert 0 <= top and right <= PROJECTOR["width"], (what, top, right)
+        assert (top + 30 if what == ".formula .katex-html" else bottom) <= PROJECTOR["height"], (what, bottom)
+    assert not app.errors, app.errors
+
+
+def test_a_click_on_a_cell_moves_the_walk_to_its_row(open_walk):
+    app = open_walk("step=2")
+    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="{3 * 12 + 5}"]').click()  # sample 3, feature 5
+    app.page.wait_for_function("() => location.search.includes('sample=3')", timeout=30_000)
+    _wait_step(app, 2)
+    tex = app.page.locator(f"{STAGE} .formula {TEX}").text_content()
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
+    assert r"\mu_{3}" in tex and num(float(x[3].mean())) in tex  # the mean of row 3, torch's
+    assert not app.errors, app.errors
