@@ -10,6 +10,10 @@ regenerates them and fails when the committed files differ, so they cannot go st
   and the x̂ and y of the payload the release brings back. At ε = 0 ``F.batch_norm`` refuses to run in training, so
   BN's oracle there is the formula, as the payload's is. ``centred``: torch's x − μ along the chosen cell's row
   (LN, the window's columns) and column (BN, the window's rows), what a step of the walkthrough shows there.
+- ``steps.json``: Python's stage steps (:func:`lnviz.labs.walkthrough.stage_steps`) for a few grids and cells,
+  which model.js ``steps`` must build from table.js the same way.
+- lnviz/web/stage/table.js (not a fixture: the stage loads it): the step table itself,
+  :func:`lnviz.labs.walkthrough.stage_table`, as an ES module.
 - ``numbers.json``: the number formats both languages share, each value as the payload carries it
   (a JSON number, or "NaN", "Infinity", "-Infinity") with its text: ``format_number`` (a URL, the ε
   range), ``short`` (a cell, with 2 or 1 decimals), ``exact`` (a tooltip) and ``control`` (γ's and β's
@@ -27,13 +31,14 @@ import torch
 import torch.nn.functional as F
 
 from lnviz import text
-from lnviz.labs import explorer
+from lnviz.labs import explorer, walkthrough
 from lnviz.labs.explorer import stage
 from lnviz.maths import data
 from lnviz.text import format_number
 from lnviz.views import state
 
 FOLDER = Path(__file__).resolve().parents[1] / "tests" / "js" / "fixtures"
+TABLE = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage" / "table.js"
 
 
 def _strict(value: Any) -> Any:
@@ -160,10 +165,31 @@ def number_formats() -> dict[str, list]:
     }
 
 
+def step_cases() -> list[dict[str, Any]]:
+    """Python's stage steps (:func:`lnviz.labs.walkthrough.stage_steps`) for grids with and without a batch:
+    model.js ``steps`` must fill the table's words in the same way."""
+    return [
+        {"B": b, "H": h, "cell": [i, j], "steps": walkthrough.stage_steps(b, h, i, j)}
+        for b, h, i, j in ((8, 12, 3, 5), (2, 40, 1, 39), (1, 7, 0, 6))
+    ]
+
+
+def table_module() -> str:
+    """lnviz/web/stage/table.js: the step table as an ES module, from :func:`lnviz.labs.walkthrough.stage_table`."""
+    table = json.dumps(walkthrough.stage_table(), allow_nan=False, ensure_ascii=False, indent=1)
+    return (
+        "// The app's one step table, from lnviz.labs.walkthrough.stage_table: edit the Python, then run\n"
+        "// `python -m harness.stage_fixtures`, which writes this file (tests/test_stage_fixtures.py fails when\n"
+        "// it is stale). A file, so the browser caches it with the stage's others, not sent with every run.\n"
+        f"export default {table};\n"
+    )
+
+
 def build() -> dict[str, Any]:
     """Every fixture, by file name."""
     return {
         "preview.json": {"cases": preview_cases()},
+        "steps.json": {"cases": step_cases()},
         "numbers.json": number_formats(),
     }
 
@@ -174,6 +200,8 @@ def dumps(value: Any) -> str:
 
 
 def main() -> None:
+    TABLE.write_text(table_module(), encoding="utf-8")
+    print(f"wrote {TABLE}")
     FOLDER.mkdir(parents=True, exist_ok=True)
     for name, value in build().items():
         (FOLDER / name).write_text(dumps(value), encoding="utf-8")

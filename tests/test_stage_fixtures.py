@@ -50,3 +50,9 @@ def test_a_stale_fixture_is_caught():
     assert same({"x": [1.0, 2.0]}, {"x": [1.0, 2.001]}) == ".x[1]: 2.0 != 2.001"
     assert same({"x": "1e-05"}, {"x": "1e-5"}) is not None
     assert same({"x": [1.0]}, {"x": [1.0, 2.0]}) is not None
+
+
+def test_the_stages_step_table_is_the_one_python_writes_now():
+    """lnviz/web/stage/table.js is written from lnviz.labs.walkthrough.stage_table: an edit of the words or the
+    lights in Python, not followed by ``python -m harness.stage_fixtures``, fails here."""
+    assert stage_fixtures.TABLE.read_text(encoding="utf-8") == stage_fixtures.table_module()

@@ -22,7 +22,6 @@ from typing import Any
 
 import streamlit as st
 
-from lnviz.labs import walkthrough
 from lnviz.labs.explorer import stage
 from lnviz.views import state
 from ui import mode
@@ -67,7 +66,8 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
     What the user does on it reaches the widgets before the rerun it starts:
     a release of γ, β or ε sets ``gain``, ``bias`` and ``eps``; a chosen cell
     sets ``sample`` and ``feature``. Its Play runs the app's one step table
-    (:func:`lnviz.labs.walkthrough.stage_steps`); ``walk`` (1–12) pins it to
+    (:func:`lnviz.labs.walkthrough.stage_steps`, which the browser has as a file,
+    table.js); ``walk`` (1–12) pins it to
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
     """
@@ -76,7 +76,6 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
         **payload,
         "cell": [row, col],
         "present": mode.presenting(),
-        "steps": walkthrough.stage_steps(payload["B"], payload["H"], row, col),
         "walk": walk,
         "formula": formula,
     }

@@ -9,7 +9,7 @@ import { test } from "node:test";
 
 import {
   cellAt, controlText, decode, deltaText, emphasis, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num,
-  outputs, places, preview, same, short, shownX, term, torchControls, torchLabel,
+  outputs, places, preview, same, short, shownX, steps, term, torchControls, torchLabel,
 } from "../../lnviz/web/stage/model.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
@@ -187,3 +187,10 @@ test("torch's label carries the payload's caveat", () => {
   assert.equal(torchLabel({ caveat: "" }, "torch · float64"), "torch · float64");
   assert.equal(torchLabel({ caveat: "BN: formula (ε = 0)" }, "torch · float64"), "torch · float64 · BN: formula (ε = 0)");
 });
+
+// Play's steps are Python's stage_steps: the table's words filled in for the grid and the chosen cell.
+for (const c of fixture("steps.json").cases) {
+  test(`Play's steps are Python's for a ${c.B} × ${c.H} grid, cell (${c.cell})`, () => {
+    assert.deepEqual(steps({ B: c.B, H: c.H, cell: c.cell, r0: 0, c0: 0 }), c.steps);
+  });
+}

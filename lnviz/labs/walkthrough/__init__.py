@@ -281,39 +281,60 @@ def steps(
 # The stage's Play -------------------------------------------------------------------------------------------
 
 
-def stage_step(norm: str, phase: int, count: int, sample: int, feature: int) -> dict[str, Any]:
-    """One step of the table as the stage reads it: what it lights up, and its words.
+def stage_table() -> dict[str, Any]:
+    """The step table as the stage's JavaScript reads it: each step's light and its words, ``{i}``, ``{j}`` and
+    ``{n}`` still to fill (:func:`stage_steps` fills them, and model.js ``steps`` the same way).
 
-    ``norm`` "LN" or "BN", ``phase`` 0–5 (:data:`PHASES`), ``count`` the values
-    along its line (H for LN, B for BN). ``ln`` and ``bn`` are the levels of
-    :class:`Light` for each norm; LN's are done (:data:`DONE`) once BN's begin.
+    The browser gets it as a file, lnviz/web/stage/table.js, written from this by
+    ``python -m harness.stage_fixtures`` (tests/test_stage_fixtures.py fails when it is stale): cached
+    with the stage's other files, not sent again with every run's data. ``BN_ONE``: BN's words for a
+    column of one value (B = 1).
     """
-    light = LIGHTS[PHASES[phase]]
-    own = "ln" if norm == "LN" else "bn"
+
+    def entries(norm: str, words: tuple[str, ...]) -> list[dict[str, Any]]:
+        own = norm.lower()
+        return [
+            {
+                "norm": norm,
+                "title": f"{norm} · {TITLES[norm][k]}",
+                "text": words[k],  # ** is bold (model.js)
+                "ln": LIGHTS[phase].level if norm == "LN" else DONE,
+                "bn": LIGHTS[phase].level if norm == "BN" else 0,
+                "focus": own,
+                "fly": f"{own}-{LIGHTS[phase].fly}" if LIGHTS[phase].fly else "",
+                "shows": LIGHTS[phase].shows,
+            }
+            for k, phase in enumerate(PHASES)
+        ]
+
     return {
-        "norm": norm,
-        "title": f"{norm} · {TITLES[norm][phase]}",
-        "text": texts(norm, count)[phase].format(i=sample, j=feature, n=count),  # ** is bold (model.js)
-        "ln": light.level if norm == "LN" else DONE,
-        "bn": light.level if norm == "BN" else 0,
-        "focus": own,
-        "fly": f"{own}-{light.fly}" if light.fly else "",
-        "shows": light.shows,
+        "LN": entries("LN", texts("LN", 2)),
+        "BN": entries("BN", texts("BN", 2)),
+        "BN_ONE": entries("BN", texts("BN", 1)),
+        "intro": INTRO,
+        "outro": OUTRO,
+        "outro_one": OUTRO_ONE,
+        "done": DONE,
     }
 
 
 def stage_steps(batch: int, features: int, sample: int, feature: int) -> list[dict[str, Any]]:
-    """The stage's Play: everything shown, the table's twelve steps (:func:`stage_step`), everything again.
+    """The stage's Play for a (B, H) grid and cell (i, j): everything shown, the table's twelve steps (LN's along
+    row i, then BN's down column j), everything again.
 
     Entry k (1–12) is the walkthrough's step k, so the Walkthrough page lights
     the stage by the same index. Needs no numbers: the browser fills the chosen
     line's values in from torch's x, μ, σ² and x̂ (model.js).
     """
-    ends = {"ln": DONE, "bn": DONE if batch > 1 else 0, "focus": "", "fly": "", "shows": "", "norm": ""}
-    line = [stage_step("LN", k, features, sample, feature) for k in range(len(PHASES))]
-    line += [stage_step("BN", k, batch, sample, feature) for k in range(len(PHASES))]
+    table = stage_table()
+
+    def fill(entry: dict[str, Any], count: int) -> dict[str, Any]:
+        return {**entry, "text": entry["text"].format(i=sample, j=feature, n=count)}
+
+    ends = {"norm": "", "title": "", "ln": DONE, "bn": DONE if batch > 1 else 0, "focus": "", "fly": "", "shows": ""}
     return [
-        {**ends, "title": "", "text": INTRO},
-        *line,
-        {**ends, "title": "", "text": OUTRO if batch > 1 else OUTRO_ONE},
+        {**ends, "text": table["intro"]},
+        *(fill(entry, features) for entry in table["LN"]),
+        *(fill(entry, batch) for entry in table["BN" if batch > 1 else "BN_ONE"]),
+        {**ends, "text": table["outro"] if batch > 1 else table["outro_one"]},
     ]

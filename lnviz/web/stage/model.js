@@ -10,6 +10,8 @@
 // samples). Everything here is a plain function of plain data: tests/js/ runs it under Node
 // against numbers torch wrote in float64, and the view (view/) draws what it returns.
 
+import TABLE from "./table.js";
+
 export const MINUS = "\u2212";
 
 // ---- the payload in -------------------------------------------------------------------
@@ -216,12 +218,26 @@ export const count = (n, one, many) => `${n} ${n === 1 ? one : many}`;
 export const span = (a, n, one, many) => (n === 1 ? `${one} ${a}` : `${many} ${a}–${a + n - 1}`);
 
 // ---- Play: the reduction, one step at a time ------------------------------------------
-// The steps are Python's (lnviz.labs.walkthrough.stage_steps, the app's one step table): each
-// only lights up parts of the stage, as Transformer Explainer's textbook pages do. `ln` and `bn`
-// say how much of each norm is shown (0 the chosen line only, 1 and its μ, 2 and σ, 3 and its
-// output, 4 everything), `fly` what moves into place, `shows` what the chosen line of x holds.
+// The steps are Python's: table.js is the app's one step table (lnviz.labs.walkthrough.stage_table),
+// written from it. Each step only lights up parts of the stage, as Transformer Explainer's textbook
+// pages do: `ln` and `bn` say how much of each norm is shown (0 the chosen line only, 1 and its μ,
+// 2 and σ, 3 and its output, 4 everything), `fly` what moves into place, `shows` what the chosen
+// line of x holds.
 
-export const steps = (d) => d.steps;
+// Play's steps for the payload's grid and chosen cell, filled in as Python's stage_steps fills them:
+// everything shown, LN's six steps along row i, BN's six down column j, everything again.
+export function steps(d, table = TABLE) {
+  const [i, j] = d.cell || [d.r0, d.c0];
+  const fill = (entry, n) => ({ ...entry, text: entry.text.replace(/\{([ijn])\}/g, (_, k) => String({ i, j, n }[k])) });
+  const batch = d.B > 1;
+  const ends = { norm: "", title: "", ln: table.done, bn: batch ? table.done : 0, focus: "", fly: "", shows: "" };
+  return [
+    { ...ends, text: table.intro },
+    ...table.LN.map((e) => fill(e, d.H)),
+    ...table[batch ? "BN" : "BN_ONE"].map((e) => fill(e, d.B)),
+    { ...ends, text: batch ? table.outro : table.outro_one },
+  ];
+}
 
 // The chosen line of x at a step that `shows` something other than x: "x − μ", "(x − μ)²" or
 // "x̂", from torch's x and μ (one subtraction, as torch does it) and the shown x̂ (torch's, or the
