@@ -236,7 +236,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
     args = parser.parse_args(argv)
 
-    from benchmarks import browser_latency, pages, stage
+    from benchmarks import browser_latency, cold, pages, stage
 
     started = time.monotonic()
     load_start = load_average()
@@ -266,6 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     say("browser: the stage (drag to frame, release to torch's numbers)")
     staged = stage.measure(quick=args.quick)
+    say("browser: cold starts, the server and the browser on cores of their own, then on shared cores")
+    started_cold = cold.measure(pairs=1 if args.quick else 3)
     load_end = load_average()
     minutes = (time.monotonic() - started) / 60
     quick = " (`--quick`: few repeats)" if args.quick else ""
@@ -280,7 +282,7 @@ is the number to compare between runs. The whole run took {minutes:.1f} minutes{
 ### Targets
 
 {targets(page_results, browser)}
-{stage.markdown(staged)}
+{stage.markdown(staged)}{cold.target_row(started_cold)}
 {WHAT_WAS_DONE}
 ### Server-side rerun time per page (AppTest)
 
@@ -295,7 +297,14 @@ real server adds after each run: a full garbage collection
 {pages.markdown(page_results)}
 ### In the browser: key press to settled page
 
-{browser_latency.markdown(browser)}"""
+{browser_latency.markdown(browser)}
+### Cold start, each from a freshly started server
+
+`benchmarks/cold.py`: the app and the bare page in turn, alternating which goes first, each a new
+`streamlit run` and a new browser context; seconds from starting the server, medians. *Apart*: the
+server under `taskset -c 0`, Chromium (every process of it) under `taskset -c 1`.
+
+{cold.markdown(started_cold)}"""
     write_section("bench", body, args.out)
     say(f"wrote {args.out}")
     return 0
