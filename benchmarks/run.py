@@ -186,7 +186,7 @@ def targets(page_results, browser) -> str:
     """The issue's four targets, each with what was measured and PASS/MISS."""
     from benchmarks import browser_latency, pages
 
-    explorer = [r for r in page_results if r.page.path == "pages/explorer.py" and r.at_max and not r.error]
+    explorer = [r for r in page_results if r.page.file == "pages/explorer.py" and r.at_max and not r.error]
     at_max = [r for r in page_results if r.at_max]
     slowest = max(at_max, key=lambda r: r.worst_ms if not r.error else float("inf"), default=None)
     uncached = max((r.element_bytes for r in page_results if not r.error), default=0)
