@@ -25,13 +25,13 @@ import statistics
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
 
 from benchmarks.browser_latency import ColdStart
-from benchmarks.tabs import BARE_APP, MAIN_APP, new_context, open_tab
+from benchmarks.tabs import BARE_APP, MAIN_APP, new_context, open_tab, stage_drawn
 from harness.chromium import launch
 from harness.server import free_port, start_app, stop, wait_app
 
@@ -77,10 +77,8 @@ def cold_start(browser: Browser, script: str, log: Path, cpus: str | None) -> Co
         context = new_context(browser)
         try:
             tab, first = open_tab(context, server.url + "/")
-            if script == MAIN_APP:  # the page may settle before the stage has drawn its cells
-                tab.page.wait_for_function("() => window.__bench.stageDrawn !== undefined", timeout=60_000)
-                drawn = tab.page.evaluate("performance.timeOrigin + window.__bench.stageDrawn")
-                first = replace(first, stage_epoch=drawn / 1000)
+            if script == MAIN_APP:
+                first = stage_drawn(tab, first)
         finally:
             context.close()
     finally:

@@ -89,6 +89,31 @@ own work around it (the rerun request, the session's messages, each element's de
 JS and CSS are files fetched once since issue 22, no longer 41 KB inline in every run) and the browser's redraw of the stage and the
 open view add up to several times the bare page's one slider and one line. With no details at all
 (measured once by hand) a release took about 140 ms against the bare page's 40 to 47 ms.
+
+**Issue 22's stage targets** (the stage table above; what a MISS there comes from):
+
+- *A release's bytes* are the stage's payload (its window of x, x̂, μ and σ², in base64) plus the
+  open view of the details and Streamlit's own messages; since the stage's JS and CSS are files,
+  nothing else is in them.
+- *The sidebar's γ to the stage*: the sidebar's γ lives in the explorer's fragment, so a press reruns
+  the stage and the open view of the details, and the stage is redrawn only once the browser has
+  taken the whole rerun's messages (React's update of the page, then the component's new payload
+  and its paint). The split in the table says which part grew: the widget's own delay before the
+  request, the server's run to `script_finished`, and the browser after it, which is most of it
+  here (see the main thread's busy time in "Where a gain move's time goes"). The whole page
+  "settles" before the stage has repainted: the settle watches the page's DOM, not the stage's
+  shadow root.
+- *Drag to frame* is the browser alone (no message leaves): a frame per move needs the renderer's
+  main thread free, so on this shared 2-core machine its latencies follow the load (a median of
+  12.6 ms and a p95 of 32.7 ms at a load of 0.8, 2026-11-30).
+- *Cold start to the stage drawn*: the app's first run imports torch (about 2 s alone on a quiet
+  core), which the bare page never does, and the stage then loads its own JS modules and draws.
+  With the server and the browser on cores of their own (`taskset`, as hosted), the browser's
+  load of the frontend no longer competes with that import, but the import itself is the floor:
+  the stage cannot be drawn before torch has computed its numbers. Importing torch in a background
+  thread as the server starts was not tried again with the cores apart; on this machine the other
+  engineers' work runs on both cores, so `taskset` separates the server from the browser, not
+  either from the rest of the load.
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [
