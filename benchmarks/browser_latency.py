@@ -27,7 +27,7 @@ from playwright.sync_api import sync_playwright
 
 from benchmarks import browser_work
 from benchmarks.settle import QUIET_MS, Settle
-from benchmarks.tabs import BARE_APP, MAIN_APP, SEED, Tab, enter, new_context, open_tab, press
+from benchmarks.tabs import BARE_APP, MAIN_APP, SEED, Tab, enter, new_context, open_tab, press, stage_drawn
 from harness.chromium import LAPTOP, launch
 from harness.server import AppProcess, free_port, start_app, stop, wait_app
 from lnviz.views import links
@@ -142,6 +142,8 @@ def measure(
             wait_app(server)
             healthy = time.time()
             tab, first = open_tab(context, server.url + "/")
+            if script == MAIN_APP:
+                first = stage_drawn(tab, first)
             return server, tab, first, ColdStart.of(t0, healthy, first)
 
         try:

@@ -52,6 +52,14 @@ def open_tab(context: BrowserContext, url: str, timeout: float = SETTLE_TIMEOUT)
     return Tab(page, wire), replace(first, server_ms=wire.server_ms(0))
 
 
+def stage_drawn(tab: Tab, first: Settle, timeout: float = SETTLE_TIMEOUT) -> Settle:
+    """``first`` (a tab's first load) with the time the stage drew its cells: the page may settle before the
+    stage has drawn them (it draws in a shadow root, which the settle does not watch), so wait for them."""
+    tab.page.wait_for_function("() => window.__bench.stageDrawn !== undefined", timeout=timeout * 1000)
+    drawn = tab.page.evaluate("performance.timeOrigin + window.__bench.stageDrawn")
+    return replace(first, stage_epoch=drawn / 1000)
+
+
 def press(tab: Tab, key: str, selector: str = GAIN, timeout: float = SETTLE_TIMEOUT) -> Settle:
     """Focus ``selector``, press ``key`` and wait until the page has settled."""
     tab.page.bring_to_front()

@@ -10,6 +10,9 @@ the stage's shadow root (``STAGE_ROOT_JS``).
 from __future__ import annotations
 
 import base64
+import shlex
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
@@ -102,9 +105,19 @@ def is_local(url: str) -> bool:
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def launch(playwright: Any) -> Any:
-    """Debian's Chromium, headless, with :data:`CHROMIUM_ARGS` (sync or async Playwright: await the latter's)."""
-    return playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS, headless=True)
+def launch(playwright: Any, cpus: str | None = None) -> Any:
+    """Debian's Chromium, headless, with :data:`CHROMIUM_ARGS` (sync or async Playwright: await the latter's).
+
+    ``cpus``: the cores it may run on, as ``taskset -c`` takes them ("1"); its every process (renderers,
+    GPU, network) inherits them. For a benchmark that keeps the browser off the server's core, as on a host.
+    """
+    executable = CHROMIUM
+    if cpus is not None:
+        wrapper = Path(tempfile.mkdtemp(prefix="lnviz-chromium-")) / "chromium"
+        wrapper.write_text(f'#!/bin/sh\nexec taskset -c {shlex.quote(cpus)} {CHROMIUM} "$@"\n')
+        wrapper.chmod(0o755)
+        executable = str(wrapper)
+    return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
 
 
 def keep_local(context: Any) -> Any:

@@ -43,6 +43,16 @@ def balancer(ports: Sequence[int], listen: int) -> str:
     return block.replace("listen 8080;", f"listen 127.0.0.1:{listen};")
 
 
+def under_path(block: str, path: str) -> str:
+    """``block`` for an app served under ``path`` (``server.baseUrlPath``, "/lnviz"), as docs/deploy.md says:
+    the same prefix before each ``location``. Its proxy_pass lines pass the whole URI, the prefix included."""
+    prefix = "/" + path.strip("/")
+    moved, n = re.subn(r"(\blocation\s+(?:=\s+)?)/", rf"\1{prefix}/", block)
+    if n != block.count("location "):
+        raise ValueError(f"a location of the block is not a plain path: {n} of {block.count('location ')} moved")
+    return moved
+
+
 def config(prefix: Path, http: str) -> str:
     """A whole nginx.conf around ``http`` (its maps, upstreams and servers), writing only under ``prefix``.
 

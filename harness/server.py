@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,23 +47,35 @@ class AppProcess:
         return "\n".join(lines)[-chars:]
 
 
-def start_app(port: int, log: Path, script: str = "app.py", env: Mapping[str, str] | None = None) -> AppProcess:
+def start_app(
+    port: int,
+    log: Path,
+    script: str = "app.py",
+    env: Mapping[str, str] | None = None,
+    base_path: str = "",
+    prefix: Sequence[str] = (),
+) -> AppProcess:
     """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it.
 
-    ``env``: variables set for it on top of this process's (``LNVIZ_REDIS_URL``, say)."""
+    ``env``: variables set for it on top of this process's (``LNVIZ_REDIS_URL``, say). ``base_path``:
+    served under that path (``server.baseUrlPath``, "lnviz"), which the url then ends with. ``prefix``: a
+    command that runs it (``taskset -c 0``: on one core, where a benchmark places it)."""
     cmd = [
+        *prefix,
         sys.executable, "-m", "streamlit", "run", script,
         "--server.headless", "true",
         "--server.port", str(port),
         "--server.address", "127.0.0.1",
         "--server.fileWatcherType", "none",
         "--browser.gatherUsageStats", "false",
+        *(["--server.baseUrlPath", base_path] if base_path else []),
     ]  # fmt: skip
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {"MALLOC_ARENA_MAX": "2", **os.environ, **(env or {})}  # as the Dockerfile runs it
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    return AppProcess(proc=proc, url=f"http://127.0.0.1:{port}", log=log)
+    url = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
+    return AppProcess(proc=proc, url=url, log=log)
 
 
 def wait_healthy(url: str, timeout: float = STARTUP_TIMEOUT, alive: Callable[[], str | None] | None = None) -> None:
