@@ -12,7 +12,8 @@ import {
   decode, deltaText, formatNumber, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
 } from "./model.js";
 import { put } from "./view/dom.js";
-import { build, create } from "./view/layout.js";
+import { build, create, layout } from "./view/layout.js";
+import { wireNarrow } from "./view/narrow.js";
 import { paint, syncInputs } from "./view/paint.js";
 import { applyStep, go, play, stop } from "./view/play.js";
 import { hover, where } from "./view/tooltip.js";
@@ -101,6 +102,7 @@ function wire(s) {
   s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
   s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));
   s.controls.querySelector("[name=next]").addEventListener("click", () => go(s, +1));
+  wireNarrow(s, () => layout(s));
 
   s.grid.addEventListener("pointerover", (e) => hover(s, e.target.closest(".cell, .stat")));
   s.grid.addEventListener("pointerleave", () => hover(s, null));

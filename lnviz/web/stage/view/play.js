@@ -4,6 +4,7 @@
 import { lit, short } from "../model.js";
 import { shade } from "./colour.js";
 import { el } from "./dom.js";
+import { follow } from "./narrow.js";
 import { showBands } from "./tooltip.js";
 
 const STEP_MS = 1700;
@@ -58,6 +59,7 @@ export function applyStep(s) {
   s.root.dataset.focus = step.focus || "";
   s.caption.textContent = step.text;
   s.count.textContent = `${s.step} / ${s.steps.length - 1}`;
+  follow(s, step); // a narrow stage shows the norm the step is about
   showBands(s);
 }
 
