@@ -160,6 +160,9 @@ function measure(s) {
   // A number fits a cell from 30 px across; in lecture mode, with one decimal at 20 px, from 36.
   s.root.classList.toggle("numbers", cw >= (present ? 36 : 30));
   s.wide = wide;
+  // Narrow, a column under 40 px has no room for BN's μ and σ across: they run upward (stage.css).
+  s.upright = !wide && cw < 40;
+  s.root.classList.toggle("upright", s.upright);
   s.places = present ? 1 : 2;
   return { wide, hw, sw, gap, cw, ch, low, room, digit };
 }
@@ -168,6 +171,7 @@ const NARROW_CH = 28; // a narrow stage's tallest cell: taller ones would be sli
 
 const cols = (n) => Array(n).fill("var(--cw)").join(" ");
 const rows = (n) => Array(n).fill("var(--ch)").join(" ");
+const grow = (n) => Array(n).fill("minmax(var(--ch), auto)").join(" "); // the outputs' rows: BN's note when B = 1 fits
 
 // The grid's column and row tracks, and the lines each block starts on: t0 the titles', h0 the
 // column headers', x0, ln0, bn0 the blocks' first rows; xs, ls their first columns, st LN's μ's.
@@ -180,7 +184,7 @@ function gridLines(s, { wide, hw, sw, gap }) {
   // Row lines: titles, column heads, x with LN's output beside it, gap, BN μ, σ, BN's title and output.
   const x0 = 3, bst = R + 4, bnTitle = R + 6;
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
-  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${Array(R).fill("minmax(var(--ch), auto)").join(" ")}`;
+  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}`;
   return { wide, t0: 1, h0: 2, x0, ln0: x0, bn0: bnTitle + 1, xs, ls, st, bst, lnTitle: 1, bnTitle };
 }
 
@@ -192,10 +196,10 @@ function narrowLines(s, { hw, sw, gap }) {
   const xs = 2, st = C + 3;
   s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px`;
   const x0 = 5, bst = x0 + R + 1, title = bst + 2, out0 = title + 1;
-  // BN's statistics, one per column, run upward in cells a column wide (stage.css).
-  const bnStats = s.d.bn && s.norm === "bn" ? "6px var(--bh) var(--bh)" : "0 0 0";
+  const stat = s.upright ? "var(--bh)" : "var(--ch)";
+  const bnStats = s.d.bn && s.norm === "bn" ? `6px ${stat} ${stat}` : "0 0 0";
   // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
-  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${rows(R)}`;
+  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${grow(R)}`;
   return { wide: false, t0: 3, h0: 4, x0, ln0: out0, bn0: out0, xs, ls: xs, st, bst, lnTitle: title, bnTitle: title, ctlRow: 2 };
 }
 
@@ -249,7 +253,7 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
   at(s.titles.x, t0, 1, t0 + 1, C + 2);
   at(s.titles.ln, lnTitle, wide ? ls : 1, lnTitle + 1, wide ? ls + C : C + 5);
   at(s.titles.bn, bnTitle, 1, bnTitle + 1, wide ? C + 2 : C + 5);
-  if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), xs + C);
+  if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), wide ? xs + C : C + 5);
   at(s.paints.x, x0, xs, x0 + R, xs + C);
   at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
   if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
@@ -273,9 +277,11 @@ function fit(s, { ch, low, room }) {
 function fitNarrow(s, { ch, low }) {
   const header = document.querySelector('[data-testid="stHeader"]');
   const top = header ? Math.min(Math.max(header.getBoundingClientRect().bottom, 0), window.innerHeight / 4) : 0;
-  const bnStats = s.d.bn && s.norm === "ln" ? 2 * parseFloat(getComputedStyle(s.root).getPropertyValue("--bh")) + 6 : 0;
+  const bh = s.upright ? parseFloat(getComputedStyle(s.root).getPropertyValue("--bh")) : ch;
+  const bnStats = s.d.bn && s.norm === "ln" ? 2 * bh + 6 : 0;
   const over = s.grid.offsetHeight + bnStats - (window.innerHeight - top - 8);
-  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / (2 * s.d.R)))}px`);
+  const lines = 2 * s.d.R + (s.d.bn && !s.upright ? 2 : 0);
+  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 
 function titles(s) {
