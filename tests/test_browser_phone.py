@@ -81,16 +81,19 @@ TEXTS_JS = f"""() => {{
 
 @pytest.fixture
 def phone(browser: Browser, app_server: str) -> Iterator[Callable[..., tuple[AppPage, float]]]:
-    """``phone(query="", viewport=PHONE)``: the main page, settled, its stage's top scrolled to just under
-    Streamlit's header; returns the page and where that header ends (px from the viewport's top)."""
+    """``phone(query="", viewport=PHONE, touch=False)``: the main page, settled, its stage's top scrolled to
+    just under Streamlit's header; returns the page and where that header ends (px from the viewport's top).
+    ``touch``: a phone's touch screen, driven through Chromium's DevTools protocol."""
     contexts = []
 
-    def _open(query: str = "", viewport: dict[str, int] = PHONE) -> tuple[AppPage, float]:
+    def _open(query: str = "", viewport: dict[str, int] = PHONE, touch: bool = False) -> tuple[AppPage, float]:
         context = local_context(
             browser,
             "window.__animations = 0; const animate = Element.prototype.animate;"
             "Element.prototype.animate = function (...a) { window.__animations++; return animate.apply(this, a); };",
             viewport=viewport,
+            has_touch=touch,
+            is_mobile=touch,
         )
         contexts.append(context)
         app = AppPage(context.new_page())
@@ -191,24 +194,29 @@ def test_on_a_phone_the_toggle_is_reached_and_pressed_by_the_keyboard(phone):
     assert _pressed(app) == {"LayerNorm": "true", "BatchNorm": "false"}
 
 
-def test_on_a_phone_a_drag_moves_gain_finely_and_the_stage_says_its_range(phone):
-    app, _ = phone()
+def test_on_a_phone_a_finger_moves_gain_finely_and_the_stage_says_its_range(phone):
+    app, _ = phone(touch=True)
     page = app.page
     note = page.locator(f"{STAGE} .fine-note")
     assert note.is_visible() and "\u22125 to 5" in note.inner_text(), note.inner_text()
     gain = page.locator(f"{STAGE} input[name=gain]")
     box = gain.bounding_box()
-    y = box["y"] + box["height"] / 2
-    # From the thumb (γ = 1, 60% along), 70 px to the right, as a finger would.
-    page.mouse.move(box["x"] + 0.6 * box["width"], y)
-    page.mouse.down()
-    for dx in range(10, 71, 10):
-        page.mouse.move(box["x"] + 0.6 * box["width"] + dx, y)
+    x, y = box["x"] + 0.6 * box["width"], box["y"] + box["height"] / 2  # the thumb: γ = 1 is 60% along
+    scrolled = page.evaluate(SCROLLED_JS)
+    cdp = page.context.new_cdp_session(page)
+
+    def touch(kind: str, *at: dict[str, float]) -> None:
+        cdp.send("Input.dispatchTouchEvent", {"type": kind, "touchPoints": list(at)})
+
+    touch("touchStart", {"x": x, "y": y})
+    for dx in range(5, 71, 5):  # 70 px to the right, drifting down a little, as a thumb does
+        touch("touchMove", {"x": x + dx, "y": y + dx / 10})
     moved = float(gain.input_value()) - 1.0
     # The track's own span, 10 over its width, would have moved γ by about 3.
     assert 0.3 <= moved <= 0.8, moved
     assert page.locator(f"{STAGE} .badge").inner_text() == "preview (browser)"
-    page.mouse.up()
+    touch("touchEnd")
+    assert page.evaluate(SCROLLED_JS) == scrolled  # the drag moved γ, not the page
     page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.badge').textContent.includes('max')", timeout=60_000)
     app.settle()
     assert f"gain={1.0 + moved:g}" in page.url, page.url  # released to torch and the link, as any drag
