@@ -79,6 +79,14 @@ TEXTS_JS = f"""() => {{
 }}"""
 
 
+# axe-core's serious and critical violations inside the stage (its shadow tree included).
+STAGE_AXE_JS = """async (sel) => {
+    const results = await axe.run(document.querySelector(sel), {resultTypes: ['violations']});
+    return results.violations.filter((v) => ['serious', 'critical'].includes(v.impact))
+        .map((v) => ({rule: v.id, nodes: v.nodes.slice(0, 3).map((n) => n.html)}));
+}"""
+
+
 @pytest.fixture
 def phone(browser: Browser, app_server: str) -> Iterator[Callable[..., tuple[AppPage, float]]]:
     """``phone(query="", viewport=PHONE, touch=False)``: the main page, settled, its stage's top scrolled to
@@ -258,3 +266,14 @@ def test_a_wide_stage_has_no_toggle_and_shows_both_norms(phone):
     assert not any(p["shown"] for p in parts["toggle"])
     assert all(p["shown"] for name in ("x", "ln", "bn", "lnMu", "bnMu") for p in parts[name])
     assert not app.page.locator(f"{STAGE} .fine-note").is_visible()
+
+
+def test_on_a_phone_the_stage_has_no_serious_accessibility_violation_with_either_norm(phone):
+    from test_browser_a11y import AXE
+
+    app, _ = phone()
+    app.page.add_script_tag(path=str(AXE))
+    for norm in ("LayerNorm", "BatchNorm"):
+        app.page.locator(f"{STAGE} .norms button", has_text=norm).click()
+        violations = app.page.evaluate(STAGE_AXE_JS, STAGE)
+        assert not violations, (norm, violations)
