@@ -277,3 +277,12 @@ def test_on_a_phone_the_stage_has_no_serious_accessibility_violation_with_either
         app.page.locator(f"{STAGE} .norms button", has_text=norm).click()
         violations = app.page.evaluate(STAGE_AXE_JS, STAGE)
         assert not violations, (norm, violations)
+
+
+def test_on_a_phone_a_gain_the_link_locks_has_no_fine_drag_and_the_note_speaks_of_beta_alone(phone):
+    app, _ = phone("&hide=gain")
+    page = app.page
+    assert not page.locator(f"{STAGE} input[name=gain]").is_visible()
+    note = page.locator(f"{STAGE} .fine-note").inner_text()
+    assert note == "β: \u22125 to 5; here a drag across the track moves it by 2", note
+    assert page.locator(f"{STAGE} .fine").count() == 1  # β's pad only

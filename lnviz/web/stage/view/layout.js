@@ -4,7 +4,7 @@
 
 import { count, span } from "../model.js";
 import { el } from "./dom.js";
-import { fineNote, toggle } from "./narrow.js";
+import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
 import { hover, showBands } from "./tooltip.js";
 
@@ -123,7 +123,7 @@ export function layout(s) {
   showBands(s);
   if (m.wide) fit(s, m);
   else fitNarrow(s, m);
-  if (s.fineNote) fineNote(s);
+  if (s.fineNote) fineControls(s);
   s.geometry = {};
   if (s.shown) paint(s);
 }

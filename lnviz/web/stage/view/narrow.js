@@ -54,10 +54,8 @@ export function wireNarrow(s, relayout) {
     const b = e.target.closest("button");
     if (b) s.showNorm(b.value);
   });
-  for (const n of ["gain", "bias"]) fine(s.input[n]);
   s.fineNote = el("p", "fine-note");
   s.controls.querySelector(".scrubs").after(s.fineNote);
-  fineNote(s);
 }
 
 // On a narrow stage, Play's step switches the toggle to the norm it is about.
@@ -66,10 +64,19 @@ export function follow(s, step) {
   if (!s.wide && norm && s.showNorm) s.showNorm(norm);
 }
 
-// What the fine drag does, said under γ and β with their range (the inputs' own, from Python).
-export function fineNote(s) {
-  const { min, max } = s.input.gain;
-  s.fineNote.textContent = `γ, β: ${sign(min)} to ${max}; here a drag across the track moves them by ${FINE_SPAN}`;
+const FINE = { gain: "γ", bias: "β" };
+
+// γ's and β's fine pads, for the ranges there are now (the controls may come with a payload), and
+// what they do, said with their ranges (the inputs' own, from Python); nothing for a locked one.
+export function fineControls(s) {
+  const shown = Object.keys(FINE).filter((n) => s.input[n] && !s.input[n].closest("label").hidden);
+  for (const n of shown) if (!s.input[n].nextElementSibling?.classList.contains("fine")) fine(s.input[n]);
+  const range = (n) => `${sign(s.input[n].min)} to ${s.input[n].max}`;
+  const one = new Set(shown.map(range)).size === 1; // "γ, β: −5 to 5", else each its own
+  const what = one ? `${shown.map((n) => FINE[n]).join(", ")}: ${range(shown[0])}` : shown.map((n) => `${FINE[n]}: ${range(n)}`).join(", ");
+  const them = shown.length > 1 ? "them" : "it";
+  s.fineNote.hidden = !shown.length;
+  s.fineNote.textContent = shown.length ? `${what}; here a drag across the track moves ${them} by ${FINE_SPAN}` : "";
 }
 
 // A pad over the range's track, shown on a narrow stage (stage.css): a drag moves the value by
