@@ -234,6 +234,19 @@ def _step(app: AppPage) -> int:
     return int(app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.step"))
 
 
+def _focus(app: AppPage) -> str:
+    """The norm the current step of Play is about ("" at either end)."""
+    return app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.focus")
+
+
+def _press_until(app: AppPage, key: str, done: Callable[[], bool], most: int = 20) -> None:
+    for _ in range(most):
+        if done():
+            return
+        app.page.keyboard.press(key)
+    assert done(), f"{most} presses of {key} did not get there"
+
+
 def test_on_a_phone_play_and_the_clicker_switch_to_the_norm_each_step_is_about(phone):
     app, top = phone()
     page = app.page
@@ -241,21 +254,19 @@ def test_on_a_phone_play_and_the_clicker_switch_to_the_norm_each_step_is_about(p
     page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 2", timeout=15_000)
     page.locator(f"{STAGE} button[name=play]").click()  # pause
     assert page.evaluate("window.__animations") > 0  # the row flew into its μ
-    assert _pressed(app)["LayerNorm"] == "true"
+    assert _focus(app) == "ln" and _pressed(app)["LayerNorm"] == "true"
     page.keyboard.press("Escape")
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
-    for _ in range(6):  # a clicker, with the focus on the page: BN's first step
-        page.keyboard.press("PageDown")
-    assert _step(app) == 6
+    # A clicker, with the focus on the page: on to BN's first step, which shows BN.
+    _press_until(app, "PageDown", lambda: _focus(app) == "bn")
     assert _pressed(app) == {"LayerNorm": "false", "BatchNorm": "true"}
-    page.keyboard.press("PageDown")  # BN's μ: the chosen column's, lit and on the screen
-    parts = _parts(app)
+    # On to BN's μ: the chosen column's, lit and on the screen.
     lit = page.locator(f'{STAGE} .stat[data-block="bn-mu"]:not(.veiled)')
-    assert lit.count() == 1 and _on_screen(parts["bnMu"][0]["box"], top)
+    _press_until(app, "PageDown", lambda: lit.count() == 1, most=4)
+    parts = _parts(app)
+    assert _on_screen(parts["bnMu"][0]["box"], top)
     assert not any(p["shown"] for p in parts["ln"])
-    page.keyboard.press("PageUp")
-    page.keyboard.press("PageUp")  # LN's last step: every row
-    assert _step(app) == 5
+    _press_until(app, "PageUp", lambda: _focus(app) == "ln")  # back to LN's last step
     assert _pressed(app) == {"LayerNorm": "true", "BatchNorm": "false"}
     assert not app.errors, app.errors
 
