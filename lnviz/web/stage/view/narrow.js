@@ -70,7 +70,7 @@ const FINE = { gain: "γ", bias: "β" };
 // what they do, said with their ranges (the inputs' own, from Python); nothing for a locked one.
 export function fineControls(s) {
   const shown = Object.keys(FINE).filter((n) => s.input[n] && !s.input[n].closest("label").hidden);
-  for (const n of shown) if (!s.input[n].nextElementSibling?.classList.contains("fine")) fine(s.input[n]);
+  for (const n of shown) if (!s.input[n].previousElementSibling?.classList.contains("fine")) fine(s.input[n]);
   const range = (n) => `${sign(s.input[n].min)} to ${s.input[n].max}`;
   const one = new Set(shown.map(range)).size === 1; // "γ, β: −5 to 5", else each its own
   const what = one ? `${shown.map((n) => FINE[n]).join(", ")}: ${range(shown[0])}` : shown.map((n) => `${FINE[n]}: ${range(n)}`).join(", ");
@@ -85,7 +85,7 @@ export function fineControls(s) {
 function fine(input) {
   const pad = el("span", "fine");
   pad.setAttribute("aria-hidden", "true");
-  input.after(pad);
+  input.before(pad); // the range keeps its output next to it (input + output)
   let drag = null;
   pad.addEventListener("pointerdown", (e) => {
     e.preventDefault(); // no label click: the range would take the focus and the page would scroll
