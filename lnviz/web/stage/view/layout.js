@@ -150,7 +150,9 @@ function measure(s) {
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
   const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
-  const low = present ? 24 : 18; // the shortest cell its numbers fit in
+  // The shortest cell its numbers fit in; narrow and too thin for numbers (under 30 px), the
+  // shortest whose row's μ and σ (12 px) still fit.
+  const low = present ? 24 : !wide && cw < 30 ? 16 : 18;
   // Narrow: as tall as fits one screen (fitNarrow), from NARROW_CH down.
   const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, NARROW_CH);
   s.root.style.setProperty("--cw", `${cw}px`);
@@ -199,7 +201,8 @@ function narrowLines(s, { hw, sw, gap }) {
   const stat = s.upright ? "var(--bh)" : "var(--ch)";
   const bnStats = s.d.bn && s.norm === "bn" ? `6px ${stat} ${stat}` : "0 0 0";
   // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
-  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${grow(R)}`;
+  const out = s.d.bn ? rows(R) : grow(R); // B = 1: rows BN's note may need
+  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${out}`;
   return { wide: false, t0: 3, h0: 4, x0, ln0: out0, bn0: out0, xs, ls: xs, st, bst, lnTitle: title, bnTitle: title, ctlRow: 2 };
 }
 

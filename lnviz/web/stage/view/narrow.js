@@ -55,7 +55,6 @@ export function wireNarrow(s, relayout) {
     if (b) s.showNorm(b.value);
   });
   s.fineNote = el("p", "fine-note");
-  s.controls.querySelector(".scrubs").after(s.fineNote);
 }
 
 // On a narrow stage, Play's step switches the toggle to the norm it is about.
@@ -69,6 +68,9 @@ const FINE = { gain: "γ", bias: "β" };
 // γ's and β's fine pads, for the ranges there are now (the controls may come with a payload), and
 // what they do, said with their ranges (the inputs' own, from Python); nothing for a locked one.
 export function fineControls(s) {
+  // Under the ranges, inside their group: where a page hides the ranges (a driven stage), the note goes too.
+  const scrubs = s.controls.querySelector(".scrubs");
+  if (s.fineNote.parentElement !== scrubs) scrubs.append(s.fineNote);
   const shown = Object.keys(FINE).filter((n) => s.input[n] && !s.input[n].closest("label").hidden);
   for (const n of shown) if (!s.input[n].previousElementSibling?.classList.contains("fine")) fine(s.input[n]);
   const range = (n) => `${sign(s.input[n].min)} to ${s.input[n].max}`;
