@@ -3,7 +3,6 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { steps } from "../../lnviz/web/stage/model.js";
 import { FINE_SPAN, fineValue, normOf } from "../../lnviz/web/stage/view/narrow.js";
 
 const GAIN = { min: -5, max: 5, step: 0.05 };
@@ -22,13 +21,13 @@ test("a fine drag across the whole track moves γ by FINE_SPAN, to the step, wit
 });
 
 test("Play's steps say which norm a narrow stage shows: LN's steps LN, BN's BN, at rest either", () => {
-  const d = { r0: 0, c0: 0, R: 8, C: 12, B: 8, H: 12, bn: {} };
-  const norms = steps(d).map(normOf);
-  assert.equal(norms[0], null); // at rest: the toggle stays where the user put it
-  const first = norms.indexOf("bn");
-  assert.ok(first > 0 && norms.slice(1, first).every((n) => n === "ln"), norms.join());
-  assert.ok(norms.slice(first, -1).every((n) => n === "bn"), norms.join());
-  assert.equal(norms.at(-1), null); // the end: every column, after every row
-  // With B = 1 there is no BN to show.
-  assert.ok(!steps({ ...d, B: 1, bn: null }).map(normOf).includes("bn"));
+  // Steps as the stage gets them: how much of each norm is lit (0–4) and the norm a step focuses.
+  const rest = { ln: 4, bn: 4, focus: "" };
+  assert.equal(normOf(rest), null); // at rest and at the end: the toggle stays where the user put it
+  assert.equal(normOf({ ln: 0, bn: 0, focus: "ln" }), "ln");
+  assert.equal(normOf({ ln: 2, bn: 0, focus: "ln" }), "ln");
+  assert.equal(normOf({ ln: 4, bn: 0 }), "ln"); // every row done, BN not begun: still LN's
+  assert.equal(normOf({ ln: 4, bn: 0, focus: "bn" }), "bn"); // BN's first: its column, nothing lit yet
+  assert.equal(normOf({ ln: 4, bn: 3, focus: "bn" }), "bn");
+  assert.equal(normOf({ ln: 4, bn: 0, focus: "" }), "ln"); // B = 1's end: no BN to show
 });
