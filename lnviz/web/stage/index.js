@@ -14,7 +14,8 @@ import {
 import { useTheme } from "./view/colour.js";
 import { applyControls, controlNamed, fromRange, setRanges } from "./view/controls.js";
 import { put } from "./view/dom.js";
-import { build, create } from "./view/layout.js";
+import { build, create, layout } from "./view/layout.js";
+import { wireNarrow } from "./view/narrow.js";
 import { paint } from "./view/paint.js";
 import { applyStep, arrive, go, play, stop } from "./view/play.js";
 import { showFormula } from "./view/formula.js";
@@ -110,6 +111,7 @@ function wire(s) {
   s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
   s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));
   s.controls.querySelector("[name=next]").addEventListener("click", () => go(s, +1));
+  wireNarrow(s, () => layout(s));
 
   s.grid.addEventListener("pointerover", (e) => hover(s, e.target.closest(".cell, .stat")));
   s.grid.addEventListener("pointerleave", () => hover(s, null));

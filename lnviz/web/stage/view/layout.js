@@ -1,8 +1,10 @@
 // The stage's DOM and where everything goes: a 2 × 2 layout when wide (LN's output to the right
-// of x, along its rows; BN's below, along its columns), a single column when narrow.
+// of x, along its rows; BN's below, along its columns); when narrow, one norm at a time (view/narrow.js)
+// in a single column, under the controls: x, the norm's μ and σ, its output.
 
 import { count, span } from "../model.js";
 import { el } from "./dom.js";
+import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
 import { hover, showBands } from "./tooltip.js";
 
@@ -15,7 +17,7 @@ const CONTROLS = `
     <span class="count"></span>
   </div>
   <p class="caption" aria-live="polite"></p>
-  <div class="formula" hidden></div>
+  <div class="formula" tabindex="0" role="region" aria-label="The step's formula, with torch's numbers" hidden></div>
   <div class="foot">
     <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
       <span>fixed output colours ±${FIXED}</span></label>
@@ -29,7 +31,9 @@ export function create(parent) {
   const root = el("div", "stage", parent);
   root.setAttribute("role", "region");
   root.setAttribute("aria-label", "The stage: x, LayerNorm and BatchNorm side by side");
+  root.dataset.show = "ln"; // the norm a narrow stage shows
   const grid = el("div", "grid", root);
+  const norms = toggle(grid);
   const controls = el("div", "controls", grid);
   controls.innerHTML = CONTROLS;
   const tip = el("div", "tip", root);
@@ -37,7 +41,7 @@ export function create(parent) {
   tip.id = "stage-tip";
   tip.hidden = true;
   const s = {
-    root, grid, controls, tip,
+    root, grid, controls, tip, toggle: norms, norm: "ln",
     // The scrubbed controls' ranges and values join these from the payload (view/controls.js).
     scrubs: controls.querySelector(".scrubs"), input: { fixed: controls.querySelector("[name=fixed]") }, out: {},
     play: controls.querySelector("[name=play]"),
@@ -60,7 +64,7 @@ export function create(parent) {
 export function build(s) {
   const { R, C } = s.d;
   hover(s, null);
-  for (const e of [...s.grid.children]) if (e !== s.controls) e.remove();
+  for (const e of [...s.grid.children]) if (e !== s.controls && e !== s.toggle) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
     c.dataset.block = name;
@@ -91,6 +95,13 @@ export function build(s) {
   s.titles = { x: el("div", "title", s.grid), ln: el("div", "title ln", s.grid), bn: el("div", "title bn", s.grid) };
   s.noBn = s.d.bn ? null : el("p", "nobn", s.grid, s.d.bn_error);
   s.bands = Object.fromEntries(["lnA", "lnB", "bnA", "bnB"].map((n) => [n, el("div", `band ${n.slice(0, 2)}`, s.grid)]));
+  // What belongs to each norm: a narrow stage shows one norm's (stage.css).
+  const own = (norm, ...parts) => parts.forEach((e) => e && (e.dataset.norm = norm));
+  const { cells, stats, heads, titles, bands } = s;
+  own("ln", s.paints.ln, ...cells.ln, ...stats.lnMu, ...stats.lnSd, ...heads.colLn, ...heads.rowLn, heads.lnMu, heads.lnSd);
+  own("ln", titles.ln, bands.lnA, bands.lnB);
+  own("bn", s.paints.bn, ...cells.bn, ...stats.bnMu, ...stats.bnSd, ...heads.rowBn, heads.bnMu, heads.bnSd);
+  own("bn", titles.bn, bands.bnA, bands.bnB, s.noBn);
   layout(s);
 }
 
@@ -106,6 +117,8 @@ export function layout(s) {
   titles(s);
   showBands(s);
   if (m.wide) fit(s, m);
+  else fitNarrow(s, m);
+  if (s.fineNote) fineControls(s);
   s.geometry = {};
   if (s.shown) paint(s);
 }
@@ -124,41 +137,68 @@ function measure(s) {
   const sw = W < 640 ? 44 : present ? 60 : 50; // a statistic's width
   const gap = 10;
   const across = wide ? 2 * C : C;
-  let cw = Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across);
+  // Narrow: the row headers, x, a gap and LN's μ and σ; the grid's 2 px gaps between its C + 4 tracks.
+  let cw = wide
+    ? Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across)
+    : Math.floor((W - hw - 2 * sw - gap - 2 * (C + 3)) / C);
   cw = Math.max(14, Math.min(cw, 64));
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
   const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
-  const low = present ? 24 : 18; // the shortest cell its numbers fit in
-  const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, Math.min(cw, 40));
+  // The shortest cell its numbers fit in; narrow and too thin for numbers (under 30 px), the
+  // shortest whose row's μ and σ (12 px) still fit.
+  const low = present ? 24 : !wide && cw < 30 ? 16 : 18;
+  // Narrow: as tall as fits one screen (fitNarrow), from NARROW_CH down.
+  const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, NARROW_CH);
   s.root.style.setProperty("--cw", `${cw}px`);
   s.root.style.setProperty("--ch", `${ch}px`);
   s.root.classList.toggle("wide", wide);
+  s.toggle.hidden = wide;
   // A number fits a cell from 30 px across; in lecture mode, with one decimal at 20 px, from 36.
   s.root.classList.toggle("numbers", cw >= (present ? 36 : 30));
   s.wide = wide;
+  // Narrow, a column under 40 px has no room for BN's μ and σ across: they run upward (stage.css).
+  s.upright = !wide && cw < 40;
+  s.root.classList.toggle("upright", s.upright);
   s.places = present ? 1 : 2;
   return { wide, hw, sw, gap, cw, ch, low, room, digit };
 }
 
-// The grid's column and row tracks, and the lines each block starts on.
+const NARROW_CH = 28; // a narrow stage's tallest cell: taller ones would be slivers 17 px across
+
+const cols = (n) => Array(n).fill("var(--cw)").join(" ");
+const rows = (n) => Array(n).fill("var(--ch)").join(" ");
+const grow = (n) => Array(n).fill("minmax(var(--ch), auto)").join(" "); // the outputs' rows: BN's note when B = 1 fits
+
+// The grid's column and row tracks, and the lines each block starts on: t0 the titles', h0 the
+// column headers', x0, ln0, bn0 the blocks' first rows; xs, ls their first columns, st LN's μ's.
 function gridLines(s, { wide, hw, sw, gap }) {
+  if (!wide) return narrowLines(s, { hw, sw, gap });
   const { R, C } = s.d;
-  const cols = (n) => Array(n).fill("var(--cw)").join(" ");
-  const rows = (n) => Array(n).fill("var(--ch)").join(" ");
-  // Column lines: 1 row header | x: 2 .. C+1 | gap | μ, σ | (wide: gap | LN: C+6 .. 2C+5)
-  const xs = 2, st = C + 3, ls = wide ? C + 6 : xs;
-  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px` + (wide ? ` ${gap}px ${cols(C)}` : "");
-  // Row lines: title, column heads, x, gap, BN μ, σ, then the outputs with their titles.
-  const x0 = 3, bst = R + 4;
-  const lnTitle = wide ? 1 : R + 6, ln0 = wide ? x0 : R + 7;
-  const bnTitle = wide ? R + 6 : 2 * R + 7, bn0 = bnTitle + 1;
-  const ctlRow = wide ? bst : bn0 + R;
+  // Column lines: 1 row header | x: 2 .. C+1 | gap | μ, σ | gap | LN: C+6 .. 2C+5
+  const xs = 2, st = C + 3, ls = C + 6;
+  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px ${gap}px ${cols(C)}`;
+  // Row lines: titles, column heads, x with LN's output beside it, gap, BN μ, σ, BN's title and output.
+  const x0 = 3, bst = R + 4, bnTitle = R + 6;
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
-  s.grid.style.gridTemplateRows = wide
-    ? `auto auto ${rows(R)} ${bnStats} auto ${Array(R).fill("minmax(var(--ch), auto)").join(" ")}`
-    : `auto auto ${rows(R)} ${bnStats} auto ${rows(R)} auto ${rows(R)} auto`;
-  return { wide, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, ctlRow };
+  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}`;
+  return { wide, t0: 1, h0: 2, x0, ln0: x0, bn0: bnTitle + 1, xs, ls, st, bst, lnTitle: 1, bnTitle };
+}
+
+// Narrow: one column, one norm (s.norm). Row lines: the toggle, the controls, x's title, its column
+// heads, x, a gap, BN's μ and σ (no room while LN is shown), the output's title, the output: LN's
+// and BN's outputs start on the same lines, and the one not shown is hidden (stage.css).
+function narrowLines(s, { hw, sw, gap }) {
+  const { R, C } = s.d;
+  const xs = 2, st = C + 3;
+  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px`;
+  const x0 = 5, bst = x0 + R + 1, title = bst + 2, out0 = title + 1;
+  const stat = s.upright ? "var(--bh)" : "var(--ch)";
+  const bnStats = s.d.bn && s.norm === "bn" ? `6px ${stat} ${stat}` : "0 0 0";
+  // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
+  const out = s.d.bn ? rows(R) : grow(R); // B = 1: rows BN's note may need
+  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${out}`;
+  return { wide: false, t0: 3, h0: 4, x0, ln0: out0, bn0: out0, xs, ls: xs, st, bst, lnTitle: title, bnTitle: title, ctlRow: 2 };
 }
 
 function at(e, r, c, r2, c2) {
@@ -185,12 +225,12 @@ function placeBlocks(s, { wide, x0, ln0, bn0, xs, ls, st }) {
 }
 
 // The column headers (every k-th that fits), BN's μ and σ under x, and the symbols' headers.
-function placeHeads(s, { wide, xs, ls, st, bst }, { cw, digit }) {
+function placeHeads(s, { wide, h0, xs, ls, st, bst }, { cw, digit }) {
   const { C, c0 } = s.d;
   const every = Math.ceil((digit * String(c0 + C - 1).length + 4) / cw); // label every k-th column that fits
   for (let j = 0; j < C; j++) {
-    at(s.heads.colX[j], 2, xs + j);
-    at(s.heads.colLn[j], 2, ls + j);
+    at(s.heads.colX[j], h0, xs + j);
+    at(s.heads.colLn[j], h0, ls + j);
     s.heads.colLn[j].hidden = !wide;
     s.heads.colX[j].textContent = s.heads.colLn[j].textContent = (c0 + j) % every === 0 ? c0 + j : "";
     if (s.d.bn) {
@@ -198,31 +238,47 @@ function placeHeads(s, { wide, xs, ls, st, bst }, { cw, digit }) {
       at(s.stats.bnSd[j], bst + 1, xs + j);
     }
   }
-  at(s.heads.lnMu, 2, st);
-  at(s.heads.lnSd, 2, st + 1);
+  at(s.heads.lnMu, h0, st);
+  at(s.heads.lnSd, h0, st + 1);
   at(s.heads.bnMu, bst, 1);
   at(s.heads.bnSd, bst + 1, 1);
   s.heads.bnMu.hidden = s.heads.bnSd.hidden = !s.d.bn;
 }
 
-// The titles, the canvases under the cells, BN's note when B = 1, and the controls.
-function placeParts(s, { wide, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, ctlRow }) {
+// The titles, the canvases under the cells, BN's note when B = 1, the toggle and the controls.
+function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTitle, ctlRow }) {
   const { R, C } = s.d;
-  at(s.titles.x, 1, 1, 2, C + 2);
+  at(s.titles.x, t0, 1, t0 + 1, C + 2);
   at(s.titles.ln, lnTitle, wide ? ls : 1, lnTitle + 1, wide ? ls + C : C + 5);
-  at(s.titles.bn, bnTitle, 1, bnTitle + 1, C + 2);
-  if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), xs + C);
+  at(s.titles.bn, bnTitle, 1, bnTitle + 1, wide ? C + 2 : C + 5);
+  if (s.noBn) at(s.noBn, bn0, xs, bn0 + Math.min(R, 3), wide ? xs + C : C + 5);
   at(s.paints.x, x0, xs, x0 + R, xs + C);
   at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
   if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
   if (wide) at(s.controls, bst, st, bn0 + R, ls + C);
-  else at(s.controls, ctlRow, 1, ctlRow + 1, C + 5);
+  else {
+    at(s.toggle, 1, 1, 2, C + 5);
+    at(s.controls, ctlRow, 1, ctlRow + 1, C + 5);
+  }
 }
 
 // Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
 function fit(s, { ch, low, room }) {
   const lines = 2 * s.d.R + 2;
   const over = s.grid.offsetHeight - room;
+  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
+}
+
+// Narrow: cells as tall as let the toggle, the controls, x, the norm's μ and σ and its output fit
+// between Streamlit's header and the foot of the screen (a phone's 390 × 844: all of it at 8 × 12).
+// x keeps its size when the toggle switches: LN's view leaves out the room of BN's μ and σ, and counts it here.
+function fitNarrow(s, { ch, low }) {
+  const header = document.querySelector('[data-testid="stHeader"]');
+  const top = header ? Math.min(Math.max(header.getBoundingClientRect().bottom, 0), window.innerHeight / 4) : 0;
+  const bh = s.upright ? parseFloat(getComputedStyle(s.root).getPropertyValue("--bh")) : ch;
+  const bnStats = s.d.bn && s.norm === "ln" ? 2 * bh + 6 : 0;
+  const over = s.grid.offsetHeight + bnStats - (window.innerHeight - top - 8);
+  const lines = 2 * s.d.R + (s.d.bn && !s.upright ? 2 : 0);
   if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 

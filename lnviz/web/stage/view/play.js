@@ -4,6 +4,7 @@
 import { emphasis, lit, short } from "../model.js";
 import { shade } from "./colour.js";
 import { el } from "./dom.js";
+import { follow } from "./narrow.js";
 import { paintX } from "./paint.js";
 import { showBands } from "./tooltip.js";
 
@@ -66,6 +67,7 @@ export function applyStep(s) {
   caption(s, step);
   const n = s.steps.length - 2; // the table's steps, between everything shown before and after
   s.count.textContent = s.driven ? `Step ${s.step} of ${n}` : `${s.step} / ${s.steps.length - 1}`;
+  follow(s, step); // a narrow stage shows the norm the step is about
   showBands(s);
   paintX(s);
 }
