@@ -8,9 +8,6 @@ sidebar), the lecture style and the garbage collector. Nothing here imports
 torch: on a fresh server a page paints its title while torch loads.
 """
 
-import gc
-import sys
-
 import streamlit as st
 
 from lnviz.views import pages
@@ -49,12 +46,4 @@ if mode.presenting():
     st.sidebar.link_button("Leave lecture mode", "?", icon=":material/close_fullscreen:")
 page.run()
 
-# Streamlit's server runs a full garbage collection after every script run
-# (runner.postScriptGC). With torch, pandas and plotly loaded that walks about
-# 250,000 objects: 250-700 ms per slider move on a 2-core CPU. Those modules
-# live as long as the process, so once a page has loaded them they are moved
-# out of the collector's sight; what the pages create afterwards is still
-# collected as usual.
-if not gc.get_freeze_count() and "torch" in sys.modules:
-    gc.collect()
-    gc.freeze()
+boot.freeze_long_lived()  # after the page: once it has imported torch, pandas and plotly
