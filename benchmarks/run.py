@@ -92,7 +92,7 @@ open view add up to several times the bare page's one slider and one line. With 
 
 **Issue 22's stage targets** (the stage table above; what a MISS there comes from):
 
-- *A release's bytes* are the stage's payload (its window of x, x̂, μ and σ², in base64) plus the
+- *A release's bytes* are the stage's payload (its window of x and each norm's μ, σ², x̂ and y, as float64 JSON numbers) plus the
   open view of the details and Streamlit's own messages; since the stage's JS and CSS are files,
   nothing else is in them.
 - *The sidebar's γ to the stage*: the sidebar's γ lives in the explorer's fragment, so a press reruns
@@ -111,9 +111,9 @@ open view add up to several times the bare page's one slider and one line. With 
   With the server and the browser on cores of their own (`taskset`, as hosted), the browser's
   load of the frontend no longer competes with that import, but the import itself is the floor:
   the stage cannot be drawn before torch has computed its numbers. Importing torch in a background
-  thread as the server starts was not tried again with the cores apart; on this machine the other
-  engineers' work runs on both cores, so `taskset` separates the server from the browser, not
-  either from the rest of the load.
+  thread as the server starts was not tried again with the cores apart; on a shared machine other
+  work runs on both cores, so `taskset` separates the server from the browser, not either from the
+  rest of the load (see the load average above).
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [
