@@ -5,7 +5,7 @@ import streamlit as st
 from lnviz.labs import explorer, walkthrough
 from lnviz.labs.explorer import stage
 from lnviz.maths import data, device
-from ui import keys
+from ui import keys, mode
 from ui import stage as live
 from ui.controls import normalization_controls
 from ui.page import Page
@@ -18,6 +18,9 @@ page = Page.start(
     "Steps 1–6 walk LN along row i, steps 7–12 BN down column j, on the same stage as the explorer's: each step "
     "lights up what it uses, the chosen row or column of x shows the values after the step, and the formula "
     "beside it carries torch's own numbers. Click a cell to choose i and j.",
+    # On a projector the step's heading names the page: its height goes to the stage, so that BN's output
+    # column is on a 1280 × 720 screen with the step's words and formula.
+    title=not mode.presenting(),
 )
 with page.sidebar("Input"):
     dist = page.control("dist")

@@ -85,12 +85,13 @@ class Page:
         self._notes = st.container()  # under the title: what the link's values became
 
     @classmethod
-    def start(cls, intro: str | None = None, file: str | None = None) -> Page:
+    def start(cls, intro: str | None = None, file: str | None = None, title: bool = True) -> Page:
         """The page's title, its lesson (if the link names one) and its introduction.
 
         The page is the registry's entry for the calling script (``pages/NAME.py``), or for ``file``.
         Before anything is drawn, a link from an earlier version gets the values it meant then, and the
-        address bar gets today's version.
+        address bar gets today's version. ``title=False``: a page whose own heading says where it is
+        (the walkthrough's step, in lecture mode) leaves the title's height to its picture.
         """
         boot.router()
         entry = _entry(file or sys._getframe(1).f_code.co_filename)  # inspect.stack() read source: ~20 ms a run
@@ -98,7 +99,8 @@ class Page:
         _upgrade_old_link(entry.name)
         if st.query_params.get("v") != str(links.LINK_VERSION):
             st.query_params["v"] = str(links.LINK_VERSION)
-        st.title(entry.heading)
+        if title:
+            st.title(entry.heading)
         mode.show_lesson(entry.name)
         page = cls(entry)
         if intro:
