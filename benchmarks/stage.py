@@ -41,7 +41,7 @@ import json
 import os
 import statistics
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from playwright.sync_api import Browser, sync_playwright
@@ -189,24 +189,36 @@ def drag(browser: Browser, tab: Tab, moves: int) -> dict[str, float]:
     }
 
 
-def release(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
-    """Keyboard releases on the stage's gain (to torch's Δ on the badge, to settled) and on the bare slider."""
-    tab.page.evaluate(BADGE_JS)
-    to_badge, page_settled, bare_settled, stage_bytes = [], [], [], []
+def _alternating(bare: Tab, presses: int, on_stage: Callable[[str], None]) -> list[float]:
+    """``presses`` key presses on each page, ArrowRight and ArrowLeft in turn, alternating which page goes first:
+    ``on_stage(key)`` presses and measures the app's side; the bare slider's press to settled is returned."""
+    bare_settled = []
     for k in range(presses):
         key = "ArrowRight" if k % 2 == 0 else "ArrowLeft"
         order = ("stage", "bare") if k % 2 == 0 else ("bare", "stage")
         for which in order:
             if which == "bare":
                 bare_settled.append(press(bare, key, GAIN).latency_ms)
-                continue
-            tab.page.evaluate("window.__torchAt = null")
-            settle = press(tab, key, STAGE_GAIN)
-            tab.page.wait_for_function("() => window.__torchAt !== null", timeout=30_000)
-            key_at = tab.page.evaluate("window.__bench.keyAt")
-            to_badge.append(tab.page.evaluate("window.__torchAt") - key_at)
-            page_settled.append(settle.latency_ms)
-            stage_bytes.append(settle.bytes)
+            else:
+                on_stage(key)
+    return bare_settled
+
+
+def release(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
+    """Keyboard releases on the stage's gain (to torch's Δ on the badge, to settled) and on the bare slider."""
+    tab.page.evaluate(BADGE_JS)
+    to_badge, page_settled, stage_bytes = [], [], []
+
+    def on_stage(key: str) -> None:
+        tab.page.evaluate("window.__torchAt = null")
+        settle = press(tab, key, STAGE_GAIN)
+        tab.page.wait_for_function("() => window.__torchAt !== null", timeout=30_000)
+        key_at = tab.page.evaluate("window.__bench.keyAt")
+        to_badge.append(tab.page.evaluate("window.__torchAt") - key_at)
+        page_settled.append(settle.latency_ms)
+        stage_bytes.append(settle.bytes)
+
+    bare_settled = _alternating(bare, presses, on_stage)
     return {
         "stage_ms": statistics.median(to_badge),
         "page_ms": statistics.median(page_settled),
@@ -221,21 +233,18 @@ def sidebar(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
     """Key presses on the sidebar's gain slider, to torch's new numbers on the stage, against the bare page's
     press to settled, alternating which goes first."""
     tab.page.evaluate(SIDEBAR_JS)
-    to_stage, page_settled, bare_settled, shown, settles = [], [], [], [], []
-    for k in range(presses):
-        key = "ArrowRight" if k % 2 == 0 else "ArrowLeft"
-        order = ("stage", "bare") if k % 2 == 0 else ("bare", "stage")
-        for which in order:
-            if which == "bare":
-                bare_settled.append(press(bare, key, GAIN).latency_ms)
-                continue
-            tab.page.evaluate("window.__sidebar.arm()")
-            settle = press(tab, key, SIDEBAR_GAIN)
-            tab.page.wait_for_function("() => window.__sidebar.at !== null", timeout=30_000)
-            to_stage.append(tab.page.evaluate("window.__sidebar.at - window.__bench.keyAt"))
-            page_settled.append(settle.latency_ms)
-            settles.append(settle)
-            shown.append(tab.page.evaluate("window.__sidebar.gain"))
+    to_stage, page_settled, shown, settles = [], [], [], []
+
+    def on_stage(key: str) -> None:
+        tab.page.evaluate("window.__sidebar.arm()")
+        settle = press(tab, key, SIDEBAR_GAIN)
+        tab.page.wait_for_function("() => window.__sidebar.at !== null", timeout=30_000)
+        to_stage.append(tab.page.evaluate("window.__sidebar.at - window.__bench.keyAt"))
+        page_settled.append(settle.latency_ms)
+        settles.append(settle)
+        shown.append(tab.page.evaluate("window.__sidebar.gain"))
+
+    bare_settled = _alternating(bare, presses, on_stage)
     if len(set(shown)) != 2:  # ArrowRight, then ArrowLeft: two values of γ, in turn
         raise RuntimeError(f"the stage's γ after each sidebar press: {shown}")
     return {

@@ -17,7 +17,7 @@ page = Page.start(
     "(Ioffe and Szegedy, 2015).\n\n"
     "Steps 1–6 walk LN along row i, steps 7–12 BN down column j, on the same stage as the explorer's: each step "
     "lights up what it uses, the chosen row or column of x shows the values after the step, and the formula "
-    "beside it carries torch's own numbers. Click a cell to choose i and j.",
+    "on the stage carries torch's own numbers. Click a cell to choose i and j.",
     # On a projector the step's heading names the page: its height goes to the stage, so that BN's output
     # column is on a 1280 × 720 screen with the step's words and formula.
     title=not mode.presenting(),

@@ -333,6 +333,7 @@ def test_back_is_disabled_at_the_first_step_and_next_at_the_last():
         not lecture.latex and stage_data(lecture)["formula"] and not lecture.get("plotly_chart") and lecture.subheader
     )
     assert stage_data(lecture)["present"] is True
+    assert at.title and not lecture.title  # on a projector the step's heading names the page
 
 
 def test_junk_step_in_the_link_falls_back_to_the_first_with_a_note():

@@ -67,7 +67,8 @@ BN_ONE_VALUE = (
 INTRO = "Press Play, or step with ← → (a clicker's PageDown): how each norm reduces x, in twelve steps."
 OUTRO = (
     "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample. Every column by the "
-    "batch's μ and σ: change one sample and all of BatchNorm's outputs move."
+    "batch's μ and σ: change one sample's value in a column, and in general every BatchNorm output of that column "
+    "moves with it."
 )
 OUTRO_ONE = "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample."
 

@@ -189,7 +189,7 @@ export default {
   }
  ],
  "intro": "Press Play, or step with ← → (a clicker's PageDown): how each norm reduces x, in twelve steps.",
- "outro": "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample. Every column by the batch's μ and σ: change one sample and all of BatchNorm's outputs move.",
+ "outro": "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample. Every column by the batch's μ and σ: change one sample's value in a column, and in general every BatchNorm output of that column moves with it.",
  "outro_one": "Every row the same way, each by its own μ and σ: LayerNorm involves no other sample.",
  "done": 4
 };
