@@ -279,7 +279,7 @@ def test_page_runs_and_every_control_acts():
 
     at.slider(key="length").set_value(30).run()
     at.slider(key="extra").set_value(20).run()
-    at.slider(key="batch").set_value(12).run()
+    at.select_slider(key="batch").set_value(12).run()
     assert_no_exception(at)
     batch4, _, test4 = figures(at)
     assert len(batch4.data[0].z) == 12 and len(batch4.data[0].z[0]) == 30
@@ -293,7 +293,7 @@ def test_page_runs_and_every_control_acts():
     batch6, _, _ = figures(at)
     assert not _same(batch6.data[0].z, batch5.data[0].z)
 
-    at.slider(key="features").set_value(2).run()
+    at.select_slider(key="features").set_value(2).run()
     assert_no_exception(at)
     assert at.slider(key="feature").value == 1  # the chosen feature is kept inside the grid
     assert figures(at)[0].layout.title.text.endswith("(feature 1)")
