@@ -26,6 +26,11 @@ def slider_text(app, key: str) -> str:
     return app.page.locator(f".st-key-{key} [data-testid='stSliderThumbValue']").inner_text()
 
 
+def thumb(app, key: str):
+    """A slider's thumb, what a mouse or a finger grabs: the box around the value it shows."""
+    return app.page.locator(f".st-key-{key} [data-testid='stSliderThumbValue']").locator("xpath=..")
+
+
 def query(app) -> dict[str, list[str]]:
     return parse_qs(urlparse(app.page.url).query)
 
@@ -204,8 +209,7 @@ def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed
     pixel and let go where it shows 2, 3 or 4: the page takes that B, and the stage says LN's rows stayed."""
     for target in (4, 3, 2):
         app = open_app(f"{app_server}/")
-        thumb = app.page.locator(".st-key-batch [role='slider']")
-        box = thumb.bounding_box()
+        box = thumb(app, "batch").bounding_box()
         x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
         app.page.mouse.move(x, y)
         app.page.mouse.down()
@@ -223,7 +227,7 @@ def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed
         kept = app.page.locator(".st-key-live_stage .kept")
         assert kept.inner_text() == f"B 8 → {target}: {rows} of x and of LN's output unchanged; BN's changed."
         assert kept.is_visible()
-    box = app.page.locator(".st-key-batch [role='slider']").bounding_box()  # and 1024 is still one drag away
+    box = thumb(app, "batch").bounding_box()  # and 1024 is still one drag away
     app.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
     app.page.mouse.down()
     app.page.mouse.move(box["x"] + 2000, box["y"] + box["height"] / 2, steps=5)
