@@ -116,3 +116,23 @@ def test_a_version_3_link_opens_the_old_draws_numbers_and_keeps_it_in_the_addres
     fresh = run_page("pages/explorer.py", {"dist": "heterogeneous samples", "batch": "5", "features": "7", "seed": "3"})
     d = stage_data(fresh)
     assert not np.array_equal(stage_grid(d, d["x"]), np.asarray(old["x"]))  # today's link: the stable draw
+
+
+def test_the_coupling_and_family_grids_keep_their_samples_too():
+    from lnviz.labs import coupling, family
+
+    for seed, big_b, big_h, small_b, small_h in shapes(4):
+        big_b, small_b = max(big_b, 2), max(small_b, 2)
+        big = coupling.couple(big_b, big_h, seed, 0, "outlier", 5.0)
+        small = coupling.couple(small_b, small_h, seed, 0, "outlier", 5.0)
+        assert torch.equal(small.x, big.x[:small_b, :small_h])
+        changed = [coupling.perturb_row(r.x, 0, "outlier", 5.0, seed) for r in (big, small)]  # row 0 is u
+        assert torch.equal(changed[1], changed[0][:small_b, :small_h])  # u keeps its features too
+        n, c, p = (min(v, 8) for v in (big_b, big_h, big_b + 1))
+        x = family.make_tensor(n, c, p, seed)
+        assert torch.equal(family.make_tensor(1, max(c // 2, 1), 2, seed), x[:1, : max(c // 2, 1), :2])
+    old = family.make_tensor(4, 6, 8, 0, draw="whole")  # the old draw: one generator, (offset, scale, z) in turn
+    g = data.generator(0)
+    offset = 2.0 * torch.randn(1, 6, 1, generator=g, dtype=torch.float64)
+    scale = torch.exp(0.5 * torch.randn(4, 1, 1, generator=g, dtype=torch.float64))
+    assert torch.equal(old, offset + scale * torch.randn(4, 6, 8, generator=g, dtype=torch.float64))

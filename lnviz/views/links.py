@@ -38,7 +38,7 @@ DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
         "walkthrough": {"batch": 16, "features": 32, "gain": 1.0, "bias": 0.0},
     },
     3: {"explorer": {"view": "charts"}},
-    4: {"explorer": {"draw": "whole"}, "walkthrough": {"draw": "whole"}},
+    4: {page: {"draw": "whole"} for page in ("explorer", "walkthrough", "coupling", "family")},
 }
 # For each version, the controls it counts differently: (the control as it was, what to add to its value).
 COUNTS_BEFORE: dict[int, dict[str, dict[str, tuple[Param, int]]]] = {

@@ -395,7 +395,7 @@ def _sequence_missing_steps() -> Question:
 
 
 def _outlier_others() -> Question:
-    values = dict(dist="outlier feature", batch=16, features=16, seed=0, feature=5, sample=0)
+    values = dict(dist="outlier feature", batch=16, features=16, seed=0, feature=1, sample=0)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
     j, i, h = data.outlier_feature(values["features"]), values["sample"], values["features"]
     if j != values["feature"]:
