@@ -233,3 +233,16 @@ def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed
     app.page.mouse.move(box["x"] + 2000, box["y"] + box["height"] / 2, steps=5)
     app.page.mouse.up()
     app.page.wait_for_function("() => new URL(location.href).searchParams.get('batch') === '1024'", timeout=60_000)
+
+
+def test_a_version_3_link_keeps_its_draw_and_a_size_between_stops_its_stop_through_a_reload(app_server, open_app):
+    """Values the page gave the widgets from code (the old draw, the nearest stop) are in the address bar."""
+    app = open_app(f"{app_server}/?v=3&batch=5&features=7&seed=3&dist=heterogeneous+samples")
+    assert query(app)["draw"] == ["whole"] and query(app)["v"] == [str(links.LINK_VERSION)]
+    app.page.reload()
+    app.settle()
+    assert query(app)["draw"] == ["whole"] and query(app)["batch"] == ["5"]  # the old draw's numbers again
+    assert "Draw = whole" not in app.page.locator('[data-testid="stMain"]').inner_text()  # today's link now
+    app.goto(f"{app_server}/?batch=100")
+    assert query(app)["batch"] == ["96"] and slider_text(app, "batch") == "96"
+    assert "100 is not one of the slider's stops; using 96" in app.page.locator('[data-testid="stMain"]').inner_text()

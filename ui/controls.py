@@ -96,12 +96,13 @@ def _link_value_to_stop(param: Param, raw: list[str]) -> None:
 
     Streamlit knows a select slider's value only by an option's text and drops any other for the
     default; the control's own rules (:meth:`Param.parse`) take it to the nearest stop instead, given
-    to the widget before it is drawn, and the note about the link says which.
+    to the widget before it is drawn and written into the address bar, and the note about the link says which.
     """
     value, _ = param.parse(raw)
     if param.format(value) != raw[-1]:
         _drop_link_value(param.key)
         st.session_state[param.key] = value
+        st.query_params[param.key] = param.format(value)  # the address bar says the stop, as the widget shows
 
 
 def _mishandled(param: Param, raw: list[str]) -> bool:

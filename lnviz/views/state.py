@@ -283,7 +283,9 @@ LENGTH = Param(
     24,
     lo=2,
     hi=64,
+    options=size_options(),
     help="The longest training sequence; shorter ones are padded up to T.",
+    widget="select_slider",
 )
 SPREAD = Param(
     "spread",
@@ -305,7 +307,9 @@ EXTRA = Param(
     12,
     lo=1,
     hi=64,
+    options=size_options(),
     help="How many steps the test sequence runs past the longest training sequence.",
+    widget="select_slider",
 )
 
 # The norm family: a batch of feature maps (N, C, H·W).
