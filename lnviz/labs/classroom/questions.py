@@ -57,7 +57,7 @@ class Question:
     choices: tuple[str, ...] = ()  # "choice": the options; "number": ()
     answer: int | float = 0  # "choice": the right option's index; "number": torch's value
     why: str = ""  # shown after the reveal, with torch's numbers
-    link: str = ""  # relative URL of the view that shows why, ending in v=3
+    link: str = ""  # relative URL of the view that shows why, ending in v=LINK_VERSION
     lo: float = 0.0  # "number": the smallest guess taken
     hi: float = 0.0  # "number": the largest guess taken
     decimals: int = 2  # "number": guesses are stored rounded to this many decimals
