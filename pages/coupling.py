@@ -17,12 +17,13 @@ page = Page.start(
 )
 with page.sidebar("Batch"):
     batch, features, seed = page.controls("batch", "features", "seed")
+    draw = page.control("draw", horizontal=True)
 pick_sample, pick_kind, pick_amount = st.columns([1, 2, 2])
 sample = page.index("sample", batch, where=pick_sample)
 kind = page.control("perturb", where=pick_kind, horizontal=True)
 amount = page.control("amount", where=pick_amount)
 
-result = page.compute(coupling.couple, batch, features, seed, sample, kind, amount)
+result = page.compute(coupling.couple, batch, features, seed, sample, kind, amount, draw=draw)
 
 st.subheader(f"|Δy| after changing sample {sample}")
 st.caption(
@@ -54,7 +55,7 @@ st.caption(
     "1 in size, and close to ±1 unless the two values nearly coincide. As B grows, the batch's μ and σ² approach the population's (0 and 1), so "
     "the lines close in on the dotted limit. Its LN output is one number for every batch."
 )
-sweep = page.compute(coupling.sweep_for, batch, features, seed, sample)
+sweep = page.compute(coupling.sweep_for, batch, features, seed, sample, draw)
 page.chart(
     coupling.fig_sweep(sweep),
     key="sweep_chart",

@@ -42,7 +42,8 @@ from ui.own_data import OwnData  # noqa: E402
 @dataclass(frozen=True)
 class Inputs:
     """What the explorer computes from, chosen in the input section: generated data (``dist``, B, H, seed) or
-    the user's own (``own``, whose x sets B and H), the seed of the per-feature γ and β, and the device."""
+    the user's own (``own``, whose x sets B and H), the seed of the per-feature γ and β, how x and they are
+    drawn from it (``draw``), and the device."""
 
     dist: str | None  # None with your own data
     batch: int
@@ -50,6 +51,7 @@ class Inputs:
     seed: int
     own: OwnData | None
     device: torch.device
+    draw: str = "stable"
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,11 @@ def input_section() -> tuple[Inputs, Any]:
             st.caption(f"Your data: {own.source}, {batch} × {features}. {own.kept}")
             own_data.back_button()
         seed = page.control("seed", help="Same seed, same numbers. With your own data: the per-feature γ, β.")
+        draw = page.control("draw", horizontal=True)
     norm_box = st.sidebar.container()  # γ, β, ε: drawn by below() before the compute section, in the fragment
     with page.sidebar("Compute"):
         picked = page.device()
-    return Inputs(dist, batch, features, seed, own, picked), norm_box
+    return Inputs(dist, batch, features, seed, own, picked, draw), norm_box
 
 
 def own_normalized(key: str, device_type: str, eps: float) -> Exploration:
@@ -96,16 +99,19 @@ def own_normalized(key: str, device_type: str, eps: float) -> Exploration:
 def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     """Both norms of the inputs' x on ``dev``, before γ and β."""
     if inputs.own is None:
-        args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps)
+        args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps, inputs.draw)
         return page.compute(explorer.generated, *args, shared=True)  # shared with the walkthrough
     return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
 
 
 def the_stage(shown: Shown) -> None:
-    """x and both outputs, live: a window of the grid around the chosen cell."""
-    batch, features = shown.inputs.batch, shown.inputs.features
+    """x and both outputs, live: a window of the grid around the chosen cell, and what a change of B or H kept."""
+    inputs, norm = shown.inputs, shown.norm
+    batch, features = inputs.batch, inputs.features
     rows, cols = stage.window(batch, features, *shown.cell)
-    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden), shown.cell)
+    same = ("explorer", inputs.dist, inputs.seed, inputs.draw, inputs.own and inputs.own.id, norm)
+    note = live.resized(same, shown.result)
+    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note), shown.cell)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(
             f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
@@ -281,7 +287,15 @@ def downloads(shown: Shown) -> None:
         st.caption("The script reproduces generated views; your own data is in the downloads above.")
         return
     script = export.script(
-        inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps
+        inputs.dist,
+        inputs.batch,
+        inputs.features,
+        inputs.seed,
+        norm.gain,
+        norm.bias,
+        norm.affine,
+        norm.eps,
+        inputs.draw,
     )
     st.code(script, language="python")
     st.download_button(
@@ -333,7 +347,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     """
     norm = normalization_controls(page.control, where=norm_box)
     base, _ = page.on_device(lambda d: compute(inputs, d, norm.eps), inputs.device)
-    g, b = data.random_affine(inputs.features, inputs.seed) if norm.affine else (None, None)  # (H,) each
+    g, b = data.random_affine(inputs.features, inputs.seed, inputs.draw) if norm.affine else (None, None)  # (H,) each
     result = explorer.with_affine(base, norm.gain, norm.bias, g, b)
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known
     badges(inputs, result)

@@ -17,6 +17,7 @@ page = Page.start(
 )
 with page.sidebar("Tensor"):
     batch, channels, positions, groups, seed = page.controls("batch", "channels", "positions", "groups", "seed")
+    draw = page.control("draw", horizontal=True)
 # On a projector (1280 × 720) the controls stand left of the cube, so that both fit the first screen.
 controls, picture = st.columns([1, 3], vertical_alignment="top") if page.presenting else (st, st)
 norm = page.control("norm", where=controls, horizontal=not page.presenting)
@@ -27,7 +28,7 @@ pick = (
     page.index("position", positions, where=pick_pos),
 )
 
-x = family.make_tensor(batch, channels, positions, seed)  # (N, C, H·W)
+x = family.make_tensor(batch, channels, positions, seed, draw)  # (N, C, H·W)
 try:
     family.check_groups(channels, groups)
     usable = family.NORMS

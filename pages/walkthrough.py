@@ -26,6 +26,7 @@ with page.sidebar("Input"):
     dist = page.control("dist")
     st.caption(data.DISTS[dist])
     batch, features, seed = page.controls("batch", "features", "seed")
+    draw = page.control("draw", horizontal=True)
 norm = normalization_controls(page.control)
 with page.sidebar("Compute"):
     picked = page.device()
@@ -69,8 +70,8 @@ next_col.button(
 
 def walk_on(dev):
     """Both norms of x with γ and β (the stage's numbers), and the twelve steps for cell (i, j)."""
-    base = page.compute(explorer.generated, dist, batch, features, seed, dev.type, norm.eps, shared=True)
-    g, b = data.random_affine(features, seed) if norm.affine else (None, None)  # (H,) each
+    base = page.compute(explorer.generated, dist, batch, features, seed, dev.type, norm.eps, draw, shared=True)
+    g, b = data.random_affine(features, seed, draw) if norm.affine else (None, None)  # (H,) each
     result = explorer.with_affine(base, norm.gain, norm.bias, g, b)
     return result, walkthrough.steps(base.x, result.affine.gamma, result.affine.beta, norm.eps, i, j)
 
@@ -83,7 +84,9 @@ if now.note:
     note_box.warning(now.note, icon=":material/warning:")
 with stage_box:
     rows, cols = stage.window(batch, features, i, j)
-    live.draw(stage.payload(result, rows, cols, locked=page.hidden), (i, j), walk=step, formula=now.latex)
+    note = live.resized(("walkthrough", dist, seed, draw, norm), result)
+    payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note)
+    live.draw(payload, (i, j), walk=step, formula=now.latex)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(
             f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "

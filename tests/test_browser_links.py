@@ -26,6 +26,11 @@ def slider_text(app, key: str) -> str:
     return app.page.locator(f".st-key-{key} [data-testid='stSliderThumbValue']").inner_text()
 
 
+def thumb(app, key: str):
+    """A slider's thumb, what a mouse or a finger grabs: the box around the value it shows."""
+    return app.page.locator(f".st-key-{key} [data-testid='stSliderThumbValue']").locator("xpath=..")
+
+
 def query(app) -> dict[str, list[str]]:
     return parse_qs(urlparse(app.page.url).query)
 
@@ -197,3 +202,47 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
     assert "](http://evil.ex" in " ".join(notes.all_inner_texts())  # shown as literal text, shortened
     main = app.page.locator('[data-testid="stMain"]')
     assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0
+
+
+def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed(app_server, open_app):
+    """Issue 27: on a linear 1…1024 slider a 6 px drag moved B from 8 to 35. Drag the thumb left pixel by
+    pixel and let go where it shows 2, 3 or 4: the page takes that B, and the stage says LN's rows stayed."""
+    for target in (4, 3, 2):
+        app = open_app(f"{app_server}/")
+        box = thumb(app, "batch").bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        app.page.mouse.move(x, y)
+        app.page.mouse.down()
+        for dx in range(1, 120):
+            app.page.mouse.move(x - dx, y)
+            if slider_text(app, "batch") == str(target):
+                break
+        app.page.mouse.up()
+        app.page.wait_for_function(
+            f"() => new URL(location.href).searchParams.get('batch') === '{target}'", timeout=30_000
+        )
+        app.settle()
+        assert slider_text(app, "batch") == str(target)
+        rows = "row 0" if target == 1 else f"rows 0–{target - 1}"
+        kept = app.page.locator(".st-key-live_stage .kept")
+        assert kept.inner_text() == f"B 8 → {target}: {rows} of x and of LN's output unchanged; BN's changed."
+        assert kept.is_visible()
+    box = thumb(app, "batch").bounding_box()  # and 1024 is still one drag away
+    app.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    app.page.mouse.down()
+    app.page.mouse.move(box["x"] + 2000, box["y"] + box["height"] / 2, steps=5)
+    app.page.mouse.up()
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('batch') === '1024'", timeout=60_000)
+
+
+def test_a_version_3_link_keeps_its_draw_and_a_size_between_stops_its_stop_through_a_reload(app_server, open_app):
+    """Values the page gave the widgets from code (the old draw, the nearest stop) are in the address bar."""
+    app = open_app(f"{app_server}/?v=3&batch=5&features=7&seed=3&dist=heterogeneous+samples")
+    assert query(app)["draw"] == ["whole"] and query(app)["v"] == [str(links.LINK_VERSION)]
+    app.page.reload()
+    app.settle()
+    assert query(app)["draw"] == ["whole"] and query(app)["batch"] == ["5"]  # the old draw's numbers again
+    assert "Draw = whole" not in app.page.locator('[data-testid="stMain"]').inner_text()  # today's link now
+    app.goto(f"{app_server}/?batch=100")
+    assert query(app)["batch"] == ["96"] and slider_text(app, "batch") == "96"
+    assert "100 is not one of the slider's stops; using 96" in app.page.locator('[data-testid="stMain"]').inner_text()

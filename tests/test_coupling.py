@@ -218,8 +218,8 @@ def test_page_runs_and_every_control_acts() -> None:
     sweep_words = next(c.value for c in at.caption if "batch-mates" in c.value)
     assert "√(B − 1)" in sweep_words and "population" in sweep_words and "less as B grows" not in sweep_words
     bn, ln = _delta_maps(at)
-    b = at.slider(key="batch").value  # batch and features may come from another page (same key, same meaning)
-    assert bn.shape == ln.shape == (b, at.slider(key="features").value)
+    b = at.select_slider(key="batch").value  # batch and features may come from another page (same key, same meaning)
+    assert bn.shape == ln.shape == (b, at.select_slider(key="features").value)
     assert np.all(bn.max(axis=1) > 1e-6)
     assert np.all(ln[1:] == 0) and ln[0].max() > 0.1
     assert _metrics(at) == [f"{b} of {b}", f"1 of {b}"]
@@ -248,8 +248,8 @@ def test_page_runs_and_every_control_acts() -> None:
     prose = " ".join(m.value for m in at.markdown)
     assert "row 5's LN output does not move" in prose and "ε's share" not in prose
 
-    at.slider(key="batch").set_value(8).run()
-    at.slider(key="features").set_value(10).run()
+    at.select_slider(key="batch").set_value(8).run()
+    at.select_slider(key="features").set_value(10).run()
     assert_no_exception(at)
     bn, _ = _delta_maps(at)
     assert bn.shape == (8, 10)
@@ -304,7 +304,7 @@ def test_page_clamps_the_sample_to_the_batch() -> None:
     _, ln = _delta_maps(at)
     assert np.flatnonzero(ln.max(axis=1)).tolist() == [7]
 
-    at.slider(key="batch").set_value(4).run()
+    at.select_slider(key="batch").set_value(4).run()
     assert_no_exception(at)
     assert at.number_input(key="sample").value == 3
     _, ln = _delta_maps(at)

@@ -118,7 +118,11 @@ def test_distributions_show_the_chosen_row_against_the_chosen_column():
 def test_input_controls_regenerate_x(key, value, kwargs):
     at = run_page(PAGE, CHARTS)
     widget = (
-        at.selectbox(key=key) if key == "dist" else at.number_input(key=key) if key == "seed" else at.slider(key=key)
+        at.selectbox(key=key)
+        if key == "dist"
+        else at.number_input(key=key)
+        if key == "seed"
+        else at.select_slider(key=key)
     )
     widget.set_value(value).run()
     assert_no_exception(at)
@@ -180,8 +184,8 @@ def test_choosing_a_cell_moves_the_outlines_and_the_formulas():
 
 def test_cell_is_clamped_when_the_grid_shrinks():
     at = run_page(PAGE, {"sample": "15", "feature": "31"})
-    at.slider(key="batch").set_value(4).run()
-    at.slider(key="features").set_value(3).run()
+    at.select_slider(key="batch").set_value(4).run()
+    at.select_slider(key="features").set_value(3).run()
     assert_no_exception(at)
     assert at.number_input(key="sample").value == 3 and at.number_input(key="feature").value == 2
 
@@ -259,17 +263,17 @@ def test_junk_link_values_are_noted():
     assert_no_exception(at)
     note = " ".join(i.value for i in at.info)
     assert "Batch size" in note and "Epsilon" in note and "Input" in note
-    assert at.slider(key="batch").value == 8 and at.select_slider(key="eps").value == 1e-5
+    assert at.select_slider(key="batch").value == 8 and at.select_slider(key="eps").value == 1e-5
 
 
 def test_lesson_preset_sets_controls_and_tells_its_story():
     at = run_page(PAGE, {"preset": "small-batch"})
     assert_no_exception(at)
-    assert at.slider(key="batch").value == 4
+    assert at.select_slider(key="batch").value == 4
     assert any("Small batch" in i.value for i in at.info)
     # A value the link sets itself wins over the lesson's.
     at = run_page(PAGE, {"preset": "small-batch", "batch": "6"})
-    assert at.slider(key="batch").value == 6
+    assert at.select_slider(key="batch").value == 6
 
 
 def test_unknown_preset_is_noted():
@@ -315,7 +319,7 @@ def test_pasted_matrix_replaces_x_and_bad_paste_keeps_it():
     ln, bn = outputs(at)
     np.testing.assert_allclose(ln, F.layer_norm(x, (4,), eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
     np.testing.assert_allclose(bn, F.batch_norm(x, None, None, training=True, eps=1e-5).numpy(), rtol=1e-6, atol=1e-6)
-    assert "batch" not in {s.key for s in at.slider}  # the generated-data controls are gone, not dead
+    assert "batch" not in {s.key for s in at.select_slider}  # the generated-data controls are gone, not dead
     at.text_area(key="paste").input("1, 2\n3, oops").run()
     at.button(key="use_paste").click().run()
     assert any("oops" in w.value and "previous data" in w.value for w in at.warning)

@@ -86,22 +86,25 @@ def test_only_matrices_are_exported(fn, shape):
 
 # The script: every preset, γ/β scalar and per feature, ε 0 and 1e-5, and a batch of one.
 CASES = [
-    (dist, 7 + k % 3, 5 + 4 * k, 1000 + 37 * k, 1.35, -0.4, affine, eps)
+    (dist, 7 + k % 3, 5 + 4 * k, 1000 + 37 * k, 1.35, -0.4, affine, eps, draw)
     for k, dist in enumerate(data.DISTS)
     for affine in (False, True)
     for eps in (0.0, 1e-5)
+    for draw in data.DRAWS
 ] + [
-    ("heterogeneous samples", 1, 6, 11, 0.7, 0.2, True, 1e-5),
-    ("constant row", 1, 9, 12, 1.0, 0.0, False, 0.0),
-    ("outlier feature", 1, 4, 13, -2.0, 0.5, False, 1e-5),
+    ("heterogeneous samples", 1, 6, 11, 0.7, 0.2, True, 1e-5, "stable"),
+    ("constant row", 1, 9, 12, 1.0, 0.0, False, 0.0, "stable"),
+    ("outlier feature", 1, 4, 13, -2.0, 0.5, False, 1e-5, "whole"),
+    ("outlier feature", 3, 1, 14, 1.0, 0.0, False, 1e-5, "stable"),  # one feature: no feature 1 to be the outlier
+    ("heterogeneous features", 2, 1030, 15, 1.0, 0.0, True, 1e-5, "stable"),  # a line past one stream's block
 ]
 
 
-def app_numbers(dist, batch, features, seed, gain, bias, affine, eps):
+def app_numbers(dist, batch, features, seed, gain, bias, affine, eps, draw):
     """What the explorer page computes: lnviz.maths.data for x, γ and β, lnviz.maths.norms for LN and BN."""
-    x = data.make_activations(dist, batch, features, seed)  # (B, H)
+    x = data.make_activations(dist, batch, features, seed, draw=draw)  # (B, H)
     if affine:
-        g, b = data.random_affine(features, seed)  # (H,), (H,)
+        g, b = data.random_affine(features, seed, draw)  # (H,), (H,)
         gamma, beta = gain * g, bias + b
     else:
         gamma, beta = gain, bias
@@ -133,7 +136,9 @@ def script_outputs(tmp_path_factory):
     return [torch.load(out) for _, out in paths]
 
 
-@pytest.mark.parametrize("n", range(len(CASES)), ids=[f"{c[0]}-B{c[1]}-affine{c[6]}-eps{c[7]}" for c in CASES])
+@pytest.mark.parametrize(
+    "n", range(len(CASES)), ids=[f"{c[0]}-B{c[1]}-H{c[2]}-affine{c[6]}-eps{c[7]}-{c[8]}" for c in CASES]
+)
 def test_script_reproduces_the_apps_numbers(script_outputs, n):
     batch, features = CASES[n][1:3]
     got = script_outputs[n]
@@ -150,12 +155,12 @@ def test_script_reproduces_the_apps_numbers(script_outputs, n):
 
 
 def test_constant_row_with_zero_eps_gives_nan_in_the_script_as_in_the_app(script_outputs):
-    n = CASES.index(("constant row", 1, 9, 12, 1.0, 0.0, False, 0.0))
+    n = CASES.index(("constant row", 1, 9, 12, 1.0, 0.0, False, 0.0, "stable"))
     assert torch.isnan(script_outputs[n]["ln"][0]).all()
 
 
 def test_script_runs_on_its_own_and_prints_the_apps_numbers(tmp_path):
-    case = ("heterogeneous features", 6, 10, 424242, 0.8, 0.1, True, 1e-5)
+    case = ("heterogeneous features", 6, 10, 424242, 0.8, 0.1, True, 1e-5, "stable")
     path = tmp_path / "view.py"
     path.write_text(export.script(*case))
     done = subprocess.run([sys.executable, str(path)], capture_output=True, text=True, timeout=120, cwd=tmp_path)
@@ -170,22 +175,27 @@ def test_script_runs_on_its_own_and_prints_the_apps_numbers(tmp_path):
 
 @pytest.mark.parametrize("case", CASES)
 def test_script_is_short_plain_pytorch_with_only_its_own_preset(case):
-    dist, batch, features, seed, _, _, affine, eps = case
+    dist, batch, features, seed, _, _, affine, eps, draw = case
     text = export.script(*case)
     compile(text, "view.py", "exec")
     assert "lnviz" not in text.lower()
     assert f"seed, eps = {batch}, {features}, {seed}, {eps!r}" in text
-    assert len(text.splitlines()) < 40
+    assert len(text.splitlines()) < 50
     imported = set()
     for node in ast.walk(ast.parse(text)):
         if isinstance(node, ast.Import):
             imported |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module)
-    assert imported == {"torch", "torch.nn.functional"}
-    # One draw for z, two more for the heterogeneous presets' loc and scale, two for per-feature γ, β.
+    # The stable draw seeds each line's generator from a BLAKE2b hash (hashlib, Python's standard library).
+    assert imported == {"torch", "torch.nn.functional"} | ({"hashlib"} if draw == "stable" else set())
+    # One draw for z, two more for the heterogeneous presets' loc and scale, two for per-feature γ, β: in the
+    # whole draw each a torch.randn, in the stable draw each a line of its own (one torch.randn, in line()).
     draws = 1 + 2 * dist.startswith("heterogeneous") + 2 * affine
-    assert text.count("torch.randn(") == draws
+    if draw == "whole":
+        assert text.count("torch.randn(") == draws and "line(" not in text
+    else:
+        assert text.count("torch.randn(") == 1 and text.count("line(") == draws + 1  # + its def
     assert ("F.batch_norm(" in text) == (batch > 1 and eps > 0)
     assert ("x.var(0, unbiased=False)" in text) == (batch > 1 and eps == 0)
 
@@ -205,6 +215,7 @@ def test_zero_eps_comment_is_true_torch_refuses_it_in_training():
         ("standard normal", 4, 4, 0, 1.0, 0.0, False, -1e-5),
         ("standard normal", 4, 4, 0, float("nan"), 0.0, False, 1e-5),
         ("standard normal", 4, 4, 0, 1.0, float("inf"), False, 1e-5),
+        ("standard normal", 4, 4, 0, 1.0, 0.0, False, 1e-5, "v3"),
     ],
 )
 def test_script_refuses_what_the_app_cannot_show(args):

@@ -219,7 +219,7 @@ def test_page_runs_and_every_control_acts():
 
     at.slider(key="channels").set_value(12).run()
     at.slider(key="positions").set_value(4).run()
-    at.slider(key="batch").set_value(2).run()
+    at.select_slider(key="batch").set_value(2).run()
     assert_no_exception(at)
     cube = figures(at)[0]
     assert sum(len(tr.x) for tr in cube.data) == 2 * 12 * 4

@@ -28,7 +28,7 @@ def test_small_batch_lesson_sends_to_the_coupling_page_at_its_own_batch_size():
 
     at = run_page("pages/coupling.py", query)
     assert_no_exception(at)
-    assert at.slider(key="batch").value == lesson.values["batch"]
+    assert at.select_slider(key="batch").value == lesson.values["batch"]
     assert not at.info  # the link needed no adjusting
     assert "One sample, many batches" in [s.value for s in at.subheader]
 
@@ -70,44 +70,44 @@ def test_the_outlier_feature_lesson_chooses_the_outlier_feature():
     lesson = lessons.LESSONS["outlier-feature"]
     at = run_page("pages/explorer.py", {"preset": "outlier-feature"})
     assert_no_exception(at)
-    assert at.number_input(key="feature").value == lesson.values["feature"] == 5
+    assert at.number_input(key="feature").value == lesson.values["feature"] == 1
     assert at.selectbox(key="dist").value == "outlier feature"
     assert "earlier lnviz" not in " ".join(i.value for i in at.info)
     # The outlier column is the chosen one: it is the column whose values are far the largest.
     x = data.make_activations(lesson.values["dist"], lesson.values["batch"], lesson.values["features"], 0)
-    assert int(x.abs().mean(dim=0).argmax()) == 5
+    assert int(x.abs().mean(dim=0).argmax()) == 1
 
 
 def test_a_lesson_of_another_page_is_noted_not_applied():
     at = run_page("pages/coupling.py", {"preset": "small-batch"})
     assert_no_exception(at)
-    assert at.slider(key="batch").value == pages.COUPLING.batch.default
+    assert at.select_slider(key="batch").value == pages.COUPLING.batch.default
     assert "lesson of another page" in " ".join(i.value for i in at.info)
 
 
 def test_the_outlier_lessons_numbers_are_torchs_at_seed_0():
-    """At least 25; at least 10 times every other feature of its sample; the others' x̂ within 0.4 of −1/√15."""
+    """At least 25; more than 9 times every other feature of its sample; the others' x̂ within 0.4 of −1/√15."""
     lesson = lessons.LESSONS["outlier-feature"]
     v = lesson.values
-    assert "With seed 0" in lesson.story and "at least 10 times" in lesson.story and "within 0.4" in lesson.story
+    assert "With seed 0" in lesson.story and "more than 9 times" in lesson.story and "within 0.4" in lesson.story
     x = data.make_activations(v["dist"], v["batch"], v["features"], seed=0)  # (16, 16)
     j = data.outlier_feature(v["features"])
-    assert j == 5 and f"Feature {j} is" in lesson.story
+    assert j == 1 and f"Feature {j} is" in lesson.story
     others = [k for k in range(v["features"]) if k != j]
     assert float(x[:, j].min()) >= 25
-    assert float((x[:, j] / x[:, others].abs().amax(dim=1)).min()) >= 10  # value by value, in every sample
+    assert float((x[:, j] / x[:, others].abs().amax(dim=1)).min()) > 9  # value by value, in every sample
     x_hat = F.layer_norm(x, (v["features"],), eps=1e-5)[:, others]  # (B, 15)
     assert float((x_hat + 1 / math.sqrt(15)).abs().max()) < 0.4
     bn = F.batch_norm(x, None, None, training=True, eps=1e-5)[:, others]  # (B, 15): each column on its own
     assert float(x_hat.std(dim=1).max()) < 0.25 < float(bn.std(dim=0).min())  # LN squashes each row; BN does not
 
 
-def test_the_heterogeneous_samples_lesson_is_within_0_2_percent_at_seed_0():
-    """Every row of LN's x̂ has variance σ²/(σ² + ε) within 0.2% of 1 with seed 0 (the story pins the seed)."""
+def test_the_heterogeneous_samples_lesson_is_within_0_4_percent_at_seed_0():
+    """Every row of LN's x̂ has variance σ²/(σ² + ε) within 0.4% of 1 with seed 0 (the story pins the seed)."""
     lesson = lessons.LESSONS["heterogeneous-samples"]
     v = lesson.values
-    assert "within 0.2% of 1" in lesson.story and "seed 0" in lesson.story
+    assert "within 0.4% of 1" in lesson.story and "seed 0" in lesson.story
     x = data.make_activations(v["dist"], v["batch"], v["features"], seed=0)  # (B, H)
     x_hat = F.layer_norm(x, (v["features"],), eps=1e-5)
-    assert float((1 - x_hat.var(dim=1, unbiased=False)).max()) < 0.002
+    assert float((1 - x_hat.var(dim=1, unbiased=False)).max()) < 0.004
     assert float(x_hat.mean(dim=1).abs().max()) < 1e-12

@@ -57,7 +57,7 @@ def test_variance_result_uses_float32_data_and_a_float64_oracle():
     r = numerics.variance_under_offset(1e3, rows=8, hidden=32, seed=3)
     assert r.x.dtype == torch.float32 and r.x.shape == (8, 32)
     torch.testing.assert_close(r.exact, _oracle_var(r.x), rtol=1e-12, atol=0)
-    z = make_activations("standard normal", 8, 32, 3)
+    z = make_activations("standard normal", 8, 32, 3, draw="whole")  # the bench draws its grids whole
     torch.testing.assert_close(r.x, (1e3 + z).float())
     for method in numerics.METHODS:
         assert r.estimates[method].dtype == torch.float32
@@ -105,7 +105,7 @@ def test_offset_must_be_finite_and_non_negative():
 
 def test_low_precision_errors_against_float64():
     found = {p.dtype: p for p in numerics.precision_errors(seed=4)}
-    base = make_activations("heterogeneous samples", 64, 1024, 4)
+    base = make_activations("heterogeneous samples", 64, 1024, 4, draw="whole")  # as the bench does
     for name, dtype in (("float32", torch.float32), ("float16", torch.float16), ("bfloat16", torch.bfloat16)):
         x = base.to(dtype)
         ref = F.layer_norm(x.double(), (1024,))

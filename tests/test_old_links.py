@@ -102,6 +102,6 @@ def test_a_version_2_link_opens_the_explorers_charts_as_it_did():
     assert "view=charts" in share and f"v={links.LINK_VERSION}" in share
     today = run_page("pages/explorer.py", {"gain": "2"})  # a link of today's version
     assert widget(today, "view").value == "cell" and "earlier lnviz" not in " ".join(i.value for i in today.info)
-    # The walkthrough changed nothing in version 3: its version-2 links need no note.
+    # The walkthrough changed nothing in version 3, only the draw in version 4: its version-2 links say only that.
     walk = run_page("pages/walkthrough.py", {"v": "2", "step": "3"})
-    assert "earlier lnviz" not in " ".join(i.value for i in walk.info)
+    assert "whose defaults it keeps: Draw = whole." in " ".join(i.value for i in walk.info)

@@ -36,7 +36,10 @@ DEFAULT = state.BATCH.default  # a value the slider can't take falls back to it
     "raw, want, noted",
     [
         ("64", 64, False),
-        ("1e3", 1000, False),
+        ("1e3", 1024, True),  # between the slider's stops (768, 1024): the nearest, noted
+        ("100", 96, True),
+        ("5", 5, False),  # every batch size up to 16 is a stop
+        ("13", 13, False),
         ("5000", DEFAULT, True),
         ("-3", DEFAULT, True),
         ("12.7", 12, True),
@@ -92,7 +95,7 @@ def test_note_compares_the_link_with_the_value_the_widget_took():
 
 
 def test_coerce_brings_held_values_into_range():
-    assert state.BATCH.coerce(5000) == 1024 and state.BATCH.coerce(-4) == 1
+    assert state.BATCH.coerce(5000) == 1024 and state.BATCH.coerce(-4) == 1 and state.BATCH.coerce(100) == 96
     assert state.BATCH.coerce(float("nan")) == DEFAULT and state.BATCH.coerce("x") == DEFAULT
     assert state.DIST.coerce("uniform") == state.DIST.default
     assert state.AFFINE.coerce(1) is False and state.AFFINE.coerce(True) is True

@@ -277,13 +277,13 @@ def test_page_runs_and_every_control_acts():
     assert len(batch3.data[1].x) == 0  # nothing padded
     assert _metric(at, "BN shift from padding") == "0.000"
 
-    at.slider(key="length").set_value(30).run()
-    at.slider(key="extra").set_value(20).run()
-    at.slider(key="batch").set_value(12).run()
+    at.select_slider(key="length").set_value(32).run()
+    at.select_slider(key="extra").set_value(20).run()
+    at.select_slider(key="batch").set_value(12).run()
     assert_no_exception(at)
     batch4, _, test4 = figures(at)
-    assert len(batch4.data[0].z) == 12 and len(batch4.data[0].z[0]) == 30
-    assert len(test4.data[0].x) == 50
+    assert len(batch4.data[0].z) == 12 and len(batch4.data[0].z[0]) == 32
+    assert len(test4.data[0].x) == 52
 
     at.slider(key="feature").set_value(3).run()
     batch5, _, _ = figures(at)
@@ -293,7 +293,7 @@ def test_page_runs_and_every_control_acts():
     batch6, _, _ = figures(at)
     assert not _same(batch6.data[0].z, batch5.data[0].z)
 
-    at.slider(key="features").set_value(2).run()
+    at.select_slider(key="features").set_value(2).run()
     assert_no_exception(at)
     assert at.slider(key="feature").value == 1  # the chosen feature is kept inside the grid
     assert figures(at)[0].layout.title.text.endswith("(feature 1)")

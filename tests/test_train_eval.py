@@ -192,7 +192,7 @@ def test_page_runs_and_every_control_acts() -> None:
     running, outputs = figures(at)
     assert len(running.data[0].x) == pages.TRAIN_EVAL.steps.default + 1
     # features may come from another page (same key, same meaning): the figure follows the slider.
-    assert len(outputs.data[0].y) == at.slider(key="features").value
+    assert len(outputs.data[0].y) == at.select_slider(key="features").value
     assert _metric(at, "LN:") == 0.0
     bn_gap = _metric(at, "BN:")
     assert bn_gap > 1.0
@@ -215,8 +215,8 @@ def test_page_runs_and_every_control_acts() -> None:
     at.slider(key="shift").set_value(-4.0).run()
     assert _metric(at, "BN:") > bn_gap
 
-    at.slider(key="batch").set_value(64).run()
-    at.slider(key="features").set_value(12).run()
+    at.select_slider(key="batch").set_value(64).run()
+    at.select_slider(key="features").set_value(12).run()
     assert_no_exception(at)
     assert len(figures(at)[1].data[0].y) == 12
 
@@ -242,6 +242,6 @@ def test_page_clamps_a_wider_value_left_by_another_page() -> None:
     at.switch_page("pages/train_eval.py")
     at.run()
     assert_no_exception(at)
-    assert at.slider(key="batch").value == pages.TRAIN_EVAL.batch.hi
-    assert at.slider(key="features").value == pages.TRAIN_EVAL.features.hi
+    assert at.select_slider(key="batch").value == pages.TRAIN_EVAL.batch.hi
+    assert at.select_slider(key="features").value == pages.TRAIN_EVAL.features.hi
     assert len(figures(at)[1].data[0].y) == pages.TRAIN_EVAL.features.hi

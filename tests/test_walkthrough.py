@@ -272,7 +272,7 @@ def test_link_lands_on_its_step_and_next_back_move_through_both_norms():
     assert_no_exception(at)
     assert step_shown(at) == 4 and "Step 4 of 12" in at.subheader[0].value
     assert stage_data(at)["walk"] == 4 and stage_step(at)["shows"] == "(x − μ)²" and stage_step(at)["focus"] == "ln"
-    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0, draw="whole")  # a version-2 link's draw
     var = float(x[0].var(unbiased=False))
     latex = stage_data(at)["formula"]
     assert num(var) in latex  # σ² of row 0, torch's number in the formula
@@ -306,14 +306,17 @@ def test_a_link_without_v_counts_steps_as_today():
     """/walkthrough?step=3, typed by hand or copied off the address bar, opens step 3 of today's 8 × 12 grid."""
     at = run_page(PAGE, {"step": "3"})
     assert_no_exception(at)
-    assert step_shown(at) == 3 and (at.slider(key="batch").value, at.slider(key="features").value) == (8, 12)
+    assert step_shown(at) == 3 and (at.select_slider(key="batch").value, at.select_slider(key="features").value) == (
+        8,
+        12,
+    )
     assert "earlier lnviz" not in " ".join(i.value for i in at.info)
 
 
 def test_the_walkthroughs_own_gain_and_bias_show_the_last_step():
     at = run_page(PAGE, {"v": "2", "step": "6"})
     assert (at.slider(key="gain").value, at.slider(key="bias").value) == (1.5, 0.5)
-    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
+    x = data.make_activations("heterogeneous features", 8, 12, seed=0, draw="whole")  # a version-2 link's draw
     np.testing.assert_allclose(ln_row(at), (1.5 * F.layer_norm(x, (12,))[0] + 0.5).numpy(), **TOL)
     assert stage_step(at)["ln"] == 3 and stage_step(at)["fly"] == "ln-out"  # LN's output lit, flown in
 
@@ -352,22 +355,23 @@ def test_every_control_changes_the_walk():
         ("toggle", "affine", True, dict(affine=True)),
         ("number_input", "seed", 7, dict(seed=7)),
         ("selectbox", "dist", "heterogeneous samples", dict(dist="heterogeneous samples")),
-        ("slider", "batch", 5, dict(batch=5)),
-        ("slider", "features", 6, dict(features=6)),
+        ("select_slider", "batch", 5, dict(batch=5)),
+        ("select_slider", "features", 6, dict(features=6)),
+        ("radio", "draw", "stable", dict(draw="stable")),  # a version-2 link opens with the old draw
         ("number_input", "sample", 3, dict(sample=3)),
     ]
     view = dict(dist="heterogeneous features", batch=8, features=12, seed=0, gain=1.0, bias=0.0, affine=False)
-    view |= dict(eps=1e-5, sample=0)
+    view |= dict(eps=1e-5, sample=0, draw="whole")
     before, latex = ln_row(at), stage_data(at)["formula"]
     for widget, key, value, change in changes:
         getattr(at, widget)(key=key).set_value(value).run()
         assert_no_exception(at)
         view |= change
-        x = data.make_activations(view["dist"], view["batch"], view["features"], view["seed"])
+        x = data.make_activations(view["dist"], view["batch"], view["features"], view["seed"], draw=view["draw"])
         w = torch.full((view["features"],), view["gain"], dtype=torch.float64)
         b = torch.full((view["features"],), view["bias"], dtype=torch.float64)
         if view["affine"]:
-            g, c = data.random_affine(view["features"], view["seed"])
+            g, c = data.random_affine(view["features"], view["seed"], view["draw"])
             w, b = view["gain"] * g, view["bias"] + c
         y = F.layer_norm(x, (view["features"],), w, b, view["eps"])[view["sample"]]
         now = ln_row(at)

@@ -61,6 +61,8 @@ def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
     raw = st.query_params.get_all(param.key) if first else []
     if raw and _mishandled(param, raw):
         _drop_link_value(param.key)
+    elif raw and param.widget == "select_slider" and param.kind == "int":
+        _link_value_to_stop(param, raw)
     value = _draw(param, where, **kwargs)
     if first:
         _note_link_value(param, raw, value)
@@ -87,6 +89,20 @@ def _read_old_key(param: Param) -> None:
                 f"{param.label}: this link calls it {quote(old)}, now {quote(param.key)}; using {param.format(value)}."
             )
             return
+
+
+def _link_value_to_stop(param: Param, raw: list[str]) -> None:
+    """A link's whole number between a select slider's stops (``?batch=100``): the nearest stop, not the default.
+
+    Streamlit knows a select slider's value only by an option's text and drops any other for the
+    default; the control's own rules (:meth:`Param.parse`) take it to the nearest stop instead, given
+    to the widget before it is drawn and written into the address bar, and the note about the link says which.
+    """
+    value, _ = param.parse(raw)
+    if param.format(value) != raw[-1]:
+        _drop_link_value(param.key)
+        st.session_state[param.key] = value
+        st.query_params[param.key] = param.format(value)  # the address bar says the stop, as the widget shows
 
 
 def _mishandled(param: Param, raw: list[str]) -> bool:

@@ -358,5 +358,8 @@ def _upgrade_old_link(name: str) -> None:
         elif key in st.session_state:  # set by a lesson, or on another page in this session
             continue
         st.session_state[key] = value
+        # A value given to a widget from code stays out of the address bar until it moves: put it there, so
+        # that a reload or a URL copied off a projector reopens the old view (draw=whole: its old numbers).
+        st.query_params[key] = BY_NAME[name].controls[key].format(value)
     for note in notes:
         mode.add_note(note)

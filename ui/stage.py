@@ -22,7 +22,7 @@ from typing import Any
 
 import streamlit as st
 
-from lnviz.labs.explorer import stage
+from lnviz.labs.explorer import Exploration, stage
 from lnviz.views import state
 from ui import mode
 
@@ -58,6 +58,23 @@ def _on_pick() -> None:
     chosen = st.session_state[KEY].get("pick")
     if isinstance(chosen, dict):
         pick(chosen.get("row"), chosen.get("col"))
+
+
+_BEFORE = "_lnviz_stage_before"  # (what the grid was drawn from but B and H, the result) of the last run
+
+
+def resized(inputs: tuple, result: Exploration) -> str:
+    """What the last change of B or H kept (:func:`lnviz.labs.explorer.stage.resized`), for the stage to say.
+
+    ``inputs``: everything ``result`` was computed from but B and H (the page, the data, γ, β, ε). The
+    result of the run before is kept in the session; only a run that changed B or H and nothing else
+    of ``inputs`` is compared with it, so a γ move after a resize says nothing.
+    """
+    before = st.session_state.get(_BEFORE)
+    st.session_state[_BEFORE] = (inputs, result)
+    if before is None or before[0] != inputs:
+        return ""
+    return stage.resized(before[1], result)
 
 
 def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None, formula: str = "") -> None:

@@ -21,7 +21,7 @@ import torch
 from torch import Tensor
 
 from lnviz.figures import plot, theme
-from lnviz.maths.data import generator, make_activations
+from lnviz.maths.data import generator, line, make_activations
 from lnviz.maths.norms import NormResult, batch_norm, layer_norm
 
 PERTURBATIONS: dict[str, str] = {
@@ -80,16 +80,18 @@ class BatchSweep:
     bn_limit: Tensor  # (H,): (x★ - 0) / sqrt(1 + ε), BN with the population's μ = 0, σ² = 1 (B → ∞)
 
 
-def base(batch: int, features: int, seed: int) -> Tensor:
-    """The unperturbed x (B, H): seeded standard normal, float64."""
-    return make_activations("standard normal", batch, features, seed)
+def base(batch: int, features: int, seed: int, draw: str = "stable") -> Tensor:
+    """The unperturbed x (B, H): seeded standard normal, float64, drawn as ``draw`` says
+    (:data:`lnviz.maths.data.DRAWS`: in the stable draw a smaller B or H keeps the rest of x)."""
+    return make_activations("standard normal", batch, features, seed, draw=draw)
 
 
-def perturb_row(x: Tensor, sample: int, perturb: str, amount: float, seed: int) -> Tensor:
+def perturb_row(x: Tensor, sample: int, perturb: str, amount: float, seed: int, draw: str = "stable") -> Tensor:
     """A copy of x (B, H) with row ``sample`` changed as :data:`PERTURBATIONS` says.
 
-    The outlier's fresh row u (H,) comes from its own generator (seed + 1), so
-    it does not change x's other rows.
+    The outlier's fresh row u (H,) is drawn apart from x, so it does not change
+    x's other rows: in the stable draw the line "outlier row" (its feature j
+    whatever H), in the whole draw a generator of its own (seed + 1).
     """
     b, h = x.shape
     if perturb not in PERTURBATIONS:
@@ -102,13 +104,23 @@ def perturb_row(x: Tensor, sample: int, perturb: str, amount: float, seed: int) 
     elif perturb == "shift":
         x_new[sample] = x[sample] + amount
     else:
-        u = torch.randn(h, generator=generator(int(seed) + 1), dtype=torch.float64)  # (H,)
+        if draw == "stable":
+            u = line(seed, "outlier row", 0, h)  # (H,)
+        else:
+            u = torch.randn(h, generator=generator(int(seed) + 1), dtype=torch.float64)  # (H,)
         x_new[sample] = amount * u.to(dtype=x.dtype, device=x.device)
     return x_new
 
 
 def couple(
-    batch: int, features: int, seed: int, sample: int, perturb: str, amount: float, eps: float = 1e-5
+    batch: int,
+    features: int,
+    seed: int,
+    sample: int,
+    perturb: str,
+    amount: float,
+    eps: float = 1e-5,
+    draw: str = "stable",
 ) -> Coupling:
     """|Δy| = |norm(x with row i changed) - norm(x)| for BN (training mode) and LN, shape (B, H).
 
@@ -122,8 +134,8 @@ def couple(
             "the coupling needs at least 2 samples (with one, BN's output is β, and PyTorch refuses it in "
             f"training mode), got batch = {batch}"
         )
-    x = base(batch, features, seed)  # (B, H)
-    x_new = perturb_row(x, sample, perturb, amount, seed)  # (B, H)
+    x = base(batch, features, seed, draw)  # (B, H)
+    x_new = perturb_row(x, sample, perturb, amount, seed, draw)  # (B, H)
     bn, bn_new = batch_norm(x, eps=eps), batch_norm(x_new, eps=eps)
     ln, ln_new = layer_norm(x, eps=eps), layer_norm(x_new, eps=eps)
     return Coupling(
@@ -211,9 +223,9 @@ def batch_sweep(
     return BatchSweep(star=star, sizes=tuple(sizes), feature=feature, bn_y=bn_y, ln_y=ln_y, bn_limit=bn_limit)
 
 
-def sweep_for(batch: int, features: int, seed: int, sample: int) -> BatchSweep:
+def sweep_for(batch: int, features: int, seed: int, sample: int, draw: str = "stable") -> BatchSweep:
     """:func:`batch_sweep` of row ``sample`` of the unperturbed x (B, H) that :func:`couple` starts from."""
-    return batch_sweep(base(batch, features, seed)[sample], seed)
+    return batch_sweep(base(batch, features, seed, draw)[sample], seed)
 
 
 _TITLES = {"BN": "BatchNorm", "LN": "LayerNorm"}

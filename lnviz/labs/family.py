@@ -35,7 +35,7 @@ import torch
 from torch import Tensor
 
 from lnviz.figures import plot, theme
-from lnviz.maths.data import generator
+from lnviz.maths.data import generator, line
 from lnviz.maths.norms import NormResult, batch_norm, group_norm, instance_norm, layer_norm, rms_norm
 
 NORMS = ("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm")  # Wu and He's order, then RMSNorm
@@ -57,14 +57,25 @@ class CellStats:
     x_hat: float
 
 
-def make_tensor(batch: int, channels: int, positions: int, seed: int) -> Tensor:
+def make_tensor(batch: int, channels: int, positions: int, seed: int, draw: str = "stable") -> Tensor:
     """x of shape (N, C, H·W), float64, seeded.
 
     x = a_c + s_n · z with z ~ N(0, 1): each channel has its own offset a_c and
     each sample its own scale s_n, so the norms' statistics visibly differ.
+    In the stable draw (:data:`lnviz.maths.data.DRAWS`) a_c, s_n and each
+    (n, c)'s H·W values are lines of their own (:func:`lnviz.maths.data.line`),
+    so a smaller N, C or H·W keeps the rest of x; in the whole draw they come
+    from one generator, as before version 4's links.
     """
     if batch < 1 or channels < 1 or positions < 2:
         raise ValueError(f"need N >= 1, C >= 1 and H·W >= 2, got ({batch}, {channels}, {positions})")
+    if draw == "stable":
+        offset = 2.0 * line(seed, "channel offset", 0, channels)[None, :, None]  # (1, C, 1)
+        scale = torch.exp(0.5 * line(seed, "sample scale", 0, batch))[:, None, None]  # (N, 1, 1)
+        z = torch.stack(
+            [torch.stack([line(seed, f"x/{c}", n, positions) for c in range(channels)]) for n in range(batch)]
+        )  # (N, C, H·W): sample n's channel c is the line ("x/c", n)
+        return offset + scale * z
     g = generator(seed)
     offset = 2.0 * torch.randn(1, channels, 1, generator=g, dtype=torch.float64)  # (1, C, 1)
     scale = torch.exp(0.5 * torch.randn(batch, 1, 1, generator=g, dtype=torch.float64))  # (N, 1, 1)

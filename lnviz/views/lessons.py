@@ -29,7 +29,7 @@ LESSONS: dict[str, Lesson] = {
         "Small batch: BN's statistics rest on 4 samples",
         "With 4 samples, each feature's BN mean and σ are estimated from 4 numbers, so a sample's BN output "
         "depends on which 3 samples share its batch. A new seed does not show this: it redraws every sample, "
-        "so LN's output changes about as much as BN's. The [Batch coupling page](/coupling?batch=4&v=3) does: "
+        "so LN's output changes about as much as BN's. The [Batch coupling page](/coupling?batch=4&v=4) does: "
         "its chart *One sample, many batches* keeps one sample fixed among different batch-mates, and only "
         "its BN output moves. LN's statistics come from each sample's own 32 features, whatever the batch.",
         {"batch": 4, "features": 32, "dist": "heterogeneous features", "seed": 0},
@@ -37,19 +37,19 @@ LESSONS: dict[str, Lesson] = {
     "outlier-feature": Lesson(
         "explorer",
         "One outlier feature",
-        "Feature 5 is 25·(1 + |z|), at least 25, while the others are standard normal. With seed 0, in every "
-        "sample it is at least 10 times the largest of the other 15. LN's μ and σ for every sample are "
+        "Feature 1 is 25·(1 + |z|), at least 25, while the others are standard normal. With seed 0, in every "
+        "sample it is more than 9 times the largest of the other 15. LN's μ and σ for every sample are "
         "dominated by it, so the other 15 features of each sample are squashed together: their x̂ all lie within "
         "0.4 of −1/√15 ≈ −0.26, the value they would all take if they were exactly 0. BN normalizes that "
         "feature in a column of its own, so the other columns never see it.",
-        {"dist": "outlier feature", "batch": 16, "features": 16, "feature": 5, "seed": 0},
+        {"dist": "outlier feature", "batch": 16, "features": 16, "feature": 1, "seed": 0},
     ),
     "heterogeneous-samples": Lesson(
         "explorer",
         "Samples on different scales",
         "Each sample has its own offset and scale. BN normalizes each column across samples, so the "
         "samples' differences survive. LN removes each sample's own scale and offset: every row of x̂ comes "
-        "out with mean 0 and variance σ²/(σ² + ε), within 0.2% of 1 here, with seed 0.",
+        "out with mean 0 and variance σ²/(σ² + ε), within 0.4% of 1 here, with seed 0.",
         {"dist": "heterogeneous samples", "batch": 16, "features": 32, "seed": 0},
     ),
     "eps-matters": Lesson(

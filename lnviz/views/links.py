@@ -15,6 +15,10 @@ differently then is translated, each with a note.
 - Version 2: the explorer drew every chart below the stage at once; now it
   shows one view of the details at a time, the chosen cell's first, and a
   version-2 link opens its charts.
+- Version 3: x was drawn as one grid from one generator, so every value
+  changed with B and H; now each sample and feature has seeded streams of its
+  own (:mod:`lnviz.maths.data`). A link of version 3 or before opens with
+  ``draw=whole``, the old draw, and so its old numbers.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from lnviz.views.pages import CONTROLS
 from lnviz.views.param import Param
 from lnviz.views.state import STEP
 
-LINK_VERSION = 3
+LINK_VERSION = 4
 # For each version, the defaults it changed, as they were before it: {version: {page: {key: old default}}}.
 DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
     2: {
@@ -34,6 +38,7 @@ DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
         "walkthrough": {"batch": 16, "features": 32, "gain": 1.0, "bias": 0.0},
     },
     3: {"explorer": {"view": "charts"}},
+    4: {page: {"draw": "whole"} for page in ("explorer", "walkthrough", "coupling", "family")},
 }
 # For each version, the controls it counts differently: (the control as it was, what to add to its value).
 COUNTS_BEFORE: dict[int, dict[str, dict[str, tuple[Param, int]]]] = {

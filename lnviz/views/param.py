@@ -32,7 +32,9 @@ class Param:
     ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
     range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
     log-scale steps, which a link may give as any number and which snap to the
-    nearest option in log space). ``widget`` is how it is drawn, one of
+    nearest option in log space). A whole number drawn as a select slider has
+    ``options`` too, its stops: those inside [lo, hi], with lo and hi; a link's
+    value between them goes to the nearest stop, with a note. ``widget`` is how it is drawn, one of
     :data:`WIDGETS`; left out, a number is a slider, a switch a toggle and a
     choice a select box.
     """
@@ -60,6 +62,11 @@ class Param:
             object.__setattr__(self, "widget", {"bool": "toggle", "choice": "select"}.get(self.kind, "slider"))
         if self.widget not in WIDGETS:
             raise ValueError(f"{self.key}: unknown widget {self.widget!r}")
+        if self.kind == "int":  # stops only on a select slider, and only those in this page's range
+            stops = {o for o in self.options if self.lo <= o <= self.hi} | {self.lo, self.hi}
+            object.__setattr__(self, "options", tuple(sorted(stops)) if self.widget == "select_slider" else ())
+            if self.options and self.default not in self.options:
+                raise ValueError(f"{self.key}: default {self.default!r} is not one of the stops")
         if self.kind == "choice" and self.default not in self.options:
             raise ValueError(f"{self.key}: default {self.default!r} is not an option")
         if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
@@ -76,7 +83,8 @@ class Param:
     def holds(self, value: Any) -> bool:
         """Whether ``value`` is one this control can take: the right type, and in range or an option."""
         if self.kind == "int":
-            return isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+            whole = isinstance(value, int) and not isinstance(value, bool) and self.lo <= value <= self.hi
+            return whole and (not self.options or value in self.options)
         if self.kind == "float":
             return isinstance(value, float | int) and math.isfinite(value) and self.lo <= value <= self.hi
         if self.kind == "bool":
@@ -96,7 +104,7 @@ class Param:
                 return self.default
             if not math.isfinite(number):
                 return self.default
-            return type(self.default)(min(max(number, self.lo), self.hi))
+            return self._stop(type(self.default)(min(max(number, self.lo), self.hi)))
         if self.kind == "bool":
             return value if isinstance(value, bool) else self.default
         return value if value in self.options else self.default
@@ -172,9 +180,17 @@ class Param:
         if self.kind == "int":
             whole = int(number)
             if whole != number:
-                return whole, "is not a whole number"
+                return self._stop(whole), "is not a whole number"
+            if self._stop(whole) != whole:
+                return self._stop(whole), "is not one of the slider's stops"
             return whole, None
         return number, None
+
+    def _stop(self, value: Any) -> Any:
+        """The stop nearest to ``value`` (the lower of two as near), for a whole number with stops; else ``value``."""
+        if self.kind != "int" or not self.options:
+            return value
+        return min(self.options, key=lambda stop: (abs(stop - value), stop))
 
 
 def _last(raw: str | list[str]) -> str:

@@ -48,10 +48,39 @@ def lr_options() -> tuple[float, ...]:
     return (*values, 1.0)
 
 
+def size_options() -> tuple[int, ...]:
+    """The stops of a size slider: every size from 1 to 16, where each one teaches, then about 1.25× apart to 1024.
+
+    On a linear slider from 1 to 1024 a 6 px drag moved B from 8 to 35; over these 35 stops a mouse or a
+    finger reaches B = 2, 3 and 4. A page's range keeps the stops inside it (:class:`Param`).
+    """
+    return (*range(1, 17), 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024)
+
+
 # The data: a grid x of B samples by H features, drawn from a seeded distribution.
 # Small by default, so the stage's cells are large enough to read: 8 samples of 12 features.
-BATCH = Param("batch", "Batch size B", "int", 8, lo=1, hi=1024, help="Rows: samples in the mini-batch.")
-FEATURES = Param("features", "Features H", "int", 12, lo=2, hi=1024, help="Columns: features of each sample.")
+BATCH = Param(
+    "batch",
+    "Batch size B",
+    "int",
+    8,
+    lo=1,
+    hi=1024,
+    options=size_options(),
+    help="Rows: samples in the mini-batch.",
+    widget="select_slider",
+)
+FEATURES = Param(
+    "features",
+    "Features H",
+    "int",
+    12,
+    lo=2,
+    hi=1024,
+    options=size_options(),
+    help="Columns: features of each sample.",
+    widget="select_slider",
+)
 SEED = Param(
     "seed", "Seed", "int", 0, lo=0, hi=MAX_SEED, help="Same seed, same numbers, on any machine.", widget="number"
 )
@@ -70,6 +99,18 @@ DIST = Param(
     ),
     help="What kind of activations x holds.",
     widget="select",
+)
+
+DRAW = Param(
+    "draw",
+    "Draw",
+    "choice",
+    "stable",
+    options=("stable", "whole"),
+    help="How x is drawn from the seed. stable: each sample and each feature from its own seeded stream, so "
+    "a smaller B or H keeps the rest as they were. whole: the whole grid at once, as lnviz drew before "
+    "(links from then keep it), so every value changes with B and H.",
+    widget="radio",
 )
 
 # The normalization: y = γ (x − μ) / √(σ² + ε) + β.
@@ -242,7 +283,9 @@ LENGTH = Param(
     24,
     lo=2,
     hi=64,
+    options=size_options(),
     help="The longest training sequence; shorter ones are padded up to T.",
+    widget="select_slider",
 )
 SPREAD = Param(
     "spread",
@@ -264,7 +307,9 @@ EXTRA = Param(
     12,
     lo=1,
     hi=64,
+    options=size_options(),
     help="How many steps the test sequence runs past the longest training sequence.",
+    widget="select_slider",
 )
 
 # The norm family: a batch of feature maps (N, C, H·W).

@@ -76,8 +76,10 @@ def make_inputs(
     """Seeded x (B, H) with a per-row offset and scale, γ, β and positive running statistics (H,)."""
     if rows < 1 or hidden < 1:
         raise ValueError(f"rows and hidden must be >= 1, got ({rows}, {hidden})")
-    x = make_activations("heterogeneous samples", rows, hidden, seed, device=device, dtype=dtype)  # (B, H)
-    stats = make_activations("standard normal", 4, hidden, seed + 1, device=device, dtype=dtype)  # (4, H)
+    # The whole grid from one generator: sizes go to 8192 × 16384, where a stream per row costs seconds and no
+    # one compares a resized grid with the one before.
+    x = make_activations("heterogeneous samples", rows, hidden, seed, device, dtype, draw="whole")  # (B, H)
+    stats = make_activations("standard normal", 4, hidden, seed + 1, device, dtype, draw="whole")  # (4, H)
     return Inputs(
         x=x,
         weight=1.0 + 0.5 * stats[0],  # (H,)

@@ -103,7 +103,7 @@ def variance_under_offset(offset: float, rows: int = 64, hidden: int = 256, seed
     """Each method's variance of x = offset + z, z ~ N(0, 1) seeded, x of shape (rows, hidden) in float32."""
     if not offset >= 0 or offset == float("inf"):
         raise ValueError(f"offset must be a finite number >= 0, got {offset}")
-    z = make_activations("standard normal", rows, hidden, seed)  # (B, H), float64
+    z = make_activations("standard normal", rows, hidden, seed, draw="whole")  # (B, H), float64, as kernels.py draws
     x = (offset + z).float()  # (B, H), float32
     exact = two_pass_var(x.double())  # (B,)
     estimates = {"single-pass": single_pass_var(x), "two-pass": two_pass_var(x), "Welford": welford_var(x)}
@@ -154,7 +154,7 @@ def precision_errors(
     dtypes: Sequence[str] = LOW_PRECISION, rows: int = 64, hidden: int = 1024, seed: int = 0, eps: float = 1e-5
 ) -> list[PrecisionError]:
     """LN (γ = 1, β = 0) output error in each dtype on seeded "heterogeneous samples" x (rows, hidden)."""
-    base = make_activations("heterogeneous samples", rows, hidden, seed)  # (B, H), float64
+    base = make_activations("heterogeneous samples", rows, hidden, seed, draw="whole")  # (B, H), as kernels.py draws
     out = []
     for name in dtypes:
         dtype = DTYPES[name]

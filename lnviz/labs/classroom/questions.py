@@ -57,7 +57,7 @@ class Question:
     choices: tuple[str, ...] = ()  # "choice": the options; "number": ()
     answer: int | float = 0  # "choice": the right option's index; "number": torch's value
     why: str = ""  # shown after the reveal, with torch's numbers
-    link: str = ""  # relative URL of the view that shows why, ending in v=3
+    link: str = ""  # relative URL of the view that shows why, ending in v=LINK_VERSION
     lo: float = 0.0  # "number": the smallest guess taken
     hi: float = 0.0  # "number": the largest guess taken
     decimals: int = 2  # "number": guesses are stored rounded to this many decimals
@@ -395,7 +395,7 @@ def _sequence_missing_steps() -> Question:
 
 
 def _outlier_others() -> Question:
-    values = dict(dist="outlier feature", batch=16, features=16, seed=0, feature=5, sample=0)
+    values = dict(dist="outlier feature", batch=16, features=16, seed=0, feature=1, sample=0)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
     j, i, h = data.outlier_feature(values["features"]), values["sample"], values["features"]
     if j != values["feature"]:

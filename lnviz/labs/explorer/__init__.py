@@ -92,14 +92,18 @@ def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
     return Exploration(x=x, ln=ln, bn=bn, bn_error=bn_error, seconds=seconds, device=dev)
 
 
-def generated(dist: str, batch: int, features: int, seed: int, device_type: str, eps: float) -> Exploration:
+def generated(
+    dist: str, batch: int, features: int, seed: int, device_type: str, eps: float, draw: str = "stable"
+) -> Exploration:
     """Both norms, before γ and β, of the generated x (B, H) that these controls name, on ``device_type``.
+
+    ``draw`` is how x is drawn from the seed (:data:`lnviz.maths.data.DRAWS`).
 
     What the explorer and the walkthrough cache and share between sessions
     (never mutated): moving γ or β redoes only the elementwise affine step.
     """
     dev = torch.device(device_type)
-    x = data.make_activations(dist, batch, features, seed, device=dev, dtype=devices.compute_dtype(dev))  # (B, H)
+    x = data.make_activations(dist, batch, features, seed, dev, devices.compute_dtype(dev), draw)  # (B, H)
     return normalize(x, eps)
 
 

@@ -52,23 +52,66 @@ def to_npy(t: Tensor) -> bytes:
     return buf.getvalue()
 
 
-def _dist_lines(dist: str, features: int) -> list[str]:
+# The stable draw's lines of standard normals (lnviz.maths.data.line), written out in plain PyTorch.
+LINE = [
+    "def line(name, index, n):",
+    '    """The seeded line (seed, name, index) of N(0, 1) values: value k from stream k // BLOCK, so not from n."""',
+    "    blocks = []",
+    "    for block in range(-(-n // BLOCK)):",
+    '        key = hashlib.blake2b(f"{seed}/{name}/{index}/{block}".encode(), digest_size=8).digest()',
+    '        g = torch.Generator().manual_seed(int.from_bytes(key, "little"))',
+    "        blocks.append(torch.randn(BLOCK, generator=g, {DRAW}))",
+    "    return torch.cat(blocks)[:n]  # (n,)",
+]
+
+
+def _z_lines(draw: str) -> list[str]:
+    """The script's randomness and its z (B, H), as :func:`lnviz.maths.data.make_activations` draws it."""
+    if draw == "whole":
+        return [
+            "g = torch.Generator().manual_seed(seed)  # the only randomness: a CPU generator",
+            f"z = torch.randn(B, H, generator=g, {DRAW})  # (B, H)",
+        ]
+    return [
+        f"BLOCK = {data.BLOCK}  # each sample and each feature draws from streams of its own, so B and H change none",
+        "",
+        "",
+        *(text.replace("{DRAW}", DRAW) for text in LINE),
+        "",
+        "",
+        'z = torch.stack([line("x", i, H) for i in range(B)])  # (B, H): row i is the line ("x", i)',
+    ]
+
+
+def _dist_lines(dist: str, features: int, draw: str = "stable") -> list[str]:
     """The lines after ``z`` that turn it into x, exactly as :func:`lnviz.maths.data.make_activations` does."""
-    draw = "generator=g, dtype=torch.float64"
+    gen = "generator=g, dtype=torch.float64"
+    if draw == "whole":
+        per = {
+            "feature loc": f"torch.randn(1, H, {gen})",
+            "feature scale": f"torch.randn(1, H, {gen})",
+            "sample loc": f"torch.randn(B, 1, {gen})",
+            "sample scale": f"torch.randn(B, 1, {gen})",
+        }
+    else:
+        per = {name: f'line("{name}", 0, H)[None, :]' for name in ("feature loc", "feature scale")}
+        per |= {name: f'line("{name}", 0, B)[:, None]' for name in ("sample loc", "sample scale")}
     if dist == "heterogeneous features":
         return [
-            f"loc = 3.0 * torch.randn(1, H, {draw})  # (1, H): one mean per feature",
-            f"scale = torch.exp(torch.randn(1, H, {draw}))  # (1, H): one scale per feature",
+            f"loc = 3.0 * {per['feature loc']}  # (1, H): one mean per feature",
+            f"scale = torch.exp({per['feature scale']})  # (1, H): one scale per feature",
             "x = loc + scale * z  # (B, H)",
         ]
     if dist == "heterogeneous samples":
         return [
-            f"loc = 3.0 * torch.randn(B, 1, {draw})  # (B, 1): one offset per sample",
-            f"scale = torch.exp(torch.randn(B, 1, {draw}))  # (B, 1): one scale per sample",
+            f"loc = 3.0 * {per['sample loc']}  # (B, 1): one offset per sample",
+            f"scale = torch.exp({per['sample scale']})  # (B, 1): one scale per sample",
             "x = loc + scale * z  # (B, H)",
         ]
     if dist == "outlier feature":
-        j = data.outlier_feature(features)
+        j = data.outlier_feature(features, draw)
+        if j >= features:
+            return [f"x = z  # (B, H): with one feature there is no feature {j} to be the outlier"]
         return [
             "x = z.clone()  # (B, H)",
             f"x[:, {j}] = {data.OUTLIER_SCALE!r} * (1.0 + z[:, {j}].abs())  # feature {j} is the outlier",
@@ -80,12 +123,23 @@ def _dist_lines(dist: str, features: int) -> list[str]:
     return ["x = z  # (B, H): every entry N(0, 1)"]
 
 
-def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: float, affine: bool, eps: float) -> str:
-    """A short, plain PyTorch script (imports torch only) that reproduces the explorer's view.
+def script(
+    dist: str,
+    batch: int,
+    features: int,
+    seed: int,
+    gain: float,
+    bias: float,
+    affine: bool,
+    eps: float,
+    draw: str = "stable",
+) -> str:
+    """A short, plain PyTorch script (imports torch, and hashlib for the stable draw) that reproduces the
+    explorer's view.
 
     It draws x of shape (B, H) = (batch, features) for the distribution ``dist`` as
-    :func:`lnviz.maths.data.make_activations` does (same generator, same draws, in
-    float64), sets γ and β (scalars ``gain`` and ``bias`` for every feature,
+    :func:`lnviz.maths.data.make_activations` does with ``draw`` (the same seeded
+    generators, the same draws, in float64), sets γ and β (scalars ``gain`` and ``bias`` for every feature,
     or with ``affine`` the seeded per-feature γ = gain·g, β = bias + b of
     :func:`lnviz.maths.data.random_affine`), then computes ``ln = F.layer_norm(...)``
     (one μ, σ² per row, over H) and ``bn = F.batch_norm(..., training=True)``
@@ -96,19 +150,21 @@ def script(dist: str, batch: int, features: int, seed: int, gain: float, bias: f
     ``weight`` and ``bias`` are the script's results.
     """
     _check(dist, batch, features, gain, bias, eps)
+    if draw not in data.DRAWS:
+        raise ValueError(f"script: unknown draw {draw!r}; choose one of {list(data.DRAWS)}")
     gain, bias, eps = float(gain), float(bias), float(eps)
     lines = [
         f'"""LayerNorm vs BatchNorm on "{dist}" activations, as the app shows them, in plain PyTorch."""',
+        *(["import hashlib", ""] if draw == "stable" else []),
         "import torch",
         "import torch.nn.functional as F",
         "",
         f"B, H, seed, eps = {int(batch)}, {int(features)}, {int(seed)}, {eps!r}",
-        "g = torch.Generator().manual_seed(seed)  # the only randomness: a CPU generator",
-        f"z = torch.randn(B, H, generator=g, {DRAW})  # (B, H)",
-        *_dist_lines(dist, features),
+        *_z_lines(draw),
+        *_dist_lines(dist, features, draw),
         "",
     ]
-    lines += _affine_lines(gain, bias, affine)
+    lines += _affine_lines(gain, bias, affine, draw)
     lines += ["", "ln = F.layer_norm(x, (H,), weight, bias, eps)  # (B, H): one μ, σ² per sample (row)"]
     lines += _bn_lines(batch, eps)
     lines += ["", 'print("x[0, :4]    ", x[0, :4].tolist())', 'print("LN y[0, :4] ", ln[0, :4].tolist())']
@@ -133,8 +189,13 @@ def _check(dist: str, batch: int, features: int, gain: float, bias: float, eps: 
         raise ValueError(f"script: eps must be >= 0, got {eps}")
 
 
-def _affine_lines(gain: float, bias: float, affine: bool) -> list[str]:
+def _affine_lines(gain: float, bias: float, affine: bool, draw: str = "stable") -> list[str]:
     """The script's γ (``weight``) and β (``bias``): scalars for every feature, or seeded per feature."""
+    if affine and draw == "stable":
+        return [
+            f'weight = {gain!r} * (1.0 + 0.5 * line("gain", 0, H))  # (H,): γ per feature, a line of its own',
+            f'bias = {bias!r} + 0.5 * line("bias", 0, H)  # (H,): β per feature',
+        ]
     if affine:
         return [
             "ga = torch.Generator().manual_seed(seed + 1)  # γ, β have their own generator: x stays the same",

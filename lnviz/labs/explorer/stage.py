@@ -50,6 +50,8 @@ read these strings back). Keys:
 ``caveat``,        at ε = 0 with a BN drawn: what its badge adds, and why
 ``caveat_note``    (BN's numbers are the formula's, as ``F.batch_norm``
                    refuses ε = 0 in training); else ``""``
+``resized``        after a change of B or H, what stayed, compared with
+                   the grid before (:func:`resized`); else ``""``
 =================  =====================================================
 """
 
@@ -139,7 +141,45 @@ def colors() -> dict[str, Any]:
     return COLORS | {"scale": [color for _, color in theme.DIVERGING]}
 
 
-def payload(result: Exploration, rows: slice, cols: slice, locked: Collection[str] = ()) -> dict[str, Any]:
+def _span(what: str, n: int) -> str:
+    """ "row 0" or "rows 0–3": the first ``n`` rows (or columns)."""
+    return f"{what} 0" if n == 1 else f"{what}s 0–{n - 1}"
+
+
+def resized(before: Exploration, after: Exploration) -> str:
+    """What a change of B or H kept, found by comparing the grid before with the one after, bit for bit.
+
+    Both are results of the same inputs but for B and H. On the cells the two grids share (the first
+    min(B) rows by the first min(H) columns) it compares x, LN's output and BN's: for example
+    "B 8 → 4: rows 0–3 of x and of LN's output unchanged; BN's changed." "" when neither B nor H moved.
+    """
+    (b0, h0), (b1, h1) = before.x.shape, after.x.shape
+    if (b0, h0) == (b1, h1):
+        return ""
+    b, h = min(b0, b1), min(h0, h1)
+    moved = [f"{name} {n0} → {n1}" for name, n0, n1 in (("B", b0, b1), ("H", h0, h1)) if n0 != n1]
+    if b0 != b1 and h0 != h1:
+        where = f"the {b} × {h} cells they share"
+    else:
+        where = _span("row", b) if b0 != b1 else _span("column", h)
+
+    def same(u: Tensor, v: Tensor) -> bool:
+        return torch.equal(u[:b, :h].cpu(), v[:b, :h].cpu())
+
+    if not same(before.x, after.x):
+        return f"{', '.join(moved)}: x was drawn again, every value ({where} too)."
+    kept, changed = [], []
+    for name, u, v in (("LN", before.ln, after.ln), ("BN", before.bn, after.bn)):
+        if u is not None and v is not None:
+            (kept if same(u.y, v.y) else changed).append(f"{name}'s")
+    of = "".join(f" and of {k} output" for k in kept)
+    tail = f"; {' and '.join(changed)} changed" if changed else ""
+    return f"{', '.join(moved)}: {where} of x{of} unchanged{tail}."
+
+
+def payload(
+    result: Exploration, rows: slice, cols: slice, locked: Collection[str] = (), resized: str = ""
+) -> dict[str, Any]:
     """The stage's JSON for the ``rows`` × ``cols`` window of ``result`` (x: (B, H)).
 
     LN's μ, σ² (reduced over the H features of each row) come for the window's
@@ -148,7 +188,8 @@ def payload(result: Exploration, rows: slice, cols: slice, locked: Collection[st
     gain, bias and per-feature (g, b) that made them, are the ones ``result``
     applied (its :class:`~lnviz.labs.explorer.Affine`), so the browser's
     preview at these values is torch's output. ``locked``: the keys of the
-    controls a link hides. See the module docstring for the keys.
+    controls a link hides; ``resized``: what a change of B or H kept (:func:`resized`). See the module
+    docstring for the keys.
     """
     batch, features = result.x.shape
     if not (0 <= rows.start < rows.stop <= batch and 0 <= cols.start < cols.stop <= features):
@@ -183,4 +224,5 @@ def payload(result: Exploration, rows: slice, cols: slice, locked: Collection[st
         "dtype": str(result.x.dtype).removeprefix("torch."),
         "caveat": explorer.BN_ZERO_EPS_BADGE if formula else "",
         "caveat_note": explorer.BN_ZERO_EPS if formula else "",
+        "resized": resized,
     }
