@@ -98,6 +98,19 @@ def test_through_the_page_b_8_to_4_keeps_ln_rows_and_h_12_to_6_keeps_bn_columns(
     assert _grids(at)[3] == ""
 
 
+def test_a_session_keeps_no_large_grid_for_the_resize_note():
+    """A visitor's session holds the last result only up to 64 × 64 cells: from 128 × 64 down to 64 × 64 the
+    stage says nothing (it has nothing to compare with), and from 64 × 64 down again it says what stayed."""
+    at = run_page("pages/explorer.py", {"seed": "0", "batch": "128", "features": "64"})
+    assert_no_exception(at)
+    assert at.session_state["_lnviz_stage_before"][1] is None
+    at.select_slider(key="batch").set_value(64).run()
+    assert_no_exception(at)
+    assert _grids(at)[3] == ""
+    at.select_slider(key="batch").set_value(32).run()
+    assert _grids(at)[3].startswith("B 64 → 32: rows 0–31 of x and of LN's output unchanged")
+
+
 def test_a_version_3_link_opens_the_old_draws_numbers_and_keeps_it_in_the_address_bar():
     (old,) = [
         g

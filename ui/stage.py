@@ -61,6 +61,9 @@ def _on_pick() -> None:
 
 
 _BEFORE = "_lnviz_stage_before"  # (what the grid was drawn from but B and H, the result) of the last run
+# The largest grid whose result a session keeps for the resize note: 64 × 64 cells, about 0.3 MB with every
+# intermediate, so that a visitor's session can't hold 1024 × 1024 results (16 MB each) past the cache's budget.
+RESIZE_CELLS = 64 * 64
 
 
 def resized(inputs: tuple, result: Exploration) -> str:
@@ -68,11 +71,12 @@ def resized(inputs: tuple, result: Exploration) -> str:
 
     ``inputs``: everything ``result`` was computed from but B and H (the page, the data, γ, β, ε). The
     result of the run before is kept in the session; only a run that changed B or H and nothing else
-    of ``inputs`` is compared with it, so a γ move after a resize says nothing.
+    of ``inputs`` is compared with it, so a γ move after a resize says nothing. Only grids of at most
+    :data:`RESIZE_CELLS` cells are kept, so a resize from or to a larger grid says nothing.
     """
     before = st.session_state.get(_BEFORE)
-    st.session_state[_BEFORE] = (inputs, result)
-    if before is None or before[0] != inputs:
+    st.session_state[_BEFORE] = (inputs, result if result.x.numel() <= RESIZE_CELLS else None)
+    if before is None or before[1] is None or result.x.numel() > RESIZE_CELLS or before[0] != inputs:
         return ""
     return stage.resized(before[1], result)
 
