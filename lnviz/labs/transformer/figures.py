@@ -96,9 +96,9 @@ def fig_ln(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     ]
     layout: dict[str, Any] = dict(
         annotations=[
-            plot.title(f"x, the input ({len(cols)} of {site.x.shape[-1]} features)", x=sum(left) / 2),
-            plot.title("LN: σ (bars), μ (|)", x=sum(mid) / 2, color=ln),
-            plot.title(f"LN's output {out_name}", x=sum(right) / 2, color=ln),
+            plot.title("x", x=sum(left) / 2),
+            plot.title("LN σ, μ", x=sum(mid) / 2, color=ln),
+            plot.title(f"LN {out_name}", x=sum(right) / 2, color=ln),
         ],
         showlegend=False,
         plot_bgcolor="#f2f2f2",
@@ -106,7 +106,6 @@ def fig_ln(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     _axes(layout, 1, left, rows, labels, cols)
     _axes(layout, 2, mid, rows, None)
     _axes(layout, 3, right, rows, None, cols)
-    layout["xaxis2"] |= dict(title=dict(text="over its H features"))
     return plot.figure(traces, layout, margin=dict(l=110, r=10, t=40, b=70), height=_height(rows))
 
 
@@ -136,7 +135,6 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     layout: dict[str, Any] = dict(
         xaxis=dict(domain=[0, 1], anchor="y", tickvals=list(positions), ticktext=[str(int(c)) for c in cols]),
         yaxis=dict(domain=[1 - top_frac, 1], anchor="x", title=dict(text="BN's σ")),
-        annotations=[plot.title("BN over the tokens: one σ per feature", x=0.5, color=bn)],
         showlegend=bool((~result.mask).any()),
         legend=plot.legend_above(),
         plot_bgcolor="#f2f2f2",
