@@ -35,7 +35,7 @@ from pathlib import Path
 from harness.server import ROOT
 
 DOC = ROOT / "docs" / "benchmarks.md"
-SECTIONS = ("bench", "kernels", "load")
+SECTIONS = ("bench", "kernels", "transformer", "load")
 HEADER = """# Benchmarks
 
 Written by `make bench` (the page-speed and kernel sections) and `make load`
@@ -281,6 +281,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"benchmark page and the CLI's defaults go further.\n\n{kernels}\n",
             args.out,
         )
+    say("the transformer page: load, forward, a typed sentence (benchmarks.transformer)")
+    from benchmarks import transformer
+
+    transformer.main(["--quick"] if args.quick else [])
     say("server-side reruns through AppTest")
     page_results = pages.measure(reruns=3 if args.quick else 7, warmup=1 if args.quick else 2)
     say("browser: cold start, then alternating presses")
