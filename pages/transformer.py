@@ -4,8 +4,7 @@ import streamlit as st
 import torch
 
 from lnviz.labs import transformer
-from lnviz.labs.transformer import figures, text
-from ui import model
+from lnviz.labs.transformer import figures, model, text
 from ui.page import Page
 
 WIDTH = 12  # features in the grid's window, as the explorer's stage shows
@@ -18,7 +17,7 @@ def use_example(sentences: str) -> None:
 
 
 def forward(typed: str, device: str) -> transformer.Run:
-    return transformer.run(model.loaded(), typed, torch.device(device))
+    return transformer.run(model.shared(), typed, torch.device(device))
 
 
 with page.sidebar("Sentences"):
@@ -33,7 +32,7 @@ with page.sidebar("Grid"):
     dev = page.device()
 
 with st.spinner("Loading the model, once per server…"):
-    loaded = model.loaded()
+    loaded = model.shared()
 if isinstance(loaded, str):
     st.warning(loaded + " The rest of the app works without it.", icon=":material/warning:")
     page.finish()

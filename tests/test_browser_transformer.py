@@ -31,7 +31,7 @@ def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, o
 
 def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):
     app = open_app(f"{app_server}/transformer")
-    box = app.page.get_by_label("Sentences")
+    box = app.page.get_by_role("textbox", name="Sentences")
     box.fill("Zebras graze quietly.")
     box.press("Control+Enter")
     app.page.get_by_text("zebras", exact=False).first.wait_for(timeout=60_000)

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from conftest import ROOT, assert_no_exception, run_page
 from figcheck import assert_plotly_valid
+from test_questions import check_link
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, files, model
@@ -197,3 +198,16 @@ def test_a_text_control_cuts_a_long_link_value_and_says_so():
     value, note = p.parse("a" * 100_000)
     assert value == "a" * 2000 and "100,000 characters long; the first 2,000 are kept" in note
     assert p.parse("two\nlines") == ("two\nlines", None) and p.holds("two\nlines") and not p.holds("a" * 2001)
+
+
+def test_the_poll_question_is_answered_by_the_model_when_first_read(bert):
+    from lnviz.labs.classroom import questions, transformer_question
+
+    q = questions.by_id("transformer-largest-sigma")
+    result = transformer.run(bert, transformer_question.SENTENCE, CPU, torch.float64)
+    x = result.inputs[(0, "ffn")][0]  # (T, H): one sentence
+    sigma = x.var(-1, unbiased=False).sqrt()  # (T,)
+    token = result.tokens[0][int(sigma.argmax())]
+    assert q.choices[q.answer].split(",")[0] == token
+    assert f"σ = {float(sigma.max()):.4g}" in q.why and q.right(str(q.answer))
+    check_link(q.link)

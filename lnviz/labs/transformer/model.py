@@ -31,6 +31,8 @@ from torch import Tensor, nn
 from lnviz.labs.transformer import files
 
 SITES = ("embeddings", "attention", "ffn")
+_SHARED: list[Model | str] = []  # the process's one model, or why there is none (see shared)
+_SHARED_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -123,3 +125,20 @@ def load(checked: files.Checked) -> Model:
         hidden=config.hidden_size,
         eps=float(config.layer_norm_eps),
     )
+
+
+def shared() -> Model | str:
+    """The process's one model, checked and loaded on the first call, or one plain sentence saying why it can't be
+    used (missing or altered files). Kept either way: a refused file is hashed once, not on every run. The
+    /transformer page and the class poll's question about it share it."""
+    with _SHARED_LOCK:
+        if not _SHARED:
+            checked = files.check()
+            if not checked.ok:
+                _SHARED.append(checked.problem)
+            else:
+                try:
+                    _SHARED.append(load(checked))
+                except (OSError, ValueError) as err:  # a folder whose files transformers can't read as a BERT
+                    _SHARED.append(f"The model's files could not be loaded ({type(err).__name__}).")
+        return _SHARED[0]
