@@ -18,7 +18,6 @@ from lnviz.figures import plot, theme
 from lnviz.labs.transformer import Run, Site
 
 ROW_PX = 20  # px per token row
-NUMBERS_UP_TO = 400  # cells: up to this many, each cell shows its number
 
 
 def row_labels(result: Run) -> list[str]:
@@ -32,8 +31,15 @@ def _rows(values: Tensor) -> np.ndarray:
     return plot.to_numpy(values.reshape(-1, *values.shape[2:]))
 
 
-def _grid(z: np.ndarray, cols: np.ndarray, name: str, axes: plot.Axes, limit: float, labels: list[str]) -> dict:
-    cell = dict(texttemplate="%{z:.2f}", textfont=dict(size=11)) if z.size <= NUMBERS_UP_TO else {}
+def saturation(z: np.ndarray) -> float:
+    """Where the colour scale saturates: the 98th percentile of |z|, so that a few huge values (the lesson) do not
+    wash every other cell out; the cells beyond it carry their number."""
+    return float(np.quantile(np.abs(z), 0.98)) or float(np.abs(z).max()) or 1.0
+
+
+def _grid(z: np.ndarray, cols: np.ndarray, name: str, axes: plot.Axes, labels: list[str]) -> dict:
+    limit = saturation(z)
+    numbers = np.where(np.abs(z) > limit, np.char.mod("%.4g", z), "")  # the saturated cells alone: about 2 in 100
     return plot.heatmap(
         z,
         np.arange(len(cols)),
@@ -46,9 +52,11 @@ def _grid(z: np.ndarray, cols: np.ndarray, name: str, axes: plot.Axes, limit: fl
         showscale=False,
         xgap=1,
         ygap=1,
+        text=numbers,
+        texttemplate="%{text}",
+        textfont=dict(size=theme.FONT_SIZE, color="white"),
         customdata=np.array([[f"{labels[r]}, feature {int(c)}" for c in cols] for r in range(z.shape[0])]),
         hovertemplate="%{customdata}<br>" + name + " = %{z:.4g}<extra></extra>",
-        **cell,
     )
 
 
@@ -84,15 +92,14 @@ def fig_ln(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     std, mean = _rows(site.ln_std), _rows(site.ln_mean)  # (S·T,)
     ln = theme.ROLES["LN"]
     left, mid, right = [0.0, 0.42], [0.47, 0.6], [0.66, 1.0]
-    limit = float(np.abs(x).max()) or 1.0
     out_name = "y" if output == "y" else "x̂"
     traces = [
-        _grid(x, cols.numpy(), "x", ("x", "y"), limit, labels),
+        _grid(x, cols.numpy(), "x", ("x", "y"), labels),
         plot.bars(std, np.arange(rows), "σ per token", ln, ("x2", "y2"), orientation="h")
         | dict(hovertemplate="σ = %{x:.4g}<extra></extra>"),
         plot.points(mean, np.arange(rows), "μ per token", theme.INK, ("x2", "y2"), symbol="line-ns", size=12)
         | dict(marker=dict(color=theme.INK, symbol="line-ns-open", size=12, line=dict(width=2, color=theme.INK))),
-        _grid(out, cols.numpy(), f"LN {out_name}", ("x3", "y3"), float(np.abs(out).max()) or 1.0, labels),
+        _grid(out, cols.numpy(), f"LN {out_name}", ("x3", "y3"), labels),
     ]
     layout: dict[str, Any] = dict(
         annotations=[
@@ -119,8 +126,7 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     traces = [
         plot.bars(positions, plot.to_numpy(site.bn_std[cols]), "σ over real tokens", bn, ("x", "y"))
         | dict(hovertemplate="feature %{customdata}: σ = %{y:.4g}<extra></extra>", customdata=cols.numpy()),
-        _grid(out, cols.numpy(), "BN " + ("y" if output == "y" else "x̂"), ("x2", "y2"), 0.0, labels)
-        | dict(zmin=-float(np.abs(out).max() or 1.0), zmax=float(np.abs(out).max() or 1.0)),
+        _grid(out, cols.numpy(), "BN " + ("y" if output == "y" else "x̂"), ("x2", "y2"), labels),
     ]
     if bool((~result.mask).any()):
         traces.insert(

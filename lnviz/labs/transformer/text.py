@@ -131,14 +131,20 @@ EXAMPLES = {
 EMBEDDINGS_LAYER = "The embeddings' LayerNorm comes before layer 0: the layer control does not change it."
 
 
+SATURATION = (
+    "Each grid's colours saturate at the 98th percentile of its |values| in view, so that a few huge values do "
+    "not wash out the rest; the cells beyond it carry their numbers. Hover a cell for its value."
+)
+
+
 def window(order: str, start: int, shown: int, hidden: int) -> str:
-    """What the grid's columns are, said as such."""
+    """What the grid's columns are, said as such, and how its colours are scaled."""
     if order == "largest":
         return (
             f"Columns: {shown} of the {hidden} features, sorted by their largest |x| over the tokens, from the "
-            f"{start + 1}{_ordinal(start + 1)} largest on (the column labels are the features' indices)."
+            f"{start + 1}{_ordinal(start + 1)} largest on (the column labels are the features' indices). " + SATURATION
         )
-    return f"Columns: features {start} to {start + shown - 1} of {hidden}, in order."
+    return f"Columns: features {start} to {start + shown - 1} of {hidden}, in order. " + SATURATION
 
 
 def _ordinal(n: int) -> str:
