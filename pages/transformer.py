@@ -5,6 +5,7 @@ import torch
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, model, text
+from lnviz.text import quote
 from ui.page import Page
 
 WIDTH = 12  # features in the grid's window, as the explorer's stage shows
@@ -48,8 +49,8 @@ st.badge(text.check(site), icon=":material/check:", color="green" if site.check 
 page.metrics(
     {
         "Largest |x|": f"{value:.4g}",
-        "At token, feature": f"{lab.tokens[s][t]}, {j}",
-        "Largest σ": f"{std:.4g} ({lab.tokens[ws][wt]})",
+        "At token, feature": f"{quote(lab.tokens[s][t])}, {j}",  # a metric's value is Markdown: a token is quoted
+        "Largest σ": f"{std:.4g} ({quote(lab.tokens[ws][wt])})",
         "Median token's σ": f"{site.median_std:.4g}",
     },
     helps={"Largest |x|": "Over the real tokens (padding left out) and all 384 features of this LayerNorm's input."},

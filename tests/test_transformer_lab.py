@@ -211,3 +211,13 @@ def test_the_poll_question_is_answered_by_the_model_when_first_read(bert):
     assert q.choices[q.answer].split(",")[0] == token
     assert f"σ = {float(sigma.max()):.4g}" in q.why and q.right(str(q.answer))
     check_link(q.link)
+
+
+def test_tokens_are_shown_as_text_never_as_markup(bert):
+    result = transformer.run(bert, "a <b>bold</b> & [link](x) *star*", CPU)
+    labels = figures.row_labels(result)
+    assert "&lt;" in labels and "&gt;" in labels and "&amp;" in labels
+    assert not any("<" in label or ">" in label for label in labels)
+    at = run_page("pages/transformer.py", {"text": "*star* _x_"})
+    assert_no_exception(at)
+    assert all("`" in m.value for m in at.metric if m.label in ("At token, feature", "Largest σ"))

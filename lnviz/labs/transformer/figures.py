@@ -8,6 +8,7 @@ with the tokens' own text; columns are a window of the H features
 
 from __future__ import annotations
 
+import html
 from typing import Any
 
 import numpy as np
@@ -21,9 +22,17 @@ ROW_PX = 20  # px per token row
 
 
 def row_labels(result: Run) -> list[str]:
-    """Each row's label, the token as text; in a batch prefixed by its sentence's number ("2: the")."""
+    """Each row's label, the token as text; in a batch prefixed by its sentence's number ("2: the").
+
+    Plotly reads ``<b>``, ``<a href=…>`` and entities in every text: a token's ``&``, ``<`` and ``>`` are
+    written as entities, so that it shows as typed, never as markup.
+    """
     many = len(result.tokens) > 1
-    return [(f"{s + 1}: {token}" if many else token) for s, tokens in enumerate(result.tokens) for token in tokens]
+    return [
+        (f"{s + 1}: " if many else "") + html.escape(token, quote=False)
+        for s, tokens in enumerate(result.tokens)
+        for token in tokens
+    ]
 
 
 def _rows(values: Tensor) -> np.ndarray:
