@@ -12,6 +12,7 @@ started for it, after one sentence has loaded the model.
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -81,10 +82,12 @@ def measure_typed(repeats: int) -> list[float]:
 
 def markdown(model_s: dict[str, float], typed_ms: list[float]) -> str:
     median = statistics.median(typed_ms)
+    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     verdict = "PASS" if median <= TARGET_MS else "MISS"
     return f"""## The transformer page (`python -m benchmarks.transformer`)
 
-all-MiniLM-L6-v2 on the CPU in float32, on this machine (shared: the times are upper bounds for a quiet one).
+all-MiniLM-L6-v2 on the CPU in float32, on this machine (shared: the times are upper bounds for a quiet one;
+load average {load} over 1 / 5 / 15 min when the section was written).
 
 | what | time |
 |---|---|
