@@ -221,3 +221,33 @@ def test_tokens_are_shown_as_text_never_as_markup(bert):
     at = run_page("pages/transformer.py", {"text": "*star* _x_"})
     assert_no_exception(at)
     assert all("`" in m.value for m in at.metric if m.label in ("At token, feature", "Largest σ"))
+
+
+def test_padding_is_never_the_largest_nor_in_the_masked_bn():
+    """A hand-made run whose padded cell holds the largest |x|: the page names a real token's, and BN over the real
+    tokens leaves the padding out."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(2, 3, 4, generator=g, dtype=torch.float64)  # (S, T, H)
+    x[1, 2, 1] = 100.0  # padding
+    mask = torch.tensor([[True, True, True], [True, True, False]])  # (S, T)
+    where = (0, "embeddings")
+    ones, zeros = torch.ones(4, dtype=torch.float64), torch.zeros(4, dtype=torch.float64)
+    result = transformer.Run(
+        ("a b c", "a b"),
+        (("[CLS]", "a", "[SEP]"), ("[CLS]", "[SEP]", "[PAD]")),
+        mask,
+        {where: x},
+        {where: F.layer_norm(x, (4,), ones, zeros, 1e-12)},
+        {where: ones},
+        {where: zeros},
+        1e-12,
+        1,
+        "cpu",
+        "float64",
+        0.0,
+    )
+    site = transformer.site(result, 0, "embeddings")
+    s, t, _, value = site.largest
+    assert mask[s, t] and abs(value) == float(x[mask].abs().max())
+    torch.testing.assert_close(site.bn_mean, x[mask].mean(0))
+    assert float(site.bn_mean_padded[1]) > 10 > float(site.bn_mean[1].abs())
