@@ -133,7 +133,7 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     out = _rows((site.bn_y if output == "y" else site.bn_x_hat)[..., cols])  # (S·T, C)
     positions = np.arange(len(cols))
     traces = [
-        plot.bars(positions, plot.to_numpy(site.bn_std[cols]), "σ over real tokens", bn, ("x", "y"))
+        plot.bars(positions, plot.to_numpy(site.bn_std[cols]), "σ, real tokens", bn, ("x", "y"))
         | dict(hovertemplate="feature %{customdata}: σ = %{y:.4g}<extra></extra>", customdata=cols.numpy()),
         _grid(out, cols.numpy(), "BN " + ("y" if output == "y" else "x̂"), ("x2", "y2"), labels),
     ]
@@ -141,7 +141,7 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
         traces.insert(
             1,
             plot.points(
-                positions, plot.to_numpy(site.bn_std_padded[cols]), "σ with padding", theme.INK, symbol="x", size=9
+                positions, plot.to_numpy(site.bn_std_padded[cols]), "σ, padding too", theme.INK, symbol="x", size=9
             )
             | dict(hovertemplate="with padding: σ = %{y:.4g}<extra></extra>"),
         )
