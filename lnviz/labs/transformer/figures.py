@@ -48,7 +48,7 @@ def saturation(z: np.ndarray) -> float:
 
 def _grid(z: np.ndarray, cols: np.ndarray, name: str, axes: plot.Axes, labels: list[str]) -> dict:
     limit = saturation(z)
-    numbers = np.where(np.abs(z) > limit, np.char.mod("%.4g", z), "")  # the saturated cells alone: about 2 in 100
+    numbers = np.where(np.abs(z) > limit, np.char.mod("%.3g", z), "")  # the saturated cells alone: about 2 in 100
     return plot.heatmap(
         z,
         np.arange(len(cols)),
@@ -145,8 +145,8 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
             )
             | dict(hovertemplate="with padding: σ = %{y:.4g}<extra></extra>"),
         )
-    height = _height(rows) + 160
-    top_frac = 150 / (height - 110)
+    height = _height(rows) + 190
+    top_frac = 150 / (height - 140)  # the plot area: height less the margins (t 70, b 70)
     layout: dict[str, Any] = dict(
         xaxis=dict(domain=[0, 1], anchor="y", tickvals=list(positions), ticktext=[str(int(c)) for c in cols]),
         yaxis=dict(domain=[1 - top_frac, 1], anchor="x", title=dict(text="BN's σ")),
@@ -157,7 +157,7 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     _axes(layout, 2, [0, 1], rows, labels, cols)
     layout["yaxis2"] |= dict(domain=[0, 1 - top_frac - 0.06])
     layout["yaxis2"].pop("matches", None)
-    return plot.figure(traces, layout, margin=dict(l=110, r=10, t=40, b=70), height=height)
+    return plot.figure(traces, layout, margin=dict(l=110, r=10, t=70, b=70), height=height)
 
 
 def fig_affine(site: Site, marked: int) -> go.Figure:
