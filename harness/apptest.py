@@ -15,7 +15,7 @@ from streamlit.testing.v1 import AppTest
 from harness.server import ROOT
 
 # AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
-WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle")
+WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle", "text_area")
 
 DEFAULT_PAGE = "pages/explorer.py"
 

@@ -25,7 +25,7 @@ def test_any_link_value_ends_in_range(param, raw):
     value, note = param.parse(raw)
     assert param.holds(value), (param.key, raw, value)
     assert param.parse(param.format(value)) == (value, None)
-    if note is None:
+    if note is None and param.kind != "text":  # an empty text box is a value (the page says it is empty)
         assert (raw[-1] if isinstance(raw, list) else raw) != ""
 
 

@@ -15,6 +15,8 @@ def other_value(p: Param):
         return not p.default
     if p.kind == "choice":
         return next(o for o in p.options if o != p.default)
+    if p.kind == "text":
+        return p.default + " Another one."
     step = p.step or 1
     value = p.lo + step if p.lo + step != p.default else p.lo + 2 * step
     return type(p.default)(min(value, p.hi))

@@ -158,6 +158,8 @@ def _draw(param: Param, where: Any, **kwargs: Any) -> Any:
         )
     if widget == "select_slider":
         return where.select_slider(param.label, options=param.options, format_func=param.format, **common)
+    if widget == "text_area":  # the box cuts a longer text, a link's too; the page says what it takes
+        return where.text_area(param.label, max_chars=int(param.hi), **common)
     raise ValueError(f"unknown widget {widget!r} for {param.key}")  # Param refuses one; a new kind lands here
 
 

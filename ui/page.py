@@ -189,7 +189,7 @@ class Page:
         st.info(text, icon=":material/memory:")
 
     # Computing and showing -------------------------------------------------------------------------------------
-    def compute(self, fn: Callable[..., T], *args: Any, shared: bool = False, **kwargs: Any) -> T:
+    def compute(self, fn: Callable[..., T], *args: Any, shared: bool = False, gate: str = "", **kwargs: Any) -> T:
         """``fn(*args, **kwargs)``, cached across sessions by the arguments (the view's values, never the session).
 
         ``fn`` must depend on its arguments alone (it is cached by its file and
@@ -204,7 +204,9 @@ class Page:
         for one of a few slots in fair turns, charged to this run's client
         (:func:`ui.heavy.client`): a classmate's one miss goes before the
         queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
-        first come, first served.
+        first come, first served. With ``gate`` (the action's name), a miss
+        also takes a slot of the heavy-work gate (:func:`ui.heavy.heavy`); a
+        refusal is said and the page ends there.
         """
         # By file and name, not the function object: a page's functions are new on each run.
         code = fn.__code__
@@ -215,7 +217,14 @@ class Page:
             *((k, _plain(v)) for k, v in sorted(kwargs.items())),
         )
         who = heavy.client() if limits.Limits.from_env(os.environ, 1).enabled else None
-        value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+        if gate and key not in RESULTS:
+            with heavy.heavy(gate) as ticket:
+                if ticket is None:  # "Busy, try again in N s" is on the page
+                    self.finish()
+                    st.stop()
+                value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+        else:
+            value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

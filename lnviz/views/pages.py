@@ -40,6 +40,7 @@ from lnviz.views.state import (
     MOMENTUM,
     NORM,
     OFFSET,
+    ORDER,
     OUTPUT,
     PAD,
     PERTURB,
@@ -48,10 +49,13 @@ from lnviz.views.state import (
     SAMPLE,
     SEED,
     SHIFT,
+    SITE,
     SPREAD,
+    START,
     STEP,
     STEPS,
     TASK,
+    TEXT,
     THREADS,
     VARIANT,
     VIEW,
@@ -139,6 +143,22 @@ FAMILY = Controls(
     SAMPLE.but(label="Sample n", default=1, hi=7, old_keys=("n",), help="The picked element's sample."),
     CHANNEL.but(old_keys=("c",)),
     POSITION.but(old_keys=("pos",)),
+)
+# A pretrained BERT encoder: 6 layers, H = 384 (lnviz.labs.transformer).
+TRANSFORMER = Controls(
+    TEXT,
+    LAYER.but(
+        label="Layer l",
+        default=0,
+        lo=0,
+        hi=5,
+        help="The encoder layer, 0 to 5 (the embeddings' LayerNorm comes before layer 0).",
+    ),
+    SITE,
+    OUTPUT.but(label="Outputs show"),
+    ORDER,
+    START,
+    DEVICE,
 )
 TRAINING = Controls(
     TASK,
@@ -246,6 +266,15 @@ PAGES: tuple[PageEntry, ...] = (
         "family",
         FAMILY,
         heading="The norm family on one tensor",
+    ),
+    PageEntry(
+        "transformer",
+        "Inside a transformer",
+        ":material/psychology:",
+        "Labs",
+        "transformer",
+        TRANSFORMER,
+        heading="Inside a transformer: a pretrained BERT's LayerNorms",
     ),
     PageEntry(
         "class",

@@ -21,16 +21,17 @@ from typing import Any
 from lnviz.text import format_number, places, quote
 
 # How a control can be drawn: Streamlit's slider, number input, select box, radio buttons, segmented
-# control (a row of buttons, always one chosen), toggle, and select slider (a slider over options).
-WIDGETS = ("slider", "number", "select", "radio", "segmented", "toggle", "select_slider")
+# control (a row of buttons, always one chosen), toggle, select slider (a slider over options), and a text box.
+WIDGETS = ("slider", "number", "select", "radio", "segmented", "toggle", "select_slider", "text_area")
 
 
 @dataclass(frozen=True)
 class Param:
     """One control of a view.
 
-    ``kind`` is "int", "float", "bool" or "choice". Numbers have an inclusive
-    range [lo, hi]; a choice has ``options`` (strings, or floats such as ε's
+    ``kind`` is "int", "float", "bool", "choice" or "text". Numbers have an inclusive
+    range [lo, hi]; text has at most ``hi`` characters (a longer one is cut
+    to its first ``hi``, as the text box cuts it); a choice has ``options`` (strings, or floats such as ε's
     log-scale steps, which a link may give as any number and which snap to the
     nearest option in log space). A whole number drawn as a select slider has
     ``options`` too, its stops: those inside [lo, hi], with lo and hi; a link's
@@ -56,10 +57,11 @@ class Param:
         return replace(self, **changes)
 
     def __post_init__(self) -> None:
-        if self.kind not in ("int", "float", "bool", "choice"):
+        if self.kind not in ("int", "float", "bool", "choice", "text"):
             raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
         if not self.widget:
-            object.__setattr__(self, "widget", {"bool": "toggle", "choice": "select"}.get(self.kind, "slider"))
+            widget = {"bool": "toggle", "choice": "select", "text": "text_area"}.get(self.kind, "slider")
+            object.__setattr__(self, "widget", widget)
         if self.widget not in WIDGETS:
             raise ValueError(f"{self.key}: unknown widget {self.widget!r}")
         if self.kind == "int":  # stops only on a select slider, and only those in this page's range
@@ -69,6 +71,8 @@ class Param:
                 raise ValueError(f"{self.key}: default {self.default!r} is not one of the stops")
         if self.kind == "choice" and self.default not in self.options:
             raise ValueError(f"{self.key}: default {self.default!r} is not an option")
+        if self.kind == "text" and not (isinstance(self.default, str) and len(self.default) <= self.hi):
+            raise ValueError(f"{self.key}: default is not text of at most {self.hi} characters")
         if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
             raise ValueError(f"{self.key}: default {self.default!r} outside [{self.lo}, {self.hi}]")
 
@@ -89,6 +93,8 @@ class Param:
             return isinstance(value, float | int) and math.isfinite(value) and self.lo <= value <= self.hi
         if self.kind == "bool":
             return isinstance(value, bool)
+        if self.kind == "text":
+            return isinstance(value, str) and len(value) <= self.hi
         return value in self.options
 
     def coerce(self, value: Any) -> Any:
@@ -107,6 +113,8 @@ class Param:
             return self._stop(type(self.default)(min(max(number, self.lo), self.hi)))
         if self.kind == "bool":
             return value if isinstance(value, bool) else self.default
+        if self.kind == "text":
+            return value[: int(self.hi)] if isinstance(value, str) else self.default
         return value if value in self.options else self.default
 
     def snap(self, value: Any) -> Any:
@@ -158,6 +166,10 @@ class Param:
 
     def _parse_text(self, text: str) -> tuple[Any, str | None]:
         default = self.default
+        if self.kind == "text":
+            if len(text) > self.hi:
+                return text[: int(self.hi)], f"is {len(text):,} characters long; the first {int(self.hi):,} are kept"
+            return text, None
         if self.kind == "bool":
             if text.lower() in ("true", "false"):
                 return text.lower() == "true", None

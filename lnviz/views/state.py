@@ -332,6 +332,45 @@ POSITION = Param(
     "position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.", widget="number"
 )
 
+# Inside a transformer: a pretrained BERT encoder's LayerNorms (lnviz.labs.transformer).
+TEXT = Param(
+    "text",
+    "Sentences",
+    "text",
+    "The cat sat on the mat because it was tired.",
+    hi=2000,
+    help="One sentence per line: at most 8 sentences, each at most 64 tokens ([CLS] and [SEP] included).",
+)
+SITE = Param(
+    "site",
+    "LayerNorm",
+    "choice",
+    "ffn",
+    options=("embeddings", "attention", "ffn"),
+    help="embeddings: the one after the embeddings are summed. attention: after layer l's self-attention and its "
+    "residual add. ffn: after layer l's feed-forward block and its residual add.",
+    widget="radio",
+)
+ORDER = Param(
+    "order",
+    "Features shown",
+    "choice",
+    "largest",
+    options=("largest", "index"),
+    help="largest: the features sorted by their largest |x| over the tokens, largest first. index: in their order.",
+    widget="radio",
+)
+START = Param(
+    "start",
+    "From feature",
+    "int",
+    0,
+    lo=0,
+    hi=383,
+    help="The window's first feature: its rank by largest |x|, or its index, as Features shown says.",
+    widget="number",
+)
+
 # The kernel benchmark.
 DTYPE = Param(
     "dtype",

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from lnviz.labs import coupling, invariance, sequences, train_eval
+from lnviz.labs.classroom import transformer_question
 from lnviz.maths import data
 from lnviz.maths.norms import batch_norm, layer_norm, rms_norm
 from lnviz.views.links import LINK_VERSION
@@ -509,6 +510,37 @@ def _ln_cell() -> Question:
     )
 
 
+class LiveQuestion(Question):
+    """A :class:`Question` whose ``answer`` and ``why`` come from ``live()``, computed once, when first read.
+
+    For an answer that costs more than building the bank should (a pretrained model's run): the bank is
+    built when /class opens, the answer is read at the reveal. ``live`` checks its own answer.
+    """
+
+    def __init__(self, live: Callable[[], tuple[int, str]], **fields: Any) -> None:
+        object.__setattr__(self, "_live", functools.cache(live))
+        super().__init__(**fields)
+
+    def __post_init__(self) -> None:  # everything but the answer, which is not computed yet
+        Question(**{name: getattr(self, name) for name in ("id", "kind", "prompt", "choices")})
+
+    # Data descriptors win over the dataclass's fields; the frozen __init__'s assignments to them are ignored.
+    answer = property(lambda self: self._live()[0], lambda self, value: None)
+    why = property(lambda self: self._live()[1], lambda self, value: None)
+
+
+def _transformer_largest_sigma() -> Question:
+    tq = transformer_question
+    return LiveQuestion(
+        tq.answer,
+        id="transformer-largest-sigma",
+        kind="choice",
+        prompt=tq.PROMPT,
+        choices=tq.OPTIONS,
+        link=link("transformer", text=tq.SENTENCE, layer=tq.LAYER, site=tq.SITE),
+    )
+
+
 _BUILDERS: tuple[Callable[[], Question], ...] = (
     _ln_cell,
     _one_sample_coupling,
@@ -522,4 +554,5 @@ _BUILDERS: tuple[Callable[[], Question], ...] = (
     _train_eval_shift,
     _longer_sequence,
     _sequence_missing_steps,
+    _transformer_largest_sigma,
 )

@@ -1,0 +1,49 @@
+"""The numbers of the poll question that the /transformer page answers live: which token has the largest σ.
+
+Its prompt and options are fixed text; :func:`answer` runs the pretrained
+model, and :class:`lnviz.labs.classroom.questions.LiveQuestion` calls it the
+first time the answer is read (at the reveal), not when the bank is built:
+the /class page never waits for the model, nor imports ``transformers``,
+before a room reaches this question's reveal.
+"""
+
+from __future__ import annotations
+
+import torch
+
+SENTENCE = "The cat sat on the mat because it was tired."
+LAYER, SITE = 0, "ffn"  # the input of layer 0's second LayerNorm, after the feed-forward block
+PROMPT = (
+    f"A pretrained BERT (all-MiniLM-L6-v2) reads “{SENTENCE}” Before layer 0's second LayerNorm (after the "
+    "feed-forward block), which token has the largest σ over its 384 features?"
+)
+OPTIONS = ("[CLS], the first token", "cat", "tired", "[SEP], the last token", "another token")
+_TOKENS = ("[CLS]", "cat", "tired", "[SEP]")  # the token each named option stands for
+
+
+def _g(value: float) -> str:
+    return f"{value:.4g}".replace("-", "−")
+
+
+def answer() -> tuple[int, str]:
+    """The option of the token with the largest σ at that LayerNorm, and why, with the model's numbers.
+
+    ValueError, with the page's sentence, when the model's files are missing or altered.
+    """
+    from lnviz.labs import transformer
+    from lnviz.labs.transformer import model
+
+    loaded = model.shared()
+    if isinstance(loaded, str):
+        raise ValueError(loaded)
+    result = transformer.run(loaded, SENTENCE, torch.device("cpu"), torch.float64)
+    site = transformer.site(result, LAYER, SITE)
+    _, t, std = site.widest
+    token = result.tokens[0][t]
+    s, lt, j, value = site.largest
+    why = (
+        f"The model: {token} (token {t}) has σ = {_g(std)}, {std / site.median_std:.3g} times the median token's "
+        f"σ ({_g(site.median_std)}). Its largest |x| is x = {_g(value)} at {result.tokens[s][lt]}, feature {j}. "
+        "LN divides each token by its own σ."
+    )
+    return (_TOKENS.index(token) if token in _TOKENS else len(OPTIONS) - 1), why

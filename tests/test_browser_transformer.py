@@ -1,0 +1,43 @@
+"""/transformer in a real browser: the model's page draws at a laptop's, a projector's and a phone's size, and a
+typed sentence reaches the drawn page. (axe-core, lecture sizes and text overlaps: tests/test_browser_a11y.py,
+which takes every page of the registry.)"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.chromium import LAPTOP, PHONE
+
+pytestmark = pytest.mark.browser
+
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+@pytest.mark.parametrize(
+    "size, query", [(LAPTOP, ""), (PROJECTOR, "&present=1"), (PHONE, "")], ids=["laptop", "projector", "phone"]
+)
+def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, open_app):
+    app = open_app(f"{app_server}/transformer?layer=0&site=ffn{query}")
+    app.page.set_viewport_size(size)
+    app.page.wait_for_timeout(1000)  # plotly redraws for the new width
+    app.settle()
+    assert not app.exceptions() and not app.errors, (app.exceptions(), app.errors)
+    assert [c["key"] for c in app.charts()] == ["tf_ln", "tf_bn", "tf_affine"]
+    ticks = app.charts()[0]["traces"][0]
+    assert ticks["type"] == "heatmap"
+    # Nothing wider than the window: no sideways scrolling on a phone.
+    assert app.page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+
+
+def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):
+    app = open_app(f"{app_server}/transformer")
+    box = app.page.get_by_role("textbox", name="Sentences")
+    box.fill("Zebras graze quietly.")
+    box.press("Control+Enter")
+    app.page.get_by_text("zebras", exact=False).first.wait_for(timeout=60_000)
+    app.settle()
+    labels = app.page.evaluate(
+        "() => Array.from(document.querySelectorAll('.js-plotly-plot .ytick text')).map((t) => t.textContent)"
+    )
+    assert "zebra" in " ".join(labels) and "[CLS]" in labels, labels
+    assert "text=Zebras" in app.page.url  # the link keeps the view
