@@ -379,6 +379,10 @@ def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
     at = run_page(PAGE, {"sample": "16", "feature": "40"})
     assert_no_exception(at)
     assert "sample 7, feature 11" in " ".join(h.value for h in at.subheader)
+    # The widgets and the link say the cell used, so a reload or a copied URL opens it: not 16 and 40.
+    assert (at.number_input(key="sample").value, at.number_input(key="feature").value) == (7, 11)
+    assert (at.query_params["sample"], at.query_params["feature"]) == ("7", "11")
+    assert "Sample i: 16 is past the last of 8; using 7." in " ".join(i.value for i in at.info)
 
 
 @pytest.mark.parametrize(
