@@ -16,7 +16,9 @@ from ui import boot, heavy, mode
 boot.router()
 st.set_page_config(
     page_title="lnviz: LayerNorm vs BatchNorm",
-    page_icon=":material/grid_on:",
+    # A local SVG goes to the browser inline, as a data: URL. A ":material/…:" icon would be fetched from a
+    # font CDN, which an offline classroom can't reach.
+    page_icon=mode.ASSETS / "favicon.svg",
     layout="wide",
     initial_sidebar_state="collapsed" if mode.presenting() else "auto",
 )

@@ -38,6 +38,18 @@ def format_number(value: float) -> str:
     return short if float(short) == value else repr(value)
 
 
+def percent(fraction: float, digits: int = 2) -> str:
+    """A fraction as a percentage written out plainly, ``digits`` significant digits and no exponent.
+
+    3.4e-8 is "0.0000034 %", 0.054 is "5.4 %", 66 000 is "6,600,000 %": a
+    reader who doesn't read 3.4e-06 still sees how small (or large) it is.
+    """
+    if not math.isfinite(fraction):
+        return "NaN" if math.isnan(fraction) else _sign(f"{'-' if fraction < 0 else ''}∞ %")
+    rounded = Decimal(f"{100 * fraction:.{digits}g}")  # digits significant, exactly as printed
+    return _sign(f"{rounded.normalize() if rounded else Decimal(0):,f} %")
+
+
 # The stage's numbers (lnviz/web/stage/model.js writes them in the browser; these are their twins, and
 # tests/js/fixtures/numbers.json holds these texts for both languages' tests). JavaScript's toFixed and
 # toExponential round a tie away from zero, where Python's format rounds it to even: 1.25 is "1.3" there.

@@ -6,6 +6,7 @@ import time
 import pandas as pd
 import streamlit as st
 
+from lnviz import text
 from lnviz.labs import bench
 from lnviz.labs.bench import numerics
 from lnviz.maths.device import label
@@ -189,7 +190,7 @@ cols = st.columns(len(numerics.METHODS))
 for col, method in zip(cols, numerics.METHODS, strict=True):
     col.metric(
         f"{method}, offset {offset:g}",
-        f"{100 * curve.median_error[method][at]:.2g}% error",
+        f"{text.percent(curve.median_error[method][at])} error",
         help="Median relative error of σ² over the rows.",
     )
     negative = curve.negative[method][at]

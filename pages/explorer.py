@@ -243,7 +243,7 @@ def cell(shown: Shown) -> None:
     with ln_col:
         st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
         st.latex(explain.latex(result.ln, i, j, "LN"))
-        st.code(explain.pytorch_line("LN", i, j, features), language="python", wrap_lines=True)
+        st.code(explain.pytorch_line("LN", i, j, features, shown.norm.eps), language="python", wrap_lines=True)
     with bn_col:
         st.markdown(
             f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'' if batch == 1 else 's'}"
@@ -252,7 +252,7 @@ def cell(shown: Shown) -> None:
             st.info(explorer.BN_SINGLE_SAMPLE)
             return
         st.latex(explain.latex(result.bn, i, j, "BN"))
-        st.code(explain.pytorch_line("BN", i, j, features), language="python", wrap_lines=True)
+        st.code(explain.pytorch_line("BN", i, j, features, shown.norm.eps), language="python", wrap_lines=True)
         if shown.norm.eps == 0:
             st.caption(explorer.BN_ZERO_EPS)
 

@@ -37,8 +37,8 @@ with st.expander("What each transformation does, and the numbers used", expanded
             f"- **{invariance.TRANSFORM_LABELS[k].replace('<br>', ' ')}**: {v}"
             for k, v in invariance.TRANSFORMS.items()
         )
-        + "\n\nAs in the paper, the gain g and bias b are applied after normalizing and left unchanged, so they "
-        "cancel in Δ: the table compares the normalized outputs themselves. Weight normalization divides each "
+        + "\n\nAs in the paper, the gain g and bias b are applied after normalizing and left unchanged: b cancels "
+        "in Δ and g only scales it (Δy = g · Δ), so the table compares the normalized outputs themselves. Weight normalization divides each "
         "unit's a_i by ‖w_i‖ and has no ε. BN pools over the N cases, LN and RMSNorm over the H units of one case."
     )
 page.say(

@@ -32,6 +32,7 @@ lab = page.compute(sequences.sequence_lab, batch, length, features, seed, spread
 
 padded = int((~lab.mask).sum())
 thin = int((~lab.masked.defined).sum())
+added = f"step {length}" if extra == 1 else f"steps {length} to {length + extra - 1}"  # T … T + extra − 1
 page.metrics(
     {
         "Padded cells": f"{padded} of {lab.mask.numel()}",
@@ -45,7 +46,7 @@ page.metrics(
         "BN shift from padding": "Largest change, over real tokens at steps with statistics, between per-step BN "
         "over the padded batch and over real tokens only.",
         "Steps without BN stats": f"Training steps with fewer than 2 real samples. The test sequence adds {extra} "
-        "more, past step T.",
+        f"more, counted from 0 as every step is: {added}.",
     },
 )
 
@@ -72,7 +73,7 @@ page.say(
     "(n/B)·σ² + (n/B)(1 − n/B)(μ − p)²: it grows when p is far from the step's mean, (μ − p)² > σ²·B/n, and "
     f"shrinks when p is near it.{shrunk}\n\n"
     "Over real tokens only, the statistics are the real tokens' own, but they rest on fewer samples as t grows. "
-    "Below two the page leaves them out: with one value σ² is 0, BN's output would be β, and PyTorch refuses it."
+    "Below two the page leaves them out: with one value σ² is 0, BN's output would be β (ε > 0), and PyTorch refuses it."
     "\n\nLN's statistics are one per token and never look at another sequence."
 )
 page.chart(

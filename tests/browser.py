@@ -37,9 +37,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, sync_playwright
+from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, sync_playwright
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.chromium import (
@@ -51,6 +52,7 @@ from harness.chromium import (
     VIEWPORT,
     decode_array,
     foreign_console_error,
+    is_local,
     launch,
     local_context,
 )
@@ -65,7 +67,7 @@ class AppPage:
 
     page: Page
     errors: list[str] = field(default_factory=list)  # uncaught exceptions and console errors
-    offsite: list[str] = field(default_factory=list)  # refused requests to other hosts
+    offsite: list[str] = field(default_factory=list)  # requests to other hosts (each refused)
 
     def goto(self, url: str, timeout: float = SETTLE_TIMEOUT) -> AppPage:
         self.page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
@@ -180,8 +182,8 @@ def browser_context(browser: Browser) -> Iterator[BrowserContext]:
 def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPage]]:
     """``open_app(url)``: the app at ``url`` in a new tab (a new session), settled.
 
-    Refused requests to other machines are listed in ``AppPage.offsite``, not
-    in ``AppPage.errors``. Every tab the test opened is closed after it.
+    Requests to other machines (refused at once) are listed in ``AppPage.offsite``,
+    not in ``AppPage.errors``. Every tab the test opened is closed after it.
     """
     pages = []
 
@@ -194,13 +196,16 @@ def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPag
             if message.type != "error":
                 return
             where = message.location.get("url", "")
-            foreign = foreign_console_error(message.text, where)
-            if foreign == "offsite":
-                app.offsite.append(where)
-            if foreign:
+            if foreign_console_error(message.text, where):
                 return
             app.errors.append(f"console.error: {message.text} ({where})")
 
+        def on_request(request: Request) -> None:
+            # Every request, not only those that log an error: a refused favicon logs none.
+            if urlsplit(request.url).scheme not in ("data", "blob") and not is_local(request.url):
+                app.offsite.append(request.url)
+
+        page.on("request", on_request)
         page.on("console", on_console)
         page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
         return app.goto(url, timeout)

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from torch import nn
 
+from lnviz import text
 from lnviz.labs import bench
 from ui import heavy
 
@@ -539,6 +540,24 @@ def test_page_runs_and_every_control_changes_the_view():
     assert_no_exception(at)
     after = _variance_fig(at)
     assert [list(t.y) for t in after.data] != [list(t.y) for t in before.data]
+
+
+@given(st.floats(min_value=1e-12, max_value=1e6))
+def test_a_percentage_is_written_out_plainly_to_two_digits(fraction):
+    """No exponent, whatever the size: the digits read back as 100 · fraction, rounded to 2 significant digits."""
+    written = text.percent(fraction)
+    assert written.endswith(" %") and "e" not in written.lower()
+    assert float(written.removesuffix(" %").replace(",", "")) == float(f"{100 * fraction:.2g}")
+
+
+def test_the_variance_errors_are_written_as_plain_percentages():
+    """The bench's "3.4e-06% error" read as a percentage of 3.4 million: each metric now says 0.0000034 %."""
+    for offset, extreme in (("1", "0.0000"), ("1e+06", ",")):  # two-pass's millionths; single-pass's millions
+        at = run_page(PAGE, {"offset": offset})
+        assert_no_exception(at)
+        shown = [m.value for m in at.metric if ", offset " in m.label]
+        assert len(shown) == 3 and all(re.fullmatch(r"[0-9,.]+ % error", v) for v in shown), shown
+        assert any(extreme in v for v in shown), shown
 
 
 def _quick_of(fused: float, copy: float = TRAP):

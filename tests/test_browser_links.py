@@ -122,6 +122,20 @@ def test_a_reload_after_a_click_on_the_stage_reopens_the_same_view(app_server, o
     assert slider_text(app, "batch") == "8" and slider_text(app, "features") == "12"
 
 
+def test_a_link_past_the_grid_leaves_the_clamped_cell_in_the_address_bar(app_server, open_app):
+    """?sample=999 on an 8 × 12 grid is row 7: the widget, the address bar and so a reload all say 7."""
+    app = open_app(f"{app_server}/?sample=999&feature=40")
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('sample') === '7'", timeout=30_000)
+    app.settle()
+    assert query(app)["sample"] == ["7"] and query(app)["feature"] == ["11"]
+    assert app.page.locator(".st-key-sample input").input_value() == "7"
+    assert "Sample i: 999 is past the last of 8; using 7." in app.page.locator('[data-testid="stMain"]').inner_text()
+    app.page.reload()
+    app.settle()
+    assert query(app)["sample"] == ["7"] and app.page.locator(".st-key-feature input").input_value() == "11"
+    assert not app.exceptions() and not app.errors
+
+
 def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app_server, open_app):
     url = f"{app_server}/?v={links.LINK_VERSION}&embed=true&batch=5"
     app = open_app(url)

@@ -50,4 +50,8 @@ def test_page_loads_clean(path, app_process, open_app):
     exceptions = app.exceptions()
     assert not exceptions, f"/{path} shows an exception: {exceptions}{log}"
     assert not app.errors, f"/{path} raised JavaScript errors: {app.errors}"
+    # Nothing is fetched from outside the app, the favicon included: an offline classroom sees the same page.
+    assert not app.offsite, f"/{path} asked other machines for {app.offsite}"
+    favicon = app.page.locator("link[rel='shortcut icon']").get_attribute("href")
+    assert favicon.startswith("data:image/svg+xml"), f"/{path}: the favicon is {favicon[:80]}"
     assert sidebar_paths(app) == set(PAGES), f"/{path}: sidebar vs the page registry {sorted(PAGES)}"

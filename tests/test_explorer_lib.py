@@ -166,13 +166,17 @@ def test_latex_names_each_norms_statistic_after_its_row_or_column_and_counts_fro
     assert "k=1" not in ln_text + bn_text
 
 
-def test_pytorch_line_reproduces_the_value():
+@pytest.mark.parametrize("eps", [1e-5, 0.0])
+def test_pytorch_line_reproduces_the_value(eps):
+    """The line runs at every ε, 0 included, where F.batch_norm refuses training mode."""
     x = data.make_activations("standard normal", 4, 6, seed=3)
-    weight, bias, eps = torch.full((6,), 2.0, dtype=x.dtype), torch.zeros(6, dtype=x.dtype), 1e-5
+    weight, bias = torch.full((6,), 2.0, dtype=x.dtype), torch.zeros(6, dtype=x.dtype)
     r = explorer.explore(x, 2.0, 0.0, eps)
     for kind, norm in (("LN", r.ln), ("BN", r.bn)):
-        value = eval(explain.pytorch_line(kind, 2, 5, 6), {"F": F, "x": x, "weight": weight, "bias": bias, "eps": eps})
+        line = explain.pytorch_line(kind, 2, 5, 6, eps)
+        value = eval(line, {"F": F, "x": x, "weight": weight, "bias": bias, "eps": eps})
         assert abs(float(value) - float(norm.y[2, 5])) < 1e-10
+        assert ("F.batch_norm(" in line) == (kind == "BN" and eps > 0)
 
 
 def test_num_formats_nan_and_exponents():

@@ -236,6 +236,25 @@ def test_every_view_that_draws_bn_at_zero_eps_says_whose_numbers_they_are():
     assert explorer.BN_ZERO_EPS not in [c.value for c in at.caption]
 
 
+def test_the_cell_views_lines_of_pytorch_run_at_zero_eps_and_give_torchs_values():
+    """At ε = 0 F.batch_norm raises in training mode, so the line the cell view offers for BN must not be it."""
+    at = run_page(PAGE, {"eps": "0", "sample": "2", "feature": "5"})
+    assert_no_exception(at)
+    lines = [c.value for c in at.code if "weight" in c.value]
+    assert len(lines) == 2 and "F.batch_norm" not in lines[1]
+    i, j = 2, 5
+    x = x_for()
+    weight, bias = torch.ones(12, dtype=x.dtype), torch.zeros(12, dtype=x.dtype)
+    with pytest.raises(ValueError, match="eps must be positive"):
+        F.batch_norm(x, None, None, weight, bias, training=True, eps=0.0)
+    # torch's values at ε = 0: LN as it is; BN in eval mode, given the batch's own μ and biased σ², which it takes.
+    own = x.mean(dim=0), x.var(dim=0, unbiased=False)  # (H,) each
+    expected = F.layer_norm(x, (12,), weight, bias, eps=0.0), F.batch_norm(x, *own, weight, bias, eps=0.0)
+    for line, y in zip(lines, expected, strict=True):
+        value = eval(line, {"F": F, "x": x, "weight": weight, "bias": bias, "eps": 0.0})
+        assert float(value) == pytest.approx(float(y[i, j]), abs=1e-12), line
+
+
 def test_device_from_the_link_and_badge():
     # The device control lives in the router's sidebar (shared by every page); AppTest
     # does not list router widgets, so it is driven through the link here.
@@ -364,6 +383,10 @@ def test_a_link_naming_a_cell_beyond_the_grid_uses_the_last_one():
     at = run_page(PAGE, {"sample": "16", "feature": "40"})
     assert_no_exception(at)
     assert "sample 7, feature 11" in " ".join(h.value for h in at.subheader)
+    # The widgets and the link say the cell used, so a reload or a copied URL opens it: not 16 and 40.
+    assert (at.number_input(key="sample").value, at.number_input(key="feature").value) == (7, 11)
+    assert (at.query_params["sample"], at.query_params["feature"]) == ("7", "11")
+    assert "Sample i: 16 is past the last of 8; using 7." in " ".join(i.value for i in at.info)
 
 
 @pytest.mark.parametrize(

@@ -159,6 +159,23 @@ def test_constant_row_with_zero_eps_gives_nan_in_the_script_as_in_the_app(script
     assert torch.isnan(script_outputs[n]["ln"][0]).all()
 
 
+@pytest.mark.parametrize("eps", [1e-5, 0.0])
+def test_a_one_sample_script_says_what_bn_would_give_at_its_eps(eps):
+    """With B = 1, x − μ = 0 and σ² = 0: y = 0/√ε + β = β for ε > 0, and 0/0 at ε = 0. The comment says which."""
+    x = torch.randn(1, 5, generator=data.generator(0), dtype=torch.float64)  # (1, H)
+    beta = torch.full((5,), 0.3, dtype=torch.float64)
+    own = x.mean(dim=0), x.var(dim=0, unbiased=False)  # (H,): μ = x and σ² = 0
+    y = F.batch_norm(x, *own, None, beta, training=False, eps=eps)  # eval mode takes them, even at ε = 0
+    (line,) = [
+        line for line in export.script("standard normal", 1, 5, 0, 1.0, 0.3, False, eps).splitlines() if "bn =" in line
+    ]
+    if eps > 0:
+        assert line.endswith("so y would be bias)")
+        torch.testing.assert_close(y, beta.view(1, 5), rtol=0, atol=1e-12)  # eval mode rounds x·s − μ·s
+    else:
+        assert line.endswith("so at eps = 0 y would be 0/0)") and y.isnan().all()
+
+
 def test_script_runs_on_its_own_and_prints_the_apps_numbers(tmp_path):
     case = ("heterogeneous features", 6, 10, 424242, 0.8, 0.1, True, 1e-5, "stable")
     path = tmp_path / "view.py"

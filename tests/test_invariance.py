@@ -238,6 +238,19 @@ def test_page_runs_and_every_control_acts() -> None:
     assert not np.allclose(np.asarray(figures(at)[0].data[0].customdata), before)
 
 
+def test_the_page_says_b_cancels_in_delta_and_g_scales_it() -> None:
+    """y = g ⊙ x̂ + b, so Δy = g ⊙ Δx̂: b drops out of a difference, g does not (torch's LN, float64)."""
+    g0 = torch.Generator().manual_seed(0)
+    x, shifted = torch.randn(2, 5, 6, generator=g0, dtype=torch.float64)  # (N, H) each: before and after
+    g, b = torch.randn(2, 6, generator=g0, dtype=torch.float64)  # (H,) each
+    delta = F.layer_norm(shifted, (6,)) - F.layer_norm(x, (6,))  # (N, H): Δ of the normalized outputs
+    delta_y = F.layer_norm(shifted, (6,), g, b) - F.layer_norm(x, (6,), g, b)
+    torch.testing.assert_close(delta_y, g * delta, rtol=1e-12, atol=1e-12)
+    assert not torch.allclose(delta_y, delta)
+    prose = " ".join(m.value for m in run_page("pages/invariance.py").markdown)
+    assert "b cancels in Δ and g only scales it (Δy = g · Δ)" in prose and "so they cancel" not in prose
+
+
 def test_page_takes_eps_and_seed_from_the_link() -> None:
     at = run_page("pages/invariance.py", {"eps": "0.5", "seed": "9"})
     assert_no_exception(at)

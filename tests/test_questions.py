@@ -5,6 +5,7 @@ same inputs, without calling the code under test.
 """
 
 import math
+import re
 from urllib.parse import parse_qs, urlparse
 
 import pytest
@@ -14,6 +15,7 @@ from figcheck import assert_plotly_valid
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lnviz.labs import train_eval
 from lnviz.labs.classroom import figures, questions
 from lnviz.labs.classroom.questions import Question, bank, by_id, tally
 from lnviz.maths import data
@@ -62,6 +64,10 @@ def test_bn_one_sample_formula_is_beta():
     assert float(F.batch_norm(x, mu, var, w, b, training=False, eps=1e-5)) == pytest.approx(0.7)
     with pytest.raises(ValueError, match="more than 1 value per channel"):
         F.batch_norm(x, mu.clone(), var.clone(), w, b, training=True)
+    # The digits it quotes: eval mode's fused arithmetic lands near β, not on it, and agrees to that many decimals.
+    fused = float(F.batch_norm(x, mu, var, w, b, training=False, eps=1e-5))
+    digits = int(re.search(rf"gives {re.escape(repr(fused))}: β to (\d+) decimals", q.why).group(1))
+    assert round(fused, digits) == 0.7 != round(fused, digits + 1)
 
 
 def test_outlier_others_is_the_mean_x_hat_of_the_other_features():
@@ -112,6 +118,9 @@ def test_sequence_missing_steps_counts_the_steps_where_torchs_batch_norm_cannot_
         except ValueError:
             missing += 1
     assert q.answer == missing == 19
+    # The prompt gives what the count needs: BN has 2 samples up to the second-longest sequence's last step.
+    second = int(mask.sum(dim=1).sort(descending=True).values[1])
+    assert f"the longest {steps} steps, the second-longest {second}." in q.prompt and missing == total - second
     assert q.right("19") and not q.right("18") and q.parse("19.4") == "19"
 
 
@@ -144,6 +153,12 @@ def test_bn_one_sample_raises_in_training_mode_and_runs_in_eval_mode():
     assert F.batch_norm(x, *stats, training=False).isfinite().all()  # eval mode: one sample is fine
     assert torch.nn.BatchNorm1d(4, dtype=F64).eval()(x).isfinite().all()
     assert q.choices[q.answer] == "Raises ValueError"
+    # "The formula alone would give β" holds for ε > 0 only, and the explanation says which ε: at ε = 0 it is 0/0.
+    own = (x.mean(dim=0), x.var(dim=0, unbiased=False))  # (H,): the batch's own μ and σ² = 0
+    beta = torch.full((4,), 0.7, dtype=F64)
+    torch.testing.assert_close(F.batch_norm(x, *own, None, beta, training=False, eps=1e-5), beta.view(1, 4))
+    assert F.batch_norm(x, *own, None, beta, training=False, eps=0.0).isnan().all()
+    assert "would give β (with the default ε = 1e-5)" in q.why
 
 
 def test_constant_row_with_eps_0_is_nan_under_layer_norm_and_beta_with_eps():
@@ -197,6 +212,11 @@ def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
     ln = (F.layer_norm(shifted, (8,)) - F.layer_norm(plain, (8,))).abs()
     assert train.max() < 1e-12 < 0.1 < evals.min() and ln.max() > 0.1
     assert q.answer == 0 and q.choices[0].startswith("BN in training mode")
+    # The prompt says the amounts differ per feature, and by how much, as the lab's test batch has them.
+    te = train_eval.train_eval(batch=16, features=8, steps=50, momentum=0.1, shift=2.0, seed=0)  # the link's values
+    amounts = (te.x_test - te.bn_unshifted.x)[0]  # (H,): each feature's shift
+    assert amounts.max() - amounts.min() > 1.0
+    assert f"so the shift does too: from {amounts.min():.2f} to {amounts.max():.2f}." in q.prompt
 
 
 def test_longer_sequence_layer_norm_needs_no_training_statistics():

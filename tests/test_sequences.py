@@ -308,5 +308,9 @@ def test_page_reads_the_link_and_notes_what_it_fixed():
     )  # out of range: the widget's rule drops it for the default
     assert len(batch.data[0].z[0]) == 10
     assert len(test.data[0].x) == 15
+    # The extra test steps, named as the test chart counts them: from 0, so T = 10 is the first one past training.
+    (helps,) = [m.proto.help for m in at.metric if m.label == "Steps without BN stats"]
+    steps = list(test.data[0].x)
+    assert steps[0] == 0 and f"adds 5 more, counted from 0 as every step is: steps {steps[10]} to {steps[-1]}." in helps
     notes = " ".join(i.value for i in at.info)
     assert "Pad value" in notes and "Batch size B" in notes

@@ -56,6 +56,9 @@ def test_the_theorem_is_a_scaling_of_one_matrix_and_warm_up_is_a_hypothesis():
     text = transformer_text.after_chart(_profile(1.0, 1.0, depth=12))
     assert "Theorem 1" in text and "second feed-forward weight" in text and "grows like √L" in text
     assert "√12 = 3.5" in text and "says about" not in text
+    # Upper bounds only, on one matrix: the words neither promise the √L in the measured norms nor call it a scaling.
+    assert "gives upper bounds" in text and "Bounds are not values" in text and "all of a block's parameters" in text
+    assert "gives this scaling" not in text
     assert "hypothesize" in transformer_text.WARM_UP and "Liu et al. (2020)" in transformer_text.WARM_UP
     one = transformer_text.after_chart(_profile(1.0, 1.0, depth=1))
     assert POST_GROWS not in one and "no first-to-last profile" in one

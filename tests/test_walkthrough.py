@@ -169,6 +169,7 @@ def test_single_sample_bn_words_speak_of_one_value():
         assert "NaN" in walk[k].note and "PyTorch refuses" in walk[k].note
         # torch's x̂ here is NaN, not 0: only the caveat's "for any ε > 0" speaks of 0/√ε.
         assert "σ² = 0, so x̂ = 0/√ε = 0" not in walk[k].note and "for any ε > 0" in walk[k].note
+        assert "hatched" not in walk[k].note  # the stage draws no BN output at B = 1, so no cell to hatch
 
 
 def test_zero_eps_on_a_constant_row_explains_the_nan():
@@ -177,6 +178,7 @@ def test_zero_eps_on_a_constant_row_explains_the_nan():
     assert walk[3].level == 0.0 and "ε = 0" in walk[3].note
     for k in (4, 5):
         assert torch.isnan(walk[k].values).all() and "0/0" in walk[k].note and "NaN" in walk[k].note
+        assert "those cells are hatched" in walk[k].note  # LN's output row is drawn, NaN cells hatched
     assert r"\text{NaN}" in walk[4].latex
     # The same row with ε > 0 is 0, as torch says, and the note says why.
     walk = wt.steps(x, 1.0, 0.0, 1e-5, sample=0, feature=0)

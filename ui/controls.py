@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import streamlit as st
+from streamlit.errors import StreamlitAPIException
 
 from lnviz.text import quote
 from lnviz.views.param import Param
@@ -66,6 +67,30 @@ def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
     value = _draw(param, where, **kwargs)
     if first:
         _note_link_value(param, raw, value)
+    return value
+
+
+def lower_link_index(param: Param, last: int) -> int | None:
+    """On a page's first run, lower a link's index past ``last`` to ``last`` before the widget reads it.
+
+    The widget then starts at ``last`` and the address bar says so, as a
+    reload or a copied URL must; returns the link's value, or None when it was
+    in range (or the control isn't from the link).
+    """
+    if param.key in st.session_state or param.key in mode.hidden():
+        return None
+    raw = st.query_params.get_all(param.key)
+    if not raw:
+        return None
+    value, _ = param.parse(raw)
+    if not isinstance(value, int) or value <= last:
+        return None
+    text = param.format(last)
+    try:
+        st.query_params[param.key] = text  # not yet bound to the widget: it is drawn after this
+    except StreamlitAPIException:  # bound by an earlier run: the page lowers the value after drawing
+        return None
+    streamlit_private.replace_initial_link_value(param.key, text)
     return value
 
 

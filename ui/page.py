@@ -145,15 +145,24 @@ class Page:
     def index(self, key: str, size: int, where: Any = None, **kwargs: Any) -> int:
         """An index control kept inside ``range(size)``: a row of B rows, a step of N steps.
 
-        A value held from a larger size is lowered before the widget is drawn;
-        a link's value past the end is lowered after, with a note.
+        A value held from a larger size is lowered before the widget is drawn,
+        and so is a link's value past the end, with a note: the widget and the
+        address bar then show the value used. A hidden control's link value is
+        lowered after (the link keeps it).
         """
+        from ui import controls
+
+        def past(value: int) -> None:
+            self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
+
         held = st.session_state.get(key)
         if isinstance(held, int) and held > size - 1:
             st.session_state[key] = size - 1
+        elif (linked := controls.lower_link_index(self.table[key], size - 1)) is not None:
+            past(linked)
         value = self.control(key, where, **kwargs)
         if value > size - 1:
-            self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
+            past(value)
             value = size - 1
         return value
 

@@ -53,6 +53,20 @@ def forget_initial_link_value(key: str) -> None:
         initial.pop(key, None)
 
 
+def replace_initial_link_value(key: str, text: str) -> None:
+    """Make ``text`` the value of ``key`` in the link snapshot Streamlit seeds URL-bound widgets from.
+
+    A bound widget reads that snapshot, not the current URL, on a page's first
+    run; so a link's index past the end of its grid is lowered here, before the
+    widget is drawn, for the widget to start at the lowered value.
+    """
+    ctx = get_script_run_ctx()
+    state = getattr(getattr(ctx, "session_state", None), "_state", None)
+    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
+    if isinstance(initial, dict) and key in initial:
+        initial[key] = [text]
+
+
 XSRF_COOKIE = "_streamlit_xsrf"  # the cookie with a browser's random XSRF token (read through st.context.cookies)
 
 

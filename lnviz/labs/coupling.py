@@ -131,7 +131,7 @@ def couple(
     """
     if batch < 2:
         raise ValueError(
-            "the coupling needs at least 2 samples (with one, BN's output is β, and PyTorch refuses it in "
+            "the coupling needs at least 2 samples (with one, BN's output is β for ε > 0, and PyTorch refuses it in "
             f"training mode), got batch = {batch}"
         )
     x = base(batch, features, seed, draw)  # (B, H)

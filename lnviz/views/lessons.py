@@ -49,8 +49,8 @@ LESSONS: dict[str, Lesson] = {
         "Samples on different scales",
         "Each sample has its own offset and scale. BN normalizes each column across samples, so the "
         "samples' differences survive. LN removes each sample's own scale and offset: every row of x̂ comes "
-        "out with mean 0 and variance σ²/(σ² + ε), within 0.4% of 1 here, with seed 0.",
-        {"dist": "heterogeneous samples", "batch": 16, "features": 32, "seed": 0},
+        "out with mean 0 and variance σ²/(σ² + ε), within 0.4% of 1 with seed 0 and ε = 1e-5.",
+        {"dist": "heterogeneous samples", "batch": 16, "features": 32, "seed": 0, "eps": 1e-5},
     ),
     "eps-matters": Lesson(
         "explorer",

@@ -96,8 +96,8 @@ COUPLING = Controls(
         default=16,
         lo=2,
         hi=64,
-        help="Rows: samples in the mini-batch. At least 2: with one, BN's output is β, and PyTorch refuses it in "
-        "training mode.",
+        help="Rows: samples in the mini-batch. At least 2: with one, BN's output is β (for ε > 0), and PyTorch refuses "
+        "it in training mode.",
     ),
     FEATURES.but(default=16, hi=32),
     SEED,
@@ -167,7 +167,7 @@ TRAINING = Controls(
         widget="number",
         default=32,
         hi=512,
-        help="Samples per training step. At 1 each feature's batch holds one value, BN's output would be β, and "
+        help="Samples per training step. At 1 each feature's batch holds one value, BN's output would be β (ε > 0), and "
         "PyTorch refuses to train. At 2 each BN-normalized value is about ±1: only which of the two samples is "
         "larger survives.",
     ),

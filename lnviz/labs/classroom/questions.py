@@ -263,7 +263,8 @@ def _bn_one_sample() -> Question:
         choices=("Returns β for every feature", "Returns 0 for every feature", "Returns NaN", "Raises ValueError"),
         answer=_pick(["beta", "0", "nan", "ValueError"], seen, "bn-one-sample"),
         why=f"torch raises ValueError: “{message}”. nn.BatchNorm1d does the same in training mode. The formula "
-        "alone would give β, since x − μ = 0 and σ² = 0. In eval mode, with running statistics, one sample is fine.",
+        "alone would give β (with the default ε = 1e-5), since x − μ = 0 and σ² = 0. In eval mode, with running "
+        "statistics, one sample is fine.",
         link=link("explorer", batch=1),
     )
 
@@ -276,6 +277,10 @@ def _bn_one_sample_formula() -> Question:
         x, gain, bias, eps, training=False, running_mean=x.mean(dim=0), running_var=x.var(dim=0, unbiased=False)
     )
     answer = float(own.y[0, 0])
+    stats = own.mean.view(1), own.var.view(1)  # (C,): what eval mode reads as running statistics
+    weights = torch.tensor([gain], dtype=x.dtype), torch.tensor([bias], dtype=x.dtype)
+    fused = float(F.batch_norm(x, *stats, *weights, training=False, eps=eps))  # rounds x·scale − μ·scale
+    digits = max(d for d in range(17) if round(fused, d) == bias)
     return Question(
         id="bn-one-sample-formula",
         kind="number",
@@ -283,8 +288,9 @@ def _bn_one_sample_formula() -> Question:
         f"γ = {gain:g}, β = {bias:g} and ε = 1e-5, what would y be?",
         answer=answer,
         why=f"torch: {_g(answer)}, which is β. The batch mean is the sample itself, so x − μ = 0 and "
-        f"σ² = 0: y = γ · 0 / √ε + β. torch gives this in eval mode, with running_mean = {x.item():g} and "
-        "running_var = 0. In training mode it refuses one value per channel.",
+        f"σ² = 0: y = γ · 0 / √ε + β. F.batch_norm in eval mode, with running_mean = {x.item():g} and "
+        f"running_var = 0, gives {fused!r}: β to {digits} decimals. In training mode it refuses one "
+        "value per channel.",
         link=link("explorer", batch=1, gain=gain, bias=bias),
         lo=-5.0,
         hi=5.0,
@@ -378,11 +384,13 @@ def _sequence_missing_steps() -> Question:
     total = v["length"] + v["extra"]
     missing = int(lab.test_bn.y.isnan().any(dim=1).sum())
     first = _first_step_without_bn(lab)
+    second = int(lab.lengths[1])  # lengths are sorted longest first
     return Question(
         id="sequence-missing-steps",
         kind="number",
-        prompt=f"Seed {v['seed']}: {v['batch']} training sequences of up to {v['length']} steps. Per-step BN needs "
-        f"2 real samples at a step. How many of the test sequence's {total} steps have no BN statistics?",
+        prompt=f"Seed {v['seed']}: {v['batch']} training sequences, the longest {v['length']} steps, the "
+        f"second-longest {second}. Per-step BN needs 2 real samples at a step. How many of the test "
+        f"sequence's {total} steps have no BN statistics?",
         answer=float(missing),
         why=f"torch: {_g(missing)}. Only {int(lab.masked.count[first])} training sequence reaches step {first}, so "
         f"steps {first} to {v['length'] - 1} have too few samples, and steps {v['length']} to {total - 1} have "
@@ -469,11 +477,13 @@ def _train_eval_shift() -> Question:
     unchanged = [d <= MOVED for d in deltas]
     if sum(unchanged) > 1:
         raise RuntimeError(f"train-eval-shift: more than one output is unchanged: {deltas}")
+    amounts = values["shift"] * te.stats.scale  # (H,): each feature's shift, in its own units
     return Question(
         id="train-eval-shift",
         kind="choice",
-        prompt=f"A test batch is shifted by {values['shift']:g} standard deviations in every feature. Which "
-        "output does the shift leave unchanged?",
+        prompt=f"A test batch is shifted by {values['shift']:g} standard deviations in every feature. The "
+        f"features' σ differ, so the shift does too: from {_f(float(amounts.min()))} to "
+        f"{_f(float(amounts.max()))}. Which output does the shift leave unchanged?",
         choices=(
             "BN in training mode (the batch's own μ, σ²)",
             "BN in eval mode (running μ, σ²)",

@@ -1,7 +1,7 @@
 """The main explorer's computation: LN and BN of one grid x (B, H), side by side.
 
 :func:`explore` runs both norms in torch on x's device and times them. PyTorch
-refuses BN in training mode for a batch of one (its output would be β); the
+refuses BN in training mode for a batch of one (its output would be β for ε > 0); the
 result then carries the reason in words instead of a BN result, so the page
 can explain it.
 """

@@ -87,10 +87,17 @@ def latex(norm: NormResult, i: int, j: int, kind: str) -> str:
     )
 
 
-def pytorch_line(kind: str, i: int, j: int, features: int) -> str:
-    """The one line of PyTorch that gives y[i, j] for x, weight (γ), bias (β) and eps."""
+def pytorch_line(kind: str, i: int, j: int, features: int, eps: float) -> str:
+    """The one line of PyTorch that gives y[i, j] for x, weight (γ), bias (β) and eps, and runs at this ε.
+
+    ``F.batch_norm`` raises ValueError for ε = 0 in training mode ("eps must be
+    positive"), so there BN's line is its formula over column j, in torch (the page says why, under it).
+    """
     if kind == "LN":
         return f"F.layer_norm(x, ({features},), weight, bias, eps)[{i}, {j}]"
+    if kind == "BN" and eps == 0:
+        column = f"x[:, {j}]"  # (B,): feature j over the batch; the biased σ, as F.batch_norm's
+        return f"(x[{i}, {j}] - {column}.mean()) / {column}.std(correction=0) * weight[{j}] + bias[{j}]"
     if kind == "BN":
         return f"F.batch_norm(x, None, None, weight, bias, training=True, eps=eps)[{i}, {j}]"
     raise ValueError(f"kind must be 'LN' or 'BN', got {kind!r}")

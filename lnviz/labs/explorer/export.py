@@ -145,7 +145,7 @@ def script(
     (one μ, σ² per row, over H) and ``bn = F.batch_norm(..., training=True)``
     (one μ, σ² per column, over B), and prints a few numbers. When B = 1
     ``F.batch_norm`` refuses one value per feature in training mode (BN's
-    output would be β) and ``bn = None``; when ε = 0, ``F.batch_norm`` refuses to run,
+    output would be β, for ε > 0) and ``bn = None``; when ε = 0, ``F.batch_norm`` refuses to run,
     so ``bn`` is the formula itself. The names ``x``, ``ln``, ``bn``,
     ``weight`` and ``bias`` are the script's results.
     """
@@ -211,9 +211,10 @@ def _affine_lines(gain: float, bias: float, affine: bool, draw: str = "stable") 
 def _bn_lines(batch: int, eps: float) -> list[str]:
     """The script's ``bn``: torch's, the formula where torch refuses ε = 0, or None for one sample."""
     if batch == 1:
+        would = "y would be bias" if eps > 0 else "at eps = 0 y would be 0/0"
         return [
             "bn = None  # F.batch_norm refuses one value per feature in training mode (its biased variance is 0, "
-            "so y would be bias)"
+            f"so {would})"
         ]
     if eps == 0:
         return [

@@ -15,9 +15,9 @@ Pre-LN     x ← x + Attn(LN(x));        x ← x + FFN(LN(x));  at the end LN(x)
 LN reduces over the d features of each token (lnviz.maths.norms.layer_norm). Both
 stacks get the very same weights and input. :func:`grad_profile` reports, per
 block, the norm of the loss gradient over all of the block's parameters.
-Xiong et al.'s Theorem 1 bounds the gradient of the last layer's second FFN
-matrix: O(d√(ln d)) for Post-LN, O(d√(ln d / L)) for Pre-LN, a ratio that grows
-like √L. They hypothesize that large gradients are one reason Post-LN needs
+Xiong et al.'s Theorem 1 bounds from above the gradient of the last layer's
+second FFN matrix: O(d√(ln d)) for Post-LN, O(d√(ln d / L)) for Pre-LN, bounds
+whose ratio grows like √L (not a prediction for the norms measured here). They hypothesize that large gradients are one reason Post-LN needs
 warm-up; Liu et al. (2020) argue that unbalanced gradients are not the root
 cause. In this small stack Post-LN's profile is flat up to about 6 blocks and
 rises beyond; Pre-LN's falls towards the output (last/first 0.44 at 12 blocks,

@@ -6,7 +6,7 @@ some stacks (at 2 to 4 blocks this one is flat), and Pre-LN's fall here, while
 Xiong et al. (2020, §3.4) report about equal norms. Sources:
 
 - Xiong et al. 2020, *On Layer Normalization in the Transformer Architecture*:
-  Theorem 1 (§3.3) bounds ‖∂L̃/∂W^{2,L}‖_F, the last layer's second FFN
+  Theorem 1 (§3.3) bounds from above ‖∂L̃/∂W^{2,L}‖_F, the last layer's second FFN
   matrix, by O(d√(ln d)) for Post-LN and O(d√(ln d / L)) for Pre-LN; §3.4,
   Fig. 3(a, b): Post-LN's expected gradients grow with the layer index,
   Pre-LN's "almost keeps the same"; §3.4: "we hypothesize that the gradient
@@ -82,9 +82,10 @@ def after_chart(profile: GradProfile) -> str:
     top = profile.post[-1] / profile.pre[-1]
     text = (
         f"At the last block, Post-LN's gradient norm is **{top:.1f}×** Pre-LN's. Xiong et al.'s Theorem 1 "
-        "(2020, §3.3) bounds the gradient of one matrix, the last layer's second feed-forward weight: "
-        "O(d√(ln d)) for Post-LN against O(d√(ln d / L)) for Pre-LN. So the ratio of the bounds grows like √L "
-        f"(√{depth} = {math.sqrt(depth):.1f} here); the theorem gives this scaling, not a number to match."
+        "(2020, §3.3) gives upper bounds on the gradient of one matrix, the last layer's second feed-forward "
+        "weight: O(d√(ln d)) for Post-LN against O(d√(ln d / L)) for Pre-LN. The ratio of the bounds grows like "
+        f"√L (√{depth} = {math.sqrt(depth):.1f} here). Bounds are not values: the theorem does not say the "
+        "gradients differ by that much, and the chart measures all of a block's parameters, not that one matrix."
     )
     if depth < 2:
         return text + "\n\nWith one block there is no first-to-last profile: add blocks to see one."

@@ -180,17 +180,18 @@ def _formulas(line: _Line) -> tuple[str, ...]:
     )
 
 
-def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "") -> list[Step]:
+def _line_steps(line: _Line, shape: tuple[int, int], caveat: str = "", drawn: bool = True) -> list[Step]:
     """The six steps along row ``line.index`` (LN) or down column ``line.index`` (BN) of a (B, H) grid.
 
-    ``caveat`` is added to the notes of the steps that divide (PyTorch refusing what the formula computes).
+    ``caveat`` is added to the notes of the steps that divide (PyTorch refusing what the formula computes);
+    ``drawn`` is False where the stage draws none of the line's outputs (BN at B = 1).
     """
     mask = torch.zeros(shape, dtype=torch.bool)  # (B, H)
     if line.kind == "LN":
         mask[line.index, :] = True
     else:
         mask[:, line.index] = True
-    var_note, div_note = variance_notes(line.var, line.eps)
+    var_note, div_note = variance_notes(line.var, line.eps, drawn)
     div_note = f"{div_note} {caveat}".strip()
     shown = (  # (the cells after the step, the line shown, what it holds, the level, the note)
         (line.x, line.x, "x", None, ""),
@@ -271,7 +272,7 @@ def steps(
     if batch < 2:
         gain_j, bias_j = float(ln.weight.flatten()[feature]), float(ln.bias.flatten()[feature])
         line = _single_sample_line(x, feature, gain_j, bias_j, eps)
-        return tuple(out + _line_steps(line, (batch, features), caveats.BN_SINGLE_SAMPLE))
+        return tuple(out + _line_steps(line, (batch, features), caveats.BN_SINGLE_SAMPLE, drawn=False))
     gain_j, bias_j = (v[feature : feature + 1] if isinstance(v, Tensor) else v for v in (gain, bias))  # γ_j, β_j
     bn = batch_norm(x[:, feature : feature + 1], gain_j, bias_j, eps, training=True)  # (B, 1)
     caveat = caveats.BN_ZERO_EPS if eps == 0 else ""

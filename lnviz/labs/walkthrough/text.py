@@ -78,12 +78,16 @@ def texts(norm: str, count: int) -> tuple[str, ...]:
     return BN_ONE_VALUE if norm == "BN" and count == 1 else TEXTS[norm]
 
 
-def variance_notes(var: float, eps: float) -> tuple[str, str]:
-    """(the note at the variance step, the note at the normalize and γ, β steps) for one σ² and ε."""
+def variance_notes(var: float, eps: float, drawn: bool = True) -> tuple[str, str]:
+    """(the note at the variance step, the note at the normalize and γ, β steps) for one σ² and ε.
+
+    ``drawn`` says whether the stage draws the line's NaN cells (hatched); it draws no BN output at B = 1.
+    """
     if var + eps == 0:
+        hatched = ": those cells are hatched" if drawn else ""
         undefined = (
             "σ² = 0 and ε = 0: every value equals μ, so x̂ = (x − μ)/√(σ² + ε) = 0/0, which is undefined "
-            "(NaN): those cells are hatched. Any ε > 0 makes x̂ = 0 instead; that is what ε is for."
+            f"(NaN){hatched}. Any ε > 0 makes x̂ = 0 instead; that is what ε is for."
         )
         return "σ² = 0: every value equals μ. With ε = 0 the next step divides by 0.", undefined
     if var == 0:
