@@ -97,6 +97,21 @@ test("a cell's, a tooltip's and a control's number read as their Python twins wr
   assert.ok(numbers.short.some(([v, p, t]) => v === 1.25 && p === 1 && t === "1.3"));
 });
 
+test("no number text is a negative zero: a negative that rounds to zero is written as zero", () => {
+  const zero = /^[-\u2212][0.]+(e[-+]\d+)?$/; // "-0", "−0.0", "−0.00", "−0e+0"
+  const texts = [
+    ...numbers.format_number.map(([, t]) => t), ...numbers.short.map(([, , t]) => t),
+    ...numbers.exact.map(([, t]) => t), ...numbers.control.map(([, , t]) => t),
+  ];
+  assert.ok(texts.some((t) => t === "0.0") && !texts.some((t) => zero.test(t)), texts.filter((t) => zero.test(t)));
+  for (const v of [-0, -0.04, -0.049, -0.004, -1e-9, -5e-324]) {
+    for (const t of [formatNumber(v), short(v), short(v, 1), exact(v), controlText(v, 0.05), controlText(v, 1e-5)]) {
+      assert.ok(!zero.test(t), `${v}: ${t}`);
+    }
+  }
+  assert.deepEqual([short(-0.04, 1), short(-0.05, 1), formatNumber(-0)], ["0.0", `${MINUS}0.1`, "0"]);
+});
+
 test("a control's decimals are its step's", () => {
   assert.deepEqual([places(0.05), places(0.5), places(1), places(1e-5), places(2.5e-7)], [2, 1, 0, 5, 8]);
   assert.equal(controlText(-0.5, 0.05), `${MINUS}0.50`);
