@@ -9,7 +9,7 @@ import { test } from "node:test";
 
 import {
   cellAt, controlText, decode, deltaText, emphasis, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num,
-  outputs, places, preview, same, short, shownX, steps, term, torchControls, torchLabel,
+  outputs, places, preview, same, short, shownX, stepCount, steps, term, torchControls, torchLabel,
 } from "../../lnviz/web/stage/model.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
@@ -209,3 +209,12 @@ for (const c of fixture("steps.json").cases) {
     assert.deepEqual(steps({ B: c.B, H: c.H, cell: c.cell, r0: 0, c0: 0 }), c.steps);
   });
 }
+
+// The counter counts the table's steps, as the intro's words do ("in twelve steps"): never "0 / 13".
+test("Play's counter counts the twelve steps the words speak of", () => {
+  const all = steps({ B: 8, H: 12, cell: [0, 0], r0: 0, c0: 0 });
+  const texts = all.map((_, k) => stepCount(k, all.length));
+  assert.ok(all[0].text.includes("twelve steps"));
+  assert.deepEqual([texts[0], texts[1], texts[12], texts.at(-1)], ["0 / 12", "1 / 12", "12 / 12", "12 / 12, done"]);
+  assert.ok(texts.every((t) => t.includes("/ 12")));
+});

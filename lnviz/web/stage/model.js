@@ -241,6 +241,13 @@ export function steps(d, table = TABLE) {
   ];
 }
 
+// Play's counter at step k of `all` (steps(d)): the table's steps are counted, as the words count them
+// ("in twelve steps"), not the everything-shown before and after them: "0 / 12" before, "12 / 12, done" after.
+export function stepCount(k, all) {
+  const n = all - 2;
+  return k > n ? `${n} / ${n}, done` : `${k} / ${n}`;
+}
+
 // The chosen line of x at a step that `shows` something other than x: "x − μ", "(x − μ)²" or
 // "x̂", from torch's x and μ (one subtraction, as torch does it) and the shown x̂ (torch's, or the
 // preview's while ε is dragged). Returns the window's x (R·C,) with that row (LN) or column (BN)
