@@ -363,6 +363,9 @@ def test_lecture_mode_numbers_and_the_formula_are_20px_on_a_projector_and_the_st
         for what, selector in {
             "cell": '.cell[data-block="x"]', "column head": ".head:not(.row):not(.sym)", "row head": ".head.row",
             "LN's μ": ".stat.ln", "BN's μ": ".stat.bn",
+            # The captions and labels that say the idea (issue 27): read from the back of a room too.
+            "x's caption": ".title span", "LN's caption": ".title.ln span", "BN's caption": ".title.bn span",
+            "counter": ".count", "badge": ".badge", "legend": ".legend", "words": ".caption", "γ's key": ".scrub small",
         }.items()
     }  # fmt: skip
     app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="30"]').hover()

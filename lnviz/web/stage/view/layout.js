@@ -18,13 +18,17 @@ const CONTROLS = `
   </div>
   <p class="caption" aria-live="polite"></p>
   <div class="formula" tabindex="0" role="region" aria-label="The step's formula, with torch's numbers" hidden></div>
-  <div class="foot">
-    <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
-      <span>fixed output colours ±${FIXED}</span></label>
-    <span class="badge" aria-live="polite"></span>
-  </div>
-  <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
-  <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>`;
+  <div class="meta">
+    <div class="foot">
+      <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
+        <span>fixed output colours ±${FIXED}</span></label>
+      <span class="badge" aria-live="polite"></span>
+    </div>
+    <div class="legends">
+      <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+      <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+    </div>
+  </div>`;
 
 // The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
 export function create(parent) {
@@ -48,6 +52,7 @@ export function create(parent) {
     caption: controls.querySelector(".caption"),
     formula: controls.querySelector(".formula"),
     count: controls.querySelector(".count"),
+    meta: controls.querySelector(".meta"), // the colour switch, the badge and the legends
     badge: controls.querySelector(".badge"),
     legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
     shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
@@ -64,7 +69,7 @@ export function create(parent) {
 export function build(s) {
   const { R, C } = s.d;
   hover(s, null);
-  for (const e of [...s.grid.children]) if (e !== s.controls && e !== s.toggle) e.remove();
+  for (const e of [...s.grid.children]) if (e !== s.controls && e !== s.toggle && e !== s.meta) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
     c.dataset.block = name;
@@ -144,10 +149,10 @@ function measure(s) {
   cw = Math.max(14, Math.min(cw, 64));
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
-  const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
+  const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 8;
   // The shortest cell its numbers fit in; narrow and too thin for numbers (under 30 px), the
   // shortest whose row's μ and σ (12 px) still fit.
-  const low = present ? 24 : !wide && cw < 30 ? 16 : 18;
+  const low = present ? 22 : !wide && cw < 30 ? 16 : 18;
   // Narrow: as tall as fits one screen (fitNarrow), from NARROW_CH down.
   const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, NARROW_CH);
   s.root.style.setProperty("--cw", `${cw}px`);
@@ -181,7 +186,9 @@ function gridLines(s, { wide, hw, sw, gap }) {
   // Row lines: titles, column heads, x with LN's output beside it, gap, BN μ, σ, BN's title and output.
   const x0 = 3, bst = R + 4, bnTitle = R + 6;
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
-  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}`;
+  // Driven, the corner right of BN's output holds the step's words and formula, and one row under BN's
+  // output the colour switch, the badge and the legends (placeParts).
+  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}${s.driven ? " auto" : ""}`;
   return { wide, t0: 1, h0: 2, x0, ln0: x0, bn0: bnTitle + 1, xs, ls, st, bst, lnTitle: 1, bnTitle };
 }
 
@@ -255,6 +262,13 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
   at(s.paints.x, x0, xs, x0 + R, xs + C);
   at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
   if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
+  // Driven and wide, the words and formula have the corner to themselves, in a box of fixed size
+  // (stage.css): however long a step's words, nothing else moves between steps.
+  const under = wide && s.driven;
+  const home = under ? s.grid : s.controls;
+  if (s.meta.parentElement !== home) home.append(s.meta);
+  if (under) at(s.meta, bn0 + R, 1, bn0 + R + 1, ls + C);
+  else s.meta.style.gridArea = "";
   if (wide) at(s.controls, bst, st, bn0 + R, ls + C);
   else {
     at(s.toggle, 1, 1, 2, C + 5);
@@ -265,7 +279,9 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
 // Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
 function fit(s, { ch, low, room }) {
   const lines = 2 * s.d.R + 2;
-  const over = s.grid.offsetHeight - room;
+  // Driven, the switch, badge and legends under BN's output may go below the screen's foot.
+  const under = s.meta.parentElement === s.grid ? s.meta.offsetHeight + 2 : 0;
+  const over = s.grid.offsetHeight - under - room;
   if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 
@@ -286,11 +302,12 @@ function titles(s) {
   const { B, H, r0, c0, R, C } = s.d;
   const part = R < B || C < H ? ` · ${span(r0, R, "row", "rows")}, ${span(c0, C, "feature", "features")}` : "";
   s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
-  // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22).
-  const over = (n, shown, what, the) =>
-    shown < n ? `<em class="partial">μ, σ over all ${n} ${what}; ${shown} shown</em>` : `μ, σ (over ${the} ${n} ${what})`;
-  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own ${over(H, C, "features", "its")}</span>`;
+  // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22). Short, so
+  // that a projector's 20 px fits each on one line over its block.
+  const over = (n, shown, per, what, the) =>
+    shown < n ? `${per}: <em class="partial">μ, σ over all ${n} ${what}; ${shown} shown</em>` : `μ, σ ${per}, over ${the} ${n} ${what}`;
+  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>${over(H, C, "per row", "features", "its")}</span>`;
   s.titles.bn.innerHTML = s.d.bn
-    ? `<b>BatchNorm</b> <span>each column by its ${over(B, R, "samples", "the")}</span>`
+    ? `<b>BatchNorm</b> <span>${over(B, R, "per column", "samples", "the")}</span>`
     : "<b>BatchNorm</b> <span>needs a batch: here B = 1</span>";
 }
