@@ -85,6 +85,7 @@ function fly(s, what) {
   }
   const root = s.root.getBoundingClientRect();
   from.forEach((c, k) => {
+    if (c.classList.contains("off")) return; // a column a narrow stage does not draw
     const a = c.getBoundingClientRect();
     const b = to[k].getBoundingClientRect();
     const v = s.d.x[+c.dataset.k];
