@@ -146,6 +146,7 @@ def cell_values() -> list[float]:
     """Values whose cell and tooltip texts both languages must agree on: each format's edges and ties."""
     ties = [1.25, -1.25, 0.125, 0.375, 2.5, 9.95, 9.995, 99.5, 99.95, 0.0625, -0.0005, 0.00125, 1e-3, 9.99995e-4]
     edges = [9.994999, 9.995001, 99.949999, 99.95, 100.0, 149.9, 150.0, 950.0, 999.9, 1e-7, -3.14159e-5, 5e-324]
+    edges += [-0.04, -0.049, -0.004, -0.0049, -1e-9, -5e-324]  # negatives that round to zero: "0.0", never "−0.0"
     return number_values() + ties + edges + [k / 7 for k in range(-30, 31)]
 
 

@@ -33,7 +33,9 @@ def quote(text: str, limit: int = QUOTE_LIMIT) -> str:
 
 
 def format_number(value: float) -> str:
-    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back)."""
+    """The short text a number has in a URL and on a slider: 1e-05, 0.5, 0 (exact: it parses back; −0.0 is
+    written 0, which compares equal to it)."""
+    value = value + 0.0  # −0.0 + 0.0 is 0.0: no "-0"
     short = f"{value:g}"
     return short if float(short) == value else repr(value)
 
@@ -57,8 +59,13 @@ MINUS = "\u2212"
 
 
 def _sign(text: str) -> str:
-    """A leading hyphen as a true minus sign."""
-    return MINUS + text[1:] if text.startswith("-") else text
+    """A leading hyphen as a true minus sign; none before a number that was rounded to zero ("-0.0" is "0.0")."""
+    if not text.startswith("-"):
+        return text
+    return text[1:] if _ZERO.fullmatch(text[1:]) else MINUS + text[1:]
+
+
+_ZERO = re.compile(r"[0.]+(e[-+]\d+)?")  # every digit a zero: "0.00", "0e+0"
 
 
 def to_fixed(value: float, places: int) -> str:

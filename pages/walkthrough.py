@@ -10,18 +10,24 @@ from ui import stage as live
 from ui.controls import normalization_controls
 from ui.page import Page
 
-page = Page.start(
-    intro="**The claim:** LayerNorm and BatchNorm are the same four moves (subtract a mean, divide by a standard "
+INTRO = (
+    "**The claim:** LayerNorm and BatchNorm are the same four moves (subtract a mean, divide by a standard "
     "deviation, scale by γ, shift by β) along different axes of x. LN follows one sample, row i, across its "
     "features (Ba, Kiros and Hinton, 2016); BN follows one feature, column j, down the samples of the batch "
     "(Ioffe and Szegedy, 2015).\n\n"
     "Steps 1–6 walk LN along row i, steps 7–12 BN down column j, on the same stage as the explorer's: each step "
     "lights up what it uses, the chosen row or column of x shows the values after the step, and the formula "
-    "on the stage carries torch's own numbers. Click a cell to choose i and j.",
-    # On a projector the step's heading names the page: its height goes to the stage, so that BN's output
-    # column is on a 1280 × 720 screen with the step's words and formula.
-    title=not mode.presenting(),
+    "on the stage carries torch's own numbers. Click a cell to choose i and j."
 )
+
+# On a projector the step's heading names the page: its height goes to the stage, so that BN's output
+# column is on a 1280 × 720 screen with the step's words and formula.
+page = Page.start(title=not mode.presenting())
+if not page.presenting:  # lecture mode leaves the prose out (the lecturer talks), and its box too
+    # On a phone the introduction goes under the stage and its step controls (assets/style.css): Back, Next
+    # and the stage come first.
+    with st.container(key="walk_intro"):
+        page.say(INTRO)
 with page.sidebar("Input"):
     dist = page.control("dist")
     st.caption(data.DISTS[dist])

@@ -34,6 +34,9 @@ TO_STAGE_JS = """(sel) => {
     return top;
 }"""
 
+# Where Streamlit's header ends, nothing scrolled: the page's first screen.
+HEADER_JS = """() => document.querySelector('[data-testid="stHeader"]')?.getBoundingClientRect().bottom ?? 0"""
+
 # How far Streamlit's scroller has scrolled (the page scrolls inside it, not the document).
 SCROLLED_JS = "() => document.querySelector('[data-testid=\"stMain\"]').scrollTop"
 
@@ -98,7 +101,9 @@ def phone(browser: Browser, app_server: str) -> Iterator[Callable[..., tuple[App
     ``touch``: a phone's touch screen, driven through Chromium's DevTools protocol."""
     contexts = []
 
-    def _open(query: str = "", viewport: dict[str, int] = PHONE, touch: bool = False) -> tuple[AppPage, float]:
+    def _open(
+        query: str = "", viewport: dict[str, int] = PHONE, touch: bool = False, path: str = "/", scroll: bool = True
+    ) -> tuple[AppPage, float]:
         context = local_context(
             browser,
             "window.__animations = 0; const animate = Element.prototype.animate;"
@@ -110,9 +115,9 @@ def phone(browser: Browser, app_server: str) -> Iterator[Callable[..., tuple[App
         contexts.append(context)
         app = AppPage(context.new_page())
         app.page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
-        app.goto(f"{app_server}/?v={links.LINK_VERSION}{query}")
+        app.goto(f"{app_server}{path}?v={links.LINK_VERSION}{query}")
         app.page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
-        top = app.page.evaluate(TO_STAGE_JS, STAGE)
+        top = app.page.evaluate(TO_STAGE_JS if scroll else HEADER_JS, STAGE)
         app.page.wait_for_timeout(300)  # the stage lays itself out again for the screen it has
         return app, top
 
@@ -146,10 +151,15 @@ def _assert_one_screen(app: AppPage, top: float, norm: str) -> None:
     the other norm not drawn, and nothing on top of anything else."""
     other = "bn" if norm == "ln" else "ln"
     parts = _parts(app)
-    assert len(parts["x"]) == 8 * 12 and len(parts[norm]) == 8 * 12  # the default grid, all of it
+    # The default grid's 8 rows, and the columns around the chosen one that fit with their numbers.
+    columns = sum(p["shown"] for p in parts["x"]) // 8
+    assert 4 <= columns < 12 and sum(p["shown"] for p in parts[norm]) == 8 * columns, columns
+    assert app.page.locator(f"{STAGE} .stage.numbers").count() == 1  # the cells carry their numbers
+    assert all(p["font"] >= 11 for p in parts["x"] if p["shown"]), {p["font"] for p in parts["x"]}
     for name in ("x", norm, f"{norm}Mu", f"{norm}Sd", "toggle", "gain", "play"):
-        off = [p["box"] for p in parts[name] if not (p["shown"] and _on_screen(p["box"], top))]
+        off = [p["box"] for p in parts[name] if p["shown"] and not _on_screen(p["box"], top)]
         assert not off, f"{norm} shown: {len(off)} of {name} not on the screen, such as {off[0]}"
+        assert any(p["shown"] for p in parts[name]), name
     for name in (f"{norm}Mu", f"{norm}Sd"):
         stats = parts[name]
         assert all(p["font"] >= 11 for p in stats), (name, {p["font"] for p in stats})
@@ -302,3 +312,55 @@ def test_on_a_phone_a_gain_the_link_locks_has_no_fine_drag_and_the_note_speaks_o
     note = page.locator(f"{STAGE} .fine-note").inner_text()
     assert note == "β: \u22125 to 5; here a drag across the track moves it by 2", note
     assert page.locator(f"{STAGE} .fine").count() == 1  # β's pad only
+
+
+def _box(app: AppPage, name: str) -> list[float]:
+    """The box around the drawn elements of a part of the stage (PARTS)."""
+    boxes = [p["box"] for p in _parts(app)[name] if p["shown"]]
+    return [min(b[0] for b in boxes), min(b[1] for b in boxes), max(b[2] for b in boxes), max(b[3] for b in boxes)]
+
+
+def test_on_a_phone_the_first_screen_holds_the_stage_and_play_keeps_what_it_animates_there(phone):
+    """Unscrolled, under a short title: x and LN's output with their numbers on the first screen; stepping
+    Play on to BN's output, x stays where it was however long the step's words, and BN's output is on the
+    screen too."""
+    app, top = phone(scroll=False)
+    title = app.page.locator("h1").bounding_box()
+    assert title["height"] <= 60, title  # one short line, not the top third
+    _assert_one_screen(app, top, "ln")
+    x = _box(app, "x")
+    app.page.evaluate("() => document.activeElement && document.activeElement.blur()")
+    _press_until(app, "PageDown", lambda: _step(app) == 12)  # BN's output, its words among the longest
+    assert _focus(app) == "bn" and app.page.locator(f"{STAGE} .caption").inner_text().count(" ") > 20
+    assert _box(app, "x") == x
+    assert _on_screen(_box(app, "bn"), top), _box(app, "bn")
+    assert not app.errors, app.errors
+
+
+def test_on_a_phone_the_walkthroughs_back_next_and_stage_are_one_screen_and_next_keeps_it_there(phone):
+    app, top = phone(path="/walkthrough", scroll=False)
+    page = app.page
+    for n in (1, 2, 3):
+        if n > 1:
+            page.locator(".st-key-next button").click()
+            page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.step === '{n}'")
+            app.settle()
+        buttons = [page.locator(f".st-key-{k} button").bounding_box() for k in ("back", "next")]
+        norm = _focus(app)
+        for what, box in [("back", buttons[0]), ("next", buttons[1]), ("x", _box(app, "x")), (norm, _box(app, norm))]:
+            if isinstance(box, dict):
+                box = [box["x"], box["y"], box["x"] + box["width"], box["y"] + box["height"]]
+            assert _on_screen(box, top), (n, what, box)
+        assert page.evaluate(SCROLLED_JS) == 0  # nothing to scroll down to, and back up from, for a step
+    assert not app.errors, app.errors
+
+
+def test_on_a_phone_the_cell_views_formulas_fit_its_width(phone):
+    app, _ = phone("&view=cell", scroll=False)
+    # Each typeset line's right end against its box's (KaTeX's struts overhang a box by a pixel or two).
+    ends = app.page.evaluate(
+        """() => Array.from(document.querySelectorAll('.katex-display'), (e) => [
+            Math.max(...Array.from(e.querySelectorAll('.base'), (b) => b.getBoundingClientRect().right)),
+            e.getBoundingClientRect().right])"""
+    )
+    assert len(ends) == 2 and all(line <= box + 0.5 for line, box in ends), ends

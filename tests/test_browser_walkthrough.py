@@ -95,25 +95,46 @@ def test_each_step_lights_the_stage_and_its_formula_carries_torchs_numbers(open_
     assert not app.errors, app.errors
 
 
-def test_in_lecture_mode_the_step_fits_a_projector_with_large_numbers(open_walk):
-    app = open_walk("step=3&present=1", viewport=PROJECTOR)
-    _wait_step(app, 3)
-    sizes = _stage(
-        app,
-        "[getComputedStyle(r.querySelector('.cell')).fontSize, getComputedStyle(r.querySelector('.stat')).fontSize,"
-        " getComputedStyle(r.querySelector('.formula .katex')).fontSize]",
-    )
-    assert all(float(s.removesuffix("px")) >= 20 for s in sizes), sizes
-    assert _stage(app, "r.querySelector('.stage').classList.contains('numbers')")
-    # x, LN's statistics and output, the step's words and its formula's first line are on the screen.
-    boxes = _stage(
-        app,
-        "['.paint', '.stat.ln', '.caption', '.formula .katex-html'].map((q) => {"
-        " const b = r.querySelector(q).getBoundingClientRect(); return [q, b.top, b.bottom, b.right]; })",
-    )
-    for what, top, bottom, right in boxes:
-        assert 0 <= top and right <= PROJECTOR["width"], (what, top, right)
-        assert (top + 30 if what == ".formula .katex-html" else bottom) <= PROJECTOR["height"], (what, bottom)
+# Where each part of the stage is on the screen: the box around all of a block's cells, the step's words, the
+# formula's typeset lines and the corner that holds them, and each caption's and label's font size.
+FIT_JS = """(r) => {
+    const box = (q) => {
+        const bs = Array.from(r.querySelectorAll(q), (e) => e.getBoundingClientRect()).filter((b) => b.height > 0);
+        return bs.length ? [Math.min(...bs.map((b) => b.left)), Math.min(...bs.map((b) => b.top)),
+                            Math.max(...bs.map((b) => b.right)), Math.max(...bs.map((b) => b.bottom))] : null;
+    };
+    const corner = r.querySelector('.controls');
+    const fonts = {};
+    for (const q of ['.title span', '.caption', '.badge', '.legend', '.head', '.formula .katex']) {
+        fonts[q] = Math.min(...Array.from(r.querySelectorAll(q), (e) => parseFloat(getComputedStyle(e).fontSize)));
+    }
+    return {
+        x: box('.cell[data-block="x"]'), ln: box('.cell[data-block="ln"]'), bn: box('.cell[data-block="bn"]'),
+        bnTitle: box('.title.bn'), words: box('.caption'), formula: box('.formula .katex-html'),
+        corner: box('.controls'), hidden: corner.scrollHeight - corner.clientHeight, fonts,
+    };
+}"""
+
+
+def test_in_lecture_mode_every_step_fits_a_projector_and_only_what_the_step_changes_moves(open_walk):
+    """At 1280 × 720 with ?present=1, on each of the 12 steps: all of x, LN's and BN's outputs, the step's words
+    and its formula on the screen, nothing of them scrolled away in their corner, BN's block where it was on
+    step 1 however long the step's words, and every caption and label at 20 px or more."""
+    app = open_walk("step=1&present=1", viewport=PROJECTOR)
+    width, height = PROJECTOR["width"], PROJECTOR["height"]
+    first = None
+    for n in range(1, 13):
+        if n > 1:
+            app.page.locator(".st-key-next button").click()
+        _wait_step(app, n)
+        at = app.page.evaluate(f"() => ({FIT_JS})({STAGE_ROOT_JS})")
+        for what in ("x", "ln", "bn", "words", "formula"):
+            left, top, right, bottom = at[what]
+            assert left >= 0 and top >= 0 and right <= width and bottom <= height, (n, what, at[what])
+        assert at["formula"][3] <= at["corner"][3] + 1 and at["hidden"] <= 1, (n, at["formula"], at["corner"])
+        assert all(size >= 20 for size in at["fonts"].values()), (n, at["fonts"])
+        first = first or at
+        assert (at["bn"][1], at["bnTitle"][1]) == (first["bn"][1], first["bnTitle"][1]), (n, at["bn"], first["bn"])
     assert not app.errors, app.errors
 
 

@@ -138,13 +138,13 @@ def test_latex_shows_the_numbers_torch_computes(kind):
     want_y = 1.5 * float(y[i, j]) - 0.25
     mu = float(x[i].mean()) if kind == "LN" else float(x[:, j].mean())
     assert f"{want_y:.4g}" in text and f"{mu:.4g}" in text
-    assert text.count(r"\\") == 3
+    assert text.count(r"\\") == 5  # x̂ and y each on two lines: the formula, then its numbers
 
 
 def _lines(latex: str) -> dict[str, float]:
     """Each line of an aligned block as {its left-hand side: the number it ends with}."""
     body = latex.split("\n")[1:-1]
-    return {line.split("&=")[0].strip(): _numbers(line)[-1] for line in body}
+    return {line.split("&=")[0].strip(): _numbers(line)[-1] for line in body if line.split("&=")[0].strip()}
 
 
 def test_latex_names_each_norms_statistic_after_its_row_or_column_and_counts_from_zero():

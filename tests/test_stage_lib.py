@@ -9,6 +9,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+from lnviz import text
 from lnviz.labs import explorer
 from lnviz.labs.explorer import stage
 from lnviz.maths import data
@@ -273,3 +274,23 @@ def test_the_element_names_its_files_and_carries_none_of_them():
     assert not element.proto.js_content and not element.proto.css_content
     for name in ("index.js", "stage.css"):
         assert (ASSETS / name).is_file(), name
+
+
+def test_no_number_text_is_a_negative_zero_and_each_reads_back_near_its_value():
+    """A negative that rounds to zero is written "0.0", not "−0.0" (lnviz.text; model.js is tested against the
+    same texts in tests/js/): a student reads "−0.0" as a number below zero."""
+    g = torch.Generator().manual_seed(27)
+    values = [-0.0, -5e-324, *(-(10.0 ** torch.empty(400, dtype=torch.float64).uniform_(-12, 0, generator=g))).tolist()]
+    zero = re.compile(r"[-\u2212][0.]+(e[-+]\d+)?")
+    for v in values:
+        texts = {
+            "short": text.short(v),
+            "short1": text.short(v, 1),
+            "exact": text.exact(v),
+            "control": text.control_text(v, 0.05),
+            "format_number": text.format_number(v),
+        }
+        assert not any(zero.fullmatch(t) for t in texts.values()), (v, texts)
+        assert abs(float(texts["short1"].replace("\u2212", "-")) - v) <= 0.05 + 1e-12, (v, texts)
+        assert float(texts["format_number"]) == v
+    assert (text.short(-0.04, 1), text.short(-0.05, 1), text.control_text(-0.001, 0.05)) == ("0.0", "\u22120.1", "0.00")

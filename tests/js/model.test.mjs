@@ -9,7 +9,7 @@ import { test } from "node:test";
 
 import {
   cellAt, controlText, decode, deltaText, emphasis, exact, formatNumber, lit, maxDelta, MINUS, moveIn, nearest, num,
-  outputs, places, preview, same, short, shownX, steps, term, torchControls, torchLabel,
+  outputs, places, preview, same, short, shownX, stepCount, steps, term, torchControls, torchLabel,
 } from "../../lnviz/web/stage/model.js";
 
 const fixture = (name) => JSON.parse(readFileSync(new URL(`fixtures/${name}`, import.meta.url), "utf8"));
@@ -95,6 +95,21 @@ test("a cell's, a tooltip's and a control's number read as their Python twins wr
   for (const [value, step, text] of numbers.control) assert.equal(controlText(num(value), step), text, `${value} by ${step}`);
   // A tie rounds away from 0 in both, as JavaScript's toFixed does (Python's format would round 1.25 to 1.2).
   assert.ok(numbers.short.some(([v, p, t]) => v === 1.25 && p === 1 && t === "1.3"));
+});
+
+test("no number text is a negative zero: a negative that rounds to zero is written as zero", () => {
+  const zero = /^[-\u2212][0.]+(e[-+]\d+)?$/; // "-0", "−0.0", "−0.00", "−0e+0"
+  const texts = [
+    ...numbers.format_number.map(([, t]) => t), ...numbers.short.map(([, , t]) => t),
+    ...numbers.exact.map(([, t]) => t), ...numbers.control.map(([, , t]) => t),
+  ];
+  assert.ok(texts.some((t) => t === "0.0") && !texts.some((t) => zero.test(t)), texts.filter((t) => zero.test(t)));
+  for (const v of [-0, -0.04, -0.049, -0.004, -1e-9, -5e-324]) {
+    for (const t of [formatNumber(v), short(v), short(v, 1), exact(v), controlText(v, 0.05), controlText(v, 1e-5)]) {
+      assert.ok(!zero.test(t), `${v}: ${t}`);
+    }
+  }
+  assert.deepEqual([short(-0.04, 1), short(-0.05, 1), formatNumber(-0)], ["0.0", `${MINUS}0.1`, "0"]);
 });
 
 test("a control's decimals are its step's", () => {
@@ -194,3 +209,12 @@ for (const c of fixture("steps.json").cases) {
     assert.deepEqual(steps({ B: c.B, H: c.H, cell: c.cell, r0: 0, c0: 0 }), c.steps);
   });
 }
+
+// The counter counts the table's steps, as the intro's words do ("in twelve steps"): never "0 / 13".
+test("Play's counter counts the twelve steps the words speak of", () => {
+  const all = steps({ B: 8, H: 12, cell: [0, 0], r0: 0, c0: 0 });
+  const texts = all.map((_, k) => stepCount(k, all.length));
+  assert.ok(all[0].text.includes("twelve steps"));
+  assert.deepEqual([texts[0], texts[1], texts[12], texts.at(-1)], ["0 / 12", "1 / 12", "12 / 12", "12 / 12, done"]);
+  assert.ok(texts.every((t) => t.includes("/ 12")));
+});

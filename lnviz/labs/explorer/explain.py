@@ -77,11 +77,12 @@ def latex(norm: NormResult, i: int, j: int, kind: str) -> str:
             r"\begin{aligned}",
             rf"{mu} &= {total} {pooled} = {num(v['mean'])} \\",
             rf"{var} &= {total} ({pooled} - {mu})^2 = {num(v['var'])} \\",
-            rf"{x_hat} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}}"
-            rf" = \frac{{{num(v['x'])} - {term(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
+            # x̂ and y: the formula, then its numbers on a line of their own, so that each fits a phone's width.
+            rf"{x_hat} &= \frac{{x_{{{i},{j}}} - {mu}}}{{\sqrt{{{var} + \epsilon}}}} \\",
+            rf"&= \frac{{{num(v['x'])} - {term(v['mean'])}}}{{\sqrt{{{num(v['var'])} + {num(v['eps'])}}}}}"
             rf" = {num(v['x_hat'])} \\",
-            rf"{y} &= \gamma_{{{j}}}\,{x_hat} + \beta_{{{j}}}"
-            rf" = {num(v['gain'])} \cdot {term(v['x_hat'])} + {term(v['bias'])} = {num(v['y'])}",
+            rf"{y} &= \gamma_{{{j}}}\,{x_hat} + \beta_{{{j}}} \\",
+            rf"&= {num(v['gain'])} \cdot {term(v['x_hat'])} + {term(v['bias'])} = {num(v['y'])}",
             r"\end{aligned}",
         ]
     )

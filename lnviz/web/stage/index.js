@@ -50,6 +50,7 @@ function receive(s, raw) {
   const shape = shapeOf(d);
   s.d = d;
   s.badge.title = d.caveat_note || "";
+  const col = s.cell?.[1];
   s.cell = d.cell || [d.r0, d.c0];
   s.steps = steps(d);
   // Driven (the Walkthrough page): the page's step, moved by its own Back, Next and keys.
@@ -68,7 +69,7 @@ function receive(s, raw) {
     s.shape = shape;
     s.pending = null; // another window: the preview was of other cells
     build(s);
-  }
+  } else if (!s.wide && s.cell[1] !== col) layout(s); // a narrow stage draws the columns around the chosen one
   if (s.pending && same(s.pending.ctl, torchCtl)) {
     badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(maxDelta(s.pending.shown, s.torch))}`));
     s.pending = null;

@@ -138,6 +138,7 @@ export function nearest(options, e) {
 // writes it (f"{v:g}", or repr(v) when that does not read back as v): "1e-05", "0.5", "0". One
 // contract in both languages: tests/js/fixtures/numbers.json holds Python's texts.
 export function formatNumber(v) {
+  v += 0; // −0 + 0 is 0: no "-0", as in Python
   if (Number.isNaN(v)) return "nan";
   if (!Number.isFinite(v)) return v > 0 ? "inf" : "-inf";
   const g = pyG(v);
@@ -146,14 +147,13 @@ export function formatNumber(v) {
 
 // Python's exponent: a sign and at least two digits ("e-05", "e+16").
 const pyExp = (e) => `e${e < 0 ? "-" : "+"}${String(Math.abs(e)).padStart(2, "0")}`;
-const negative = (v) => v < 0 || Object.is(v, -0);
 
 // f"{v:g}": 6 significant digits, fixed for exponents −4 to 5, trailing zeros dropped.
 function pyG(v) {
   const [mantissa, exp] = Math.abs(v).toExponential(5).split("e");
   const e = Number(exp);
   const body = e >= -4 && e < 6 ? stripZeros(Math.abs(v).toFixed(5 - e)) : stripZeros(mantissa) + pyExp(e);
-  return (negative(v) ? "-" : "") + body;
+  return (v < 0 ? "-" : "") + body;
 }
 
 const stripZeros = (t) => (t.includes(".") ? t.replace(/0+$/, "").replace(/\.$/, "") : t);
@@ -170,11 +170,13 @@ function pyRepr(v) {
     const whole = digits.slice(0, e + 1).padEnd(e + 1, "0");
     body = `${whole}.${digits.slice(e + 1) || "0"}`;
   }
-  return (negative(v) ? "-" : "") + body;
+  return (v < 0 ? "-" : "") + body;
 }
 
+// A leading hyphen as a true minus sign; none before a number rounded to zero ("-0.0" is "0.0"), as
+// lnviz.text._sign writes it.
 export function sign(text) {
-  return text.replace(/^-/, MINUS);
+  return /^-[0.]+(e[-+]\d+)?$/.test(text) ? text.slice(1) : text.replace(/^-/, MINUS);
 }
 
 // A cell's number: short, so that it fits, with `places` decimals below 10 and one fewer up to
@@ -237,6 +239,13 @@ export function steps(d, table = TABLE) {
     ...table[batch ? "BN" : "BN_ONE"].map((e) => fill(e, d.B)),
     { ...ends, text: batch ? table.outro : table.outro_one },
   ];
+}
+
+// Play's counter at step k of `all` (steps(d)): the table's steps are counted, as the words count them
+// ("in twelve steps"), not the everything-shown before and after them: "0 / 12" before, "12 / 12, done" after.
+export function stepCount(k, all) {
+  const n = all - 2;
+  return k > n ? `${n} / ${n}, done` : `${k} / ${n}`;
 }
 
 // The chosen line of x at a step that `shows` something other than x: "x − μ", "(x − μ)²" or

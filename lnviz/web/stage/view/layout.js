@@ -16,15 +16,21 @@ const CONTROLS = `
     <button type="button" name="next" aria-label="Step forward" title="Step forward (→)">▶</button>
     <span class="count"></span>
   </div>
-  <p class="caption" aria-live="polite"></p>
-  <div class="formula" tabindex="0" role="region" aria-label="The step's formula, with torch's numbers" hidden></div>
-  <div class="foot">
-    <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
-      <span>fixed output colours ±${FIXED}</span></label>
-    <span class="badge" aria-live="polite"></span>
+  <div class="words">
+    <p class="caption" aria-live="polite"></p>
+    <div class="formula" tabindex="0" role="region" aria-label="The step's formula, with torch's numbers" hidden></div>
   </div>
-  <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
-  <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>`;
+  <div class="meta">
+    <div class="foot">
+      <label class="switch"><input type="checkbox" role="switch" name="fixed" checked>
+        <span>fixed output colours ±${FIXED}</span></label>
+      <span class="badge" aria-live="polite"></span>
+    </div>
+    <div class="legends">
+      <div class="legend x" aria-hidden="true"><span class="what">x</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+      <div class="legend y" aria-hidden="true"><span class="what">outputs</span><span class="lo"></span><span class="bar"></span><span class="hi"></span></div>
+    </div>
+  </div>`;
 
 // The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
 export function create(parent) {
@@ -48,6 +54,8 @@ export function create(parent) {
     caption: controls.querySelector(".caption"),
     formula: controls.querySelector(".formula"),
     count: controls.querySelector(".count"),
+    meta: controls.querySelector(".meta"), // the colour switch, the badge and the legends
+    words: controls.querySelector(".words"), // the step's words and formula
     badge: controls.querySelector(".badge"),
     legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
     shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
@@ -64,7 +72,7 @@ export function create(parent) {
 export function build(s) {
   const { R, C } = s.d;
   hover(s, null);
-  for (const e of [...s.grid.children]) if (e !== s.controls && e !== s.toggle) e.remove();
+  for (const e of [...s.grid.children]) if (![s.controls, s.toggle, s.meta, s.words].includes(e)) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
     c.dataset.block = name;
@@ -138,16 +146,21 @@ function measure(s) {
   const gap = 10;
   const across = wide ? 2 * C : C;
   // Narrow: the row headers, x, a gap and LN's μ and σ; the grid's 2 px gaps between its C + 4 tracks.
-  let cw = wide
-    ? Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across)
-    : Math.floor((W - hw - 2 * sw - gap - 2 * (C + 3)) / C);
+  // Narrow, the columns that fit with their numbers (NARROW_CW each, at least 4), around the chosen cell's:
+  // fewer columns that say their values rather than all of them as bare colours.
+  const room = W - hw - 2 * sw - gap - 2 * (C + 3);
+  const shown = wide ? C : Math.max(Math.min(C, 4), Math.min(C, Math.floor(room / NARROW_CW)));
+  const j = s.cell[1] - s.d.c0;
+  const first = Math.max(0, Math.min(j - Math.floor((shown - 1) / 2), C - shown));
+  s.cols = { first, shown }; // the window's columns first … first + shown − 1 are drawn
+  let cw = wide ? Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across) : Math.floor(room / shown);
   cw = Math.max(14, Math.min(cw, 64));
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
-  const room = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 16;
+  const below = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 8;
   // The shortest cell its numbers fit in; narrow and too thin for numbers (under 30 px), the
   // shortest whose row's μ and σ (12 px) still fit.
-  const low = present ? 24 : !wide && cw < 30 ? 16 : 18;
+  const low = present ? 22 : !wide && cw < 30 ? 16 : 18;
   // Narrow: as tall as fits one screen (fitNarrow), from NARROW_CH down.
   const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, NARROW_CH);
   s.root.style.setProperty("--cw", `${cw}px`);
@@ -157,14 +170,15 @@ function measure(s) {
   // A number fits a cell from 30 px across; in lecture mode, with one decimal at 20 px, from 36.
   s.root.classList.toggle("numbers", cw >= (present ? 36 : 30));
   s.wide = wide;
-  // Narrow, a column under 40 px has no room for BN's μ and σ across: they run upward (stage.css).
-  s.upright = !wide && cw < 40;
+  // Narrow, a column under 32 px has no room for BN's μ and σ across: they run upward (stage.css).
+  s.upright = !wide && cw < 32;
   s.root.classList.toggle("upright", s.upright);
   s.places = present ? 1 : 2;
-  return { wide, hw, sw, gap, cw, ch, low, room, digit };
+  return { wide, hw, sw, gap, cw, ch, low, room: below, digit };
 }
 
-const NARROW_CH = 28; // a narrow stage's tallest cell: taller ones would be slivers 17 px across
+const NARROW_CH = 28; // a narrow stage's tallest cell
+const NARROW_CW = 34; // a narrow stage's narrowest column with numbers: "−2.98" at 12 px
 
 const cols = (n) => Array(n).fill("var(--cw)").join(" ");
 const rows = (n) => Array(n).fill("var(--ch)").join(" ");
@@ -181,7 +195,9 @@ function gridLines(s, { wide, hw, sw, gap }) {
   // Row lines: titles, column heads, x with LN's output beside it, gap, BN μ, σ, BN's title and output.
   const x0 = 3, bst = R + 4, bnTitle = R + 6;
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
-  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}`;
+  // Driven, the corner right of BN's output holds the step's words and formula, and one row under BN's
+  // output the colour switch, the badge and the legends (placeParts).
+  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}${s.driven ? " auto" : ""}`;
   return { wide, t0: 1, h0: 2, x0, ln0: x0, bn0: bnTitle + 1, xs, ls, st, bst, lnTitle: 1, bnTitle };
 }
 
@@ -191,13 +207,16 @@ function gridLines(s, { wide, hw, sw, gap }) {
 function narrowLines(s, { hw, sw, gap }) {
   const { R, C } = s.d;
   const xs = 2, st = C + 3;
-  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px`;
+  const { first, shown } = s.cols;
+  const track = Array.from({ length: C }, (_, j) => (j >= first && j < first + shown ? "var(--cw)" : "0px"));
+  s.grid.style.gridTemplateColumns = `${hw}px ${track.join(" ")} ${gap}px ${sw}px ${sw}px`;
   const x0 = 5, bst = x0 + R + 1, title = bst + 2, out0 = title + 1;
   const stat = s.upright ? "var(--bh)" : "var(--ch)";
   const bnStats = s.d.bn && s.norm === "bn" ? `6px ${stat} ${stat}` : "0 0 0";
   // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
   const out = s.d.bn ? rows(R) : grow(R); // B = 1: rows BN's note may need
-  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${out}`;
+  // The step's words and formula go last, under the output: however long they grow, x and the output stay put.
+  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${out} auto`;
   return { wide: false, t0: 3, h0: 4, x0, ln0: out0, bn0: out0, xs, ls: xs, st, bst, lnTitle: title, bnTitle: title, ctlRow: 2 };
 }
 
@@ -255,17 +274,39 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
   at(s.paints.x, x0, xs, x0 + R, xs + C);
   at(s.paints.ln, ln0, ls, ln0 + R, ls + C);
   if (s.paints.bn) at(s.paints.bn, bn0, xs, bn0 + R, xs + C);
-  if (wide) at(s.controls, bst, st, bn0 + R, ls + C);
-  else {
+  // Driven and wide, the words and formula have the corner to themselves, in a box of fixed size
+  // (stage.css): however long a step's words, nothing else moves between steps.
+  const under = wide && s.driven;
+  const home = under ? s.grid : s.controls;
+  if (s.meta.parentElement !== home) home.append(s.meta);
+  if (under) at(s.meta, bn0 + R, 1, bn0 + R + 1, ls + C);
+  else s.meta.style.gridArea = "";
+  if (wide) {
+    at(s.controls, bst, st, bn0 + R, ls + C);
+    if (s.words.parentElement !== s.controls) s.controls.insertBefore(s.words, s.controls.querySelector(".meta"));
+    s.words.style.gridArea = "";
+  } else {
     at(s.toggle, 1, 1, 2, C + 5);
     at(s.controls, ctlRow, 1, ctlRow + 1, C + 5);
+    if (s.words.parentElement !== s.grid) s.grid.append(s.words);
+    at(s.words, bn0 + R, 1, bn0 + R + 1, C + 5);
   }
+  // Narrow, the columns of the window outside the drawn ones take no room (measure).
+  const { first, shown } = s.cols;
+  const off = (j) => !wide && (j < first || j >= first + shown);
+  const byCol = (cells) => cells.forEach((c, k) => c.classList.toggle("off", off(k % C)));
+  byCol(s.cells.x);
+  byCol(s.cells.ln);
+  byCol(s.cells.bn);
+  for (const cells of [s.heads.colX, s.heads.colLn, s.stats.bnMu, s.stats.bnSd]) cells.forEach((c, j) => c.classList.toggle("off", off(j)));
 }
 
 // Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
 function fit(s, { ch, low, room }) {
   const lines = 2 * s.d.R + 2;
-  const over = s.grid.offsetHeight - room;
+  // Driven, the switch, badge and legends under BN's output may go below the screen's foot.
+  const under = s.meta.parentElement === s.grid ? s.meta.offsetHeight + 2 : 0;
+  const over = s.grid.offsetHeight - under - room;
   if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 
@@ -274,23 +315,30 @@ function fit(s, { ch, low, room }) {
 // x keeps its size when the toggle switches: LN's view leaves out the room of BN's μ and σ, and counts it here.
 function fitNarrow(s, { ch, low }) {
   const header = document.querySelector('[data-testid="stHeader"]');
-  const top = header ? Math.min(Math.max(header.getBoundingClientRect().bottom, 0), window.innerHeight / 4) : 0;
+  const under = header ? Math.min(Math.max(header.getBoundingClientRect().bottom, 0), window.innerHeight / 4) : 0;
+  // A stage that starts on the page's first screen (a short title above it) fits that screen, from where it starts.
+  const start = s.root.getBoundingClientRect().top + (document.querySelector('[data-testid="stMain"]')?.scrollTop ?? 0);
+  const top = start < window.innerHeight * 0.4 ? Math.max(under, start) : under;
   const bh = s.upright ? parseFloat(getComputedStyle(s.root).getPropertyValue("--bh")) : ch;
   const bnStats = s.d.bn && s.norm === "ln" ? 2 * bh + 6 : 0;
-  const over = s.grid.offsetHeight + bnStats - (window.innerHeight - top - 8);
+  const words = s.words.parentElement === s.grid ? s.words.offsetHeight + 2 : 0; // under the output, may scroll
+  const over = s.grid.offsetHeight - words + bnStats - (window.innerHeight - top - 8);
   const lines = 2 * s.d.R + (s.d.bn && !s.upright ? 2 : 0);
   if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
 }
 
 function titles(s) {
-  const { B, H, r0, c0, R, C } = s.d;
-  const part = R < B || C < H ? ` · ${span(r0, R, "row", "rows")}, ${span(c0, C, "feature", "features")}` : "";
+  const { B, H, r0, R } = s.d;
+  const c0 = s.d.c0 + s.cols.first, C = s.cols.shown; // the columns drawn
+  const cut = [R < B && span(r0, R, "row", "rows"), C < H && span(c0, C, "feature", "features")].filter(Boolean);
+  const part = cut.length ? ` · ${cut.join(", ")}` : "";
   s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
-  // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22).
-  const over = (n, shown, what, the) =>
-    shown < n ? `<em class="partial">μ, σ over all ${n} ${what}; ${shown} shown</em>` : `μ, σ (over ${the} ${n} ${what})`;
-  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>each row by its own ${over(H, C, "features", "its")}</span>`;
+  // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22). Short, so
+  // that a projector's 20 px fits each on one line over its block.
+  const over = (n, shown, per, what, the) =>
+    shown < n ? `${per}: <em class="partial">μ, σ over all ${n} ${what}; ${shown} shown</em>` : `μ, σ ${per}, over ${the} ${n} ${what}`;
+  s.titles.ln.innerHTML = `<b>LayerNorm</b> <span>${over(H, C, "per row", "features", "its")}</span>`;
   s.titles.bn.innerHTML = s.d.bn
-    ? `<b>BatchNorm</b> <span>each column by its ${over(B, R, "samples", "the")}</span>`
+    ? `<b>BatchNorm</b> <span>${over(B, R, "per column", "samples", "the")}</span>`
     : "<b>BatchNorm</b> <span>needs a batch: here B = 1</span>";
 }

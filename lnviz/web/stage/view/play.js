@@ -1,7 +1,7 @@
 // Play: the steps of the model (model.js `steps`) light up parts of the stage, one at a time,
 // and the chosen row (or column) flies into its statistic or across to its output.
 
-import { emphasis, lit, short } from "../model.js";
+import { emphasis, lit, short, stepCount } from "../model.js";
 import { shade } from "./colour.js";
 import { el } from "./dom.js";
 import { follow } from "./narrow.js";
@@ -65,8 +65,7 @@ export function applyStep(s) {
   s.root.dataset.step = s.step;
   s.root.dataset.focus = step.focus || "";
   caption(s, step);
-  const n = s.steps.length - 2; // the table's steps, between everything shown before and after
-  s.count.textContent = s.driven ? `Step ${s.step} of ${n}` : `${s.step} / ${s.steps.length - 1}`;
+  s.count.textContent = s.driven ? `Step ${s.step} of ${s.steps.length - 2}` : stepCount(s.step, s.steps.length);
   follow(s, step); // a narrow stage shows the norm the step is about
   showBands(s);
   paintX(s);
@@ -86,6 +85,7 @@ function fly(s, what) {
   }
   const root = s.root.getBoundingClientRect();
   from.forEach((c, k) => {
+    if (c.classList.contains("off")) return; // a column a narrow stage does not draw
     const a = c.getBoundingClientRect();
     const b = to[k].getBoundingClientRect();
     const v = s.d.x[+c.dataset.k];
