@@ -12,13 +12,13 @@ from lnviz import text
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions
 from lnviz.serving import rooms
-from ui import boot, classroom, mode
+from ui import boot, classroom
 from ui import store as shared_store
 from ui.page import Page
 
-# A room on the projector leaves out the page's title: the question is the heading, and the height goes to the
-# answers, so a 1280 × 720 screen shows the question, the buttons and the whole results chart.
-page = Page.start(title=not (mode.presenting() and st.query_params.get("room")))
+# In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
+# height goes to the question, the buttons and the whole results chart (a 1280 × 720 projector, a 390 × 844 phone).
+page = Page.start(title=not st.query_params.get("room"))
 INTRO = (
     "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
     "beside torch's only when the presenter reveals them."

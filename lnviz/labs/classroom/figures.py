@@ -89,6 +89,7 @@ def _choice(question: Question, rounds: Sequence[Mapping[str, int]], scale: floa
                 width=width,
                 text=[str(c) for c in counts],
                 textposition="outside",
+                constraintext="none",  # a count beside a thin bar keeps the lecture size
                 cliponaxis=False,
                 hovertemplate=_round_name(k) + ": %{x} votes<extra></extra>",
             )
