@@ -266,7 +266,8 @@ def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts
     first = questions.bank()[0]
     assert first.kind == "number"
     lo, hi = (f"{v:g}".replace("-", "\u2212") for v in (first.lo, first.hi))
-    assert f"from {lo} to {hi}" in box.inner_text()
+    box.get_by_text(f"Your guess, from {lo} to {hi}").wait_for(timeout=SEEN_S * 1000)  # its range beside it
+    phone.settle()
     send = phone.page.locator(".st-key-class_send button")
     assert send.is_visible() and send.bounding_box()["y"] + send.bounding_box()["height"] <= PHONE["height"]
     box.locator("input").fill(f"{first.hi * 5:g}")
