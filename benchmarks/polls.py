@@ -47,10 +47,11 @@ import asyncio
 import contextlib
 import os
 import random
+import re
 import secrets
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from streamlit.proto.BackMsg_pb2 import BackMsg
@@ -150,13 +151,15 @@ def added(idle: Window, busy: Window) -> list[float]:
 
 @dataclass(frozen=True)
 class Answer:
-    """The question's widget: a radio's options, or a number input's bounds."""
+    """The question's widget: a radio's options, or a number input's bounds (as its label says them) and its
+    form's Send button."""
 
     id: str
     kind: str  # "radio" or "number_input"
     options: tuple[str, ...] = ()
     lo: float = 0.0
     hi: float = 20.0
+    send: str = ""  # a number input: the id of the Send button that submits it
 
 
 @dataclass
@@ -171,8 +174,10 @@ class Screen:
 
 
 def key_of(element_id: str) -> str:
-    """The user key of a keyed element's id (``$$ID-<hash>-<key>``); "" for an id without one."""
-    return element_id.rsplit("-", 1)[1] if element_id.startswith("$$ID-") and element_id.count("-") >= 2 else ""
+    """The user key of a keyed element's id (``$$ID-<hash>-<key>``), less the room's version that a presenter's
+    button carries (``class_next_v3`` is ``class_next``); "" for an id without one."""
+    key = element_id.rsplit("-", 1)[1] if element_id.startswith("$$ID-") and element_id.count("-") >= 2 else ""
+    return re.sub(r"_v\d+$", "", key) if key.startswith("class_") else key
 
 
 CONFIRMED = "Your answer is in."  # what pages/class.py says when the store counted or changed a vote
@@ -324,14 +329,15 @@ class Client:
                 if kind == "radio":
                     screen.answer = Answer(element_id, kind, tuple(body.options))
                 else:
-                    lo = body.min if body.has_min else 0.0
-                    screen.answer = Answer(element_id, kind, (), lo, body.max if body.has_max else lo + 20.0)
+                    screen.answer = Answer(element_id, kind, (), *bounds(body.label))
             elif kind == "button" and key and not body.disabled:
                 screen.buttons[key] = element_id
             elif kind == "alert":
                 screen.alerts.append(body.body)
             if element_id and delta.fragment_id:
                 self._fragments[element_id] = delta.fragment_id
+        if screen.answer is not None and screen.answer.kind == "number_input":
+            screen.answer = replace(screen.answer, send=screen.buttons.get("class_send", ""))
         self.widgets = {}  # the page now holds what this tab set; its next rerun sends nothing stale
         async with self.updated:
             self.screen = screen
@@ -403,6 +409,27 @@ def stored_as(answer: Answer, choice: str) -> str:
     return str(answer.options.index(choice)) if answer.kind == "radio" else choice
 
 
+_RANGE = re.compile(r"from (\S+) to (\S+)$")
+
+
+def bounds(label: str) -> tuple[float, float]:
+    """A number question's range as its label says it ("Your guess, from −10 to 10"); (0, 20) if it says none.
+
+    The input itself has no bounds: a value out of them reaches the page, which says so in words.
+    """
+    found = _RANGE.search(label)
+    if not found:
+        return 0.0, 20.0
+    lo, hi = (float(g.replace("\u2212", "-")) for g in found.groups())
+    return lo, hi
+
+
+def widget_states(answer: Answer, value: str) -> list[WidgetState]:
+    """What the frontend sends for an answer: a radio's choice; a number and its form's Send."""
+    sent = [widget_state(answer, value)]
+    return [*sent, WidgetState(id=answer.send, trigger_value=True)] if answer.send else sent
+
+
 def widget_state(answer: Answer, value: str) -> WidgetState:
     state = WidgetState(id=answer.id)
     if answer.kind == "radio":
@@ -418,7 +445,7 @@ async def vote(phone: Phone, k: int, opened: float, avoid: str | None = None) ->
     for _ in range(3):  # a vote lost with its socket is sent again on the new one, as a person would
         asking = await client.wait(lambda s: s.at >= opened and s.answer is not None and not s.results, ANSWER_TIMEOUT)
         choice = choice_for(asking.answer, phone.rng, avoid)
-        sent = await client.send([widget_state(asking.answer, choice)])
+        sent = await client.send(widget_states(asking.answer, choice))
         try:
             said = await client.wait(lambda s, sent=sent: s.at > sent and outcome(s.alerts) is not None, ANSWER_TIMEOUT)
         except TimeoutError:

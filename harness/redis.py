@@ -3,7 +3,9 @@
 What the /class page's shared store (``LNVIZ_REDIS_URL``) talks to in tests, as
 harness/nginx.py runs the documented nginx. It can be stopped mid-use and started
 again on the same port: a client that held the URL finds the server back, empty,
-as after a restart of an unpersisted Redis (deploy/k8s/redis.yaml runs one so).
+as after a restart of an unpersisted Redis (deploy/k8s/redis.yaml runs one so),
+or, stopped with ``keep=True``, holding what it held, as a persisted Redis that
+went away for a while.
 
 It needs only Debian's ``redis-server`` (``make system-deps``); the readiness check
 speaks Redis's inline protocol itself, so the harness does not import redis-py. It is ready when the process it started,
@@ -90,14 +92,17 @@ class RedisServer:
         return path.read_text(errors="replace")[-chars:] if path and path.exists() else ""
 
     def start(self) -> RedisServer:
-        """Start it, empty, in a new folder, and wait until it answers PING (at most 10 s, else raise with its log)."""
+        """Start it, empty (or with what :meth:`stop` kept), and wait until it answers PING (at most 10 s, else
+        raise with its log)."""
         if self.proc is not None and self.proc.poll() is None:
             raise RuntimeError(f"redis-server already runs on port {self._port}")
         binary = executable()
         if not binary.is_file():
             raise RuntimeError("redis-server is missing: `make system-deps` installs Debian's redis-server")
-        self.folder = Path(tempfile.mkdtemp(prefix="lnviz-redis-"))
-        # Nothing on disk (no RDB snapshots, no append-only file), loopback only, in the foreground.
+        if self.folder is None:
+            self.folder = Path(tempfile.mkdtemp(prefix="lnviz-redis-"))
+        # No snapshots while it runs, no append-only file, loopback only, in the foreground; at start it loads
+        # the folder's dump.rdb, which only stop(keep=True) writes.
         cmd = [str(binary), "--port", str(self._port), "--bind", "127.0.0.1", "--daemonize", "no"]
         cmd += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
         with self.log.open("wb") as out:
@@ -118,8 +123,18 @@ class RedisServer:
         self._clean()
         raise RuntimeError(why)
 
-    def stop(self) -> None:
-        """End it (SIGTERM, then SIGKILL) and remove its folder; the port stays this server's for :meth:`start`."""
+    def stop(self, keep: bool = False) -> None:
+        """End it (SIGTERM, then SIGKILL) and remove its folder; the port stays this server's for :meth:`start`.
+
+        ``keep``: first save what it holds (``SHUTDOWN SAVE``), so the next :meth:`start` holds it again.
+        """
+        if keep and self.proc is not None and self.proc.poll() is None:
+            with socket.create_connection(("127.0.0.1", self._port), timeout=STARTUP_TIMEOUT) as s:
+                s.sendall(b"SHUTDOWN SAVE\r\n")
+                s.recv(64)  # the server closes the connection once it has saved
+            self.proc.wait(STARTUP_TIMEOUT)
+            self.proc = None
+            return
         if self.proc is not None:
             stop(self.proc)
         self._clean()

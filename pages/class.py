@@ -8,6 +8,7 @@ is who, and the poll, are ui.classroom.
 
 import streamlit as st
 
+from lnviz import text
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions
 from lnviz.serving import rooms
@@ -15,7 +16,9 @@ from ui import boot, classroom
 from ui import store as shared_store
 from ui.page import Page
 
-page = Page.start()
+# In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
+# height goes to the question, the buttons and the whole results chart (a 1280 × 720 projector, a 390 × 844 phone).
+page = Page.start(title=not st.query_params.get("room"))
 INTRO = (
     "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
     "beside torch's only when the presenter reveals them."
@@ -24,10 +27,12 @@ store = shared_store.store()
 PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
 
 
-def act(code: str, secret: str, action: str) -> None:
-    """A presenter's button: the store applies it only with the room's secret, and only where it applies now."""
+def act(code: str, secret: str, action: str, version: int) -> None:
+    """A presenter's button, pressed on a page that drew the room at ``version``: the store applies it only with
+    the room's secret and only at that version. A press the room has moved past (the second click of a double
+    click, a second tab that is behind) changes nothing, silently: this run draws the room as it is."""
     try:
-        store.act(code, secret, action)
+        store.act(code, secret, action, version)
     except rooms.StoreDown:
         st.session_state["class_said"] = ("error", classroom.DOWN)
 
@@ -54,15 +59,21 @@ def join() -> None:
 
 
 def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
-    """The student's choice, sent as it is made: one vote per voter per round, a change replaces it."""
-    choice = question.parse(st.session_state.get("answer"))
+    """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
+    replaces it. The page then shows the answer the store holds, whatever this came to."""
+    raw = st.session_state.get("answer")
+    choice = question.parse(raw)
     if choice is None:
-        st.session_state["class_said"] = ("warning", "That is not one of this question's answers.")
+        if question.kind == "number" and raw is not None:
+            message = f"{written(raw)} is outside this question's range, {span(question)}: nothing was sent."
+        else:
+            message = "That is not one of this question's answers."
+        st.session_state["class_said"] = ("warning", message)
         return
     try:
         outcome = store.vote(code, classroom.voter(), room.index, room.round, choice, *classroom.sender())
-    except rooms.StoreDown:
-        st.session_state["class_said"] = ("error", classroom.DOWN)
+    except rooms.StoreDown:  # perhaps counted, perhaps not: once the store answers, the page shows which
+        st.session_state["class_down"] = True
         return
     if outcome in rooms.REFUSED:
         st.session_state["class_said"] = ("warning", rooms.REFUSED[outcome])
@@ -80,20 +91,23 @@ def said() -> bool:
 
 
 def lobby() -> None:
+    """Join first (most visitors are students on phones), in a form so that Enter after the code joins; then
+    starting a room, a secondary button under its own heading."""
     page.say(INTRO)
     said()
     left, right = st.columns(2, gap="large")
     with left:
         st.subheader("Join a class")
-        st.text_input("Room code", key="class_join", max_chars=4 * rooms.CODE_LENGTH, placeholder="e.g. K7PM-Q2XD")
-        st.button("Join", key="class_join_go", on_click=join, icon=":material/login:")
+        with st.form("class_join_form", border=False, enter_to_submit=True):
+            st.text_input("Room code", key="class_join", max_chars=4 * rooms.CODE_LENGTH, placeholder="e.g. K7PM-Q2XD")
+            st.form_submit_button("Join", key="class_join_go", on_click=join, type="primary", icon=":material/login:")
     with right:
         st.subheader("Teach one")
         st.caption(
             f"Starts a room of {len(questions.bank())} questions. Answers are anonymous: a random id in each "
             "browser's cookie, no name. A room ends after 6 idle hours."
         )
-        st.button("Start a room", key="class_start", on_click=start, type="primary", icon=":material/co_present:")
+        st.button("Start a room", key="class_start", on_click=start, icon=":material/co_present:")
     page.finish(caveat="This link opens the class page. A room's own join link is on the presenter's screen.")
 
 
@@ -159,8 +173,8 @@ def results(room: rooms.Room, question: questions.Question, mine: str | None) ->
     explain(question)
 
 
-def ask(question: questions.Question, number: int, total: int, large: bool = True) -> None:
-    st.caption(f"Question {number} of {total}")
+def ask(question: questions.Question, room: rooms.Room, large: bool = True) -> None:
+    st.caption(f"Question {room.index + 1} of {len(room.questions)} · round {room.round}: {PHASE_NAMES[room.round]}")
     st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
 
 
@@ -191,50 +205,106 @@ def projector(room: rooms.Room, secret: str) -> None:
         if question is None:
             st.success("That was the last question. Thank you!")
         else:
-            ask(question, room.index + 1, len(room.questions), large=not revealed)
+            ask(question, room, large=not revealed)
             if not revealed:  # once revealed, the chart names the choices
                 if question.kind == "choice":
                     st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
                 else:
-                    st.markdown(f"Answer with a number between {question.lo:g} and {question.hi:g}.")
-            st.caption(f"Round {room.round}: {PHASE_NAMES[room.round]}.")
+                    st.markdown(f"Answer with a number {span(question)}.")
         presenter_buttons(room, secret)
         if revealed:
             chart(room, question)
 
 
-def presenter_buttons(room: rooms.Room, secret: str) -> None:
-    """Reveal, Ask again, Next and Close, above the results so the projector never scrolls to them."""
-    buttons = st.columns(4)
-    buttons[0].button(
-        "Reveal",
-        key="class_reveal",
-        on_click=act,
-        args=(room.code, secret, "reveal"),
-        disabled=room.phase != "ask",
-        type="primary",
-        icon=":material/visibility:",
-    )
-    buttons[1].button(
+BUTTONS = (  # action, label, icon, help
+    ("reveal", "Reveal", ":material/visibility:", None),
+    (
+        "again",
         "Ask again",
-        key="class_again",
-        on_click=act,
-        args=(room.code, secret, "again"),
-        disabled=not (room.phase == "reveal" and room.round == 1),
-        icon=":material/replay:",
-        help="Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
-    )
-    buttons[2].button(
-        "Next",
-        key="class_next",
-        on_click=act,
-        args=(room.code, secret, "next"),
-        disabled=room.phase == "done",
-        icon=":material/skip_next:",
-    )
-    buttons[3].button(
-        "Close room", key="class_close", on_click=act, args=(room.code, secret, "close"), icon=":material/close:"
-    )
+        ":material/replay:",
+        "Peer instruction: after neighbours have argued, the same question once more, shown beside the first.",
+    ),
+    ("next", "Next", ":material/skip_next:", None),
+    ("close", "Close room", ":material/close:", None),
+)
+
+
+def button_key(action: str, version: int) -> str:
+    """A presenter's button is a new widget at each version of the room (``class_next_v3``), so a press of a page
+    drawn earlier (a double click's second click) reaches the store with the version that page drew."""
+    return f"class_{action}_v{version}"
+
+
+def presenter_buttons(room: rooms.Room, secret: str) -> None:
+    """Reveal, Ask again, Next and Close in one row, each as wide as its label, above the results so the
+    projector never scrolls to them."""
+    enabled = {
+        "reveal": room.phase == "ask",
+        "again": room.phase == "reveal" and room.round == 1,
+        "next": room.phase != "done",
+        "close": True,
+    }
+    with st.container(horizontal=True, key="class_buttons"):
+        for action, label, icon, help in BUTTONS:
+            st.button(
+                label,
+                key=button_key(action, room.version),
+                on_click=act,
+                args=(room.code, secret, action, room.version),
+                disabled=not enabled[action],
+                type="primary" if action == "reveal" else "secondary",
+                icon=icon,
+                help=help,
+                width="content",
+            )
+
+
+def written(value: float) -> str:
+    return f"{value:g}".replace("-", text.MINUS)
+
+
+def span(question: questions.Question) -> str:
+    """A number question's range in words: "from −10 to 10"."""
+    return f"from {written(question.lo)} to {written(question.hi)}"
+
+
+def stored_widget_value(question: questions.Question, mine: str | None) -> int | float | None:
+    return None if mine is None else int(mine) if question.kind == "choice" else float(mine)
+
+
+def back_from_outage(question: questions.Question, mine: str | None) -> None:
+    """After the store could not be reached: say that it is back and which answer of this phone's it holds."""
+    if mine is None:
+        held = "It holds no answer from this phone for this round: answer now, if you had not."
+    elif question.kind == "choice":
+        held = f"It holds your answer **{chr(65 + int(mine))}. {question.choices[int(mine)]}**."
+    else:
+        held = f"It holds your guess **{mine}**."
+    st.info(f"The class's store is back. {held} This page shows what it holds.", icon=":material/cloud_done:")
+
+
+def answer_form(room: rooms.Room, question: questions.Question) -> None:
+    """A tap sends a choice; a guess is typed, with its range beside it, and sent by Send or Enter."""
+    if question.kind == "choice":
+        st.radio(
+            "Your answer",
+            range(len(question.choices)),
+            format_func=lambda i: f"{chr(65 + i)}. {question.choices[i]}",
+            index=None,
+            key="answer",
+            on_change=vote,
+            args=(room.code, room, question),
+        )
+        return
+    with st.form("class_guess", border=False, enter_to_submit=True):
+        st.number_input(  # no min or max: a value out of range is sent to vote(), which says so in words
+            f"Your guess, {span(question)}",
+            value=None,
+            step=10.0**-question.decimals,
+            format=f"%.{question.decimals}f",
+            key="answer",
+        )
+        st.form_submit_button("Send", key="class_send", on_click=vote, args=(room.code, room, question), type="primary")
 
 
 def phone(room: rooms.Room) -> None:
@@ -247,34 +317,16 @@ def phone(room: rooms.Room) -> None:
         st.success("That was the last question. Thank you!")
         return
     question = questions.by_id(room.question)
-    ask(question, room.index + 1, len(room.questions))
+    ask(question, room)
     voter = classroom.voter()
     mine = store.mine(room.code, voter, room.index, room.round)
-    shown = (room.code, room.index, room.round)
-    if st.session_state.get("class_shown") != shown:  # a new question or round: the widget shows this one's vote
-        st.session_state["class_shown"] = shown
-        st.session_state["answer"] = (int(mine) if question.kind == "choice" else float(mine)) if mine else None
+    if st.session_state.pop("class_down", False):
+        back_from_outage(question, mine)
     if room.phase == "ask":
-        if question.kind == "choice":
-            st.radio(
-                "Your answer",
-                range(len(question.choices)),
-                format_func=lambda i: f"{chr(65 + i)}. {question.choices[i]}",
-                key="answer",
-                on_change=vote,
-                args=(room.code, room, question),
-            )
-        else:
-            st.number_input(
-                "Your guess",
-                min_value=question.lo,
-                max_value=question.hi,
-                step=10.0**-question.decimals,
-                format=f"%.{question.decimals}f",
-                key="answer",
-                on_change=vote,
-                args=(room.code, room, question),
-            )
+        # The store's answer, never a widget's default: a run that could not reach the store drew no widget,
+        # so Streamlit dropped its state, and a vote that failed may or may not have been counted.
+        st.session_state["answer"] = stored_widget_value(question, mine)
+        answer_form(room, question)
         if not said() and mine is not None:
             st.caption("Your answer is in. You can change it until the reveal.")
     else:
@@ -300,6 +352,7 @@ try:
             else:
                 phone(room)
 except rooms.StoreDown:
+    st.session_state["class_down"] = True  # the next run that reaches the store says so and shows what it holds
     st.error(classroom.DOWN, icon=":material/cloud_off:")
     if code is not None:
         classroom.poll(code, None)

@@ -179,6 +179,22 @@ def browser_context(browser: Browser) -> Iterator[BrowserContext]:
 
 
 @pytest.fixture
+def contexts(browser: Browser) -> Iterator[Callable[[dict], BrowserContext]]:
+    """``contexts(viewport)``: a new browser context (its own cookies: one person's phone or projector), closed
+    after the test."""
+    made = []
+
+    def new(viewport: dict) -> BrowserContext:
+        context = local_context(browser, viewport=viewport)
+        made.append(context)
+        return context
+
+    yield new
+    for context in made:
+        context.close()
+
+
+@pytest.fixture
 def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPage]]:
     """``open_app(url)``: the app at ``url`` in a new tab (a new session), settled.
 

@@ -69,6 +69,15 @@ def test_an_elements_key_is_read_from_its_id():
     assert polls.key_of("$$ID-6c86bdddc8a774279f8200a2727de725-answer") == "answer"
     assert polls.key_of("$$ID-0123abcd-class_results") == "class_results"
     assert polls.key_of("") == "" and polls.key_of("plain") == ""
+    assert polls.key_of("$$ID-0123abcd-class_next_v12") == "class_next"  # a presenter's button, at any version
+
+
+def test_a_number_guess_is_sent_with_its_forms_send_within_the_range_its_label_gives():
+    assert polls.bounds("Your guess, from \u221210 to 2.5") == (-10.0, 2.5)
+    number = polls.Answer("id", "number_input", lo=-1.0, hi=1.0, send="send-id")
+    value, send = polls.widget_states(number, "0.25")
+    assert value.double_value == 0.25 and send.id == "send-id" and send.trigger_value
+    assert len(polls.widget_states(polls.Answer("id", "radio", ("A", "B")), "B")) == 1  # a tap sends itself
 
 
 def test_a_choice_is_an_option_or_a_number_within_bounds_and_a_change_differs():

@@ -26,7 +26,7 @@ def test_a_look_reruns_the_sessions_of_a_room_that_moved_on_and_only_those(monke
 
     watcher.check()
     assert reran == [] and sorted(reads) == sorted([moving.code, still.code])  # one read per room, not per phone
-    store.act(moving.code, secret, "reveal")
+    store.act(moving.code, secret, "reveal", moving.version)
     watcher.check()
     assert sorted(reran) == ["a", "b", "c"]
     assert watcher.watched() == 1  # a, b and c watch again when their rerun draws the new version

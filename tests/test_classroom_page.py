@@ -30,6 +30,12 @@ def presenter_opens_a_room() -> tuple:
     return at, code
 
 
+def button(at, action: str):
+    """The presenter's ``action`` button as drawn now: its key carries the room's version (``class_next_v3``)."""
+    (found,) = [b for b in at.button if (b.key or "").startswith(f"class_{action}_v")]
+    return found
+
+
 def student(code: str, **extra: str):
     at = run_page(PAGE, {"room": code, **extra})
     assert_no_exception(at)
@@ -43,9 +49,9 @@ def test_a_presenter_starts_a_room_and_sees_the_code_the_first_question_and_the_
     assert any(code[:4] in m.value and code[4:] in m.value for m in at.markdown)
     first = questions.by_id(room.questions[0])
     assert any(first.prompt in m.value for m in at.markdown)
-    for key in ("class_reveal", "class_again", "class_next"):
-        assert at.button(key=key) is not None
-    assert at.button(key="class_again").disabled  # nothing revealed yet
+    for action in ("reveal", "again", "next", "close"):
+        assert button(at, action).key == f"class_{action}_v{room.version}"
+    assert button(at, "again").disabled  # nothing revealed yet
     assert not at.get("radio") or all(r.key != "answer" for r in at.radio)  # the projector does not vote
 
 
@@ -67,7 +73,7 @@ def test_a_student_link_with_extra_parameters_cannot_reveal_advance_or_close(fre
     before = fresh_store.room(code)
     sneaky = student(code, secret="x" * 32, host="1", present="1", class_reveal="1", class_next="1", action="reveal")
     for key in ("class_reveal", "class_again", "class_next", "class_close", "class_start"):
-        assert key not in [b.key for b in sneaky.button], key
+        assert not any((b.key or "").startswith(key) for b in sneaky.button), key
     assert fresh_store.room(code) == before
 
 
@@ -76,7 +82,7 @@ def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_
     question = questions.by_id(fresh_store.room(code).question)
     phone = student(code)
     _answer(phone, question, 0)
-    presenter.button(key="class_reveal").click().run()
+    button(presenter, "reveal").click().run()
     assert_no_exception(presenter)
     assert fresh_store.room(code).phase == "reveal"
     phone.run()  # what the poll does once it sees the new version
@@ -114,12 +120,24 @@ def _raw(question, picks):
     return [str(question.lo + p * (question.hi - question.lo) / 4) for p in picks]
 
 
+def _value(question, pick: int) -> int | float:
+    return pick if question.kind == "choice" else question.lo + pick * (question.hi - question.lo) / 4
+
+
 def _answer(phone, question, pick: int) -> None:
+    """A tap on choice ``pick``; for a number question, a guess typed and sent."""
     if question.kind == "choice":
         phone.radio(key="answer").set_value(pick).run()
     else:
-        phone.number_input(key="answer").set_value(question.lo + pick * (question.hi - question.lo) / 4).run()
+        phone.number_input(key="answer").set_value(_value(question, pick))
+        phone.button(key="class_send").click().run()
     assert_no_exception(phone)
+
+
+def _shown(phone, question) -> int | float | None:
+    """What the phone's answer widget shows: the choice, the guess, or None (nothing chosen)."""
+    widget = phone.radio(key="answer") if question.kind == "choice" else phone.number_input(key="answer")
+    return widget.value
 
 
 def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(fresh_store):
@@ -155,6 +173,41 @@ def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it
         phone = student(fresh)
         _answer(phone, questions.by_id(store.room(fresh).question), 1)
         assert store.count(fresh, 0, 1) == 1
+
+
+def test_after_an_outage_each_phone_shows_the_answer_the_store_holds_never_a_default_and_no_vote_is_lost(monkeypatch):
+    """Redis goes away mid-vote and comes back with what it held: each phone shows its stored answer, or none, and
+    says so; a vote the phone could not send is not counted, and one it had sent is not lost or doubled."""
+    from harness import redis as redis_harness
+
+    with redis_harness.running() as server:
+        store = rooms.RedisStore(server.url, prefix="outage:")
+        monkeypatch.setattr(shared_store, "_store", store)
+        presenter, code = presenter_opens_a_room()
+        for kind in ("number", "choice"):  # the bank opens with a number question; Next brings a choice
+            while questions.by_id(store.room(code).question).kind != kind:
+                button(presenter, "next").click().run()
+            room = store.room(code)
+            question = questions.by_id(room.question)
+            sent, silent, late = student(code), student(code), student(code)
+            _answer(sent, question, 2)
+            server.stop(keep=True)
+            _answer(sent, question, 1)  # a change of mind that can't be sent
+            _answer(late, question, 3)  # a first answer that can't be sent
+            silent.run()  # a rerun that can't reach the store: no answer widget drawn
+            for phone in (sent, late, silent):
+                assert any("can't be reached" in e.value for e in phone.error)
+            server.start()
+            for phone in (sent, late, silent):
+                phone.run()  # what the page's poll does once the store answers
+                assert_no_exception(phone)
+                assert any("store is back" in i.value for i in phone.info)
+            assert _shown(sent, question) == _value(question, 2)  # the answer the store holds, not the one it missed
+            assert _shown(late, question) is None and _shown(silent, question) is None  # not option A, not the min
+            assert any("holds no answer" in i.value for i in late.info)
+            assert list(store.votes(code, room.index, room.round).values()) == [question.parse(_value(question, 2))]
+            _answer(late, question, 3)  # sent again, now counted once
+            assert store.count(code, room.index, room.round) == 2
 
 
 def test_a_browser_past_its_rooms_for_the_hour_is_told_so_and_no_room_is_opened(fresh_store, monkeypatch):

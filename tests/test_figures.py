@@ -174,6 +174,8 @@ def test_lecture_scales_every_font_once_even_when_builders_share_a_font_dict():
     assert big["data"][0]["textfont"]["size"] == 20
     assert big["layout"]["xaxis"]["tickfont"]["size"] == 2 * theme.FONT_SIZE  # the kit sets every size
     assert big["layout"]["font"]["size"] == 2 * theme.FONT_SIZE and big["layout"]["margin"]["l"] == 20
+    again = plot.lecture(plot.lecture(fig, 2.0)).to_dict()  # a builder's lecture copy, placed by the page kit
+    assert again["layout"]["font"]["size"] == 2 * theme.FONT_SIZE and again["layout"]["margin"]["l"] == 20
 
 
 # (height, bottom, legend rows, gap, head) as the race, the sequence lab and the kernel sweep place theirs.

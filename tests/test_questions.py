@@ -377,13 +377,28 @@ def test_choice_results_draw_bars_per_round_with_counts_and_mark_the_right_optio
     assert list(bars[0].text) == ["2", "1", "0", "0"] and list(bars[1].text) == ["1", "0", "3", "0"]
     colours = {b.marker.color for b in bars}
     assert len(colours) == 2 and not colours & {figures.theme.ROLES["LN"], figures.theme.ROLES["BN"]}
-    ticks = list(fig.layout.yaxis.ticktext)
-    assert [i for i, t in enumerate(ticks) if "✓ right" in t] == [CHOICE.answer]
-    for tick, option in zip(ticks, CHOICE.choices, strict=True):
-        assert option in tick.replace("<br>", " ")  # each option's whole text, wrapped
+    labels = [a.text.replace("<br>", " ").replace("\u00a0", " ") for a in fig.layout.annotations]
+    assert [i for i, t in enumerate(labels) if "✓ right" in t] == [CHOICE.answer]
+    for i, (label, option) in enumerate(zip(labels, CHOICE.choices, strict=True)):
+        assert label.startswith(f"{chr(65 + i)}. ") and option in label  # its letter and whole text, wrapped
     (outline,) = [s for s in fig.layout.shapes if s.name == "✓ right"]
     assert outline.y0 < CHOICE.answer < outline.y1
+    # Each option's bars lie in its own slot, under its label: never in another option's.
+    for bar in bars:
+        for i, y in enumerate(bar.y):
+            assert fig.layout.annotations[i].y < y - bar.width / 2 and y + bar.width / 2 < i + 0.5
     assert_plotly_valid(figures.fig_results(CHOICE, rounds[:1], presenting=True))
+
+
+def test_a_projected_results_chart_is_scaled_once_and_stays_short():
+    """fig_results lays itself out for the projector; the page kit's chart (plot.lecture) must not scale it again."""
+    long = Question("q", "choice", "p", tuple("an option of forty-three characters, long " + c for c in "abcd"), 1)
+    for rounds in ([tally(long, ["0", "1"])], [tally(long, ["0"]), tally(long, ["1", "1"])]):
+        fig = figures.fig_results(long, rounds, presenting=True)
+        assert figures.plot.lecture(fig).to_dict() == fig.to_dict()
+        sizes = {a.font.size for a in fig.layout.annotations}
+        assert sizes == {round(figures.theme.FONT_SIZE * figures.theme.LECTURE_SCALE, 1)}
+        assert fig.layout.height <= 360  # the browser test checks that this fits a 1280 × 720 projector
 
 
 def test_number_results_draw_the_guesses_and_torchs_value_as_a_labelled_line():

@@ -8,7 +8,10 @@ browsers, all from 127.0.0.1 like a class behind one NAT address, open the link
 through the load balancer: nginx's access log (upstream and routing key of each
 request) shows that they spread over both replicas and that each browser's
 every request, its websocket reconnecting after a drop included, stayed on its
-own. Last, ``/static/`` and the stage's files come gzipped and ``/_stcore/metrics`` is not served.
+own. Then ``/static/`` and the stage's files come gzipped and ``/_stcore/metrics`` is not served.
+Last, the class poll over both replicas, which share one real Redis as docs/deploy.md has
+them do: a class's round, a presenter's double click and two presenter tabs, and an outage
+of Redis mid-vote.
 """
 
 from __future__ import annotations
@@ -24,8 +27,10 @@ from dataclasses import dataclass
 import pytest
 
 from harness import nginx
+from harness import redis as redis_harness
 from harness.chromium import VIEWPORT, local_context
 from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
+from lnviz.serving import rooms
 
 # The fixtures browser and open_app; the helpers are imported where used, after
 # pytest has loaded the module as a plugin.
@@ -84,6 +89,7 @@ class Replicas:
     lb_port: int
     proxy: nginx.Nginx
     apps: list[AppProcess]  # A and B, for their logs
+    redis: redis_harness.RedisServer  # the class poll's store, shared by A and B (LNVIZ_REDIS_URL)
 
     def logs(self) -> str:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
@@ -106,28 +112,31 @@ class Replicas:
 
 @pytest.fixture(scope="module")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
-    """Replicas A and B, and nginx in front of them; everything stopped afterwards."""
+    """Replicas A and B sharing one Redis, and nginx in front of them; everything stopped afterwards."""
     if not nginx.executable().is_file():
         pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
     logs = tmp_path_factory.mktemp("replicas")
     port_a, port_b, lb, via_a, via_b = (free_port() for _ in range(5))
     apps: list[AppProcess] = []
     proxy = None
+    redis = redis_harness.RedisServer()
     try:
+        redis.start()
         for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
-            apps.append(start_app(port, logs / name))
+            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url}))
         for app in apps:
             wait_app(app)
         proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))
         urls = [f"http://127.0.0.1:{port}" for port in (lb, via_a, via_b)]
         for url in urls:
             wait_healthy(url, timeout=20, alive=proxy.alive)
-        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps)
+        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps, redis=redis)
     finally:
         if proxy is not None:
             proxy.stop()
         for app in reversed(apps):
             stop(app.proc)
+        redis.stop()
 
 
 def assert_clean(app, where: str, replicas: Replicas) -> None:
@@ -274,3 +283,68 @@ def test_static_files_come_gzipped_and_metrics_are_not_served(replicas):
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(replicas.lb + "/_stcore/metrics", timeout=30)
     assert refused.value.code == 404
+
+
+# ---- the class poll over both replicas and their one Redis ----
+
+
+def test_a_class_over_both_replicas_sharing_redis_is_one_class(replicas, contexts):
+    from test_browser_classroom import class_round
+
+    class_round(replicas.via_a, [replicas.via_b, replicas.via_a, replicas.via_b], contexts)
+
+
+def test_a_double_click_and_a_second_tab_on_the_other_replica_each_move_the_room_once(replicas, contexts):
+    from test_browser_classroom import PROJECTOR, double_click, open_in, presenter_button, question_number, start_room
+
+    store = rooms.RedisStore(replicas.redis.url)
+    context = contexts(PROJECTOR)  # one presenter's browser: its cookie holds the room's secret
+    first = open_in(context, f"{replicas.via_a}/class?present=1")
+    code = start_room(first)
+    double_click(first, "next")
+    assert store.room(code).index == 1 and question_number(first) == 2
+    second = open_in(context, f"{replicas.via_b}/class?room={code}&present=1")  # the same room, on replica B
+    assert question_number(second) == 2
+    for tab in (first, second):  # both tabs drew version 1: two presses, within a few ms, on two replicas
+        tab.settle()
+    buttons = [presenter_button(tab, "next") for tab in (first, second)]
+    boxes = [b.bounding_box() for b in buttons]
+    for tab, box in zip((first, second), boxes, strict=True):
+        tab.page.mouse.click(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    for tab in (first, second):
+        tab.page.wait_for_timeout(1500)
+        tab.settle()
+    assert store.room(code).index == 2
+    for tab in (first, second):  # the tab that was behind shows the room as it is, without a word
+        tab.page.get_by_text(re.compile(r"^Question 3 of")).first.wait_for(timeout=30_000)
+        assert not tab.page.locator("[data-testid=stAlert]").count()
+
+
+def test_redis_stopped_mid_vote_each_phone_shows_what_it_holds_once_back_by_itself(replicas, contexts):
+    """Redis goes away with the votes it held and comes back with them: each phone retries by itself, says the
+    store is back, and shows its stored answer or none (never option A by default); no vote lost or doubled."""
+    from test_browser_classroom import PHONE, PROJECTOR, SEEN_S, answer, checked, open_in, press, start_room
+
+    store = rooms.RedisStore(replicas.redis.url)
+    presenter = open_in(contexts(PROJECTOR), f"{replicas.via_a}/class?present=1")
+    code = start_room(presenter)
+    press(presenter, "next")  # the bank's second question has choices
+    room = store.room(code)
+    voted, late = (open_in(contexts(PHONE), f"{base}/class?room={code}") for base in (replicas.via_a, replicas.via_b))
+    answer(voted, 1)
+    (voter,) = store.votes(code, room.index, room.round)
+    replicas.redis.stop(keep=True)
+    try:
+        for phone, option in ((voted, 2), (late, 3)):  # a change of mind and a first answer, neither sent
+            phone.page.locator(".st-key-answer label[data-testid=stRadioOption]").nth(option).click()
+            phone.page.get_by_text("can't be reached").first.wait_for(timeout=SEEN_S * 1000)
+    finally:
+        replicas.redis.start()
+    for phone in (voted, late):
+        phone.page.get_by_text("The class's store is back").wait_for(timeout=SEEN_S * 1000)
+        phone.settle()
+        assert not phone.page.get_by_text("can't be reached").count()
+    assert checked(voted) == 1 and checked(late) is None
+    assert store.votes(code, room.index, room.round) == {voter: "1"}
+    answer(late, 3)  # answered again, counted once
+    assert store.count(code, room.index, room.round) == 2

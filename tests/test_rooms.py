@@ -6,6 +6,7 @@ from __future__ import annotations
 import itertools
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -15,6 +16,11 @@ from lnviz.serving.rooms import CHANGED, COUNTED, MemoryStore, RedisStore, Room
 
 QUESTIONS = ("q-one", "q-two")
 _prefixes = itertools.count()
+
+
+def press(store: rooms.Store, code: str, secret: str, action: str) -> rooms.Room | None:
+    """The presenter's ``action`` as a page that drew the room as it is now presses it."""
+    return store.act(code, secret, action, store.room(code).version)
 
 
 @pytest.fixture(scope="module")
@@ -58,26 +64,51 @@ def test_one_vote_per_voter_per_round_a_changed_answer_replaces_the_first(store)
 
 def test_only_the_secret_moves_the_room_and_each_action_only_when_it_applies(store):
     room, secret = rooms.open_room(store, QUESTIONS)
+
+    def act(action: str) -> rooms.Room | None:
+        return press(store, room.code, secret, action)
+
     for action in rooms.ACTIONS:
-        assert store.act(room.code, "not-the-secret", action) is None
-        assert store.act(room.code, "", action) is None
+        assert store.act(room.code, "not-the-secret", action, room.version) is None
+        assert store.act(room.code, "", action, room.version) is None
     assert store.room(room.code) == room
-    assert store.act(room.code, secret, "again") is None  # round 1 not revealed yet
-    revealed = store.act(room.code, secret, "reveal")
+    assert act("again") is None  # round 1 not revealed yet
+    revealed = act("reveal")
     assert revealed is not None and revealed.phase == "reveal" and revealed.version == room.version + 1
-    assert store.act(room.code, secret, "reveal") is None  # twice: the second click does nothing
-    again = store.act(room.code, secret, "again")
+    assert act("reveal") is None  # twice: the second click does nothing
+    again = act("again")
     assert again is not None and (again.round, again.phase, again.index) == (2, "ask", 0)
-    assert store.act(room.code, secret, "reveal").phase == "reveal"
-    assert store.act(room.code, secret, "again") is None  # no third round
-    second = store.act(room.code, secret, "next")
+    assert act("reveal").phase == "reveal"
+    assert act("again") is None  # no third round
+    second = act("next")
     assert (second.index, second.round, second.phase, second.question) == (1, 1, "ask", "q-two")
-    done = store.act(room.code, secret, "next")
+    done = act("next")
     assert done.phase == "done" and done.question is None
-    assert store.act(room.code, secret, "next") is None
-    closed = store.act(room.code, secret, "close")
+    assert act("next") is None
+    closed = act("close")
     assert closed.closed and store.room(room.code).closed
-    assert store.act(room.code, secret, "close") is None
+    assert act("close") is None
+
+
+def test_an_action_at_a_version_the_room_has_left_is_not_applied(store):
+    """Two presses of Next from one drawn page (a double click, two tabs, two replicas) move one question."""
+    room, secret = rooms.open_room(store, QUESTIONS)
+    seen = room.version  # what both presses were drawn at
+    moved = store.act(room.code, secret, "next", seen)
+    assert moved is not None and moved.index == 1 and moved.version == seen + 1
+    for action in ("next", "close", "reveal"):
+        assert store.act(room.code, secret, action, seen) is None
+    assert store.room(room.code) == moved
+    assert store.act(room.code, secret, "next", seen + 7) is None  # nor at a version it has not reached
+    assert store.act(room.code, secret, "next", moved.version).phase == "done"
+
+
+def test_presses_from_many_threads_at_one_version_move_the_room_once(store):
+    room, secret = rooms.open_room(store, QUESTIONS)
+    with ThreadPoolExecutor(8) as pool:
+        applied = list(pool.map(lambda _: store.act(room.code, secret, "next", room.version), range(16)))
+    assert sum(a is not None for a in applied) == 1
+    assert store.room(room.code).index == 1
 
 
 def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
@@ -85,15 +116,15 @@ def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
     assert store.vote("NOSUCHRM", "ann", 0, 1, "1") == "unknown"
     assert store.vote(room.code, "ann", 1, 1, "1") == "moved"  # a question not asked yet
     store.vote(room.code, "ann", 0, 1, "1")
-    store.act(room.code, secret, "reveal")
+    press(store, room.code, secret, "reveal")
     assert store.vote(room.code, "bob", 0, 1, "1") == "revealed"
     assert store.vote(room.code, "ann", 0, 1, "2") == "revealed"
     assert store.votes(room.code, 0, 1) == {"ann": "1"}  # the reveal froze the round
-    store.act(room.code, secret, "again")
+    press(store, room.code, secret, "again")
     assert store.vote(room.code, "ann", 0, 2, "2") == COUNTED  # round 2 counts apart from round 1
     assert store.vote(room.code, "bob", 0, 1, "2") == "moved"
     assert store.votes(room.code, 0, 1) == {"ann": "1"} and store.votes(room.code, 0, 2) == {"ann": "2"}
-    store.act(room.code, secret, "close")
+    press(store, room.code, secret, "close")
     assert store.vote(room.code, "cat", 0, 2, "0") == "closed"
     assert set(rooms.REFUSED) >= {"unknown", "moved", "revealed", "closed", "flood", "full"}
 
@@ -202,8 +233,8 @@ def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote
     assert store.count(room.code, 0, 1) == n  # the refused voters were not counted
     assert store.vote(room.code, "v0", 0, 1, "2", client="laptop") == CHANGED
     assert store.vote(room.code, f"v{n}", 0, 1, "1", client="phone") == COUNTED  # another client is not affected
-    store.act(room.code, secret, "reveal")
-    store.act(room.code, secret, "again")
+    press(store, room.code, secret, "reveal")
+    press(store, room.code, secret, "again")
     assert store.vote(room.code, "v1", 0, 2, "1", client="laptop") == COUNTED  # the same voters, a new round
     assert store.vote(room.code, "v99", 0, 2, "1", client="laptop") == "crowded"
     other, _ = rooms.open_room(store, QUESTIONS)
@@ -236,7 +267,7 @@ def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
     store = MemoryStore(clock=lambda: now[0])
     room, secret = rooms.open_room(store, QUESTIONS)
     now[0] = rooms.IDLE_S - 1
-    assert store.act(room.code, secret, "reveal") is not None  # a write: another IDLE_S from here
+    assert press(store, room.code, secret, "reveal") is not None  # a write: another IDLE_S from here
     now[0] += rooms.IDLE_S - 1
     assert store.room(room.code) is not None
     now[0] += 2

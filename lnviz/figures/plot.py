@@ -343,10 +343,15 @@ def lecture(fig: go.Figure, scale: float = theme.LECTURE_SCALE) -> go.Figure:
 
     Text that inherits the figure's font (ticks, legends, colour bars, hover
     labels) grows with it; every explicit size (titles, annotations, a
-    trace's ``textfont``) is scaled too, wherever it sits.
+    trace's ``textfont``) is scaled too, wherever it sits. A figure scaled
+    already (a builder that laid itself out for the projector, then placed by
+    the page kit's chart) comes back as it is: its layout's ``meta`` says so.
     """
     spec = fig.to_dict()
     layout = spec["layout"]
+    if "lecture" in (layout.get("meta") or {}):
+        return fig
+    layout["meta"] = {"lecture": scale}
     seen: set[int] = set()
     _scale_sizes(layout, scale, seen=seen)
     _scale_sizes(spec["data"], scale, seen=seen)

@@ -207,9 +207,11 @@ class Store(Protocol):
     def room(self, code: str) -> Room | None:
         """The room ``code``, or None if there is none (never made, or expired)."""
 
-    def act(self, code: str, secret: str, action: str) -> Room | None:
-        """The presenter's ``action`` (:data:`ACTIONS`), if ``secret`` is the room's and it applies now: the room
-        after it; None otherwise, with nothing changed."""
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
+        """The presenter's ``action`` (:data:`ACTIONS`), if ``secret`` is the room's, the room is still at
+        ``version`` (the one the presenter's page drew) and the action applies there: the room after it; None
+        otherwise, with nothing changed. So a double click, a second tab or a second replica that drew the same
+        version moves the room once."""
 
     def vote(
         self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
@@ -316,10 +318,10 @@ class MemoryStore:
             found = self._get(f"room:{code}")
             return found if isinstance(found, Room) else None
 
-    def act(self, code: str, secret: str, action: str) -> Room | None:
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
         with self._lock:
             room = self._get(f"room:{code}")
-            if not isinstance(room, Room) or not presenter_of(room, secret):
+            if not isinstance(room, Room) or not presenter_of(room, secret) or room.version != version:
                 return None
             changed = room.after(action)
             if changed is not None:
@@ -448,7 +450,8 @@ end
 if known == 1 then return 'changed' end
 return 'counted'
 """
-# The presenter's action, atomically: compare and set on the room's version, so two clicks don't both apply.
+# The presenter's action, atomically: compare and set on the version the presenter's page drew (which act has
+# already found the room at), so two presses of that page, or two pages at that version, move the room once.
 # KEYS: room. ARGV: expected version, then the new room's fields as name, value pairs, then the ttl last.
 _ACT_LUA = """
 if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
@@ -510,14 +513,14 @@ class RedisStore:
             return None
         return Room.from_fields(code, {k.decode(): v.decode() for k, v in fields.items()})
 
-    def act(self, code: str, secret: str, action: str) -> Room | None:
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
         room = self.room(code)
-        if room is None or not presenter_of(room, secret):
+        if room is None or not presenter_of(room, secret) or room.version != version:
             return None
         changed = room.after(action)
         if changed is None:
             return None
-        args = [str(room.version)]
+        args = [str(version)]
         for name, value in changed.to_fields().items():
             args += [name, value]
         args.append(str(IDLE_S))

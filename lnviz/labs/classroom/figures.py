@@ -21,7 +21,7 @@ from lnviz.labs.classroom.questions import Question
 
 ROUND_COLOURS = (theme.SERIES[0], theme.SERIES[1])  # black, wine
 RIGHT = "✓ right"
-LABEL_CHARS, LABEL_WIDTH = 28, 200  # an option's label: characters per line, and the px of margin that holds them
+LABEL_CHARS = 56  # an option's label, above its bars: characters per line (a lecture-sized line across the chart)
 _PATTERNS = ("", "/")  # round 2 hatched: a second cue beside its colour
 
 
@@ -38,57 +38,99 @@ def _style(k: int) -> dict[str, Any]:
 def fig_results(question: Question, rounds: Sequence[Mapping[str, int]], *, presenting: bool = False) -> go.Figure:
     """The votes of each round: bars per option ("choice"), or per guess with torch's value as a line ("number").
 
-    A choice question draws one horizontal bar per option and round, options
-    down, the count written on each bar, and the right option outlined and
-    labelled "✓ right". A number question draws the count of each stored
-    guess, a dashed vertical line at torch's value labelled "torch: …", and a
-    grey band over the guesses that count as right. ``presenting`` scales
-    every text for a projector (:func:`lnviz.figures.plot.lecture`).
+    A choice question draws each option's letter and whole text above its bars
+    (one per round, the count written on each), so a long option wraps across
+    the chart's width instead of squeezing the bars, and outlines the right
+    option, labelled "✓ right". A number question draws the count of each
+    stored guess, a dashed vertical line at torch's value labelled "torch: …",
+    and a grey band over the guesses that count as right. ``presenting``
+    scales every text for a projector (:func:`lnviz.figures.plot.lecture`)
+    and keeps the chart short enough to sit under the question and the
+    presenter's buttons on a 1280 × 720 screen.
     """
-    fig = _choice(question, rounds) if question.kind == "choice" else _number(question, rounds)
-    return plot.lecture(fig) if presenting else fig
+    if question.kind == "choice":
+        fig, height = _choice(question, rounds, theme.LECTURE_SCALE if presenting else 1.0)
+    else:
+        fig, height = _number(question, rounds), NUMBER_HEIGHT
+    if not presenting:
+        return fig
+    fig = plot.lecture(fig)
+    fig.layout.height = height if question.kind == "choice" else LECTURE_NUMBER_HEIGHT
+    return fig
 
 
-def _choice(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figure:
-    n = len(question.choices)
-    at = np.arange(n)
+# A label's line (times the font size); a round's bar, alone or beside the second round's; the air between options.
+LINE_PX, BAR_PX, BARS_PX, GAP_PX = 1.4, 16, 10, 8
+NUMBER_HEIGHT, LECTURE_NUMBER_HEIGHT = 360, 340
+
+
+def _choice(question: Question, rounds: Sequence[Mapping[str, int]], scale: float) -> tuple[go.Figure, int]:
+    """The bars, and the figure's height in px at ``scale``: each option is a slot of one unit down the y axis,
+    its label in the slot's top part, its bars (one per round) under it."""
+    n, k_rounds = len(question.choices), max(1, len(rounds))
+    right = question.answer
+    labels = [_label(i, c, i == right) for i, c in enumerate(question.choices)]
+    lines = max(label.count("<br>") + 1 for label in labels)
+    label_px = lines * LINE_PX * theme.FONT_SIZE * scale
+    slot_px = label_px + (k_rounds * (BAR_PX if k_rounds == 1 else BARS_PX) + GAP_PX) * scale
+    top = (label_px + 2 * scale) / slot_px  # the part of a slot its label takes, in units of y
+    width = (1 - top - GAP_PX * scale / slot_px) / k_rounds  # one round's bar, in units of y
     traces = []
     for k, tally in enumerate(rounds):
         counts = [int(tally.get(str(i), 0)) for i in range(n)]
         traces.append(
             plot.bars(
                 counts,
-                at,
+                np.arange(n) - 0.5 + top + (k + 0.5) * width,
                 _round_name(k),
                 ROUND_COLOURS[k % len(ROUND_COLOURS)],
                 orientation="h",
                 marker=_style(k),
+                width=width,
                 text=[str(c) for c in counts],
                 textposition="outside",
+                constraintext="none",  # a count beside a thin bar keeps the lecture size
                 cliponaxis=False,
                 hovertemplate=_round_name(k) + ": %{x} votes<extra></extra>",
             )
         )
-    right = question.answer
-    labels = [_wrap(f"<b>{RIGHT}:</b> {c}" if i == right else c) for i, c in enumerate(question.choices)]
     most = max([int(v) for tally in rounds for v in tally.values()] or [0])
+    margin = dict(l=8, r=24, t=30 if len(rounds) > 1 else 8, b=8)
     layout = dict(
-        barmode="group",
-        xaxis=dict(title=dict(text="votes"), rangemode="tozero", range=[0, max(1, most) * 1.2], dtick=_dtick(most)),
-        yaxis=dict(tickvals=at, ticktext=labels, autorange="reversed"),
+        barmode="overlay",  # each bar has its own place in its option's slot
+        xaxis=dict(visible=False, rangemode="tozero", range=[0, max(1, most) * 1.15]),
+        yaxis=dict(visible=False, range=[n - 0.5, -0.5]),  # option A on top
+        annotations=[
+            plot.note(
+                label,
+                0,
+                i - 0.5,
+                ("x domain", "y"),
+                xanchor="left",
+                yanchor="top",
+                align="left",
+                yshift=-scale,
+                font=dict(color=theme.INK, size=theme.FONT_SIZE),
+            )
+            for i, label in enumerate(labels)
+        ],
         shapes=[
             plot.rect(0, 1, right - 0.5, right + 0.5, color=theme.INK, width=3) | dict(xref="x domain", name=RIGHT)
         ],
         legend=plot.legend_above(),
-        showlegend=True,
+        showlegend=len(rounds) > 1,  # one round needs no key: its bars are the only ones
     )
-    height = 90 + 66 * n  # three lines of label per option
-    return plot.figure(traces, layout, margin=dict(l=LABEL_WIDTH, r=20, t=40, b=45), height=height)
+    height = round(n * slot_px + (margin["t"] + margin["b"]) * scale)
+    return plot.figure(traces, layout, margin=margin, height=height), height
 
 
-def _wrap(label: str) -> str:
-    """An option's label in lines of at most :data:`LABEL_CHARS` characters, so it fits the left margin."""
-    return "<br>".join(textwrap.wrap(label, LABEL_CHARS, break_on_hyphens=False))
+def _label(i: int, choice: str, right: bool) -> str:
+    """Option ``i``'s letter and text, "✓ right" in bold on the right one, in lines of at most :data:`LABEL_CHARS`
+    characters (counted as shown, without the tags): one line across the chart, mostly."""
+    mark = RIGHT.replace(" ", "\u00a0")  # textwrap breaks at ASCII spaces only: the mark stays whole
+    text = f"{chr(65 + i)}. {mark}: {choice}" if right else f"{chr(65 + i)}. {choice}"
+    wrapped = "<br>".join(textwrap.wrap(text, LABEL_CHARS, break_on_hyphens=False))
+    return wrapped.replace(f"{mark}:", f"<b>{mark}:</b>", 1)
 
 
 def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figure:
@@ -144,7 +186,7 @@ def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figur
         legend=plot.legend_above(1.12),
         showlegend=True,
     )
-    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=70, b=50), height=360)
+    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=56, b=45), height=NUMBER_HEIGHT)
 
 
 def _dtick(most: int) -> int | None:
