@@ -13,7 +13,7 @@ import {
 } from "./model.js";
 import { useTheme } from "./view/colour.js";
 import { applyControls, controlNamed, fromRange, setRanges } from "./view/controls.js";
-import { el, put } from "./view/dom.js";
+import { put } from "./view/dom.js";
 import { build, create, layout } from "./view/layout.js";
 import { wireNarrow } from "./view/narrow.js";
 import { paint } from "./view/paint.js";
@@ -86,11 +86,6 @@ function receive(s, raw) {
 
 // After a change of B or H, what stayed: the page compared the grid with the one before (issue 27).
 function showResized(s, text) {
-  if (!s.kept) {
-    s.kept = el("p", "kept");
-    s.kept.setAttribute("aria-live", "polite");
-    s.controls.insertBefore(s.kept, s.caption);
-  }
   put(s.kept, text || "");
   s.kept.hidden = !text;
 }

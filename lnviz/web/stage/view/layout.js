@@ -16,6 +16,7 @@ const CONTROLS = `
     <button type="button" name="next" aria-label="Step forward" title="Step forward (→)">▶</button>
     <span class="count"></span>
   </div>
+  <p class="kept" aria-live="polite" hidden></p>
   <div class="words">
     <p class="caption" aria-live="polite"></p>
     <div class="formula" tabindex="0" role="region" aria-label="The step's formula, with torch's numbers" hidden></div>
@@ -52,6 +53,7 @@ export function create(parent) {
     scrubs: controls.querySelector(".scrubs"), input: { fixed: controls.querySelector("[name=fixed]") }, out: {},
     play: controls.querySelector("[name=play]"),
     caption: controls.querySelector(".caption"),
+    kept: controls.querySelector(".kept"), // what a change of B or H kept (index.js showResized)
     formula: controls.querySelector(".formula"),
     count: controls.querySelector(".count"),
     meta: controls.querySelector(".meta"), // the colour switch, the badge and the legends
