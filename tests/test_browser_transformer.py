@@ -34,10 +34,10 @@ def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):
     box = app.page.get_by_role("textbox", name="Sentences")
     box.fill("Zebras graze quietly.")
     box.press("Control+Enter")
-    app.page.get_by_text("zebras", exact=False).first.wait_for(timeout=60_000)
+    ticks = "() => Array.from(document.querySelectorAll('.js-plotly-plot .ytick text')).map((t) => t.textContent)"
+    # The grid's row labels, not any text: the sidebar's share link also says "Zebras", hidden.
+    app.page.wait_for_function(f"() => ({ticks})().some((t) => t.includes('zebra'))", timeout=60_000)
     app.settle()
-    labels = app.page.evaluate(
-        "() => Array.from(document.querySelectorAll('.js-plotly-plot .ytick text')).map((t) => t.textContent)"
-    )
+    labels = app.page.evaluate(ticks)
     assert "zebra" in " ".join(labels) and "[CLS]" in labels, labels
     assert "text=Zebras" in app.page.url  # the link keeps the view

@@ -13,12 +13,14 @@ import torch
 
 SENTENCE = "The cat sat on the mat because it was tired."
 LAYER, SITE = 0, "ffn"  # the input of layer 0's second LayerNorm, after the feed-forward block
+# Short enough that the projector's results fit under it at 1280 × 720 in the second round.
 PROMPT = (
-    f"A pretrained BERT (all-MiniLM-L6-v2) reads “{SENTENCE}” Before layer 0's second LayerNorm (after the "
-    "feed-forward block), which token has the largest σ over its 384 features?"
+    f"A pretrained BERT (all-MiniLM-L6-v2) reads “{SENTENCE}” Entering layer 0's second LayerNorm, "
+    "which token's 384 features have the largest σ?"
 )
-OPTIONS = ("[CLS], the first token", "cat", "tired", "[SEP], the last token", "another token")
-_TOKENS = ("[CLS]", "cat", "tired", "[SEP]")  # the token each named option stands for
+# Four options, as the other choice questions: the projector's results fit 1280 × 720 with four.
+OPTIONS = ("[CLS], the first token", "cat", "[SEP], the last token", "another token")
+_TOKENS = ("[CLS]", "cat", "[SEP]")  # the token each named option stands for
 
 
 def _g(value: float) -> str:
