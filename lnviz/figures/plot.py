@@ -181,6 +181,32 @@ def points(x: Any, y: Any, name: str, color: str, axes: Axes = ("x", "y"), **mar
     )
 
 
+def padded_grid(
+    values: Tensor, mask: Tensor, *, rows: str, steps: str, colorbar: str, pad: str, fmt: str
+) -> list[dict]:
+    """A padded batch's heatmap: ``values`` (N, T) where ``mask`` (N, T) is True, left grey (NaN) elsewhere,
+    and an × on every padded cell. ``rows`` and ``steps`` name a row and a position in the hover text
+    ("sequence", "step"), ``pad`` the ×'s legend entry, ``fmt`` the hover's number format (".3f")."""
+    n, t = mask.shape
+    pad_n, pad_t = (~mask).nonzero(as_tuple=True)  # (P,), (P,): the padded cells
+    heat = heatmap(
+        to_numpy(values.masked_fill(~mask, float("nan"))),
+        np.arange(t),
+        np.arange(n),
+        "real tokens",
+        colorscale=theme.DIVERGING,
+        zmid=0,
+        xgap=1,
+        ygap=1,
+        colorbar=dict(title=dict(text=colorbar)),
+        hovertemplate=f"{rows} %{{y}}, {steps} %{{x}}<br>x = %{{z:{fmt}}}<extra></extra>",
+    )
+    crosses = points(
+        pad_t.tolist(), pad_n.tolist(), pad, theme.INK, symbol="x-thin", size=7, line=dict(width=1.5, color=theme.INK)
+    ) | dict(hovertemplate=f"{rows} %{{y}}, {steps} %{{x}}: padding<extra></extra>")
+    return [heat, crosses]
+
+
 def bars(x: Any, y: Any, name: str, color: str | list[str], axes: Axes = ("x", "y"), **kw: Any) -> dict[str, Any]:
     """A bar trace in ``color`` (one colour, or one per bar)."""
     return dict(type="bar", x=x, y=y, name=name, marker=dict(color=color), xaxis=axes[0], yaxis=axes[1]) | kw

@@ -265,30 +265,16 @@ def fig_batch(lab: SequenceLab, col: int) -> go.Figure:
     The heatmap holds x[:, :, col] of shape (B, T), NaN at padded cells (left
     grey); a marker on every padded cell names the pad value.
     """
-    values = torch.where(lab.mask, lab.x[:, :, col], torch.tensor(float("nan"), dtype=lab.x.dtype))  # (B, T)
     batch, steps = lab.mask.shape
-    pad_b, pad_t = (~lab.mask).nonzero(as_tuple=True)  # (P,), (P,): the padded cells
-    heat = plot.heatmap(
-        plot.to_numpy(values),
-        np.arange(steps),
-        np.arange(batch),
-        "real tokens",
-        colorscale=theme.DIVERGING,
-        zmid=0,
-        xgap=1,
-        ygap=1,
-        colorbar=dict(title=dict(text=f"x[:, t, {col}]")),
-        hovertemplate="sequence %{y}, step %{x}<br>x = %{z:.3f}<extra></extra>",
+    traces = plot.padded_grid(
+        lab.x[:, :, col],  # (B, T)
+        lab.mask,
+        rows="sequence",
+        steps="step",
+        colorbar=f"x[:, t, {col}]",
+        pad=f"padding (x = {lab.pad:g})",
+        fmt=".3f",
     )
-    pads = plot.points(
-        pad_t.tolist(),
-        pad_b.tolist(),
-        f"padding (x = {lab.pad:g})",
-        theme.INK,
-        symbol="x-thin",
-        size=7,
-        line=dict(width=1.5, color=theme.INK),
-    ) | dict(hovertemplate="sequence %{y}, step %{x}: padding<extra></extra>")
     layout = dict(
         title=plot.heading(f"Padded batch, B = {batch}, T = {steps} (feature {col})"),
         xaxis=dict(title=dict(text="time step t")),
@@ -298,7 +284,7 @@ def fig_batch(lab: SequenceLab, col: int) -> go.Figure:
         legend=plot.legend_above(),
     )
     height = min(640, max(280, 22 * batch + 130))
-    return plot.figure([heat, pads], layout, margin=dict(l=60, r=100, t=64, b=50), height=height)
+    return plot.figure(traces, layout, margin=dict(l=60, r=100, t=64, b=50), height=height)
 
 
 def _stats_traces(lab: SequenceLab, col: int) -> list[dict[str, Any]]:

@@ -188,31 +188,16 @@ def fig_affine(site: Site, marked: int) -> go.Figure:
 
 def fig_padding(result: Run, site: Site, feature: int) -> go.Figure:
     """Feature ``feature`` of x as a (sentences × tokens) grid, padding marked ×: what BN over the batch pools."""
-    values = site.x[:, :, feature].clone()  # (S, T)
-    values[~result.mask] = float("nan")
-    sentences, steps = result.mask.shape
-    pad_s, pad_t = (~result.mask).nonzero(as_tuple=True)  # (P,), (P,)
-    heat = plot.heatmap(
-        plot.to_numpy(values),
-        np.arange(steps),
-        np.arange(sentences),
-        "real tokens",
-        colorscale=theme.DIVERGING,
-        zmid=0,
-        xgap=1,
-        ygap=1,
-        colorbar=dict(title=dict(text=f"x[:, :, {feature}]")),
-        hovertemplate="sentence %{y}, token %{x}<br>x = %{z:.4g}<extra></extra>",
+    sentences = result.mask.shape[0]
+    traces = plot.padded_grid(
+        site.x[:, :, feature],  # (S, T)
+        result.mask,
+        rows="sentence",
+        steps="token",
+        colorbar=f"x[:, :, {feature}]",
+        pad="padding",
+        fmt=".4g",
     )
-    pads = plot.points(
-        pad_t.tolist(),
-        pad_s.tolist(),
-        "padding",
-        theme.INK,
-        symbol="x-thin",
-        size=7,
-        line=dict(width=1.5, color=theme.INK),
-    ) | dict(hovertemplate="sentence %{y}, token %{x}: padding<extra></extra>")
     layout = dict(
         xaxis=dict(title=dict(text="token position t")),
         yaxis=plot.samples_axis(
@@ -225,6 +210,4 @@ def fig_padding(result: Run, site: Site, feature: int) -> go.Figure:
         showlegend=True,
         legend=plot.legend_above(),
     )
-    return plot.figure(
-        [heat, pads], layout, margin=dict(l=70, r=100, t=40, b=50), height=max(220, 28 * sentences + 120)
-    )
+    return plot.figure(traces, layout, margin=dict(l=70, r=100, t=40, b=50), height=max(220, 28 * sentences + 120))
