@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
@@ -114,6 +115,26 @@ def test_the_window_sorted_by_size_starts_at_the_largest_feature(bert):
     ):
         assert_plotly_valid(fig)
     assert list(figures.fig_ln(result, site, by_size, "y").layout.yaxis.ticktext)[:2] == ["1: [CLS]", "1: the"]
+
+
+def test_only_saturated_cells_carry_a_number_short_enough_for_the_cell(bert):
+    """At layer 0's ffn LayerNorm, features by size, in x's and LN y's panels: a number has as few digits as it
+    can, 2 or its whole part's ("8.1", "12", "223"; "8.13" was cut off by its 30 px cell); cells inside the
+    colour scale carry none."""
+    result = transformer.run(bert, "The cat sat on the mat because it was tired.", CPU)
+    site = transformer.site(result, 0, "ffn")
+    cols = transformer.window(site.x, 0, 12, True)
+    for output in ("x", "y"):
+        for heat in (d for d in figures.fig_ln(result, site, cols, output).data if d.type == "heatmap"):
+            z, text = np.asarray(heat.z, dtype=float), np.asarray(heat.text)
+            limit = figures.saturation(z)
+            assert (text[np.abs(z) <= limit] == "").all()
+            hot = np.abs(z) > limit
+            assert hot.any()
+            for value, written in zip(z[hot], text[hot], strict=True):
+                digits = sum(c.isdigit() for c in written)
+                assert digits <= max(2, len(str(int(abs(value))))), (value, written)
+                assert abs(float(written.replace("−", "-")) - value) <= 0.05 * abs(value), (value, written)
 
 
 def _copy(tmp_path):
