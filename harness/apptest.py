@@ -43,7 +43,7 @@ def _components():
 
 
 def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
-    """Run ``app.py`` switched to ``page`` (a path such as "pages/explorer.py").
+    """Run the router, ``router.py``, switched to ``page`` (a path such as "pages/explorer.py").
 
     ``query`` is the link's query string, as the browser would send it. Without
     ``v`` it is read as a link of today's version, as the app reads one (see
@@ -56,7 +56,7 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
         run_page(DEFAULT_PAGE, timeout=timeout)
     _first_run_done = True
     query = dict(query or {})
-    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=timeout)
+    at = AppTest.from_file(str(ROOT / "router.py"), default_timeout=timeout)
     at._bidi_component_manager = _components()
     for key, value in query.items():
         at.query_params[key] = value

@@ -138,7 +138,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lnviz.figures",),
     ("lnviz.labs",),
     ("ui",),
-    ("pages", "app"),
+    ("pages", "router", "app"),
 )
 
 
@@ -160,9 +160,10 @@ def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def app_graph() -> dict[str, set[str]]:
-    """The import graph of lnviz/, ui/, pages/ and the router, app.py."""
+    """The import graph of lnviz/, ui/, pages/, the router (router.py) and the server (app.py)."""
     graph = import_graph(("lnviz", "ui", "pages"))
-    graph["app"] = {m for m in imported_modules(ROOT / "app.py") if m in graph}
+    for entry in ("app", "router"):
+        graph[entry] = {m for m in imported_modules(ROOT / f"{entry}.py") if m in graph}
     return graph
 
 

@@ -1,4 +1,4 @@
-"""What app.py sets up for the server process as a whole."""
+"""What the router, router.py, sets up for the server process as a whole."""
 
 import ast
 import subprocess
@@ -14,7 +14,7 @@ _PROBE = textwrap.dedent(
     import gc
     from streamlit.testing.v1 import AppTest
 
-    at = AppTest.from_file("app.py", default_timeout=120)
+    at = AppTest.from_file("router.py", default_timeout=120)
     at.run()
     assert not at.exception, at.exception
     at.slider(key="gain").set_value(1.5).run()
@@ -27,7 +27,7 @@ _PROBE = textwrap.dedent(
 def test_long_lived_imports_are_frozen_out_of_the_post_run_collection():
     """Streamlit collects all generations after every run; torch, pandas and plotly must not be walked each time.
 
-    Without the freeze in app.py a full collection walks ~250,000 objects
+    Without the freeze in router.py a full collection walks ~250,000 objects
     (hundreds of ms per slider move on a 2-core CPU); with it, only what the
     pages created since.
     """
@@ -48,7 +48,7 @@ def test_the_explorers_title_and_introduction_come_before_torch():
     out = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == "False"
-    router = ast.parse((ROOT / "app.py").read_text())
+    router = ast.parse((ROOT / "router.py").read_text())
     imported = {a.name for n in ast.walk(router) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(router) if isinstance(n, ast.ImportFrom)}
     assert imported <= {"gc", "sys", "streamlit", "ui", "lnviz.views"}, imported  # the registry: no torch
@@ -74,7 +74,7 @@ _SWEEP_PROBE = textwrap.dedent(
 
     bench.HIDDENS, bench.SWEEP_DTYPES = (64,), ("float32",)
     bench.timing.CPU_WORKING_SET = 128 * 1024
-    at = AppTest.from_file("app.py", default_timeout=600)
+    at = AppTest.from_file("router.py", default_timeout=600)
     at.switch_page("pages/bench.py")
     at.query_params["compile"] = "true"
     at.query_params["v"] = "2"

@@ -1,6 +1,6 @@
 """Once per process and once per run: what the app sets up before a page draws, called explicitly.
 
-Nothing in ``ui`` does work when it is imported. The router (``app.py``) calls
+Nothing in ``ui`` does work when it is imported. The router (``router.py``) calls
 :func:`router` before anything else, and every page's :meth:`ui.page.Page.start`
 calls it again, for the one run that does not go through the router (below).
 The page kit calls :func:`before_controls` before a page's first control.
@@ -23,8 +23,8 @@ def router() -> None:
     """Once per process: make sure the first run goes through the router.
 
     The first run of a fresh server may be in Streamlit's legacy ``pages/``
-    folder mode, which would run a deep-linked page without ``app.py``. That
-    run switches the mode off and reruns, which goes through ``app.py`` as
+    folder mode, which would run a deep-linked page without ``router.py``. That
+    run switches the mode off and reruns, which goes through ``router.py`` as
     intended (see :mod:`ui.streamlit_private`). Once per process, as the
     mode is: a later rerun here would drop the button press that started it.
     """

@@ -10,7 +10,7 @@ A page wraps a heavy action in :func:`heavy`::
 
 While every slot is taken the page waits its turn and says its place in the
 queue. A download built when clicked (``st.download_button(data=callable)``)
-wraps its callable in :func:`deferred`. The router (``app.py``) calls
+wraps its callable in :func:`deferred`. The router (``router.py``) calls
 :func:`install` before any page can take a file or draw the stage. All of
 them live in this module (:class:`PerProcess`), where a cache clear cannot
 reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).

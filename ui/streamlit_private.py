@@ -28,7 +28,7 @@ def leave_legacy_pages_mode() -> bool:
     A server whose main script has a ``pages/`` folder beside it runs its first
     session in that mode until ``st.navigation`` has been called once, so a deep
     link such as ``/sequences`` would run that page without the router
-    (``app.py``). The caller reruns when this returns True.
+    (``router.py``). The caller reruns when this returns True.
     """
     if PagesManager.uses_pages_directory:
         PagesManager.uses_pages_directory = False
