@@ -31,9 +31,9 @@ def measure_model(repeats: int) -> dict[str, float]:
 
     from lnviz.labs import transformer
     from lnviz.labs.transformer import files, model
-    from lnviz.maths import device
+    from lnviz.serving import cpus
 
-    device.configure_threads()
+    cpus.configure_threads()
     t0 = time.perf_counter()
     checked = files.check()
     t1 = time.perf_counter()

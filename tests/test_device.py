@@ -28,16 +28,6 @@ def test_timed_returns_the_value_and_a_positive_time():
     assert value == 499500 and seconds > 0
 
 
-def test_server_threads(monkeypatch):
-    monkeypatch.delenv("LNVIZ_TORCH_THREADS", raising=False)
-    assert device.server_threads(1) == 1
-    assert device.server_threads(2) == 1
-    assert device.server_threads(8) == 4
-    assert device.server_threads(64) == 4
-    monkeypatch.setenv("LNVIZ_TORCH_THREADS", "3")
-    assert device.server_threads(2) == 3
-
-
 def test_gpu_out_of_memory_falls_back_to_cpu():
     calls = []
 

@@ -126,15 +126,15 @@ def test_no_import_circle_anywhere():
 
 
 # The app's layers, lowest first: a module may import modules of its own layer and of the layers below it,
-# never of one above. lnviz/text.py is the ground; then what a view is (the state table, the page registry,
-# links and lessons); what a shared server limits (the maths' device sizes torch's threads from the CPUs the
-# container may use); the maths (norms, data, device); the figure kit; the labs (each page's computation and
+# never of one above. The maths (norms, data, device) is the ground: it imports nothing of lnviz; then how
+# values are written (lnviz/text.py); what a view is (the state table, the page registry, links and lessons);
+# what a shared server limits (it sizes torch's threads from the CPUs the container may use); the figure kit; the labs (each page's computation and
 # figures); Streamlit's glue; the pages and the router.
 LAYERS: tuple[tuple[str, ...], ...] = (
+    ("lnviz.maths",),
     ("lnviz.text",),
     ("lnviz.views",),
     ("lnviz.serving",),
-    ("lnviz.maths",),
     ("lnviz.figures",),
     ("lnviz.labs",),
     ("ui",),
@@ -191,4 +191,5 @@ def test_the_layer_check_sees_an_upward_import():
     # What state.py did before it was the ground floor: it imported seven labs for their option lists.
     graph = app_graph() | {"lnviz.views.state": {"lnviz.labs.walkthrough", "lnviz.text"}}
     assert upward(graph) == [("lnviz.views.state", "lnviz.labs.walkthrough")]
+    assert layer("lnviz.maths.device") < layer("lnviz.serving.cpus") < layer("lnviz.figures.plot")
     assert layer("lnviz.maths.data") < layer("lnviz.figures.plot") < layer("ui.page") < layer("pages.explorer")

@@ -6,6 +6,7 @@ import time
 
 import pytest
 
+from lnviz.serving import cpus as cpu_sizing
 from lnviz.serving import limits
 from lnviz.serving.limits import Busy, HeavyGate, Limits, OverBudget, QuotaExceeded, Ticket, UploadQuota
 
@@ -202,16 +203,16 @@ def test_uploads_are_not_counted_with_the_limits_off(clock):
     ],
 )
 def test_the_cpus_a_process_may_use_come_from_its_cgroup_quota_and_affinity(cpu_max, affinity, cpu_count, cpus):
-    assert limits.cpus_from(cpu_max, affinity, cpu_count) == cpus
+    assert cpu_sizing.cpus_from(cpu_max, affinity, cpu_count) == cpus
 
 
 def test_a_two_cpu_pod_on_a_big_node_runs_one_heavy_action_at_a_time(tmp_path, monkeypatch):
     (tmp_path / "cpu.max").write_text("200000 100000\n")
-    monkeypatch.setattr(limits.os, "cpu_count", lambda: 16)
-    monkeypatch.setattr(limits.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
-    assert limits.usable_cpus(str(tmp_path)) == 2
-    assert Limits.from_env({}, cpus=limits.usable_cpus(str(tmp_path))).concurrent == 1
-    assert limits.usable_cpus(str(tmp_path / "nowhere")) == 16
+    monkeypatch.setattr(cpu_sizing.os, "cpu_count", lambda: 16)
+    monkeypatch.setattr(cpu_sizing.os, "sched_getaffinity", lambda pid: set(range(16)), raising=False)
+    assert cpu_sizing.usable_cpus(str(tmp_path)) == 2
+    assert Limits.from_env({}, cpus=cpu_sizing.usable_cpus(str(tmp_path))).concurrent == 1
+    assert cpu_sizing.usable_cpus(str(tmp_path / "nowhere")) == 16
 
 
 # Whom the limits count against
@@ -221,6 +222,16 @@ def xsrf_cookie(token: bytes, mask: bytes, when: int = 1700000000) -> str:
     """Streamlit's XSRF cookie: the token masked afresh on each page load."""
     masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
     return f"2|{mask.hex()}|{masked.hex()}|{when}"
+
+
+def test_server_threads(monkeypatch):
+    monkeypatch.delenv("LNVIZ_TORCH_THREADS", raising=False)
+    assert cpu_sizing.server_threads(1) == 1
+    assert cpu_sizing.server_threads(2) == 1
+    assert cpu_sizing.server_threads(8) == 4
+    assert cpu_sizing.server_threads(64) == 4
+    monkeypatch.setenv("LNVIZ_TORCH_THREADS", "3")
+    assert cpu_sizing.server_threads(2) == 3
 
 
 def test_a_browser_is_one_client_across_its_tabs_and_page_loads():

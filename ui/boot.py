@@ -46,9 +46,9 @@ def before_controls() -> None:
     """
     import pandas  # noqa: F401
 
-    from lnviz.maths import device
+    from lnviz.serving import cpus
 
-    device.configure_threads()
+    cpus.configure_threads()
 
 
 RECONNECT_TIMER_S = 3600  # see rerun_on_reconnect: the timer only has to exist

@@ -67,9 +67,9 @@ class PerProcess(Generic[T]):
 
 def _limits() -> limits.Limits:
     """The limits from the environment (``LNVIZ_LIMITS``) and the CPUs this process may use."""
-    from lnviz.maths import device  # torch: imported when a page first asks, not when the router installs the quota
+    from lnviz.serving import cpus  # torch: imported when a page first asks, not when the router installs the quota
 
-    return limits.Limits.from_env(os.environ, limits.usable_cpus(), device.server_threads())
+    return limits.Limits.from_env(os.environ, cpus.usable_cpus(), cpus.server_threads())
 
 
 @PerProcess
@@ -166,7 +166,7 @@ def thread_control() -> bool:
 
 @PerProcess
 def _upload_quota() -> limits.UploadQuota:
-    return limits.UploadQuota(limits.Limits.from_env(os.environ, limits.usable_cpus()))
+    return limits.UploadQuota(limits.Limits.from_env(os.environ, cpus=1))  # the quota counts no slots
 
 
 def install() -> None:

@@ -7,14 +7,11 @@ since kernel launches return before the work is done.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Callable
 from typing import TypeVar
 
 import torch
-
-from lnviz.serving import limits
 
 T = TypeVar("T")
 
@@ -88,32 +85,14 @@ def timed(fn: Callable[[], T], device: torch.device) -> tuple[T, float]:
     return out, time.perf_counter() - start
 
 
-def server_threads(cpus: int | None = None) -> int:
-    """Threads for torch's CPU kernels when many sessions share one server process.
-
-    Each session's rerun runs in a thread of its own, and each torch kernel
-    fans out over a pool of intra-op threads shared by the whole process; with
-    many users, more threads than cores only add contention, and the small
-    kernels of a teaching app gain little from more (measured here: on a busy
-    2-core machine, small ops ran 3 to 100 times slower with 2 OpenMP threads
-    than with 1). Half the cores, at least 1 and at most 4, leaves room for
-    concurrent reruns. ``LNVIZ_TORCH_THREADS`` overrides it.
-    """
-    override = os.environ.get("LNVIZ_TORCH_THREADS", "").strip()
-    if override.isdigit() and int(override) > 0:
-        return int(override)
-    cpus = cpus or limits.usable_cpus()
-    return max(1, min(4, cpus // 2))
-
-
 _threads_set = False
 
 
-def configure_threads() -> int:
-    """Set torch's intra-op thread count for a shared server, once per process."""
+def set_threads_once(threads: int) -> int:
+    """Set torch's intra-op thread count (process-wide) to ``threads``, the first time only; returns the count."""
     global _threads_set
     if not _threads_set:
-        torch.set_num_threads(server_threads())
+        torch.set_num_threads(threads)
         _threads_set = True
     return torch.get_num_threads()
 

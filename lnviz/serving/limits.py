@@ -29,7 +29,7 @@ running lnviz alone on their own machine (:meth:`Limits.from_env`).
 
 How many heavy actions may run at once follows the CPUs the process may use:
 the container's quota (``/sys/fs/cgroup/cpu.max``) and its CPU affinity, not
-the host's core count (:func:`usable_cpus`).
+the host's core count (:func:`lnviz.serving.cpus.usable_cpus`).
 
 CPU time is read by a clock the caller gives (``time.thread_time`` by default:
 the CPU time of the thread running the action). Work that torch fans out to its
@@ -45,7 +45,6 @@ import hashlib
 import heapq
 import itertools
 import math
-import os
 import threading
 import time
 from collections import deque
@@ -92,7 +91,7 @@ class Limits:
         ``LNVIZ_LIMITS=off`` (or 0, false, no) lifts every limit. Otherwise heavy
         actions may keep at most half the cores busy: ``cpus // 2 // threads``
         of them at once, at least one. ``cpus`` is what the process may use
-        (:func:`usable_cpus`), not the host's count.
+        (:func:`lnviz.serving.cpus.usable_cpus`), not the host's count.
         """
         if environ.get(ENV, "").strip().lower() in OFF_VALUES:
             return cls.off()
@@ -102,39 +101,6 @@ class Limits:
     def thread_control(self) -> bool:
         """Whether a visitor may set torch's (process-wide) thread count: only with the limits off."""
         return not self.enabled
-
-
-def cpus_from(cpu_max: str | None, affinity: int | None, cpu_count: int | None) -> int:
-    """The CPUs a process may keep busy, from what the system says (at least 1).
-
-    ``cpu_max``: the text of cgroup v2's ``cpu.max``, "QUOTA PERIOD" in
-    microseconds or "max PERIOD" for no quota (None: no such file); a quota of
-    1.5 CPUs counts as 1. ``affinity``: how many cores the process may be
-    scheduled on (``len(os.sched_getaffinity(0))``); ``cpu_count``: the host's.
-    The smallest of what is known wins.
-    """
-    known = [n for n in (affinity, cpu_count) if n]
-    fields = (cpu_max or "").split()
-    if len(fields) == 2 and fields[0] != "max":
-        try:
-            quota, period = int(fields[0]), int(fields[1])
-        except ValueError:
-            pass
-        else:
-            if quota > 0 and period > 0:
-                known.append(max(1, quota // period))
-    return max(1, min(known, default=1))
-
-
-def usable_cpus(root: str = "/sys/fs/cgroup") -> int:
-    """:func:`cpus_from` this process's cgroup quota, CPU affinity and core count."""
-    try:
-        with open(os.path.join(root, "cpu.max"), encoding="ascii") as f:
-            cpu_max: str | None = f.read()
-    except (OSError, UnicodeDecodeError):
-        cpu_max = None
-    affinity = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
-    return cpus_from(cpu_max, affinity, os.cpu_count())
 
 
 def client_key(session: str, xsrf_cookie: str | None) -> str:
