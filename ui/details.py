@@ -1,0 +1,104 @@
+"""The explorer's details, the views that need no callback of the page: the chosen cell's formulas, the
+grid as tables, the chosen row against the chosen column, and the downloads; and what they are drawn from.
+
+Each view is ``view(page, shown)``; x is (B, H), samples by features.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+import torch
+
+from lnviz.labs import explorer
+from lnviz.labs.explorer import Exploration, explain, export, figures, text
+from ui.controls import Normalization
+from ui.own_data import OwnData
+from ui.page import Page
+
+
+@dataclass(frozen=True)
+class Inputs:
+    """What the explorer computes from: generated data (``dist``, B, H, seed) or the user's own (``own``, whose
+    x sets B and H), the seed of the per-feature γ and β, how x and they are drawn (``draw``), and the device."""
+
+    dist: str | None  # None with your own data
+    batch: int
+    features: int
+    seed: int
+    own: OwnData | None
+    device: torch.device
+    draw: str = "stable"
+
+
+@dataclass(frozen=True)
+class Shown:
+    """One run below the input: the inputs, torch's result with γ and β, the chosen cell, and the window of the
+    grid that the heatmaps and tables show around it. ``output`` is y or x_hat where the view draws outputs."""
+
+    inputs: Inputs
+    result: Exploration
+    norm: Normalization
+    cell: tuple[int, int]
+    output: str | None
+    rows: slice
+    cols: slice
+
+
+def numbers(page: Page, shown: Shown) -> None:
+    """The same grid as tables: x, and each norm's output."""
+    result, output = shown.result, shown.output
+    st.subheader("The numbers")
+    bn = None if result.bn is None else getattr(result.bn, output)
+    tables = {"x": result.x, "LN " + output: getattr(result.ln, output), "BN " + output: bn}
+    for values, tab in zip(tables.values(), st.tabs(list(tables)), strict=True):
+        with tab:
+            if values is None:
+                st.info(explorer.BN_SINGLE_SAMPLE)
+            else:
+                st.dataframe(explorer.table(values, shown.rows, shown.cols), width="stretch")
+
+
+def distributions(page: Page, shown: Shown) -> None:
+    """The chosen cell's row (what LN pools) against its column (what BN pools), before and after each norm."""
+    (i, j), result = shown.cell, shown.result
+    st.subheader(f"Row {i} against column {j}, before and after")
+    prose, alt = text.distributions(i, j, shown.inputs.batch, shown.inputs.features, result.bn is not None)
+    page.say(prose)
+    page.chart(figures.fig_distributions(explorer.distributions(result, shown.cell)), key="hist_chart", alt=alt)
+
+
+def cell(page: Page, shown: Shown) -> None:
+    """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch."""
+    (i, j), result, eps = shown.cell, shown.result, shown.norm.eps
+    batch, features = shown.inputs.batch, shown.inputs.features
+    st.subheader(f"Cell (sample {i}, feature {j}), step by step")
+    ln_col, bn_col = st.columns(2)
+    with ln_col:
+        st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
+        st.latex(explain.latex(result.ln, i, j, "LN"))
+        st.code(explain.pytorch_line("LN", i, j, features, eps), language="python", wrap_lines=True)
+    with bn_col:
+        st.markdown(f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'s' * (batch != 1)}")
+        if result.bn is None:
+            st.info(explorer.BN_SINGLE_SAMPLE)
+            return
+        st.latex(explain.latex(result.bn, i, j, "BN"))
+        st.code(explain.pytorch_line("BN", i, j, features, eps), language="python", wrap_lines=True)
+        if eps == 0:
+            st.caption(explorer.BN_ZERO_EPS)
+
+
+def downloads(page: Page, shown: Shown) -> None:
+    """x and the outputs as CSV and .npy, and a script that reproduces the view. Built only while this view is
+    shown: the highlighted script alone cost the browser about 200 ms of work on every γ or β move."""
+    result, inputs, norm = shown.result, shown.inputs, shown.norm
+    st.subheader("Take it with you")
+    arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
+    if inputs.own is not None:
+        page.downloads(arrays)
+        st.caption(text.OWN_SCRIPT)
+        return
+    args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps)
+    page.downloads(arrays, export.script(*args, inputs.draw))
