@@ -11,6 +11,7 @@ from dataclasses import dataclass
 import streamlit as st
 import torch
 
+import ui.downloads
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration, explain, export, figures, text
 from ui.controls import Normalization
@@ -97,8 +98,8 @@ def downloads(page: Page, shown: Shown) -> None:
     st.subheader("Take it with you")
     arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
     if inputs.own is not None:
-        page.downloads(arrays)
+        ui.downloads.buttons(arrays)
         st.caption(text.OWN_SCRIPT)
         return
     args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps)
-    page.downloads(arrays, export.script(*args, inputs.draw))
+    ui.downloads.buttons(arrays, export.script(*args, inputs.draw))
