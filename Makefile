@@ -9,7 +9,7 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PORT   ?= 8501
 
-.PHONY: run dev test lint bench load system-deps clean
+.PHONY: run dev test fuzz lint bench load system-deps clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -52,9 +52,14 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff format --check .
 
 # The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
+# loadscope keeps a module's tests on one worker, so its module-scoped server or nginx starts once.
 test: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps lint
 	node --test tests/js/
-	$(PY) -m pytest -n 2 --dist load -q
+	$(PY) -m pytest -n 2 --dist loadscope -q
+
+# The link fuzz at full size: 200 junk links a page (the suite runs 20).
+fuzz: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz
+	LNVIZ_FUZZ_EXAMPLES=200 $(PY) -m pytest -n 2 -q tests/test_fuzz_links.py
 
 bench: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps
 	$(PY) -m benchmarks.run
