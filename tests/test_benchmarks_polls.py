@@ -139,10 +139,10 @@ def test_load_hands_the_poll_mode_over_with_two_replicas(monkeypatch):
 
 
 def test_the_pages_words_say_whether_a_vote_is_in_or_why_not():
-    from lnviz.serving import rooms
+    from lnviz.serving import poll
 
     assert polls.outcome(["Your answer is in. You can change it until the reveal."]) == "in"
-    assert polls.outcome([rooms.REFUSED["revealed"]]) == "revealed"
+    assert polls.outcome([poll.REFUSED["revealed"]]) == "revealed"
     assert polls.outcome(["Something else"]) is None
 
 
