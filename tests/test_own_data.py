@@ -22,7 +22,7 @@ GOOD_X = [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]]
 @pytest.fixture(autouse=True)
 def fresh_shared_store(monkeypatch) -> MemoryStore:
     """Each test its own shared store (the process's one, ui.store), with no quota used, taken for Redis: the
-    in-process backend keeps the same contract (tests/test_rooms.py runs both)."""
+    in-process backend keeps the same contract (tests/test_store.py runs both)."""
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     monkeypatch.setattr(shared_store, "shared", lambda: True)
