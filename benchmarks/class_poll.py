@@ -6,7 +6,7 @@ sharing one Redis (issue 21).
 
 One redis-server on a free port (:mod:`harness.redis`), ``--replicas`` app
 processes pointed at it (``LNVIZ_REDIS_URL``) behind docs/deploy.md's nginx
-block (:func:`benchmarks.classroom.balance`). The benchmark opens the room in
+block (:func:`benchmarks.crowd.balance`). The benchmark opens the room in
 Redis itself (:func:`lnviz.serving.poll.open_room`) and gives the presenter
 its ``lnviz_host`` cookie, as the browser that started the room would have.
 
@@ -59,7 +59,7 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.exceptions import ConnectionClosed
 
-from benchmarks.classroom import balance, routing_cookie, start_replicas, stop_replicas
+from benchmarks.crowd import balance, routing_cookie, start_replicas, stop_replicas
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from harness.server import AppProcess
@@ -717,7 +717,7 @@ def poll_markdown(r: PollReport, load_start: str, load_end: str) -> str:
     more = added(idle, busy) if idle and busy and len(idle.cpu) == len(busy.cpu) else []
     p95_join = percentile(r.join_ms, 95)
     lines = [
-        f"### A class with polls: a presenter and {r.phones} phones on {r.replicas} replicas sharing one Redis",
+        f"### The class poll: a presenter and {r.phones} phones on {r.replicas} replicas sharing one Redis",
         "",
         machine_table(machine(), load_start, load_end),
         f"{r.phones} phones arrive over {r.arrive:.0f} s on `/class?room=CODE` through docs/deploy.md's nginx, each "
