@@ -361,4 +361,4 @@ def test_redis_keys_live_as_long_as_the_stores_caps_say(redis_server):
     assert {key: r.ttl(key) for key in expected} == pytest.approx(expected, abs=2)
     r.expire(f"caps:room:{room.code}", 5)
     press(store, room.code, secret, "reveal")  # a presenter's action renews the room for idle_s
-    assert r.ttl(f"caps:room:{room.code}") > 400
+    assert 400 < r.ttl(f"caps:room:{room.code}") <= 500
