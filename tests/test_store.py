@@ -258,14 +258,14 @@ def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_hol
     assert store.count(room.code, 0, 1) == 6
 
 
-def test_blobs_are_kept_by_key_within_a_visitors_quota_and_a_second_store_of_the_same_key_is_free(store):
+def test_blobs_are_kept_by_key_within_a_clients_quota_and_a_second_store_of_the_same_key_is_free(store):
     assert store.get_blob("abc") is None
     assert store.put_blob("abc", b"x" * 60, "ann", quota=100)
     assert store.get_blob("abc") == b"x" * 60
     assert store.put_blob("abc", b"x" * 60, "ann", quota=100)  # the same content again costs nothing
     assert not store.put_blob("def", b"y" * 60, "ann", quota=100)  # 120 > 100
     assert store.get_blob("def") is None
-    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another visitor's quota
+    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another client's quota
 
 
 def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():

@@ -13,8 +13,8 @@ Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:
 voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in the last ``rate_window_s``),
 ``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
 the room), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
-``open_window_s``), ``blob:{id}`` (bytes: a grid shared by a link) and ``quota:{visitor}`` (a counter: bytes a
-visitor stored in the last ``quota_window_s``).
+``open_window_s``), ``blob:{id}`` (bytes: a grid shared by a link) and ``quota:{client}`` (a counter: bytes a
+client, a browser, stored in the last ``quota_window_s``).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from lnviz.serving import poll
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
-QUOTA_WINDOW_S = 3600  # a visitor's bytes stored count against its quota for this long
+QUOTA_WINDOW_S = 3600  # the bytes a client stored count against its quota for this long
 
 
 @dataclass(frozen=True)
@@ -91,8 +91,8 @@ class Store(Protocol):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         """``voter``'s answer in a round, or None."""
 
-    def put_blob(self, key: str, data: bytes, visitor: str, quota: int) -> bool:
-        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False if ``visitor`` has stored ``quota`` bytes in
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False if ``client`` (a browser) has stored ``quota`` bytes in
         the last ``quota_window_s`` already. Storing a key again renews it and costs nothing."""
 
     def get_blob(self, key: str) -> bytes | None:
@@ -216,14 +216,14 @@ class MemoryStore:
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         return self.votes(code, index, round).get(voter)
 
-    def put_blob(self, key: str, data: bytes, visitor: str, quota: int) -> bool:
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
         with self._lock:
             if self._get(f"blob:{key}") is None:
-                used = self._get(f"quota:{visitor}")
+                used = self._get(f"quota:{client}")
                 used = used if isinstance(used, int) else 0
                 if used + len(data) > quota:
                     return False
-                self._set(f"quota:{visitor}", used + len(data), self.caps.quota_window_s)
+                self._set(f"quota:{client}", used + len(data), self.caps.quota_window_s)
             self._set(f"blob:{key}", bytes(data), self.caps.blob_ttl_s)
             return True
 
@@ -291,7 +291,7 @@ for i = 2, n - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[n])
 return 1
 """
-# Store a blob if the visitor's quota allows. KEYS: blob, quota. ARGV: data, size, quota, blob ttl, quota window.
+# Store a blob if the client's quota allows. KEYS: blob, quota. ARGV: data, size, quota, blob ttl, quota window.
 _BLOB_LUA = """
 if redis.call('EXISTS', KEYS[1]) == 0 then
   local used = tonumber(redis.call('GET', KEYS[2]) or '0')
@@ -379,8 +379,8 @@ class RedisStore:
         found = self._call(lambda: self._redis.hget(f"{self._p}votes:{code}:{index}:{round}", voter))
         return found.decode() if isinstance(found, bytes) else None
 
-    def put_blob(self, key: str, data: bytes, visitor: str, quota: int) -> bool:
-        keys = [f"{self._p}blob:{key}", f"{self._p}quota:{visitor}"]
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+        keys = [f"{self._p}blob:{key}", f"{self._p}quota:{client}"]
         args = [data, len(data), quota, self.caps.blob_ttl_s, self.caps.quota_window_s]
         return bool(self._call(lambda: self._blob(keys=keys, args=args)))
 
