@@ -1,9 +1,9 @@
 # Two commands set up a fresh machine: `make run` and `make test`.
 # `make test` also installs the Debian packages it drives when missing (scripts/system-deps.sh): chromium,
 # nginx and redis-server (the /class page's shared store: the tests start their own, through harness/redis.py).
-# `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/classroom.py).
+# `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/crowd.py).
 # `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
-# `make load LOAD_ARGS="--mode poll"`: a presenter and 200 phones voting on /class over 2 replicas sharing Redis (benchmarks/polls.py).
+# `make load LOAD_ARGS="--mode poll"`: a presenter and 200 phones voting on /class over 2 replicas sharing Redis (benchmarks/class_poll.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

@@ -5,7 +5,7 @@ issue 20 in turn.
     python -m benchmarks.load --mode attack --seconds 10 --out /tmp/attack.md
 
 One ``streamlit run app.py`` on 127.0.0.1. A class of ``--sessions`` arrives
-(:mod:`benchmarks.classroom`'s students: the lecturer's link, one in five on a
+(:mod:`benchmarks.crowd`'s students: the lecturer's link, one in five on a
 link of its own) and moves the gain slider every ``--every`` seconds (±50 %)
 for the whole run, its numbers checked against torch. The run is a row of
 phases, ``--seconds`` each: first the class alone (the baseline), then one
@@ -52,7 +52,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks.classroom import LECTURE, Student, attend, students, warm_up
+from benchmarks.crowd import LECTURE, Student, attend, students, warm_up
 from benchmarks.memory import Memory, sampling
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile

@@ -3,11 +3,11 @@
     python -m benchmarks.load                              # 20 WebSocket sessions, 60 s of driving
     python -m benchmarks.load --client browser             # 20 Chromium tabs instead (a quiet machine)
     python -m benchmarks.load --sessions 5 --seconds 20
-    python -m benchmarks.load --mode class                 # a class of 200 on one link (benchmarks/classroom.py)
+    python -m benchmarks.load --mode class                 # a class of 200 on one link (benchmarks/crowd.py)
     python -m benchmarks.load --mode class --replicas 2    # ... through the balancer of docs/deploy.md
     python -m benchmarks.load --mode throughput            # one process's reruns/s, gain moves back to back
     python -m benchmarks.load --mode attack                # a class of 30 while one client attacks (benchmarks/attack.py)
-    python -m benchmarks.load --mode poll                  # 200 phones voting on /class, 2 replicas, Redis (polls.py)
+    python -m benchmarks.load --mode poll                  # 200 phones voting on /class, 2 replicas, Redis (class_poll.py)
 
 One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
@@ -55,7 +55,7 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import attack, classroom, polls
+from benchmarks import attack, class_poll, crowd
 from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
@@ -403,7 +403,7 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.load", description=__doc__.splitlines()[0])
-    parser.add_argument("--mode", choices=MODES, default="load", help="load: below; class, throughput: classroom.py")
+    parser.add_argument("--mode", choices=MODES, default="load", help="load: below; class, throughput: crowd.py")
     parser.add_argument("--client", choices=CLIENTS, default="socket", help="WebSocket clients or Chromium tabs")
     parser.add_argument(
         "--sessions", type=int, default=None, help=f"default {SESSIONS}; class: 200; throughput: 10; attack: 30"
@@ -433,12 +433,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.replicas is None:
         args.replicas = 2 if args.mode == "poll" else 1
     if args.mode == "poll":
-        return polls.main(args)
+        return class_poll.main(args)
     if args.mode == "attack":
         return attack.main(args)
     args.seconds = SECONDS if args.seconds is None else args.seconds
     if args.mode != "load":
-        return classroom.main(args)
+        return crowd.main(args)
     args.sessions = SESSIONS if args.sessions is None else args.sessions
     stagger = STAGGER[args.client] if args.stagger is None else args.stagger
     load_start = load_average()

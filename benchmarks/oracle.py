@@ -1,6 +1,6 @@
 """What a load session must see: its settings (a :class:`Plan`), and torch's numbers for them.
 
-Used by :mod:`benchmarks.load` and :mod:`benchmarks.classroom`. A session's x
+Used by :mod:`benchmarks.load` and :mod:`benchmarks.crowd`. A session's x
 is ``lnviz.maths.data.make_activations(dist, B, H, seed)`` and its outputs
 ``F.batch_norm``/``F.layer_norm`` of it times γ, in float64; :func:`check`
 sets what the session shows against them, on the same window of the grid.

@@ -1,6 +1,6 @@
 """nginx in front of app replicas: docs/deploy.md's own block, run from a private folder, and its access log.
 
-Shared by tests/ (test_replicas.py) and benchmarks/ (classroom.py), which
+Shared by tests/ (test_replicas.py) and benchmarks/ (crowd.py), which
 import this and not each other: the block they run is the documented one,
 read from docs/deploy.md with only its ports swapped for free ones.
 """

@@ -2,7 +2,7 @@
 
 The presenter starts a room; students join at /class?room=CODE on their phones
 and answer; the presenter reveals the answers, asks again after the
-neighbours have argued, and moves on. The store is lnviz.serving.rooms; who
+neighbours have argued, and moves on. The store is lnviz.serving.store, the poll's rules lnviz.serving.poll; who
 is who, and the poll, are ui.classroom.
 """
 
@@ -11,7 +11,8 @@ import streamlit as st
 from lnviz import text
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions
-from lnviz.serving import rooms
+from lnviz.serving import poll
+from lnviz.serving.store import StoreDown
 from ui import boot, classroom
 from ui import store as shared_store
 from ui.page import Page
@@ -33,17 +34,17 @@ def act(code: str, secret: str, action: str, version: int) -> None:
     click, a second tab that is behind) changes nothing, silently: this run draws the room as it is."""
     try:
         store.act(code, secret, action, version)
-    except rooms.StoreDown:
+    except StoreDown:
         st.session_state["class_said"] = ("error", classroom.DOWN)
 
 
 def start() -> None:
     try:
-        room, secret = rooms.open_room(store, tuple(q.id for q in questions.bank()), *classroom.sender())
-    except rooms.StoreDown:
+        room, secret = poll.open_room(store, tuple(q.id for q in questions.bank()), *classroom.sender())
+    except StoreDown:
         st.session_state["class_said"] = ("error", classroom.DOWN)
         return
-    except rooms.OpenRefused as refused:
+    except poll.OpenRefused as refused:
         st.session_state["class_said"] = ("warning", str(refused))
         return
     classroom.become_presenter(room.code, secret)
@@ -51,14 +52,14 @@ def start() -> None:
 
 
 def join() -> None:
-    code = rooms.valid_code(st.session_state.get("class_join", ""))
+    code = poll.valid_code(st.session_state.get("class_join", ""))
     if code is None:
         st.session_state["class_said"] = ("warning", "A room code is 8 letters and digits, as the projector shows.")
     else:
         st.query_params["room"] = code
 
 
-def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
+def vote(code: str, room: poll.Room, question: questions.Question) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. The page then shows the answer the store holds, whatever this came to."""
     raw = st.session_state.get("answer")
@@ -72,11 +73,11 @@ def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
         return
     try:
         outcome = store.vote(code, classroom.voter(), room.index, room.round, choice, *classroom.sender())
-    except rooms.StoreDown:  # perhaps counted, perhaps not: once the store answers, the page shows which
+    except StoreDown:  # perhaps counted, perhaps not: once the store answers, the page shows which
         st.session_state["class_down"] = True
         return
-    if outcome in rooms.REFUSED:
-        st.session_state["class_said"] = ("warning", rooms.REFUSED[outcome])
+    if outcome in poll.REFUSED:
+        st.session_state["class_said"] = ("warning", poll.REFUSED[outcome])
     else:
         st.session_state["class_said"] = ("success", "Your answer is in. You can change it until the reveal.")
 
@@ -99,7 +100,7 @@ def lobby() -> None:
     with left:
         st.subheader("Join a class")
         with st.form("class_join_form", border=False, enter_to_submit=True):
-            st.text_input("Room code", key="class_join", max_chars=4 * rooms.CODE_LENGTH, placeholder="e.g. K7PM-Q2XD")
+            st.text_input("Room code", key="class_join", max_chars=4 * poll.CODE_LENGTH, placeholder="e.g. K7PM-Q2XD")
             st.form_submit_button("Join", key="class_join_go", on_click=join, type="primary", icon=":material/login:")
     with right:
         st.subheader("Teach one")
@@ -118,7 +119,7 @@ def join_link(code: str) -> str:
     return f"{base}?room={code}"
 
 
-def count_of(room: rooms.Room | None) -> None:
+def count_of(room: poll.Room | None) -> None:
     if room is None or room.question is None:
         return
     n = store.count(room.code, room.index, room.round)
@@ -131,13 +132,13 @@ def count_of(room: rooms.Room | None) -> None:
         )
 
 
-def rounds_of(room: rooms.Room, question: questions.Question) -> list[dict[str, int]]:
+def rounds_of(room: poll.Room, question: questions.Question) -> list[dict[str, int]]:
     """Each revealed round's counts, round 1 first."""
     last = room.round if room.phase != "ask" else room.round - 1
     return [questions.tally(question, store.votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
 
 
-def chart(room: rooms.Room, question: questions.Question) -> None:
+def chart(room: poll.Room, question: questions.Question) -> None:
     """The revealed rounds as a chart, and the same counts as text (``class_results``)."""
     rounds = rounds_of(room, question)
     page.chart(
@@ -156,7 +157,7 @@ def explain(question: questions.Question) -> None:
     st.link_button("See why, live", link, icon=":material/play_circle:")
 
 
-def results(room: rooms.Room, question: questions.Question, mine: str | None) -> None:
+def results(room: poll.Room, question: questions.Question, mine: str | None) -> None:
     """A phone after the reveal: its own answer, the class's as text, torch's, and why.
 
     No chart: every phone of the class reruns at the reveal, and a chart each cost a replica seconds of CPU
@@ -173,12 +174,12 @@ def results(room: rooms.Room, question: questions.Question, mine: str | None) ->
     explain(question)
 
 
-def ask(question: questions.Question, room: rooms.Room, large: bool = True) -> None:
+def ask(question: questions.Question, room: poll.Room, large: bool = True) -> None:
     st.caption(f"Question {room.index + 1} of {len(room.questions)} · round {room.round}: {PHASE_NAMES[room.round]}")
     st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
 
 
-def projector(room: rooms.Room, secret: str) -> None:
+def projector(room: poll.Room, secret: str) -> None:
     """The projector: the question and the buttons; beside them, how to join and how many have answered.
 
     After a reveal the chart takes the choices' place, and the join box gives
@@ -235,7 +236,7 @@ def button_key(action: str, version: int) -> str:
     return f"class_{action}_v{version}"
 
 
-def presenter_buttons(room: rooms.Room, secret: str) -> None:
+def presenter_buttons(room: poll.Room, secret: str) -> None:
     """Reveal, Ask again, Next and Close in one row, each as wide as its label, above the results so the
     projector never scrolls to them."""
     enabled = {
@@ -283,7 +284,7 @@ def back_from_outage(question: questions.Question, mine: str | None) -> None:
     st.info(f"The class's store is back. {held} This page shows what it holds.", icon=":material/cloud_done:")
 
 
-def answer_form(room: rooms.Room, question: questions.Question) -> None:
+def answer_form(room: poll.Room, question: questions.Question) -> None:
     """A tap sends a choice; a guess is typed, with its range beside it, and sent by Send or Enter."""
     if question.kind == "choice":
         st.radio(
@@ -307,7 +308,7 @@ def answer_form(room: rooms.Room, question: questions.Question) -> None:
         st.form_submit_button("Send", key="class_send", on_click=vote, args=(room.code, room, question), type="primary")
 
 
-def phone(room: rooms.Room) -> None:
+def phone(room: poll.Room) -> None:
     classroom.watch(room.code, room.version)  # this replica's watcher reruns the page when the presenter acts
     boot.rerun_on_reconnect()  # a phone whose replica went lands on the current question on its next one
     if room.closed:
@@ -334,7 +335,7 @@ def phone(room: rooms.Room) -> None:
         results(room, question, mine)
 
 
-code = rooms.valid_code(st.query_params.get("room", ""))
+code = poll.valid_code(st.query_params.get("room", ""))
 try:
     if code is None:
         if st.query_params.get("room"):
@@ -343,15 +344,15 @@ try:
     else:
         room = store.room(code)
         if room is None:
-            st.warning(rooms.REFUSED["unknown"] + " Ask the presenter for the code, or start a room.")
+            st.warning(poll.REFUSED["unknown"] + " Ask the presenter for the code, or start a room.")
             lobby()
         else:
             secret = classroom.secret_for(code)
-            if secret and rooms.presenter_of(room, secret):
+            if secret and poll.presenter_of(room, secret):
                 projector(room, secret)
             else:
                 phone(room)
-except rooms.StoreDown:
+except StoreDown:
     st.session_state["class_down"] = True  # the next run that reaches the store says so and shows what it holds
     st.error(classroom.DOWN, icon=":material/cloud_off:")
     if code is not None:

@@ -10,7 +10,7 @@ import pytest
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from benchmarks import attack, load
-from benchmarks.classroom import Student
+from benchmarks.crowd import Student
 from benchmarks.memory import Memory
 from benchmarks.oracle import Plan
 

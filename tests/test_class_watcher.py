@@ -3,21 +3,22 @@ earlier version of it."""
 
 from __future__ import annotations
 
-from lnviz.serving import rooms
+from lnviz.serving import poll
+from lnviz.serving.store import MemoryStore, StoreDown
 from ui import classroom
 from ui import store as shared_store
 
 
 def test_a_look_reruns_the_sessions_of_a_room_that_moved_on_and_only_those(monkeypatch):
-    store = rooms.MemoryStore()
+    store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     reran: list[str] = []
     monkeypatch.setattr(classroom.streamlit_private, "rerun_session", lambda s: reran.append(s) or True)
     reads: list[str] = []
     real_room = store.room
     monkeypatch.setattr(store, "room", lambda code: reads.append(code) or real_room(code))
-    moving, secret = rooms.open_room(store, ("q1", "q2"))
-    still, _ = rooms.open_room(store, ("q1",))
+    moving, secret = poll.open_room(store, ("q1", "q2"))
+    still, _ = poll.open_room(store, ("q1",))
     watcher = classroom.Watcher()
     watcher._thread = object()  # looks are made by hand here, not by the thread
     for session in ("a", "b", "c"):
@@ -35,7 +36,7 @@ def test_a_look_reruns_the_sessions_of_a_room_that_moved_on_and_only_those(monke
 
 
 def test_a_room_that_expired_reruns_its_phones_so_they_say_so_and_gone_sessions_are_let_go(monkeypatch):
-    store = rooms.MemoryStore()
+    store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     reran: list[str] = []
     monkeypatch.setattr(classroom.streamlit_private, "rerun_session", lambda s: reran.append(s) or True)
@@ -45,7 +46,7 @@ def test_a_room_that_expired_reruns_its_phones_so_they_say_so_and_gone_sessions_
     watcher.check()
     assert reran == ["a"]
     monkeypatch.setattr(classroom.streamlit_private, "session_alive", lambda s: s == "kept")
-    room, _ = rooms.open_room(store, ("q1",))
+    room, _ = poll.open_room(store, ("q1",))
     watcher.add(room.code, "kept", room.version)
     watcher.add(room.code, "closed-tab", room.version)
     watcher.sweep()
@@ -53,9 +54,9 @@ def test_a_room_that_expired_reruns_its_phones_so_they_say_so_and_gone_sessions_
 
 
 def test_a_store_that_is_down_reruns_nobody(monkeypatch):
-    class Down(rooms.MemoryStore):
+    class Down(MemoryStore):
         def room(self, code):
-            raise rooms.StoreDown("refused")
+            raise StoreDown("refused")
 
     monkeypatch.setattr(shared_store, "_store", Down())
     reran: list[str] = []

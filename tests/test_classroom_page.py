@@ -7,15 +7,16 @@ import pytest
 
 from harness.apptest import assert_no_exception, run_page
 from lnviz.labs.classroom import questions
-from lnviz.serving import rooms
+from lnviz.serving import poll
+from lnviz.serving.store import MemoryStore, RedisStore, StoreDown
 from ui import store as shared_store
 
 PAGE = "pages/class.py"
 
 
 @pytest.fixture(autouse=True)
-def fresh_store(monkeypatch) -> rooms.MemoryStore:
-    store = rooms.MemoryStore()
+def fresh_store(monkeypatch) -> MemoryStore:
+    store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     return store
 
@@ -104,9 +105,9 @@ def test_an_unknown_or_malformed_room_code_is_said_plainly(fresh_store):
 
 
 def test_a_store_that_is_down_gets_a_banner_not_an_exception(monkeypatch):
-    class Down(rooms.MemoryStore):
+    class Down(MemoryStore):
         def room(self, code):
-            raise rooms.StoreDown("refused")
+            raise StoreDown("refused")
 
     monkeypatch.setattr(shared_store, "_store", Down())
     at = run_page(PAGE, {"room": "ABCDEFGH"})
@@ -144,7 +145,7 @@ def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(f
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     phone = student(code)
-    for i in range(rooms.RATE_VOTES + 2):
+    for i in range(poll.RATE_VOTES + 2):
         _answer(phone, question, i % 2)
     assert any("Too many answers" in w.value for w in phone.warning)
     assert fresh_store.count(code, 0, 1) == 1
@@ -154,7 +155,7 @@ def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it
     from harness import redis as redis_harness
 
     with redis_harness.running() as server:
-        store = rooms.RedisStore(server.url, prefix="page:")
+        store = RedisStore(server.url, prefix="page:")
         monkeypatch.setattr(shared_store, "_store", store)
         _, code = presenter_opens_a_room()
         question = questions.by_id(store.room(code).question)
@@ -181,7 +182,7 @@ def test_after_an_outage_each_phone_shows_the_answer_the_store_holds_never_a_def
     from harness import redis as redis_harness
 
     with redis_harness.running() as server:
-        store = rooms.RedisStore(server.url, prefix="outage:")
+        store = RedisStore(server.url, prefix="outage:")
         monkeypatch.setattr(shared_store, "_store", store)
         presenter, code = presenter_opens_a_room()
         for kind in ("number", "choice"):  # the bank opens with a number question; Next brings a choice
@@ -214,12 +215,12 @@ def test_a_browser_past_its_rooms_for_the_hour_is_told_so_and_no_room_is_opened(
     from ui import heavy
 
     monkeypatch.setattr(heavy, "client", lambda: "browser lecturer")
-    for _ in range(rooms.ROOMS_PER_CLIENT):  # every section of the day, opened from this browser
-        rooms.open_room(fresh_store, ("q",), client="browser lecturer")
+    for _ in range(poll.ROOMS_PER_CLIENT):  # every section of the day, opened from this browser
+        poll.open_room(fresh_store, ("q",), client="browser lecturer")
     at = run_page(PAGE)
     at.button(key="class_start").click().run()
     assert_no_exception(at)
-    assert any(f"You have opened {rooms.ROOMS_PER_CLIENT} rooms in the last hour" in w.value for w in at.warning)
+    assert any(f"You have opened {poll.ROOMS_PER_CLIENT} rooms in the last hour" in w.value for w in at.warning)
     assert "room" not in at.query_params
     monkeypatch.setattr(heavy, "client", lambda: "browser colleague")  # another browser is not affected
     _, code = presenter_opens_a_room()
@@ -232,16 +233,17 @@ def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fr
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     monkeypatch.setattr(heavy, "client", lambda: "browser shared-computer")  # each phone below: a new voter cookie
-    phones = [student(code) for _ in range(rooms.VOTERS_PER_CLIENT + 1)]
+    phones = [student(code) for _ in range(poll.VOTERS_PER_CLIENT + 1)]
     for phone in phones:
         _answer(phone, question, 1)
-    assert fresh_store.count(code, 0, 1) == rooms.VOTERS_PER_CLIENT
+    assert fresh_store.count(code, 0, 1) == poll.VOTERS_PER_CLIENT
     assert not phones[0].warning
     assert any("already answered as" in w.value and "own phone" in w.value for w in phones[-1].warning)
 
 
 def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only_its_hash(fresh_store, monkeypatch):
     import itertools
+    from dataclasses import replace
 
     from streamlit.runtime.context import ContextProxy
 
@@ -249,7 +251,7 @@ def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only
 
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
-    monkeypatch.setattr(rooms, "VOTERS_PER_ADDRESS", 2)
+    monkeypatch.setattr(fresh_store, "caps", replace(fresh_store.caps, voters_per_address=2))
     monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "8.8.4.4"))
     browsers = itertools.count()
     monkeypatch.setattr(heavy, "client", lambda: f"browser fresh-{next(browsers)}")  # a script discarding cookies

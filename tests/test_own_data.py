@@ -9,7 +9,8 @@ import torch
 from conftest import assert_no_exception, run_page, share_link, stage_x
 
 from lnviz.maths import data
-from lnviz.serving import own_share, own_store, rooms, upload
+from lnviz.serving import own_share, own_store, upload
+from lnviz.serving.store import BLOB_TTL_S, MemoryStore, StoreDown
 from ui import own_data
 from ui import store as shared_store
 
@@ -19,10 +20,10 @@ GOOD_X = [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]]
 
 
 @pytest.fixture(autouse=True)
-def fresh_shared_store(monkeypatch) -> rooms.MemoryStore:
+def fresh_shared_store(monkeypatch) -> MemoryStore:
     """Each test its own shared store (the process's one, ui.store), with no quota used, taken for Redis: the
-    in-process backend keeps the same contract (tests/test_rooms.py runs both)."""
-    store = rooms.MemoryStore()
+    in-process backend keeps the same contract (tests/test_store.py runs both)."""
+    store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     monkeypatch.setattr(shared_store, "shared", lambda: True)
     return store
@@ -140,7 +141,7 @@ def test_sessions_pasting_the_same_matrix_hold_it_once_and_not_in_their_state(mo
 
 def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_is_said_to_be_gone(monkeypatch):
     clock = [0.0]
-    monkeypatch.setattr(shared_store, "_store", rooms.MemoryStore(clock=lambda: clock[0]))
+    monkeypatch.setattr(shared_store, "_store", MemoryStore(clock=lambda: clock[0]))
     monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
     at = paste(run_page(PAGE), GOOD)
     own_data.STORE.clock = lambda: 1e12  # an hour later, unused: this process let it go
@@ -149,7 +150,7 @@ def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_
     assert not [w for w in at.warning if "gone" in w.value]
     np.testing.assert_array_equal(stage_x(at), GOOD_X)  # the link's id brought it back from the shared store
     own_data.STORE.clock = lambda: 2e12
-    clock[0] = rooms.BLOB_TTL_S + 1  # a day later: the shared store let it go too
+    clock[0] = BLOB_TTL_S + 1  # a day later: the shared store let it go too
     at.slider(key="gain").set_value(1.25).run()
     assert_no_exception(at)
     (gone,) = [w.value for w in at.warning if "gone" in w.value]
@@ -281,14 +282,14 @@ def test_over_the_quota_the_data_is_shown_and_the_link_says_it_cant_carry_it(mon
     assert "Not in the link" in caption and "an hour" in caption, caption
 
 
-class DownStore(rooms.MemoryStore):
+class DownStore(MemoryStore):
     """A shared store that can't be reached."""
 
     def put_blob(self, *args):
-        raise rooms.StoreDown("connection refused")
+        raise StoreDown("connection refused")
 
     def get_blob(self, *args):
-        raise rooms.StoreDown("connection refused")
+        raise StoreDown("connection refused")
 
 
 def test_a_store_that_cant_be_reached_is_said_plainly_and_never_raises(monkeypatch):

@@ -5,8 +5,9 @@ import struct
 import numpy as np
 import pytest
 
-from lnviz.serving import own_share, rooms, upload
+from lnviz.serving import own_share, upload
 from lnviz.serving.own_store import content_id
+from lnviz.serving.store import MemoryStore
 
 
 def grid(rows: int = 5, cols: int = 7, seed: int = 0) -> np.ndarray:
@@ -96,7 +97,7 @@ def test_anything_else_is_not_an_id(text):
 
 def test_shared_then_loaded_by_id_and_expired_after_a_day():
     now = [0.0]
-    store = rooms.MemoryStore(clock=lambda: now[0])
+    store = MemoryStore(clock=lambda: now[0])
     x = grid(3, 4)
     key = own_share.share(store, x, "visitor")
     assert key == content_id(x)
@@ -106,7 +107,7 @@ def test_shared_then_loaded_by_id_and_expired_after_a_day():
 
 
 def test_a_visitor_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing(monkeypatch):
-    store = rooms.MemoryStore()
+    store = MemoryStore()
     x, y = grid(2, 512), grid(2, 512, seed=1)
     monkeypatch.setattr(own_share, "QUOTA_BYTES", len(own_share.to_bytes(x)) + 100)
     assert own_share.share(store, x, "a") == content_id(x)
@@ -116,7 +117,7 @@ def test_a_visitor_over_the_quota_is_refused_and_a_grid_stored_already_costs_not
 
 
 def test_bytes_under_an_id_that_are_not_its_grid_are_not_loaded():
-    store = rooms.MemoryStore()
+    store = MemoryStore()
     x = grid(2, 3)
     other = content_id(grid(2, 3, seed=1))
     store.put_blob(f"own:{other}", own_share.to_bytes(x), "v", own_share.QUOTA_BYTES)

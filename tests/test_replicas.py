@@ -30,7 +30,7 @@ from harness import nginx
 from harness import redis as redis_harness
 from harness.chromium import VIEWPORT, local_context
 from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
-from lnviz.serving import rooms
+from lnviz.serving.store import RedisStore
 
 # The fixtures browser and open_app; the helpers are imported where used, after
 # pytest has loaded the module as a plugin.
@@ -297,7 +297,7 @@ def test_a_class_over_both_replicas_sharing_redis_is_one_class(replicas, context
 def test_a_double_click_and_a_second_tab_on_the_other_replica_each_move_the_room_once(replicas, contexts):
     from test_browser_classroom import PROJECTOR, double_click, open_in, presenter_button, question_number, start_room
 
-    store = rooms.RedisStore(replicas.redis.url)
+    store = RedisStore(replicas.redis.url)
     context = contexts(PROJECTOR)  # one presenter's browser: its cookie holds the room's secret
     first = open_in(context, f"{replicas.via_a}/class?present=1")
     code = start_room(first)
@@ -325,7 +325,7 @@ def test_redis_stopped_mid_vote_each_phone_shows_what_it_holds_once_back_by_itse
     store is back, and shows its stored answer or none (never option A by default); no vote lost or doubled."""
     from test_browser_classroom import PHONE, PROJECTOR, SEEN_S, answer, checked, open_in, press, start_room
 
-    store = rooms.RedisStore(replicas.redis.url)
+    store = RedisStore(replicas.redis.url)
     presenter = open_in(contexts(PROJECTOR), f"{replicas.via_a}/class?present=1")
     code = start_room(presenter)
     press(presenter, "next")  # the bank's second question has choices

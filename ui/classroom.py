@@ -1,6 +1,6 @@
 """Streamlit's side of the class poll: who is the presenter, who is a voter, and the poll that notices changes.
 
-- The store is the process's one :class:`lnviz.serving.rooms.Store`
+- The store is the process's one :class:`lnviz.serving.store.Store`
   (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
   process's memory.
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
@@ -10,7 +10,7 @@
   of Streamlit's XSRF cookie (:func:`ui.heavy.client`), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
   documented nginx block forwards it), hashed, when it is a public one. The
-  store limits both (:mod:`lnviz.serving.rooms`).
+  store limits both (:mod:`lnviz.serving.poll`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
@@ -39,7 +39,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import rooms
+from lnviz.serving.store import StoreDown
 from ui import heavy, streamlit_private
 from ui.store import store
 
@@ -133,7 +133,7 @@ def poll(code: str, version: int | None, show_count: Any = None) -> None:
     def check() -> None:
         try:
             room = store().room(code)
-        except rooms.StoreDown:
+        except StoreDown:
             if version is not None:
                 st.warning(DOWN, icon=":material/cloud_off:")
             return
@@ -193,7 +193,7 @@ class Watcher:
         for code, sessions in snapshot.items():
             try:
                 room = store().room(code)
-            except rooms.StoreDown:
+            except StoreDown:
                 continue  # the phones keep what they show; the next look after the store is back reruns them
             now = room.version if room is not None else None
             moved = [session for session, version in sessions.items() if version != now]

@@ -44,7 +44,8 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import own_share, own_store, rooms, upload
+from lnviz.serving import own_share, own_store, upload
+from lnviz.serving.store import StoreDown
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
 
@@ -224,7 +225,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
 
     Without Redis, :data:`STORE` is the store a link's id is looked up in: content-addressed, seen by every
-    session of this process and bounded in bytes. Copying the grid to the in-process ``rooms.MemoryStore``
+    session of this process and bounded in bytes. Copying the grid to the in-process ``store.MemoryStore``
     as well would keep it for a day outside that bound, and sessions are free to open.
     """
     record = st.session_state.get(_SHARED)
@@ -238,7 +239,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
         # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
         try:
             outcome = "shared" if own_share.share(shared_store.store(), values, heavy.client()) else "quota"
-        except rooms.StoreDown:
+        except StoreDown:
             outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}
     st.session_state[_SHARED] = record
@@ -271,7 +272,7 @@ def caveat(own: OwnData) -> str:
 def _load(key: str) -> np.ndarray | None:
     """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :data:`STORE`), or None.
 
-    Raises :class:`~lnviz.serving.rooms.StoreDown` when Redis can't be reached.
+    Raises :class:`~lnviz.serving.store.StoreDown` when Redis can't be reached.
     """
     if not shared_store.shared():
         return STORE.get(key)
@@ -299,7 +300,7 @@ def _from_link() -> bool:
         if values is None:
             return _failed(key, "gone", now)
         held = hold(values, LINK_SOURCE, heavy.session_id())
-    except rooms.StoreDown:
+    except StoreDown:
         return _failed(key, "down", now)
     except own_store.StoreFull as full:
         return _failed(key, str(full), now)

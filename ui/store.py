@@ -1,23 +1,23 @@
-"""The process's one shared store (:mod:`lnviz.serving.rooms`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
+"""The process's one shared store (:mod:`lnviz.serving.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
 process's memory. The class poll keeps its rooms in it, and a link to your own data its grid."""
 
 from __future__ import annotations
 
 import os
 
-from lnviz.serving import rooms
+from lnviz.serving.store import RedisStore, Store, from_env
 
-_store: rooms.Store | None = None
+_store: Store | None = None
 
 
-def store() -> rooms.Store:
+def store() -> Store:
     """This process's store, made on first use from the environment."""
     global _store
     if _store is None:
-        _store = rooms.from_env(os.environ)
+        _store = from_env(os.environ)
     return _store
 
 
 def shared() -> bool:
     """Whether every replica sees the same store (Redis), not this process alone."""
-    return isinstance(store(), rooms.RedisStore)
+    return isinstance(store(), RedisStore)

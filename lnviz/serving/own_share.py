@@ -12,7 +12,7 @@ grid the upload accepts (1024 × 1024) is :data:`MAX_BYTES`, the size limit.
 
 A visitor may store :data:`QUOTA_BYTES` in an hour (the store counts); a
 grid stored again, by anyone, costs nothing and renews its time-to-live
-(:data:`lnviz.serving.rooms.BLOB_TTL_S`). Pure: no Streamlit.
+(:data:`lnviz.serving.store.BLOB_TTL_S`). Pure: no Streamlit.
 """
 
 from __future__ import annotations
@@ -22,15 +22,16 @@ import struct
 
 import numpy as np
 
-from lnviz.serving import rooms, upload
+from lnviz.serving import upload
 from lnviz.serving.own_store import content_id
+from lnviz.serving.store import BLOB_TTL_S, Store
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
 MAX_BYTES = HEADER_BYTES + upload.MAX_ROWS * upload.MAX_COLS * 8  # the largest grid the upload takes: 8 MiB
 QUOTA_BYTES = 64 * 2**20  # a visitor's grids stored per hour: eight of the largest
-TTL_S = rooms.BLOB_TTL_S
+TTL_S = BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
 
 
@@ -83,18 +84,18 @@ def _key(grid_id: str) -> str:
     return f"own:{grid_id}"
 
 
-def share(store: rooms.Store, x: np.ndarray, visitor: str) -> str | None:
+def share(store: Store, x: np.ndarray, visitor: str) -> str | None:
     """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``visitor``: its id, or None when the visitor's
-    quota for the hour is used. Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't be reached."""
+    quota for the hour is used. Raises :class:`~lnviz.serving.store.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     grid_id = content_id(x)
     return grid_id if store.put_blob(_key(grid_id), data, visitor, QUOTA_BYTES) else None
 
 
-def load(store: rooms.Store, grid_id: str) -> np.ndarray | None:
+def load(store: Store, grid_id: str) -> np.ndarray | None:
     """The grid ``grid_id`` from ``store``, or None: never stored, expired, or not what its id says.
 
-    Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't be reached.
+    Raises :class:`~lnviz.serving.store.StoreDown` when the store can't be reached.
     """
     data = store.get_blob(_key(grid_id))
     if data is None:

@@ -1,4 +1,4 @@
-"""``make load`` modes for a class: many sessions on one link, and a server's rerun throughput.
+"""``make load`` modes for a crowd: many viewers of one link (not the class poll), and a server's rerun throughput.
 
     python -m benchmarks.load --mode class                         # 200 sessions, one process
     python -m benchmarks.load --mode class --replicas 2            # through nginx (docs/deploy.md's block)

@@ -6,8 +6,8 @@ sharing one Redis (issue 21).
 
 One redis-server on a free port (:mod:`harness.redis`), ``--replicas`` app
 processes pointed at it (``LNVIZ_REDIS_URL``) behind docs/deploy.md's nginx
-block (:func:`benchmarks.classroom.balance`). The benchmark opens the room in
-Redis itself (:func:`lnviz.serving.rooms.open_room`) and gives the presenter
+block (:func:`benchmarks.crowd.balance`). The benchmark opens the room in
+Redis itself (:func:`lnviz.serving.poll.open_room`) and gives the presenter
 its ``lnviz_host`` cookie, as the browser that started the room would have.
 
 Every client speaks Streamlit's protocol over its own WebSocket
@@ -59,12 +59,13 @@ from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from websockets.exceptions import ConnectionClosed
 
-from benchmarks.classroom import balance, routing_cookie, start_replicas, stop_replicas
+from benchmarks.crowd import balance, routing_cookie, start_replicas, stop_replicas
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from harness.server import AppProcess
 from harness.wsclient import FINISHED, Session
-from lnviz.serving import rooms
+from lnviz.serving import poll
+from lnviz.serving.store import RedisStore
 
 PAGE = "class"
 CHANGE_ONE_IN = 5  # one phone in five changes its answer
@@ -188,7 +189,7 @@ def outcome(alerts: Iterable[str]) -> str | None:
     for text in alerts:
         if text.startswith(CONFIRMED):
             return "in"
-        for key, message in rooms.REFUSED.items():
+        for key, message in poll.REFUSED.items():
             if text.startswith(message):
                 return key
     return None
@@ -567,9 +568,9 @@ async def run_poll(
     server = RedisServer()
     server.start()
     r = redis.Redis.from_url(server.url)
-    store = rooms.RedisStore(server.url)
+    store = RedisStore(server.url)
     plan = plan_rounds(rounds)
-    room, secret = rooms.open_room(store, question_ids(max(i for _, i, _ in plan) + 1))
+    room, secret = poll.open_room(store, question_ids(max(i for _, i, _ in plan) + 1))
     apps = start_replicas(replicas, log_dir, env={"LNVIZ_REDIS_URL": server.url})
     proxy = None
     master = random.Random(21)
@@ -616,7 +617,7 @@ async def run_poll(
     return report
 
 
-async def act(presenter: Client, store: rooms.RedisStore, code: str, action: str) -> float:
+async def act(presenter: Client, store: RedisStore, code: str, action: str) -> float:
     """The presenter presses ``action``'s button once it is enabled: when the press left, once Redis shows it."""
     version = store.room(code).version
     await presenter.wait(lambda s: f"class_{action}" in s.buttons, PRESENTER_TIMEOUT)
@@ -634,7 +635,7 @@ async def drive(
     crowd: list[Phone],
     arrivals: list[asyncio.Task],
     presenter: Client,
-    store: rooms.RedisStore,
+    store: RedisStore,
     code: str,
     apps: list[AppProcess],
     r: object,
@@ -716,7 +717,7 @@ def poll_markdown(r: PollReport, load_start: str, load_end: str) -> str:
     more = added(idle, busy) if idle and busy and len(idle.cpu) == len(busy.cpu) else []
     p95_join = percentile(r.join_ms, 95)
     lines = [
-        f"### A class with polls: a presenter and {r.phones} phones on {r.replicas} replicas sharing one Redis",
+        f"### The class poll: a presenter and {r.phones} phones on {r.replicas} replicas sharing one Redis",
         "",
         machine_table(machine(), load_start, load_end),
         f"{r.phones} phones arrive over {r.arrive:.0f} s on `/class?room=CODE` through docs/deploy.md's nginx, each "

@@ -1,24 +1,26 @@
-"""lnviz.serving.rooms: the store's contract, run against both backends: this process's memory and a real
-redis-server (started on a free port for this module, harness/redis.py)."""
+"""lnviz.serving.store: the store's contract, the class poll's rules applied in it and its blobs, run against both
+backends: this process's memory and a real redis-server (started on a free port for this module, harness/redis.py).
+A store's caps are its constructor's keyword arguments: each limit is tested on a store built with a small one."""
 
 from __future__ import annotations
 
 import itertools
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from harness import redis as redis_harness
-from lnviz.serving import rooms
-from lnviz.serving.rooms import CHANGED, COUNTED, MemoryStore, RedisStore, Room
+from lnviz.serving import poll
+from lnviz.serving.poll import CHANGED, COUNTED, Room
+from lnviz.serving.store import BLOB_TTL_S, Caps, MemoryStore, RedisStore, Store, StoreDown, from_env
 
 QUESTIONS = ("q-one", "q-two")
 _prefixes = itertools.count()
 
 
-def press(store: rooms.Store, code: str, secret: str, action: str) -> rooms.Room | None:
+def press(store: Store, code: str, secret: str, action: str) -> Room | None:
     """The presenter's ``action`` as a page that drew the room as it is now presses it."""
     return store.act(code, secret, action, store.room(code).version)
 
@@ -30,30 +32,36 @@ def redis_server() -> Iterator[redis_harness.RedisServer]:
 
 
 @pytest.fixture(params=["memory", "redis"])
-def store(request) -> rooms.Store:
+def make_store(request) -> Callable[..., Store]:
+    """A store of the backend under test, built with the caps given (keyword arguments), today's by default."""
     if request.param == "memory":
-        return MemoryStore()
+        return MemoryStore
     server = request.getfixturevalue("redis_server")
-    return RedisStore(server.url, prefix=f"test{next(_prefixes)}:")  # each test its own keys
+    return lambda **caps: RedisStore(server.url, prefix=f"test{next(_prefixes)}:", **caps)  # each its own keys
+
+
+@pytest.fixture
+def store(make_store) -> Store:
+    return make_store()
 
 
 def test_a_room_is_opened_with_a_fresh_code_and_read_back_as_it_was_stored(store):
-    room, secret = rooms.open_room(store, QUESTIONS)
-    assert rooms.valid_code(room.code) == room.code
+    room, secret = poll.open_room(store, QUESTIONS)
+    assert poll.valid_code(room.code) == room.code
     assert store.room(room.code) == room
     assert room.question == "q-one" and room.phase == "ask" and room.round == 1
-    assert rooms.presenter_of(room, secret) and not rooms.presenter_of(room, secret + "x")
+    assert poll.presenter_of(room, secret) and not poll.presenter_of(room, secret + "x")
     assert secret not in repr(store.room(room.code))  # only its hash is kept
 
 
 def test_a_taken_code_is_not_overwritten(store):
-    room, _ = rooms.open_room(store, QUESTIONS)
-    assert store.create(Room(room.code, ("other",), secret_sha=rooms.sha("thief"))) == "taken"
+    room, _ = poll.open_room(store, QUESTIONS)
+    assert store.create(Room(room.code, ("other",), secret_sha=poll.sha("thief"))) == "taken"
     assert store.room(room.code) == room
 
 
 def test_one_vote_per_voter_per_round_a_changed_answer_replaces_the_first(store):
-    room, _ = rooms.open_room(store, QUESTIONS)
+    room, _ = poll.open_room(store, QUESTIONS)
     assert store.vote(room.code, "ann", 0, 1, "2") == COUNTED
     assert store.vote(room.code, "bob", 0, 1, "1") == COUNTED
     assert store.vote(room.code, "ann", 0, 1, "0") == CHANGED
@@ -63,12 +71,12 @@ def test_one_vote_per_voter_per_round_a_changed_answer_replaces_the_first(store)
 
 
 def test_only_the_secret_moves_the_room_and_each_action_only_when_it_applies(store):
-    room, secret = rooms.open_room(store, QUESTIONS)
+    room, secret = poll.open_room(store, QUESTIONS)
 
-    def act(action: str) -> rooms.Room | None:
+    def act(action: str) -> Room | None:
         return press(store, room.code, secret, action)
 
-    for action in rooms.ACTIONS:
+    for action in poll.ACTIONS:
         assert store.act(room.code, "not-the-secret", action, room.version) is None
         assert store.act(room.code, "", action, room.version) is None
     assert store.room(room.code) == room
@@ -92,7 +100,7 @@ def test_only_the_secret_moves_the_room_and_each_action_only_when_it_applies(sto
 
 def test_an_action_at_a_version_the_room_has_left_is_not_applied(store):
     """Two presses of Next from one drawn page (a double click, two tabs, two replicas) move one question."""
-    room, secret = rooms.open_room(store, QUESTIONS)
+    room, secret = poll.open_room(store, QUESTIONS)
     seen = room.version  # what both presses were drawn at
     moved = store.act(room.code, secret, "next", seen)
     assert moved is not None and moved.index == 1 and moved.version == seen + 1
@@ -104,7 +112,7 @@ def test_an_action_at_a_version_the_room_has_left_is_not_applied(store):
 
 
 def test_presses_from_many_threads_at_one_version_move_the_room_once(store):
-    room, secret = rooms.open_room(store, QUESTIONS)
+    room, secret = poll.open_room(store, QUESTIONS)
     with ThreadPoolExecutor(8) as pool:
         applied = list(pool.map(lambda _: store.act(room.code, secret, "next", room.version), range(16)))
     assert sum(a is not None for a in applied) == 1
@@ -112,7 +120,7 @@ def test_presses_from_many_threads_at_one_version_move_the_room_once(store):
 
 
 def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
-    room, secret = rooms.open_room(store, QUESTIONS)
+    room, secret = poll.open_room(store, QUESTIONS)
     assert store.vote("NOSUCHRM", "ann", 0, 1, "1") == "unknown"
     assert store.vote(room.code, "ann", 1, 1, "1") == "moved"  # a question not asked yet
     store.vote(room.code, "ann", 0, 1, "1")
@@ -126,20 +134,20 @@ def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
     assert store.votes(room.code, 0, 1) == {"ann": "1"} and store.votes(room.code, 0, 2) == {"ann": "2"}
     press(store, room.code, secret, "close")
     assert store.vote(room.code, "cat", 0, 2, "0") == "closed"
-    assert set(rooms.REFUSED) >= {"unknown", "moved", "revealed", "closed", "flood", "full"}
+    assert set(poll.REFUSED) >= {"unknown", "moved", "revealed", "closed", "flood", "full"}
 
 
 def test_a_flood_of_votes_is_refused_after_the_rate_and_counts_once(store):
-    room, _ = rooms.open_room(store, QUESTIONS)
-    outcomes = [store.vote(room.code, "ann", 0, 1, str(i % 3)) for i in range(rooms.RATE_VOTES + 5)]
-    assert outcomes[0] == COUNTED and outcomes[1 : rooms.RATE_VOTES] == [CHANGED] * (rooms.RATE_VOTES - 1)
-    assert outcomes[rooms.RATE_VOTES :] == ["flood"] * 5
+    room, _ = poll.open_room(store, QUESTIONS)
+    outcomes = [store.vote(room.code, "ann", 0, 1, str(i % 3)) for i in range(poll.RATE_VOTES + 5)]
+    assert outcomes[0] == COUNTED and outcomes[1 : poll.RATE_VOTES] == [CHANGED] * (poll.RATE_VOTES - 1)
+    assert outcomes[poll.RATE_VOTES :] == ["flood"] * 5
     assert store.count(room.code, 0, 1) == 1
     assert store.vote(room.code, "bob", 0, 1, "1") == COUNTED  # one voter's flood is not anyone else's
 
 
 def test_votes_from_many_threads_at_once_are_each_counted_exactly_once(store):
-    room, _ = rooms.open_room(store, QUESTIONS)
+    room, _ = poll.open_room(store, QUESTIONS)
     voters = [f"v{i}" for i in range(40)]
     outcomes: list[str] = []
     lock = threading.Lock()
@@ -159,75 +167,73 @@ def test_votes_from_many_threads_at_once_are_each_counted_exactly_once(store):
     assert store.votes(room.code, 0, 1) == dict.fromkeys(voters, "2")
 
 
-def test_a_round_takes_at_most_max_voters_but_a_known_voter_may_still_change(store, monkeypatch):
-    monkeypatch.setattr(rooms, "MAX_VOTERS", 3)
-    room, _ = rooms.open_room(store, QUESTIONS)
+def test_a_round_takes_at_most_max_voters_but_a_known_voter_may_still_change(make_store):
+    store = make_store(max_voters=3)
+    room, _ = poll.open_room(store, QUESTIONS)
     assert [store.vote(room.code, f"v{i}", 0, 1, "1") for i in range(4)] == [COUNTED] * 3 + ["full"]
     assert store.vote(room.code, "v0", 0, 1, "2") == CHANGED
 
 
-def test_a_client_opens_at_most_its_rooms_per_window_and_another_client_is_not_affected(store, monkeypatch):
-    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 3)
-    opened = [rooms.open_room(store, QUESTIONS, client="ann")[0] for _ in range(3)]
-    with pytest.raises(rooms.OpenRefused) as refused:
-        rooms.open_room(store, QUESTIONS, client="ann")
+def test_a_client_opens_at_most_its_rooms_per_window_and_another_client_is_not_affected(make_store):
+    store = make_store(rooms_per_client=3)
+    opened = [poll.open_room(store, QUESTIONS, client="ann")[0] for _ in range(3)]
+    with pytest.raises(poll.OpenRefused) as refused:
+        poll.open_room(store, QUESTIONS, client="ann")
     assert refused.value.why == "many" and "You have opened" in str(refused.value)
     assert all(store.room(room.code) == room for room in opened)  # the refusal took nothing away
-    assert rooms.open_room(store, QUESTIONS, client="bob")[0].code
-    assert rooms.open_room(store, QUESTIONS)[0].code  # an opener the caller can't name is not counted
+    assert poll.open_room(store, QUESTIONS, client="bob")[0].code
+    assert poll.open_room(store, QUESTIONS)[0].code  # an opener the caller can't name is not counted
 
 
-def test_an_address_opens_at_most_its_rooms_per_window_whatever_clients_it_holds(store, monkeypatch):
-    monkeypatch.setattr(rooms, "ROOMS_PER_ADDRESS", 4)
+def test_an_address_opens_at_most_its_rooms_per_window_whatever_clients_it_holds(make_store):
+    store = make_store(rooms_per_address=4)
     for i in range(4):
-        rooms.open_room(store, QUESTIONS, client=f"fresh-cookie-{i}", address="10.0.0.1")
-    with pytest.raises(rooms.OpenRefused) as refused:
-        rooms.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.1")
+        poll.open_room(store, QUESTIONS, client=f"fresh-cookie-{i}", address="10.0.0.1")
+    with pytest.raises(poll.OpenRefused) as refused:
+        poll.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.1")
     assert refused.value.why == "network"
-    assert rooms.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.2")[0].code
+    assert poll.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.2")[0].code
 
 
-def test_a_taken_code_drawn_again_is_not_counted_against_the_opener(store, monkeypatch):
-    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 2)
-    taken, _ = rooms.open_room(store, QUESTIONS, client="bob")
+def test_a_taken_code_drawn_again_is_not_counted_against_the_opener(make_store, monkeypatch):
+    store = make_store(rooms_per_client=2)
+    taken, _ = poll.open_room(store, QUESTIONS, client="bob")
     draws = iter([taken.code, taken.code, "ZZZZZZZZ", "YYYYYYYY"])
-    monkeypatch.setattr(rooms, "new_code", lambda: next(draws))
-    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code == "ZZZZZZZZ"
-    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code == "YYYYYYYY"
+    monkeypatch.setattr(poll, "new_code", lambda: next(draws))
+    assert poll.open_room(store, QUESTIONS, client="ann")[0].code == "ZZZZZZZZ"
+    assert poll.open_room(store, QUESTIONS, client="ann")[0].code == "YYYYYYYY"
 
 
-def test_a_memory_client_may_open_rooms_again_once_its_window_has_passed(monkeypatch):
-    monkeypatch.setattr(rooms, "ROOMS_PER_CLIENT", 2)
+def test_a_memory_client_may_open_rooms_again_once_its_window_has_passed():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0])
+    store = MemoryStore(clock=lambda: now[0], rooms_per_client=2)
     for _ in range(2):
-        rooms.open_room(store, QUESTIONS, client="ann")
-    now[0] = rooms.OPEN_WINDOW_S - 1
-    with pytest.raises(rooms.OpenRefused):
-        rooms.open_room(store, QUESTIONS, client="ann")
-    now[0] = rooms.OPEN_WINDOW_S + 1
-    assert rooms.open_room(store, QUESTIONS, client="ann")[0].code
+        poll.open_room(store, QUESTIONS, client="ann")
+    now[0] = poll.OPEN_WINDOW_S - 1
+    with pytest.raises(poll.OpenRefused):
+        poll.open_room(store, QUESTIONS, client="ann")
+    now[0] = poll.OPEN_WINDOW_S + 1
+    assert poll.open_room(store, QUESTIONS, client="ann")[0].code
 
 
-def test_memory_holds_at_most_max_rooms_and_an_expired_room_frees_its_place(monkeypatch):
-    monkeypatch.setattr(rooms, "MAX_ROOMS", 5)
+def test_memory_holds_at_most_max_rooms_and_an_expired_room_frees_its_place():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0])
-    first, _ = rooms.open_room(store, QUESTIONS)
+    store = MemoryStore(clock=lambda: now[0], max_rooms=5)
+    first, _ = poll.open_room(store, QUESTIONS)
     now[0] = 10.0
     for i in range(4):
-        rooms.open_room(store, QUESTIONS, client=f"c{i}")
-    with pytest.raises(rooms.OpenRefused) as refused:
-        rooms.open_room(store, QUESTIONS, client="late")
+        poll.open_room(store, QUESTIONS, client=f"c{i}")
+    with pytest.raises(poll.OpenRefused) as refused:
+        poll.open_room(store, QUESTIONS, client="late")
     assert refused.value.why == "full"
-    now[0] = rooms.IDLE_S + 1  # the first room has expired, the other four not yet
-    assert rooms.open_room(store, QUESTIONS, client="late")[0].code
+    now[0] = poll.IDLE_S + 1  # the first room has expired, the other four not yet
+    assert poll.open_room(store, QUESTIONS, client="late")[0].code
     assert store.room(first.code) is None
 
 
-def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote_on(store, monkeypatch):
-    room, secret = rooms.open_room(store, QUESTIONS)
-    n = rooms.VOTERS_PER_CLIENT
+def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote_on(store):
+    room, secret = poll.open_room(store, QUESTIONS)
+    n = poll.VOTERS_PER_CLIENT  # today's, the default
     cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client="laptop") for i in range(n + 2)]
     assert cast == [COUNTED] * n + ["crowded"] * 2
     assert store.count(room.code, 0, 1) == n  # the refused voters were not counted
@@ -237,13 +243,13 @@ def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote
     press(store, room.code, secret, "again")
     assert store.vote(room.code, "v1", 0, 2, "1", client="laptop") == COUNTED  # the same voters, a new round
     assert store.vote(room.code, "v99", 0, 2, "1", client="laptop") == "crowded"
-    other, _ = rooms.open_room(store, QUESTIONS)
+    other, _ = poll.open_room(store, QUESTIONS)
     assert store.vote(other.code, "v99", 0, 1, "1", client="laptop") == COUNTED  # another room counts apart
 
 
-def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_holds(store, monkeypatch):
-    monkeypatch.setattr(rooms, "VOTERS_PER_ADDRESS", 4)
-    room, _ = rooms.open_room(store, QUESTIONS)
+def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_holds(make_store):
+    store = make_store(voters_per_address=4)
+    room, _ = poll.open_room(store, QUESTIONS)
     cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client=f"fresh{i}", address="10.0.0.1") for i in range(5)]
     assert cast == [COUNTED] * 4 + ["network"]
     assert store.vote(room.code, "v0", 0, 1, "0", client="fresh9", address="10.0.0.1") == CHANGED
@@ -252,23 +258,23 @@ def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_hol
     assert store.count(room.code, 0, 1) == 6
 
 
-def test_blobs_are_kept_by_key_within_a_visitors_quota_and_a_second_store_of_the_same_key_is_free(store):
+def test_blobs_are_kept_by_key_within_a_clients_quota_and_a_second_store_of_the_same_key_is_free(store):
     assert store.get_blob("abc") is None
     assert store.put_blob("abc", b"x" * 60, "ann", quota=100)
     assert store.get_blob("abc") == b"x" * 60
     assert store.put_blob("abc", b"x" * 60, "ann", quota=100)  # the same content again costs nothing
     assert not store.put_blob("def", b"y" * 60, "ann", quota=100)  # 120 > 100
     assert store.get_blob("def") is None
-    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another visitor's quota
+    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another client's quota
 
 
 def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
-    room, secret = rooms.open_room(store, QUESTIONS)
-    now[0] = rooms.IDLE_S - 1
+    room, secret = poll.open_room(store, QUESTIONS)
+    now[0] = poll.IDLE_S - 1
     assert press(store, room.code, secret, "reveal") is not None  # a write: another IDLE_S from here
-    now[0] += rooms.IDLE_S - 1
+    now[0] += poll.IDLE_S - 1
     assert store.room(room.code) is not None
     now[0] += 2
     assert store.room(room.code) is None
@@ -277,24 +283,24 @@ def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
 
 def test_redis_keys_carry_a_time_to_live(redis_server):
     store = RedisStore(redis_server.url, prefix="ttl:")
-    room, _ = rooms.open_room(store, QUESTIONS, client="ann", address="10.0.0.1")
+    room, _ = poll.open_room(store, QUESTIONS, client="ann", address="10.0.0.1")
     store.vote(room.code, "ann", 0, 1, "1", client="ann", address="10.0.0.1")
     store.put_blob("k", b"data", "ann", quota=100)
     client = store._redis
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
     # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob, quota
     assert len(client.keys("ttl:*")) == 9
-    assert 0 < ttl["opened"] <= rooms.OPEN_WINDOW_S and 0 < ttl["seen"] <= rooms.IDLE_S
-    assert all(0 < t <= max(rooms.IDLE_S, rooms.BLOB_TTL_S) for t in ttl.values()), ttl
+    assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
+    assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
     assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl("ttl:opened:a:10.0.0.1") > 0
     assert client.ttl(f"ttl:seen:{room.code}:c:ann") > 0 and client.ttl(f"ttl:seen:{room.code}:a:10.0.0.1") > 0
 
 
 def test_redis_opening_counters_keep_their_window_from_the_first_room(redis_server):
     store = RedisStore(redis_server.url, prefix="window:")
-    rooms.open_room(store, QUESTIONS, client="ann")
+    poll.open_room(store, QUESTIONS, client="ann")
     store._redis.expire("window:opened:c:ann", 5)  # as if the first room was opened an hour ago, less 5 s
-    rooms.open_room(store, QUESTIONS, client="ann")
+    poll.open_room(store, QUESTIONS, client="ann")
     assert 0 < store._redis.ttl("window:opened:c:ann") <= 5  # a later room does not extend the window
     assert store._redis.get("window:opened:c:ann") == b"2"
 
@@ -302,55 +308,57 @@ def test_redis_opening_counters_keep_their_window_from_the_first_room(redis_serv
 def test_an_unreachable_redis_raises_store_down_quickly_and_voting_resumes_when_it_is_back():
     with redis_harness.running() as server:
         store = RedisStore(server.url, prefix="down:")
-        room, _secret = rooms.open_room(store, QUESTIONS)
+        room, _secret = poll.open_room(store, QUESTIONS)
         assert store.vote(room.code, "ann", 0, 1, "1") == COUNTED
         server.stop()
-        with pytest.raises(rooms.StoreDown):
+        with pytest.raises(StoreDown):
             store.vote(room.code, "bob", 0, 1, "1")
-        with pytest.raises(rooms.StoreDown):
+        with pytest.raises(StoreDown):
             store.room(room.code)
         server.start()  # the same port, an empty Redis (no persistence in tests)
-        fresh, _ = rooms.open_room(store, QUESTIONS)
+        fresh, _ = poll.open_room(store, QUESTIONS)
         assert store.vote(fresh.code, "bob", 0, 1, "1") == COUNTED
 
 
-def test_codes_are_39_bits_of_an_unambiguous_alphabet_and_links_are_read_leniently():
-    assert len(rooms.CODE_ALPHABET) ** rooms.CODE_LENGTH > 2**38
-    assert not set("01OIL") & set(rooms.CODE_ALPHABET)
-    code = rooms.new_code()
-    assert rooms.valid_code(code.lower()) == code
-    assert rooms.valid_code(f"{code[:4]}-{code[4:]}") == code
-    for bad in ("", "ABC", "ABCDEFG0", None, 12345678, "A" * 9, "<script>", "ABCD EFG" * 10):
-        assert rooms.valid_code(bad) is None
+def test_a_stores_caps_are_todays_numbers_unless_given_and_a_misspelt_one_is_refused():
+    assert Caps() == MemoryStore().caps
+    today = {"idle_s": 6 * 3600, "max_voters": 2000, "voters_per_client": 5, "voters_per_address": 500}
+    today |= {"rooms_per_client": 10, "rooms_per_address": 60, "max_rooms": 10_000, "open_window_s": 3600}
+    today |= {"rate_votes": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600, "quota_window_s": 3600}
+    assert {name: getattr(Caps(), name) for name in today} == today
+    assert MemoryStore(max_voters=3).caps == Caps(max_voters=3)
+    with pytest.raises(TypeError):
+        MemoryStore(max_voter=3)  # a typo in a caller's limits must not leave today's number in force
 
 
-def test_a_collision_draws_another_code(monkeypatch):
-    store = MemoryStore()
-    taken, _ = rooms.open_room(store, QUESTIONS)
-    draws = iter([taken.code, "ZZZZZZZZ"])
-    monkeypatch.setattr(rooms, "new_code", lambda: next(draws))
-    room, _ = rooms.open_room(store, QUESTIONS)
-    assert room.code == "ZZZZZZZZ" and store.room(taken.code) == taken
+def test_from_env_builds_either_backend_with_the_caps_it_is_given(redis_server):
+    memory = from_env({}, max_voters=1)
+    redis = from_env({"LNVIZ_REDIS_URL": redis_server.url}, max_voters=1)
+    assert isinstance(memory, MemoryStore) and isinstance(redis, RedisStore)
+    for store in (memory, redis):
+        room, _ = poll.open_room(store, QUESTIONS)
+        assert [store.vote(room.code, v, 0, 1, "1") for v in ("ann", "bob")] == [COUNTED, "full"]
 
 
-def test_the_join_links_qr_code_is_a_self_contained_svg_on_a_white_ground():
-    from lnviz.figures.qr import qr_svg
-
-    svg = qr_svg("https://lnviz.example/class?room=K7PMQ2XD")
-    assert svg.startswith("<svg") and 'xmlns="http://www.w3.org/2000/svg"' in svg
-    assert "href" not in svg and "http://www.w3.org/2000/svg" in svg  # nothing fetched from elsewhere
-    assert "#fff" in svg.lower() and "<title>" in svg
-    assert qr_svg("a") != qr_svg("b")
+def test_a_store_with_a_small_rate_floods_past_it_and_a_small_voters_per_client_crowds_past_it(make_store):
+    store = make_store(rate_votes=2, voters_per_client=2)
+    room, _ = poll.open_room(store, QUESTIONS)
+    assert [store.vote(room.code, "ann", 0, 1, "1") for _ in range(3)] == [COUNTED, CHANGED, "flood"]
+    cast = [store.vote(room.code, v, 0, 1, "1", client="laptop") for v in ("bob", "cat", "dan")]
+    assert cast == [COUNTED, COUNTED, "crowded"]
 
 
-def test_the_join_links_qr_code_is_drawn_once_per_link(monkeypatch):
-    from lnviz.figures import qr
-
-    drawn = []
-    make = qr.segno.make
-    monkeypatch.setattr(qr.segno, "make", lambda *a, **k: drawn.append(a) or make(*a, **k))
-    qr.qr_svg.cache_clear()
-    first = qr.qr_svg("https://lnviz.example/class?room=ABCDEFGH")
-    assert qr.qr_svg("https://lnviz.example/class?room=ABCDEFGH") is first
-    qr.qr_svg("https://lnviz.example/class?room=HGFEDCBA")
-    assert len(drawn) == 2
+def test_redis_keys_live_as_long_as_the_stores_caps_say(redis_server):
+    caps = {"idle_s": 500, "rate_window_s": 40, "open_window_s": 300, "blob_ttl_s": 700, "quota_window_s": 200}
+    store = RedisStore(redis_server.url, prefix="caps:", **caps)
+    room, secret = poll.open_room(store, QUESTIONS, client="ann")
+    store.vote(room.code, "ann", 0, 1, "1", client="ann")
+    store.put_blob("k", b"data", "ann", quota=100)
+    r = store._redis
+    expected = {f"caps:room:{room.code}": 500, f"caps:votes:{room.code}:0:1": 500, f"caps:rate:{room.code}:ann": 40}
+    expected |= {f"caps:seen:{room.code}:c:ann": 500, "caps:opened:c:ann": 300, "caps:blob:k": 700}
+    expected |= {"caps:quota:ann": 200}
+    assert {key: r.ttl(key) for key in expected} == pytest.approx(expected, abs=2)
+    r.expire(f"caps:room:{room.code}", 5)
+    press(store, room.code, secret, "reveal")  # a presenter's action renews the room for idle_s
+    assert 400 < r.ttl(f"caps:room:{room.code}") <= 500

@@ -1,0 +1,212 @@
+"""The class poll's rules: a room, its rounds, who presents it, and the sentences a refusal is said in.
+
+A *room* is one live run of the class poll: a lecture's run of questions. The
+presenter holds its secret; the students hold its code. Each question is asked
+in round 1 and, after **Ask again** (peer instruction), round 2. A round is
+*asking* until the presenter reveals it. Its votes are a map voter → choice, so
+a changed answer replaces the earlier one and never adds to it. A voter is an
+opaque random id (a cookie of the browser's, :mod:`ui.classroom`); nothing else
+about a person is kept. The presenter's secret is kept only as its SHA-256.
+
+Where rooms and votes are kept, atomically and with an expiry, is
+:mod:`lnviz.serving.store`; it applies these rules. The numbers below are its
+defaults (:class:`lnviz.serving.store.Caps`).
+
+One visitor can neither fill the store nor a class's round. A *client* is a
+browser (:func:`lnviz.serving.limits.client_key`, the hash of its XSRF
+cookie) and an *address* the one its connection comes from, when the app
+knows it; the caller passes both, "" for unknown (no limit on that one).
+
+- Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
+  :data:`OPEN_WINDOW_S`, an address :data:`ROOMS_PER_ADDRESS` (many lecturers
+  may share a campus's address); the in-process store holds at most
+  :data:`MAX_ROOMS` rooms at once. In Redis the window's counters are what
+  bounds the rooms, each of which expires after :data:`IDLE_S`.
+- Voting: a client may vote as :data:`VOTERS_PER_CLIENT` voter ids in one room
+  (a shared classroom computer serves a few students), an address as
+  :data:`VOTERS_PER_ADDRESS` (a class behind one NAT address), so a script
+  that mints voter cookies can't take a round's :data:`MAX_VOTERS` places.
+  A script that also discards its browser cookie is a new client each
+  time; only the address limit holds it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, replace
+from typing import Protocol
+
+IDLE_S = 6 * 3600  # a room and its votes expire this long after their last write
+CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector and typed on a phone
+CODE_LENGTH = 8  # 31**8 ≈ 8.5e11 codes: 39 bits
+RATE_VOTES, RATE_WINDOW_S = 30, 60  # a voter may send this many votes per window in one room; a flood is refused
+MAX_VOTERS = 2000  # voters one round counts; a new voter past them is refused (a room is a class, not the internet)
+VOTERS_PER_CLIENT = 5  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
+VOTERS_PER_ADDRESS = 500  # voter ids one address may vote as in a room: a class behind one NAT address
+ROOMS_PER_CLIENT, OPEN_WINDOW_S = 10, 3600  # rooms one browser may open per window: a lecturer's every section
+ROOMS_PER_ADDRESS = 60  # rooms one address may open per window: a campus of lecturers behind one NAT address
+MAX_ROOMS = 10_000  # rooms the in-process store holds at once; a new one past them is refused
+ACTIONS = ("reveal", "again", "next", "close")
+
+# What a vote came to: counted (a first vote), changed (replaced this voter's vote), or why it was refused.
+COUNTED, CHANGED = "counted", "changed"
+REFUSED = {
+    "unknown": "There is no room with this code, or it has expired.",
+    "closed": "The presenter has closed this room.",
+    "moved": "The presenter has moved on to another question: this one no longer takes answers.",
+    "revealed": "The answers to this question have been revealed: it no longer takes answers.",
+    "flood": "Too many answers in a short time: wait a minute, then answer again.",
+    "full": "This round has as many voters as a room takes.",
+    "crowded": f"This browser has already answered as {VOTERS_PER_CLIENT} different voters in this room, the most "
+    "one device may: answer from your own phone.",
+    "network": f"{VOTERS_PER_ADDRESS} voters from your network have already answered in this room, the most one "
+    "address may.",
+}
+# What opening a room came to: CREATED, "taken" (the code is another room's: draw again), or why it was refused.
+CREATED = "created"
+OPEN_REFUSED = {
+    "many": f"You have opened {ROOMS_PER_CLIENT} rooms in the last hour, the most one browser may. A room stays "
+    "open for 6 idle hours: go back to one you opened, or start another within the hour.",
+    "network": f"{ROOMS_PER_ADDRESS} rooms have been opened from your network in the last hour, the most one "
+    "address may. Try again within the hour.",
+    "full": "This server holds as many class rooms as it can just now. Try again later.",
+}
+
+
+class OpenRefused(RuntimeError):
+    """A room was not opened: too many lately from this client or address, or the store is full.
+
+    ``why`` is a key of :data:`OPEN_REFUSED`; the message is its sentence.
+    """
+
+    def __init__(self, why: str) -> None:
+        super().__init__(OPEN_REFUSED[why])
+        self.why = why
+
+
+@dataclass(frozen=True)
+class Room:
+    """A room's state: which question (``index`` into ``questions``), which round (1 or 2), and its phase.
+
+    ``phase`` is "ask" (votes are taken), "reveal" (the round's answers are
+    shown) or "done" (past the last question). ``version`` grows with every
+    presenter action, so a poll that sees it unchanged has nothing to redraw.
+    """
+
+    code: str
+    questions: tuple[str, ...]
+    index: int = 0
+    round: int = 1
+    phase: str = "ask"
+    closed: bool = False
+    version: int = 0
+    secret_sha: str = ""
+
+    @property
+    def question(self) -> str | None:
+        """The id of the question asked now; None past the last one."""
+        return self.questions[self.index] if self.index < len(self.questions) else None
+
+    def after(self, action: str) -> Room | None:
+        """This room after the presenter's ``action``; None where the action does not apply now.
+
+        reveal: an asking round is revealed. again: a revealed first round is
+        asked a second time. next: the next question's first round (or "done"
+        past the last). close: the room takes nothing more.
+        """
+        if self.closed:
+            return None
+        if action == "reveal" and self.phase == "ask":
+            return replace(self, phase="reveal", version=self.version + 1)
+        if action == "again" and self.phase == "reveal" and self.round == 1:
+            return replace(self, round=2, phase="ask", version=self.version + 1)
+        if action == "next" and self.phase != "done":
+            index = self.index + 1
+            phase = "ask" if index < len(self.questions) else "done"
+            return replace(self, index=index, round=1, phase=phase, version=self.version + 1)
+        if action == "close":
+            return replace(self, closed=True, version=self.version + 1)
+        return None
+
+    def to_fields(self) -> dict[str, str]:
+        return {
+            "questions": ",".join(self.questions),
+            "index": str(self.index),
+            "round": str(self.round),
+            "phase": self.phase,
+            "closed": "1" if self.closed else "0",
+            "version": str(self.version),
+            "secret_sha": self.secret_sha,
+        }
+
+    @classmethod
+    def from_fields(cls, code: str, fields: Mapping[str, str]) -> Room:
+        return cls(
+            code=code,
+            questions=tuple(q for q in fields["questions"].split(",") if q),
+            index=int(fields["index"]),
+            round=int(fields["round"]),
+            phase=fields["phase"],
+            closed=fields["closed"] == "1",
+            version=int(fields["version"]),
+            secret_sha=fields["secret_sha"],
+        )
+
+
+def sha(secret: str) -> str:
+    return hashlib.sha256(secret.encode()).hexdigest()
+
+
+def new_code(randbelow: Callable[[int], int] = secrets.randbelow) -> str:
+    """A room code: :data:`CODE_LENGTH` characters of :data:`CODE_ALPHABET`, from the system's CSPRNG."""
+    return "".join(CODE_ALPHABET[randbelow(len(CODE_ALPHABET))] for _ in range(CODE_LENGTH))
+
+
+def valid_code(text: object) -> str | None:
+    """``text`` as a room code (upper case, spaces and dashes dropped), or None if it can't be one."""
+    if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
+        return None
+    code = text.upper().replace(" ", "").replace("-", "")
+    return code if len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code) else None
+
+
+class Opens(Protocol):
+    """What :func:`open_room` needs of a store: :class:`lnviz.serving.store.Store` is one."""
+
+    def create(self, room: Room, client: str = "", address: str = "") -> str: ...
+
+
+def open_room(store: Opens, questions: tuple[str, ...], client: str = "", address: str = "") -> tuple[Room, str]:
+    """A new room with a fresh code, and its secret (which is stored only as its SHA-256), opened by ``client``
+    from ``address``. Raises :class:`OpenRefused` past their limits or with the store full."""
+    secret = secrets.token_urlsafe(24)
+    for _ in range(16):
+        room = Room(new_code(), questions, secret_sha=sha(secret))
+        outcome = store.create(room, client, address)
+        if outcome == CREATED:
+            return room, secret
+        if outcome in OPEN_REFUSED:
+            raise OpenRefused(outcome)
+    raise RuntimeError("16 random room codes in a row were taken")  # 39 bits: never, unless the CSPRNG is broken
+
+
+def presenter_of(room: Room, secret: str | None) -> bool:
+    """Whether ``secret`` is this room's (compared in constant time)."""
+    return bool(secret) and hmac.compare_digest(room.secret_sha, sha(secret or ""))
+
+
+def refusal(room: Room | None, index: int, round: int) -> str | None:
+    """Why a vote for question ``index``, round ``round``, is not taken in ``room`` now (a key of :data:`REFUSED`),
+    or None. The Redis store's vote script makes the same checks."""
+    if room is None:
+        return "unknown"
+    if room.closed:
+        return "closed"
+    if room.index != index or room.round != round:
+        return "moved"
+    if room.phase != "ask":
+        return "revealed"
+    return None

@@ -1,0 +1,399 @@
+"""The shared key-value store: what outlives a session, kept in this process's memory or in Redis for every replica.
+
+It keeps the class poll's rooms, rounds and votes (:mod:`lnviz.serving.poll` holds the rules it applies) and blobs,
+the bytes a visitor shares by a link (:mod:`lnviz.serving.own_share`). One interface, :class:`Store`, two backends:
+:class:`MemoryStore`, the embedded default, this process only (``make run``); :class:`RedisStore`, when
+``LNVIZ_REDIS_URL`` is set, shared by every replica and kept across a restart of the app.
+
+Every write is atomic (a lock here, one Lua script in Redis), and everything expires: a room and its votes
+``idle_s`` after their last write, a blob ``blob_ttl_s`` after it was last stored. Those numbers and the poll's
+limits are a store's :class:`Caps`, keyword arguments of either backend.
+
+Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:{code}:{index}:{round}`` (a hash:
+voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in the last ``rate_window_s``),
+``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
+the room), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
+``open_window_s``), ``blob:{id}`` (bytes: a grid shared by a link) and ``quota:{client}`` (a counter: bytes a
+client, a browser, stored in the last ``quota_window_s``).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Protocol
+
+from lnviz.serving import poll
+from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
+
+BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
+QUOTA_WINDOW_S = 3600  # the bytes a client stored count against its quota for this long
+
+
+@dataclass(frozen=True)
+class Caps:
+    """How long a store keeps things, and how much it lets a class, a browser (client) and an address do: keyword
+    arguments of both backends (``MemoryStore(max_voters=3)``), by default the poll's numbers and the blobs' above."""
+
+    idle_s: int = poll.IDLE_S
+    rate_votes: int = poll.RATE_VOTES
+    rate_window_s: int = poll.RATE_WINDOW_S
+    max_voters: int = poll.MAX_VOTERS
+    voters_per_client: int = poll.VOTERS_PER_CLIENT
+    voters_per_address: int = poll.VOTERS_PER_ADDRESS
+    rooms_per_client: int = poll.ROOMS_PER_CLIENT
+    open_window_s: int = poll.OPEN_WINDOW_S
+    rooms_per_address: int = poll.ROOMS_PER_ADDRESS
+    max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
+    blob_ttl_s: int = BLOB_TTL_S
+    quota_window_s: int = QUOTA_WINDOW_S
+
+
+class StoreDown(RuntimeError):
+    """The shared store can't be reached now (Redis down or unreachable)."""
+
+
+class Store(Protocol):
+    """Rooms, votes and blobs, the same on both backends (``tests/test_store.py`` runs both), within its ``caps``."""
+
+    caps: Caps
+
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        """Store a new room opened by ``client`` from ``address`` ("": unknown, not limited): :data:`CREATED`,
+        "taken" if its code is another room's (the caller draws another), or a key of :data:`poll.OPEN_REFUSED`.
+        Only a room created counts against the opener's ``rooms_per_client`` and ``rooms_per_address``."""
+
+    def room(self, code: str) -> Room | None:
+        """The room ``code``, or None if there is none (never made, or expired)."""
+
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
+        """The presenter's ``action`` (:data:`poll.ACTIONS`), if ``secret`` is the room's, the room is still at
+        ``version`` (the one the presenter's page drew) and the action applies there: the room after it; None
+        otherwise, with nothing changed. So a double click, a second tab or a second replica that drew the same
+        version moves the room once."""
+
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        """``voter``'s answer ``choice`` to question ``index``, round ``round``, sent by ``client`` from ``address``
+        ("": unknown, not limited): :data:`COUNTED`, :data:`CHANGED` or a key of :data:`poll.REFUSED`. Taken only
+        while that round is asking, and only from a client (an address) that has voted as fewer than
+        ``voters_per_client`` (``voters_per_address``) other voters in this room."""
+
+    def votes(self, code: str, index: int, round: int) -> dict[str, str]:
+        """Every vote of a round: voter → choice."""
+
+    def count(self, code: str, index: int, round: int) -> int:
+        """How many voters have answered in a round (one read, for the presenter's poll)."""
+
+    def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
+        """``voter``'s answer in a round, or None."""
+
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False if ``client`` (a browser) has stored ``quota`` bytes in
+        the last ``quota_window_s`` already. Storing a key again renews it and costs nothing."""
+
+    def get_blob(self, key: str) -> bytes | None:
+        """The bytes under ``key``, or None once expired or never stored."""
+
+
+class MemoryStore:
+    """The embedded default: this process's memory, one lock. Expiry as Redis's: reset by each write."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, **caps: int) -> None:
+        self.caps = Caps(**caps)
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._data: dict[str, tuple[float, object]] = {}  # key -> (expires at, value)
+
+    def _get(self, key: str) -> object | None:
+        found = self._data.get(key)
+        if found is None or found[0] > self._clock():
+            return None if found is None else found[1]
+        del self._data[key]
+        return None
+
+    def _set(self, key: str, value: object, ttl_s: float) -> None:
+        self._data[key] = (self._clock() + ttl_s, value)
+        if len(self._data) % 256 == 0:
+            self._sweep()
+
+    def _sweep(self) -> None:
+        now = self._clock()
+        for key in [k for k, (at, _) in self._data.items() if at <= now]:
+            del self._data[key]
+
+    def _incr(self, key: str, ttl_s: float) -> None:
+        """Add 1 to the counter ``key``; a new counter expires in ``ttl_s``, a running one keeps its expiry (INCR)."""
+        found = self._get(key)
+        if isinstance(found, int):
+            self._data[key] = (self._data[key][0], found + 1)
+        else:
+            self._set(key, 1, ttl_s)
+
+    def _rooms(self) -> int:
+        self._sweep()
+        return sum(key.startswith("room:") for key in self._data)
+
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        caps = self.caps
+        openers = [(f"opened:c:{client}", caps.rooms_per_client, "many")] if client else []
+        openers += [(f"opened:a:{address}", caps.rooms_per_address, "network")] if address else []
+        with self._lock:
+            for key, limit, why in openers:
+                opened = self._get(key)
+                if isinstance(opened, int) and opened >= limit:
+                    return why
+            if self._get(f"room:{room.code}") is not None:
+                return "taken"
+            if len(self._data) >= caps.max_rooms and self._rooms() >= caps.max_rooms:  # fewer keys: fewer rooms
+                return "full"
+            self._set(f"room:{room.code}", room, caps.idle_s)
+            for key, _, _ in openers:
+                self._incr(key, caps.open_window_s)
+            return CREATED
+
+    def room(self, code: str) -> Room | None:
+        with self._lock:
+            found = self._get(f"room:{code}")
+            return found if isinstance(found, Room) else None
+
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
+        with self._lock:
+            room = self._get(f"room:{code}")
+            if not isinstance(room, Room) or not presenter_of(room, secret) or room.version != version:
+                return None
+            changed = room.after(action)
+            if changed is not None:
+                self._set(f"room:{code}", changed, self.caps.idle_s)
+            return changed
+
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        caps = self.caps
+        senders = [(f"seen:{code}:c:{client}", caps.voters_per_client, "crowded")] if client else []
+        senders += [(f"seen:{code}:a:{address}", caps.voters_per_address, "network")] if address else []
+        with self._lock:
+            room = self._get(f"room:{code}")
+            refused = refusal(room if isinstance(room, Room) else None, index, round)
+            if refused:
+                return refused
+            rate_key = f"rate:{code}:{voter}"
+            sent = self._get(rate_key)
+            if isinstance(sent, int) and sent >= caps.rate_votes:
+                return "flood"
+            self._incr(rate_key, caps.rate_window_s)
+            seen = {}
+            for seen_key, limit, why in senders:
+                found = self._get(seen_key)
+                seen[seen_key] = found if isinstance(found, set) else set()
+                if voter not in seen[seen_key] and len(seen[seen_key]) >= limit:
+                    return why
+            key = f"votes:{code}:{index}:{round}"
+            votes = self._get(key)
+            votes = dict(votes) if isinstance(votes, dict) else {}
+            if voter not in votes and len(votes) >= caps.max_voters:
+                return "full"
+            outcome = CHANGED if voter in votes else COUNTED
+            votes[voter] = choice
+            self._set(key, votes, caps.idle_s)
+            for seen_key, voters in seen.items():
+                voters.add(voter)
+                self._set(seen_key, voters, caps.idle_s)
+            return outcome
+
+    def votes(self, code: str, index: int, round: int) -> dict[str, str]:
+        with self._lock:
+            found = self._get(f"votes:{code}:{index}:{round}")
+            return dict(found) if isinstance(found, dict) else {}
+
+    def count(self, code: str, index: int, round: int) -> int:
+        return len(self.votes(code, index, round))
+
+    def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
+        return self.votes(code, index, round).get(voter)
+
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+        with self._lock:
+            if self._get(f"blob:{key}") is None:
+                used = self._get(f"quota:{client}")
+                used = used if isinstance(used, int) else 0
+                if used + len(data) > quota:
+                    return False
+                self._set(f"quota:{client}", used + len(data), self.caps.quota_window_s)
+            self._set(f"blob:{key}", bytes(data), self.caps.blob_ttl_s)
+            return True
+
+    def get_blob(self, key: str) -> bytes | None:
+        with self._lock:
+            found = self._get(f"blob:{key}")
+            return found if isinstance(found, bytes) else None
+
+
+# A new room, unless the opener's counters are at their limits or its code is taken; a room created counts
+# once in each. KEYS: room, the client's counter, the address's. ARGV: ttl, window, the client's limit, the
+# address's (0: not counted, the opener is unknown), then the room's fields as name, value pairs.
+_CREATE_LUA = """
+local limits, refusals = {tonumber(ARGV[3]), tonumber(ARGV[4])}, {'many', 'network'}
+for i = 1, 2 do
+  if limits[i] > 0 and tonumber(redis.call('GET', KEYS[i + 1]) or '0') >= limits[i] then return refusals[i] end
+end
+if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
+for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[1])
+for i = 1, 2 do
+  if limits[i] > 0 and redis.call('INCR', KEYS[i + 1]) == 1 then redis.call('EXPIRE', KEYS[i + 1], ARGV[2]) end
+end
+return 'created'
+"""
+# The vote, atomically: the same checks as poll.refusal and MemoryStore.vote, in one script.
+# KEYS: room, votes, rate, the client's voters, the address's voters. ARGV: voter, index, round, choice, idle ttl,
+# rate votes, rate window, max voters, voters per client, voters per address (0: the sender is unknown).
+_VOTE_LUA = """
+local r = redis.call('HMGET', KEYS[1], 'index', 'round', 'phase', 'closed')
+if not r[1] then return 'unknown' end
+if r[4] == '1' then return 'closed' end
+if r[1] ~= ARGV[2] or r[2] ~= ARGV[3] then return 'moved' end
+if r[3] ~= 'ask' then return 'revealed' end
+local sent = redis.call('INCR', KEYS[3])
+if sent == 1 then redis.call('EXPIRE', KEYS[3], ARGV[7]) end
+if sent > tonumber(ARGV[6]) then return 'flood' end
+local limits, refusals = {tonumber(ARGV[9]), tonumber(ARGV[10])}, {'crowded', 'network'}
+for i = 1, 2 do
+  local seen = KEYS[i + 3]
+  if limits[i] > 0 and redis.call('SISMEMBER', seen, ARGV[1]) == 0 and redis.call('SCARD', seen) >= limits[i] then
+    return refusals[i]
+  end
+end
+local known = redis.call('HEXISTS', KEYS[2], ARGV[1])
+if known == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[8]) then return 'full' end
+redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
+redis.call('EXPIRE', KEYS[2], ARGV[5])
+for i = 1, 2 do
+  if limits[i] > 0 then
+    redis.call('SADD', KEYS[i + 3], ARGV[1])
+    redis.call('EXPIRE', KEYS[i + 3], ARGV[5])
+  end
+end
+if known == 1 then return 'changed' end
+return 'counted'
+"""
+# The presenter's action, atomically: compare and set on the version the presenter's page drew (which act has
+# already found the room at), so two presses of that page, or two pages at that version, move the room once.
+# KEYS: room. ARGV: expected version, then the new room's fields as name, value pairs, then the ttl last.
+_ACT_LUA = """
+if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
+local n = #ARGV
+for i = 2, n - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+redis.call('EXPIRE', KEYS[1], ARGV[n])
+return 1
+"""
+# Store a blob if the client's quota allows. KEYS: blob, quota. ARGV: data, size, quota, blob ttl, quota window.
+_BLOB_LUA = """
+if redis.call('EXISTS', KEYS[1]) == 0 then
+  local used = tonumber(redis.call('GET', KEYS[2]) or '0')
+  if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
+  redis.call('INCRBY', KEYS[2], ARGV[2])
+  if redis.call('TTL', KEYS[2]) < 0 then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
+end
+redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
+return 1
+"""
+
+
+class RedisStore:
+    """Redis (``LNVIZ_REDIS_URL``): every replica sees the same rooms; each write one atomic command or script.
+
+    A Redis that can't be reached raises :class:`StoreDown` within about a
+    second, so a page can say so instead of hanging.
+    """
+
+    def __init__(self, url: str, prefix: str = "lnviz:", **caps: int) -> None:
+        import redis
+
+        self.caps = Caps(**caps)
+        self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self._redis = redis.Redis.from_url(
+            url, socket_timeout=1.0, socket_connect_timeout=1.0, health_check_interval=15, decode_responses=False
+        )
+        self._p = prefix
+        self._create = self._redis.register_script(_CREATE_LUA)
+        self._vote = self._redis.register_script(_VOTE_LUA)
+        self._act = self._redis.register_script(_ACT_LUA)
+        self._blob = self._redis.register_script(_BLOB_LUA)
+
+    def _call(self, fn: Callable[[], object]) -> object:
+        try:
+            return fn()
+        except self._errors as error:
+            raise StoreDown(str(error)) from error
+
+    def create(self, room: Room, client: str = "", address: str = "") -> str:
+        keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
+        caps = self.caps
+        args: list[object] = [caps.idle_s, caps.open_window_s, caps.rooms_per_client if client else 0]
+        args.append(caps.rooms_per_address if address else 0)
+        args += [part for field in room.to_fields().items() for part in field]
+        return _text(self._call(lambda: self._create(keys=keys, args=args)))
+
+    def room(self, code: str) -> Room | None:
+        fields = self._call(lambda: self._redis.hgetall(f"{self._p}room:{code}"))
+        if not fields:
+            return None
+        return Room.from_fields(code, {k.decode(): v.decode() for k, v in fields.items()})
+
+    def act(self, code: str, secret: str, action: str, version: int) -> Room | None:
+        room = self.room(code)
+        if room is None or not presenter_of(room, secret) or room.version != version:
+            return None
+        changed = room.after(action)
+        if changed is None:
+            return None
+        args = [str(version)]
+        args += [part for field in changed.to_fields().items() for part in field]
+        args.append(str(self.caps.idle_s))
+        key = f"{self._p}room:{code}"
+        return changed if self._call(lambda: self._act(keys=[key], args=args)) else None
+
+    def vote(
+        self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        keys = [f"{self._p}room:{code}", f"{self._p}votes:{code}:{index}:{round}", f"{self._p}rate:{code}:{voter}"]
+        keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
+        caps = self.caps
+        args = [voter, str(index), str(round), choice, caps.idle_s, caps.rate_votes, caps.rate_window_s]
+        args += [caps.max_voters, caps.voters_per_client if client else 0, caps.voters_per_address if address else 0]
+        return _text(self._call(lambda: self._vote(keys=keys, args=args)))
+
+    def votes(self, code: str, index: int, round: int) -> dict[str, str]:
+        found = self._call(lambda: self._redis.hgetall(f"{self._p}votes:{code}:{index}:{round}"))
+        return {k.decode(): v.decode() for k, v in found.items()}
+
+    def count(self, code: str, index: int, round: int) -> int:
+        return int(self._call(lambda: self._redis.hlen(f"{self._p}votes:{code}:{index}:{round}")))
+
+    def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
+        found = self._call(lambda: self._redis.hget(f"{self._p}votes:{code}:{index}:{round}", voter))
+        return found.decode() if isinstance(found, bytes) else None
+
+    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+        keys = [f"{self._p}blob:{key}", f"{self._p}quota:{client}"]
+        args = [data, len(data), quota, self.caps.blob_ttl_s, self.caps.quota_window_s]
+        return bool(self._call(lambda: self._blob(keys=keys, args=args)))
+
+    def get_blob(self, key: str) -> bytes | None:
+        found = self._call(lambda: self._redis.get(f"{self._p}blob:{key}"))
+        return found if isinstance(found, bytes) else None
+
+
+def _text(reply: object) -> str:
+    return reply.decode() if isinstance(reply, bytes) else str(reply)
+
+
+def from_env(environ: Mapping[str, str], **caps: int) -> Store:
+    """Redis when ``LNVIZ_REDIS_URL`` is set, else this process's memory; either within ``caps`` (:class:`Caps`)."""
+    url = environ.get("LNVIZ_REDIS_URL", "").strip()
+    return RedisStore(url, **caps) if url else MemoryStore(**caps)
