@@ -1,9 +1,10 @@
 """The only places lnviz reads or writes Streamlit's private state (Streamlit 1.67).
 
 Each is a workaround for Streamlit behaviour that has no public switch. If a
-Streamlit upgrade moves an attribute, :func:`check` says which, and
-``tests/test_streamlit_private.py`` fails on it, instead of the workaround
-silently doing nothing.
+Streamlit upgrade moves an attribute, :func:`check` says which (from the objects
+themselves: :data:`USES` has one probe per use), the server logs it on its first
+run (:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it,
+instead of the workaround silently doing nothing.
 """
 
 from __future__ import annotations
