@@ -12,8 +12,8 @@ regenerates them and fails when the committed files differ, so they cannot go st
   (LN, the window's columns) and column (BN, the window's rows), what a step of the walkthrough shows there.
 - ``steps.json``: Python's stage steps (:func:`lnviz.labs.walkthrough.stage_steps`) for a few grids and cells,
   which model.js ``steps`` must build from table.js the same way.
-- lnviz/web/stage/table.js (not a fixture: the stage loads it): the step table itself,
-  :func:`lnviz.labs.walkthrough.stage_table`, as an ES module.
+- lnviz/web/stage/table.js (not a fixture: the stage loads it): the step table itself, written by its
+  generator in lnviz, :mod:`lnviz.labs.walkthrough.table_js`, which this calls.
 - ``numbers.json``: the number formats both languages share, each value as the payload carries it
   (a JSON number, or "NaN", "Infinity", "-Infinity") with its text: ``format_number`` (a URL, the ε
   range), ``short`` (a cell, with 2 or 1 decimals), ``exact`` (a tooltip) and ``control`` (γ's and β's
@@ -33,12 +33,12 @@ import torch.nn.functional as F
 from lnviz import text
 from lnviz.labs import explorer, walkthrough
 from lnviz.labs.explorer import stage
+from lnviz.labs.walkthrough import table_js
 from lnviz.maths import data
 from lnviz.text import format_number
 from lnviz.views import state
 
 FOLDER = Path(__file__).resolve().parents[1] / "tests" / "js" / "fixtures"
-TABLE = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage" / "table.js"
 
 
 def _strict(value: Any) -> Any:
@@ -175,17 +175,6 @@ def step_cases() -> list[dict[str, Any]]:
     ]
 
 
-def table_module() -> str:
-    """lnviz/web/stage/table.js: the step table as an ES module, from :func:`lnviz.labs.walkthrough.stage_table`."""
-    table = json.dumps(walkthrough.stage_table(), allow_nan=False, ensure_ascii=False, indent=1)
-    return (
-        "// The app's one step table, from lnviz.labs.walkthrough.stage_table: edit the Python, then run\n"
-        "// `python -m harness.stage_fixtures`, which writes this file (tests/test_stage_fixtures.py fails when\n"
-        "// it is stale). A file, so the browser caches it with the stage's others, not sent with every run.\n"
-        f"export default {table};\n"
-    )
-
-
 def build() -> dict[str, Any]:
     """Every fixture, by file name."""
     return {
@@ -201,8 +190,7 @@ def dumps(value: Any) -> str:
 
 
 def main() -> None:
-    TABLE.write_text(table_module(), encoding="utf-8")
-    print(f"wrote {TABLE}")
+    print(f"wrote {table_js.write()}")
     FOLDER.mkdir(parents=True, exist_ok=True)
     for name, value in build().items():
         (FOLDER / name).write_text(dumps(value), encoding="utf-8")

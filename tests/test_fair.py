@@ -136,7 +136,7 @@ def square(x: int) -> int:
 @pytest.mark.parametrize("env, expected", [({}, "browser 1234"), ({"LNVIZ_LIMITS": "off"}, None)])
 def test_the_page_kit_charges_each_miss_to_the_runs_client_unless_the_limits_are_off(monkeypatch, env, expected):
     spy = Spy()
-    monkeypatch.setattr(kit, "RESULTS", spy)
+    monkeypatch.setattr(kit, "results", lambda: spy)
     monkeypatch.setattr(heavy, "client", lambda: "browser 1234")
     monkeypatch.delenv("LNVIZ_LIMITS", raising=False)
     for name, value in env.items():
@@ -147,4 +147,4 @@ def test_the_page_kit_charges_each_miss_to_the_runs_client_unless_the_limits_are
 
 
 def test_the_page_kits_cache_takes_fair_turns_at_the_misses_limit():
-    assert isinstance(kit.RESULTS.misses, FairSlots) and kit.RESULTS.misses.slots == budget.MISSES_AT_ONCE
+    assert isinstance(kit.results().misses, FairSlots) and kit.results().misses.slots == budget.MISSES_AT_ONCE

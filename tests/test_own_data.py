@@ -208,7 +208,8 @@ def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypat
     from lnviz.serving import budget
     from ui import page as kit
 
-    monkeypatch.setattr(kit, "RESULTS", budget.ByteLRU(64 * 2**20))
+    cache = budget.ByteLRU(64 * 2**20)
+    monkeypatch.setattr(kit, "results", lambda: cache)
     normalize, calls = explorer.normalize, []
 
     def counted(x, eps):

@@ -21,7 +21,8 @@ def grid(seed: int, size: int) -> torch.Tensor:
 
 @pytest.fixture
 def page(monkeypatch):
-    monkeypatch.setattr(kit, "RESULTS", budget.ByteLRU(16 * MIB))
+    cache = budget.ByteLRU(16 * MIB)
+    monkeypatch.setattr(kit, "results", lambda: cache)
     CALLS.clear()
     return kit.Page.__new__(kit.Page)  # compute needs no drawn page
 
@@ -29,8 +30,8 @@ def page(monkeypatch):
 def test_forty_distinct_links_hold_at_most_the_budget(page):
     for seed in range(40):  # each 2 MiB, as a 1024 x 1024 result is 32 MiB against 256
         assert page.compute(grid, seed, 512, shared=True)[0, 0] == seed
-        assert kit.RESULTS.bytes <= 16 * MIB
-    assert len(kit.RESULTS) == 7
+        assert kit.results().bytes <= 16 * MIB
+    assert len(kit.results()) == 7
     page.compute(grid, 39, 512, shared=True)
     assert CALLS.count(39) == 1  # still held
 
@@ -57,4 +58,4 @@ def test_tensors_are_refused_as_arguments(page):
 
 def test_the_default_budget_is_256_mib_and_the_environment_sets_it():
     assert budget.budget_from_env({}, budget.CACHE_ENV, budget.CACHE_MIB) == 256 * MIB
-    assert kit.RESULTS.budget == budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB)
+    assert kit.results().budget == budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB)

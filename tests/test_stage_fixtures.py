@@ -13,6 +13,7 @@ import json
 import math
 
 from harness import stage_fixtures
+from lnviz.labs.walkthrough import table_js
 
 
 def same(a, b, path: str = "") -> str | None:
@@ -54,5 +55,6 @@ def test_a_stale_fixture_is_caught():
 
 def test_the_stages_step_table_is_the_one_python_writes_now():
     """lnviz/web/stage/table.js is written from lnviz.labs.walkthrough.stage_table: an edit of the words or the
-    lights in Python, not followed by ``python -m harness.stage_fixtures``, fails here."""
-    assert stage_fixtures.TABLE.read_text(encoding="utf-8") == stage_fixtures.table_module()
+    lights in Python, not followed by ``python -m lnviz.labs.walkthrough.table_js``, fails here."""
+    assert table_js.PATH == stage_fixtures.FOLDER.parents[2] / "lnviz" / "web" / "stage" / "table.js"
+    assert table_js.PATH.read_text(encoding="utf-8") == table_js.module()

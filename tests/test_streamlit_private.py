@@ -4,14 +4,115 @@ import asyncio
 import json
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from types import SimpleNamespace
 
+import pytest
 from conftest import run_page
+from streamlit.components.v2.bidi_component import main as bidi_main
+from streamlit.components.v2.bidi_component import serialization as bidi_serialization
+from streamlit.runtime import backend_operation_handler
+from streamlit.runtime.app_session import AppSession
+from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.runtime.session_manager import ActiveSessionInfo
+from streamlit.runtime.state.query_params import QueryParams
+from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+from streamlit.web.server.starlette import starlette_server_config
 
 from ui import streamlit_private
 
 
 def test_streamlit_still_has_the_private_attributes():
     assert streamlit_private.check() == []
+
+
+def _without_field(monkeypatch, cls, name):
+    fields = {k: v for k, v in cls.__dataclass_fields__.items() if k != name}
+    monkeypatch.setattr(cls, "__dataclass_fields__", fields)
+
+
+# Each private use (how check() names it), and a Streamlit that lost it.
+GONE = [
+    pytest.param("PagesManager.uses_pages_directory", lambda mp: mp.delattr(PagesManager, "uses_pages_directory")),
+    pytest.param("the link snapshot", lambda mp: _without_field(mp, QueryParams, "_initial_query_params")),
+    pytest.param(
+        "AppSession._handle_clear_cache_request",
+        lambda mp: mp.delattr(AppSession, "_handle_clear_cache_request"),
+        id="clear_cache handler gone",
+    ),
+    pytest.param(
+        "AppSession._handle_clear_cache_request",
+        lambda mp: mp.setattr(AppSession, "handle_backmsg", lambda self, msg: None),
+        id="clear_cache handler no longer called",
+    ),
+    pytest.param(
+        "bidi_component.main.deserialize_trigger_list", lambda mp: mp.delattr(bidi_main, "deserialize_trigger_list")
+    ),
+    pytest.param(
+        "bidi_component.serialization.deserialize_trigger_list",
+        lambda mp: mp.delattr(bidi_serialization, "deserialize_trigger_list"),
+    ),
+    pytest.param("backend_operation_handler._LOGGER", lambda mp: mp.delattr(backend_operation_handler, "_LOGGER")),
+    pytest.param("AppSession.request_rerun", lambda mp: mp.delattr(AppSession, "request_rerun")),
+    pytest.param("Runtime._session_mgr", lambda mp: _without_field(mp, ActiveSessionInfo, "session")),
+    pytest.param(
+        "Runtime.uploaded_file_mgr.file_storage",
+        lambda mp: mp.setattr(MemoryUploadedFileManager, "__init__", lambda self, endpoint: None),
+    ),
+    pytest.param(
+        "MemoryUploadedFileManager.add_file",
+        lambda mp: mp.delattr(MemoryUploadedFileManager, "add_file"),
+        id="add_file gone",
+    ),
+    pytest.param(
+        "MemoryUploadedFileManager.add_file",
+        lambda mp: mp.delattr(MemoryUploadedFileManager, "remove_file"),
+        id="remove_file gone",
+    ),
+    pytest.param("the XSRF cookie's name", lambda mp: mp.delattr(starlette_server_config, "XSRF_COOKIE_NAME")),
+]
+
+
+@pytest.mark.parametrize("use, lose", GONE)
+def test_check_names_a_private_use_this_streamlit_lost(monkeypatch, use, lose):
+    lose(monkeypatch)
+    (missing,) = streamlit_private.check()
+    assert missing.startswith(use), missing
+
+
+def test_every_private_use_has_a_case_above():
+    cases = {p.values[0] for p in GONE}
+    assert all(any(use.startswith(case) for case in cases) for use in streamlit_private.USES)
+
+
+def test_each_upload_is_admitted_before_streamlit_stores_it(monkeypatch):
+    from streamlit import runtime
+
+    mgr = MemoryUploadedFileManager("/_stcore/upload_file")
+    monkeypatch.setattr(runtime, "exists", lambda: True)
+    monkeypatch.setattr(runtime, "get_instance", lambda: SimpleNamespace(uploaded_file_mgr=mgr))
+    uploads = streamlit_private.uploads()
+    assert uploads.files is mgr.file_storage
+    asked: list[tuple[str, int]] = []
+
+    def admit(session_id, file):
+        asked.append((session_id, len(file.data)))
+        if len(file.data) > 3:
+            raise ValueError("too big")
+
+    assert streamlit_private.before_each_upload(admit)
+    assert streamlit_private.before_each_upload(lambda session_id, file: None)  # the first one stays
+    mgr.add_file("s1", UploadedFileRec("f1", "a.csv", "text/csv", b"1,2"))
+    with pytest.raises(ValueError, match="too big"):
+        mgr.add_file("s1", UploadedFileRec("f2", "b.csv", "text/csv", b"1,2,3"))
+    assert asked == [("s1", 3), ("s1", 5)] and list(uploads.files["s1"]) == ["f1"]
+    uploads.remove("s1", "f1")
+    assert uploads.files["s1"] == {}
+
+
+def test_without_a_server_nothing_is_installed():
+    assert streamlit_private.uploads() is None
+    assert not streamlit_private.before_each_upload(lambda session_id, file: None)
 
 
 def test_an_infinite_seed_in_a_link_leaves_the_page_working():
@@ -86,3 +187,17 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
         logger.removeHandler(keep)
     assert answer.error_msg == "Failed to generate file for download"
     assert lines == ["A download was refused: Busy: 1 heavy action is running. Try again in 4 s."]
+
+
+def test_the_first_run_of_a_process_logs_each_lacking_use(monkeypatch, caplog):
+    from ui import boot
+
+    monkeypatch.setattr(boot, "_router_checked", False)
+    monkeypatch.setattr(streamlit_private, "check", lambda: ["PagesManager.uses_pages_directory"])
+    monkeypatch.setattr(streamlit_private, "leave_legacy_pages_mode", lambda: False)
+    with caplog.at_level(logging.WARNING, logger="ui.boot"):
+        boot.router()
+        boot.router()  # once per process
+    assert [r.getMessage() for r in caplog.records] == [
+        "This Streamlit lacks a private use lnviz relies on: PagesManager.uses_pages_directory"
+    ]

@@ -1,6 +1,8 @@
 """Once per process and once per run: what the app sets up before a page draws, called explicitly.
 
-Nothing in ``ui`` does work when it is imported. The router (``router.py``) calls
+Nothing in ``ui`` does work when it is imported: what exists once per process is a
+zero-argument ``functools.cache`` function, built on its first call (tests/test_purity.py
+imports every ``ui`` module in a fresh interpreter to check). The router (``router.py``) calls
 :func:`router` before anything else, and every page's :meth:`ui.page.Page.start`
 calls it again, for the one run that does not go through the router (below).
 The page kit calls :func:`before_controls` before a page's first control.
@@ -9,6 +11,7 @@ The page kit calls :func:`before_controls` before a page's first control.
 from __future__ import annotations
 
 import gc
+import logging
 import sys
 
 import streamlit as st
@@ -20,7 +23,10 @@ _frozen = False
 
 
 def router() -> None:
-    """Once per process: make sure the first run goes through the router.
+    """Once per process: say which private Streamlit uses this Streamlit lacks, and make sure the first run goes
+    through the router.
+
+    A lacking use (:func:`ui.streamlit_private.check`) is logged as a warning: its workaround does nothing here.
 
     The first run of a fresh server may be in Streamlit's legacy ``pages/``
     folder mode, which would run a deep-linked page without ``router.py``. That
@@ -32,6 +38,8 @@ def router() -> None:
     if _router_checked:
         return
     _router_checked = True
+    for use in streamlit_private.check():
+        logging.getLogger(__name__).warning("This Streamlit lacks a private use lnviz relies on: %s", use)
     if streamlit_private.leave_legacy_pages_mode():
         st.rerun()
 

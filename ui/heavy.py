@@ -34,7 +34,6 @@ from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
 
-_install_lock = threading.Lock()
 PAGE_WAIT_S = 300.0  # how long a page waits in the queue for a heavy action's turn, telling its place
 DOWNLOAD_WAIT_S = 10.0  # how long a download's build waits for its turn (a browser's request is waiting too)
 DOWNLOAD_SHARE_S = 5.0  # what a download is expected to take at most, for "try again in N s"
@@ -194,35 +193,24 @@ def install_upload_quota() -> bool:
     Returns whether the quota is in place (False without a running server,
     as under AppTest).
     """
-    from streamlit import runtime
-
-    if not runtime.exists():
+    uploaded = streamlit_private.uploads()
+    if uploaded is None:
         return False
-    mgr = runtime.get_instance().uploaded_file_mgr
-    with _install_lock:
-        if getattr(mgr, "_lnviz_quota", False):
-            return True
-        storage = getattr(mgr, "file_storage", None)
-        if not isinstance(storage, dict):
-            return False  # not the in-memory store this knows how to count
-        quota, add_file, remove_file = _upload_quota(), mgr.add_file, mgr.remove_file
+    quota, storage, remove_file = _upload_quota(), uploaded.files, uploaded.remove
 
-        def add_file_within_quota(session_id: str, file: Any) -> None:
-            held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
-            total = upload_share.make_room(
-                storage, session_id, len(file.data), quota.limits.upload_total_bytes, remove_file
-            )
-            try:
-                drop = quota.admit(session_id, len(file.data), held, total)
-            except limits.QuotaExceeded as refused:
-                from starlette.exceptions import HTTPException
+    def admit(session_id: str, file: Any) -> None:
+        held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
+        total = upload_share.make_room(
+            storage, session_id, len(file.data), quota.limits.upload_total_bytes, remove_file
+        )
+        try:
+            drop = quota.admit(session_id, len(file.data), held, total)
+        except limits.QuotaExceeded as refused:
+            from starlette.exceptions import HTTPException
 
-                wait = f" Try again in {refused.retry_after_s} s." if refused.retry_after_s else ""
-                raise HTTPException(status_code=429, detail=f"{refused}{wait}") from None
-            for fid in drop:
-                remove_file(session_id, fid)
-            add_file(session_id, file)
+            wait = f" Try again in {refused.retry_after_s} s." if refused.retry_after_s else ""
+            raise HTTPException(status_code=429, detail=f"{refused}{wait}") from None
+        for fid in drop:
+            remove_file(session_id, fid)
 
-        mgr.add_file = add_file_within_quota
-        mgr._lnviz_quota = True
-    return True
+    return streamlit_private.before_each_upload(admit)

@@ -9,6 +9,9 @@ Next, the focus stays on it, and the clicker must go on working.
 
 from __future__ import annotations
 
+import functools
+from typing import Any
+
 import streamlit as st
 
 _JS = """
@@ -30,10 +33,14 @@ export default function (component) {
 }
 """
 
-_component = st.components.v2.component("lnviz_step_keys", js=_JS)
+
+@functools.cache
+def _component() -> Any:
+    """The listener's component, registered once per process, on the first run that mounts it."""
+    return st.components.v2.component("lnviz_step_keys", js=_JS)
 
 
 def step_keys(key: str) -> int:
     """Mount the listener; the step the keyboard asked for in this run: +1, −1, or 0."""
-    result = _component(key=key, on_move_change=lambda: None)
+    result = _component()(key=key, on_move_change=lambda: None)
     return int(getattr(result, "move", None) or 0)

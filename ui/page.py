@@ -39,6 +39,7 @@ methods that need them import them.
 from __future__ import annotations
 
 import copy
+import functools
 import os
 import sys
 from collections.abc import Callable, Iterator
@@ -68,10 +69,15 @@ T = TypeVar("T")
 # Link parameters that are not controls but belong to the view. Every share link also carries
 # the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
-# Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.serving.budget).
-RESULTS: budget.ByteLRU = budget.ByteLRU(
-    budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
-)
+
+
+@functools.cache
+def results() -> budget.ByteLRU:
+    """Every page's computed results, in this process: bounded by bytes, least recently used out
+    (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
+    return budget.ByteLRU(
+        budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
+    )
 
 
 class Page:
@@ -206,7 +212,7 @@ class Page:
         every session gets the same object (large tensors, never mutated)
         instead of a copy. Fails as :meth:`run` does.
 
-        The cache is the process's :data:`RESULTS`, bounded by bytes, not
+        The cache is the process's :func:`results`, bounded by bytes, not
         entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
         visitor's "clear caches" cannot empty it for everyone. A miss waits
@@ -226,14 +232,15 @@ class Page:
             *((k, _plain(v)) for k, v in sorted(kwargs.items())),
         )
         who = heavy.client() if limits.Limits.from_env(os.environ, 1).enabled else None
-        if gate and key not in RESULTS:
+        cache = results()
+        if gate and key not in cache:
             with heavy.heavy(gate) as ticket:
                 if ticket is None:  # "Busy, try again in N s" is on the page
                     self.finish()
                     st.stop()
-                value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+                value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         else:
-            value = self.run(RESULTS.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+            value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:

@@ -18,6 +18,7 @@ cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 import streamlit as st
@@ -29,8 +30,12 @@ from ui import mode
 # Its element carries the class st-key-live_stage; "stage" is already a URL parameter.
 KEY = "live_stage"
 
-# Paths relative to the asset_dir: the JS is an ES module that imports its siblings.
-_component = st.components.v2.component("lnviz.stage", js="index.js", css="stage.css")
+
+@functools.cache
+def _component() -> Any:
+    """The stage's component, registered once per process, on the first run that draws it."""
+    # Paths relative to the asset_dir: the JS is an ES module that imports its siblings.
+    return st.components.v2.component("lnviz.stage", js="index.js", css="stage.css")
 
 
 def _set(values: dict[str, Any]) -> None:
@@ -100,7 +105,7 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
         "walk": walk,
         "formula": formula,
     }
-    _component(
+    _component()(
         key=KEY,
         data=data,
         on_scrub_change=_on_scrub,

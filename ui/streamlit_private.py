@@ -1,15 +1,18 @@
 """The only places lnviz reads or writes Streamlit's private state (Streamlit 1.67).
 
 Each is a workaround for Streamlit behaviour that has no public switch. If a
-Streamlit upgrade moves an attribute, :func:`check` says which, and
-``tests/test_streamlit_private.py`` fails on it, instead of the workaround
-silently doing nothing.
+Streamlit upgrade moves an attribute, :func:`check` says which (from the objects
+themselves: :data:`USES` has one probe per use), the server logs it on its first
+run (:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it,
+instead of the workaround silently doing nothing.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -145,13 +148,6 @@ def quiet_refused_downloads(refused: type[BaseException]) -> None:
         logger.addFilter(_OneLine(refused))
 
 
-def _calls(function: Callable[..., Any], name: str) -> bool:
-    try:
-        return name in inspect.getsource(function)
-    except (OSError, TypeError):
-        return False
-
-
 def _session(session_id: str) -> AppSession | None:
     from streamlit.runtime import Runtime
 
@@ -193,38 +189,195 @@ def rerun_session(session_id: str) -> bool:
     return True
 
 
-def check() -> list[str]:
-    """The private attributes above that this Streamlit no longer has (empty when all are there)."""
-    missing = []
-    if not hasattr(PagesManager, "uses_pages_directory"):
-        missing.append("PagesManager.uses_pages_directory")
-    fields: dict[str, Any] = getattr(QueryParams, "__dataclass_fields__", {})
-    if "_initial_query_params" not in fields:
-        missing.append("QueryParams._initial_query_params")
-    if not _calls(AppSession.handle_backmsg, "_handle_clear_cache_request"):
-        missing.append("AppSession._handle_clear_cache_request, called for a clear_cache BackMsg")
-    if not _calls(bidi_component.BidiComponentMixin._bidi_component, "deserializer=deserialize_trigger_list"):
-        missing.append("bidi_component.main.deserialize_trigger_list, looked up when a component is drawn")
-    if not callable(getattr(bidi_serialization, "deserialize_trigger_list", None)):
-        missing.append("bidi_component.serialization.deserialize_trigger_list")
-    handler = getattr(backend_operation_handler, "DeferredFileHandler", None)
-    if not isinstance(getattr(backend_operation_handler, "_LOGGER", None), logging.Logger) or not (
-        handler and _calls(handler.handle, "_LOGGER.exception")
-    ):
-        missing.append("backend_operation_handler._LOGGER, where a failed download's build is logged")
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.session_manager import ActiveSessionInfo
+@dataclasses.dataclass(frozen=True)
+class Uploads:
+    """Streamlit's in-memory store of the files browsers uploaded, and how one is removed from it."""
 
-    if not callable(getattr(AppSession, "request_rerun", None)) or "_client_state" not in inspect.getsource(
-        AppSession.__init__
-    ):
-        missing.append("AppSession.request_rerun and AppSession._client_state, with which a room reruns its phones")
-    if "_session_mgr" not in inspect.getsource(Runtime.__init__) or "session" not in getattr(
-        ActiveSessionInfo, "__dataclass_fields__", {}
-    ):
-        missing.append("Runtime._session_mgr and ActiveSessionInfo.session, where a session is found by its id")
+    files: dict[str, dict[str, Any]]  # session id -> file id -> its record (UploadedFileRec: .data, the bytes)
+    remove: Callable[[str, str], None]  # remove(session_id, file_id)
+
+
+def uploads() -> Uploads | None:
+    """The server's uploaded files; None without a running server (AppTest), or with another store than the
+    in-memory one whose ``file_storage`` this reads."""
+    from streamlit import runtime
+
+    if not runtime.exists():
+        return None
+    mgr = runtime.get_instance().uploaded_file_mgr
+    files = getattr(mgr, "file_storage", None)
+    return Uploads(files, mgr.remove_file) if isinstance(files, dict) else None
+
+
+_upload_lock = threading.Lock()
+
+
+def before_each_upload(admit: Callable[[str, Any], None]) -> bool:
+    """Call ``admit(session_id, file)`` before the server stores each file a browser PUTs, once per process.
+
+    Streamlit has no hook there: this wraps the store's ``add_file``. ``admit``
+    may remove files (:attr:`Uploads.remove`) and raises to refuse the file (a
+    Starlette ``HTTPException`` is the browser's answer). Returns whether it is
+    in place: False where :func:`uploads` is None. A second call keeps the first ``admit``.
+    """
+    from streamlit import runtime
+
+    if uploads() is None:
+        return False
+    mgr = runtime.get_instance().uploaded_file_mgr
+    with _upload_lock:
+        if getattr(mgr, "_lnviz_admit", None) is None:
+            add_file = mgr.add_file
+
+            def add_file_admitted(session_id: str, file: Any) -> None:
+                admit(session_id, file)
+                add_file(session_id, file)
+
+            mgr.add_file = add_file_admitted
+            mgr._lnviz_admit = admit
+    return True
+
+
+# check(): each private use above, found through the objects themselves (attributes, signatures, dataclass
+# fields, the names a function's compiled code looks up), never by reading source text.
+
+
+def _loads(function: Any, name: str) -> bool:
+    """Whether ``function``'s own code looks ``name`` up when it runs (a global or an attribute)."""
+    code = getattr(inspect.unwrap(function), "__code__", None)
+    return code is not None and name in code.co_names
+
+
+def _takes(function: Any, *names: str) -> bool:
+    """Whether ``function`` is a method whose parameters after ``self`` are ``names``."""
+    return callable(function) and list(inspect.signature(function).parameters)[1:] == list(names)
+
+
+def _fields(cls: Any) -> set[str]:
+    return {f.name for f in dataclasses.fields(cls)}
+
+
+def _pages_directory() -> bool:
+    # None until a server's first session has looked for a pages/ folder, then a bool.
+    return "uses_pages_directory" in inspect.get_annotations(PagesManager) and hasattr(
+        PagesManager, "uses_pages_directory"
+    )
+
+
+def _link_snapshot() -> bool:
+    from streamlit.runtime.state.safe_session_state import SafeSessionState
+    from streamlit.runtime.state.session_state import SessionState
+
+    return (
+        "_state" in inspect.get_annotations(SafeSessionState)
+        and "query_params" in _fields(SessionState)
+        and "_initial_query_params" in _fields(QueryParams)
+    )
+
+
+def _clear_cache_handled() -> bool:
+    """A clear_cache BackMsg reaches ``AppSession._handle_clear_cache_request``: run with a stand-in session."""
+    from types import SimpleNamespace
+
+    from streamlit.proto.BackMsg_pb2 import BackMsg
+
+    if not callable(getattr(AppSession, "_handle_clear_cache_request", None)):
+        return False
+    asked: list[str] = []
+    session = SimpleNamespace(
+        _handle_clear_cache_request=lambda: asked.append("clear_cache"), handle_backmsg_exception=asked.append
+    )
+    AppSession.handle_backmsg(session, BackMsg(clear_cache=True))
+    return asked == ["clear_cache"]
+
+
+def _trigger_list_looked_up() -> bool:
+    return callable(getattr(bidi_component, "deserialize_trigger_list", None)) and _loads(
+        bidi_component.BidiComponentMixin._bidi_component, "deserialize_trigger_list"
+    )
+
+
+def _trigger_list_decoder() -> bool:
+    decode = getattr(bidi_serialization, "deserialize_trigger_list", None)
+    return callable(decode) and len(inspect.signature(decode).parameters) == 1  # decode(text)
+
+
+def _download_logger() -> bool:
+    handler = getattr(backend_operation_handler, "DeferredFileHandler", None)
+    return isinstance(getattr(backend_operation_handler, "_LOGGER", None), logging.Logger) and _loads(
+        handler.handle, "_LOGGER"
+    )
+
+
+def _rerun() -> bool:
+    from streamlit.proto.ClientState_pb2 import ClientState
+
+    cleared = {"fragment_id", "is_auto_rerun", "widget_states"}
+    return (
+        _takes(AppSession.request_rerun, "client_state")
+        and _loads(AppSession.__init__, "_client_state")
+        and cleared <= set(ClientState.DESCRIPTOR.fields_by_name)
+    )
+
+
+def _session_by_id() -> bool:
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.session_manager import ActiveSessionInfo, SessionManager
+
+    return (
+        _loads(Runtime.__init__, "_session_mgr")
+        and _takes(SessionManager.get_active_session_info, "session_id")
+        and "session" in _fields(ActiveSessionInfo)
+    )
+
+
+def _upload_store() -> bool:
+    from streamlit.runtime import Runtime
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
+    from streamlit.runtime.uploaded_file_manager import UploadedFileRec
+
+    return (
+        isinstance(getattr(Runtime, "uploaded_file_mgr", None), property)
+        and isinstance(MemoryUploadedFileManager("/_stcore/upload_file").file_storage, dict)
+        and "data" in UploadedFileRec._fields
+    )
+
+
+def _upload_hooks() -> bool:
+    from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager as Manager
+
+    return _takes(Manager.add_file, "session_id", "file") and _takes(Manager.remove_file, "session_id", "file_id")
+
+
+def _xsrf_cookie() -> bool:
     from streamlit.web.server.starlette import starlette_server_config
 
-    if getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) != XSRF_COOKIE:
-        missing.append(f"the XSRF cookie's name, {XSRF_COOKIE}")
+    return getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) == XSRF_COOKIE
+
+
+USES: dict[str, Callable[[], bool]] = {
+    "PagesManager.uses_pages_directory": _pages_directory,
+    "the link snapshot, SafeSessionState._state.query_params._initial_query_params": _link_snapshot,
+    "AppSession._handle_clear_cache_request, called for a clear_cache BackMsg": _clear_cache_handled,
+    "bidi_component.main.deserialize_trigger_list, looked up when a component is drawn": _trigger_list_looked_up,
+    "bidi_component.serialization.deserialize_trigger_list(text)": _trigger_list_decoder,
+    "backend_operation_handler._LOGGER, where a failed download's build is logged": _download_logger,
+    "AppSession.request_rerun and AppSession._client_state, with which a room reruns its phones": _rerun,
+    "Runtime._session_mgr and ActiveSessionInfo.session, where a session is found by its id": _session_by_id,
+    "Runtime.uploaded_file_mgr.file_storage, the in-memory store of uploaded files": _upload_store,
+    "MemoryUploadedFileManager.add_file and remove_file, where uploads are admitted": _upload_hooks,
+    f"the XSRF cookie's name, {XSRF_COOKIE}": _xsrf_cookie,
+}
+
+
+def check() -> list[str]:
+    """The private uses above that this Streamlit no longer supports (empty when all are there)."""
+    missing = []
+    for use, there in USES.items():
+        try:
+            ok = there()
+        except Exception:  # an attribute gone, a signature changed: that use is missing
+            ok = False
+        if not ok:
+            missing.append(use)
     return missing

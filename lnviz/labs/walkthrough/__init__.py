@@ -287,7 +287,7 @@ def stage_table() -> dict[str, Any]:
     ``{n}`` still to fill (:func:`stage_steps` fills them, and model.js ``steps`` the same way).
 
     The browser gets it as a file, lnviz/web/stage/table.js, written from this by
-    ``python -m harness.stage_fixtures`` (tests/test_stage_fixtures.py fails when it is stale): cached
+    ``python -m lnviz.labs.walkthrough.table_js`` (tests/test_stage_fixtures.py fails when it is stale): cached
     with the stage's other files, not sent again with every run's data. ``BN_ONE``: BN's words for a
     column of one value (B = 1).
     """

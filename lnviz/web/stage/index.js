@@ -23,6 +23,9 @@ import { hover, where } from "./view/tooltip.js";
 
 const stages = new WeakMap(); // parentElement -> the stage, kept across reruns
 
+// The stage's state (view/state.js) in the element Streamlit mounts it in; tests/js/state.test.mjs reads it.
+export const stageOf = (parentElement) => stages.get(parentElement);
+
 export default function (component) {
   const { parentElement, data, setTriggerValue } = component;
   let s = stages.get(parentElement);

@@ -1,6 +1,6 @@
 // The app's one step table, from lnviz.labs.walkthrough.stage_table: edit the Python, then run
-// `python -m harness.stage_fixtures`, which writes this file (tests/test_stage_fixtures.py fails when
-// it is stale). A file, so the browser caches it with the stage's others, not sent with every run.
+// `python -m lnviz.labs.walkthrough.table_js`, which writes this file (tests/test_stage_fixtures.py
+// fails when it is stale). A file, so the browser caches it with the stage's others, not sent with every run.
 export default {
  "LN": [
   {

@@ -6,7 +6,8 @@ import { count, span } from "../model.js";
 import { el } from "./dom.js";
 import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
-import { hover, showBands } from "./tooltip.js";
+import { stageState } from "./state.js";
+import { showBands } from "./tooltip.js";
 
 const CONTROLS = `
   <div class="scrubs" role="group" aria-label="γ, β and ε: the outputs follow while you drag"></div>
@@ -33,7 +34,7 @@ const CONTROLS = `
     </div>
   </div>`;
 
-// The stage's lasting parts (the grid, its controls, the tooltip) and its state, kept across reruns.
+// The stage's lasting parts (the grid, its controls, the tooltip) in its state (state.js), kept across reruns.
 export function create(parent) {
   const root = el("div", "stage", parent);
   root.setAttribute("role", "region");
@@ -47,22 +48,17 @@ export function create(parent) {
   tip.setAttribute("role", "tooltip");
   tip.id = "stage-tip";
   tip.hidden = true;
-  const s = {
-    root, grid, controls, tip, toggle: norms, norm: "ln",
-    // The scrubbed controls' ranges and values join these from the payload (view/controls.js).
-    scrubs: controls.querySelector(".scrubs"), input: { fixed: controls.querySelector("[name=fixed]") }, out: {},
-    play: controls.querySelector("[name=play]"),
-    caption: controls.querySelector(".caption"),
-    kept: controls.querySelector(".kept"), // what a change of B or H kept (index.js showResized)
-    formula: controls.querySelector(".formula"),
-    count: controls.querySelector(".count"),
-    meta: controls.querySelector(".meta"), // the colour switch, the badge and the legends
-    words: controls.querySelector(".words"), // the step's words and formula
+  const s = stageState();
+  Object.assign(s, {
+    root, grid, controls, tip, toggle: norms,
+    scrubs: controls.querySelector(".scrubs"), play: controls.querySelector("[name=play]"),
+    caption: controls.querySelector(".caption"), kept: controls.querySelector(".kept"),
+    formula: controls.querySelector(".formula"), count: controls.querySelector(".count"),
+    meta: controls.querySelector(".meta"), words: controls.querySelector(".words"),
     badge: controls.querySelector(".badge"),
     legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
-    shape: "", d: null, ctl: null, dragging: false, pending: null, geometry: {},
-    step: 0, timer: 0, hover: null,
-  };
+  });
+  s.input.fixed = controls.querySelector("[name=fixed]"); // the scrubbed controls' ranges join it (controls.js)
   // The stage fits below what is above it: lay out again when it, or the page, changes size.
   s.resized = new ResizeObserver(() => layout(s));
   s.resized.observe(root);
@@ -73,7 +69,10 @@ export function create(parent) {
 // The cells of one window, rebuilt only when its shape changes.
 export function build(s) {
   const { R, C } = s.d;
-  hover(s, null);
+  // No hover, and no bands yet: they are placed on the new cells (layout), never on the old ones, which a
+  // grown window's chosen cell may lie beyond.
+  s.hover = null;
+  s.tip.hidden = true;
   for (const e of [...s.grid.children]) if (![s.controls, s.toggle, s.meta, s.words].includes(e)) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
