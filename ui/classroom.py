@@ -28,6 +28,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import ipaddress
 import re
@@ -58,7 +59,12 @@ export default function ({ data }) {
   }
 }
 """
-_cookies = st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
+
+
+@functools.cache
+def _cookies() -> Any:
+    """The cookie setter, registered with Streamlit on first use: its mount registers it on each runtime anew."""
+    return st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
 
 
 def _cookie(name: str) -> str:
@@ -119,7 +125,7 @@ def keep_cookies() -> None:
     held = st.session_state.get("class_secret")
     if isinstance(held, dict):
         cookies.append([HOST_COOKIE, f"{held['code']}.{held['secret']}", COOKIE_S])
-    _cookies(key="class_cookies", data={"cookies": cookies})
+    _cookies()(key="class_cookies", data={"cookies": cookies})
 
 
 def poll(code: str, version: int | None, show_count: Any = None) -> None:
@@ -217,11 +223,14 @@ class Watcher:
                     del self._rooms[code]
 
 
-WATCHER = Watcher()
+@functools.cache
+def watcher() -> Watcher:
+    """This process's one watcher; its thread starts with the first phone it is handed."""
+    return Watcher()
 
 
 def watch(code: str, version: int) -> None:
     """Rerun this session's page once room ``code`` is past ``version`` (see :class:`Watcher`)."""
     ctx = get_script_run_ctx()
     if ctx is not None:
-        WATCHER.add(code, ctx.session_id, version)
+        watcher().add(code, ctx.session_id, version)
