@@ -10,7 +10,7 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures.qr import qr_svg
-from lnviz.labs.classroom import figures, questions
+from lnviz.labs.classroom import figures, poll, questions
 from lnviz.serving import rooms
 from ui import boot, classroom
 from ui import store as shared_store
@@ -58,7 +58,7 @@ def join() -> None:
         st.query_params["room"] = code
 
 
-def vote(code: str, room: rooms.Room, question: questions.Question) -> None:
+def vote(code: str, room: rooms.Room, question: poll.Question) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. The page then shows the answer the store holds, whatever this came to."""
     raw = st.session_state.get("answer")
@@ -131,13 +131,13 @@ def count_of(room: rooms.Room | None) -> None:
         )
 
 
-def rounds_of(room: rooms.Room, question: questions.Question) -> list[dict[str, int]]:
+def rounds_of(room: rooms.Room, question: poll.Question) -> list[dict[str, int]]:
     """Each revealed round's counts, round 1 first."""
     last = room.round if room.phase != "ask" else room.round - 1
-    return [questions.tally(question, store.votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
+    return [poll.tally(question, store.votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
 
 
-def chart(room: rooms.Room, question: questions.Question) -> None:
+def chart(room: rooms.Room, question: poll.Question) -> None:
     """The revealed rounds as a chart, and the same counts as text (``class_results``)."""
     rounds = rounds_of(room, question)
     page.chart(
@@ -149,14 +149,14 @@ def chart(room: rooms.Room, question: questions.Question) -> None:
         st.text(figures.results_text(question, rounds))
 
 
-def explain(question: questions.Question) -> None:
+def explain(question: poll.Question) -> None:
     """Why torch gives that answer, and the live view that shows it."""
     st.markdown(question.why)
     link = question.link + ("&present=1" if page.presenting else "")
     st.link_button("See why, live", link, icon=":material/play_circle:")
 
 
-def results(room: rooms.Room, question: questions.Question, mine: str | None) -> None:
+def results(room: rooms.Room, question: poll.Question, mine: str | None) -> None:
     """A phone after the reveal: its own answer, the class's as text, torch's, and why.
 
     No chart: every phone of the class reruns at the reveal, and a chart each cost a replica seconds of CPU
@@ -173,7 +173,7 @@ def results(room: rooms.Room, question: questions.Question, mine: str | None) ->
     explain(question)
 
 
-def ask(question: questions.Question, room: rooms.Room, large: bool = True) -> None:
+def ask(question: poll.Question, room: rooms.Room, large: bool = True) -> None:
     st.caption(f"Question {room.index + 1} of {len(room.questions)} · round {room.round}: {PHASE_NAMES[room.round]}")
     st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
 
@@ -263,16 +263,16 @@ def written(value: float) -> str:
     return f"{value:g}".replace("-", text.MINUS)
 
 
-def span(question: questions.Question) -> str:
+def span(question: poll.Question) -> str:
     """A number question's range in words: "from −10 to 10"."""
     return f"from {written(question.lo)} to {written(question.hi)}"
 
 
-def stored_widget_value(question: questions.Question, mine: str | None) -> int | float | None:
+def stored_widget_value(question: poll.Question, mine: str | None) -> int | float | None:
     return None if mine is None else int(mine) if question.kind == "choice" else float(mine)
 
 
-def back_from_outage(question: questions.Question, mine: str | None) -> None:
+def back_from_outage(question: poll.Question, mine: str | None) -> None:
     """After the store could not be reached: say that it is back and which answer of this phone's it holds."""
     if mine is None:
         held = "It holds no answer from this phone for this round: answer now, if you had not."
@@ -283,7 +283,7 @@ def back_from_outage(question: questions.Question, mine: str | None) -> None:
     st.info(f"The class's store is back. {held} This page shows what it holds.", icon=":material/cloud_done:")
 
 
-def answer_form(room: rooms.Room, question: questions.Question) -> None:
+def answer_form(room: rooms.Room, question: poll.Question) -> None:
     """A tap sends a choice; a guess is typed, with its range beside it, and sent by Send or Enter."""
     if question.kind == "choice":
         st.radio(
