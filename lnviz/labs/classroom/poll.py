@@ -30,6 +30,11 @@ def written(value: float) -> str:
     return f"{value:.4g}".replace("-", MINUS)
 
 
+def plain(value: float) -> str:
+    """A guess or a range's end as a person writes it (``:g``), with a real minus sign."""
+    return f"{value:g}".replace("-", MINUS)
+
+
 @dataclass(frozen=True)
 class Question:
     """One poll question and its right answer.
@@ -72,6 +77,11 @@ class Question:
             raise ValueError(f"{self.id}: answer {self.answer} is not a guess one could give in [{self.lo}, {self.hi}]")
         if self.decimals < 0 or not self.tolerance >= 0:
             raise ValueError(f"{self.id}: decimals and tolerance must be >= 0")
+
+    @property
+    def span(self) -> str:
+        """A number question's range in words: "from −10 to 10"."""
+        return f"from {plain(self.lo)} to {plain(self.hi)}"
 
     @property
     def answer_text(self) -> str:

@@ -139,3 +139,45 @@ QUESTIONS: dict[str, dict] = {
     # Its prompt and options are beside the model's numbers they name, in transformer_question.
     "transformer-largest-sigma": dict(kind="choice"),
 }
+
+# --- the class page -------------------------------------------------------------------------------------------
+
+INTRO = (
+    "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
+    "beside torch's only when the presenter reveals them."
+)
+TEACH = (
+    "Starts a room of {n} questions. Answers are anonymous: a random id in each browser's cookie, no name. A room "
+    "ends after 6 idle hours."
+)
+LOBBY_CAVEAT = "This link opens the class page. A room's own join link is on the presenter's screen."
+BAD_CODE = "A room code is 8 letters and digits, as the projector shows."
+BAD_LINK = "The link's room code can't be a room code: 8 letters and digits, as the projector shows."
+UNKNOWN = " Ask the presenter for the code, or start a room."  # after the store's own words for an unknown room
+KEPT = (
+    "What is kept: the room code, a random id in this browser's cookie, and each answer's choice, for 6 idle hours; "
+    "so that one device can't answer for a crowd, a hash of this browser's cookie and of its address, with the ids "
+    "it answered as. No name, no free text."
+)
+DOWN = (
+    "The class's shared store can't be reached just now, so answers can't be sent or shown. The rest of lnviz "
+    "works as usual. This page tries again every second and carries on by itself once the store is back."
+)
+PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
+CLOSED = "This room is closed. Start another from the class page."
+CLOSED_PHONE = "The presenter has closed this room."
+LAST = "That was the last question. Thank you!"
+COUNT_HELP = (
+    "How many phones have answered this round. What they answered stays hidden until you reveal it, so the first "
+    "answers don't sway the rest."
+)
+AGAIN_HELP = "Peer instruction: after neighbours have argued, the same question once more, shown beside the first."
+CHART_ALT = "The class's answers, each round, with torch's answer marked."
+SENT = "Your answer is in. You can change it until the reveal."
+OUT_OF_RANGE = "{guess} is outside this question's range, {span}: nothing was sent."
+NOT_AN_ANSWER = "That is not one of this question's answers."
+NOT_ANSWERED = "You did not answer this round."
+BACK = "The class's store is back. {held} This page shows what it holds."
+HELD_NONE = "It holds no answer from this phone for this round: answer now, if you had not."
+HELD_CHOICE = "It holds your answer **{letter}. {choice}**."
+HELD_GUESS = "It holds your guess **{guess}**."
