@@ -73,7 +73,8 @@ export default function ({ data }) {
 
 @functools.cache
 def _cookies() -> Any:
-    """The cookie setter, registered with Streamlit on first use: its mount registers it on each runtime anew."""
+    """The cookie setter, registered on first use; each mount registers it again on a runtime that lacks it (AppTest
+    makes one per test)."""
     return st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
 
 
@@ -162,8 +163,8 @@ def poll(code: str, version: int | None, show_count: Any = None) -> None:
 
 
 def say(kind: str, message: str) -> None:
-    """Have the next run say ``message`` (``st.error``, ``st.warning`` or ``st.success``, by ``kind``): a
-    callback's own output would be drawn above the page, and lost at the rerun."""
+    """From a callback: have the run that follows say ``message`` (``st.error``, ``st.warning`` or ``st.success``,
+    by ``kind``) where the page draws :func:`said`."""
     st.session_state["class_said"] = (kind, message)
 
 
