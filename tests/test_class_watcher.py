@@ -3,10 +3,16 @@ earlier version of it."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from pathlib import Path
+
 from lnviz.serving import poll
 from lnviz.serving.store import MemoryStore, StoreDown
 from ui import classroom
 from ui import store as shared_store
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_a_look_reruns_the_sessions_of_a_room_that_moved_on_and_only_those(monkeypatch):
@@ -66,3 +72,19 @@ def test_a_store_that_is_down_reruns_nobody(monkeypatch):
     watcher.add("ABCDEFGH", "a", 0)
     watcher.check()
     assert reran == [] and watcher.watched() == 1
+
+
+def test_importing_the_poll_registers_no_component_and_makes_no_watcher():
+    """ui/ does no work at import: the cookie setter is registered, and the watcher made, where they are first used."""
+    code = (
+        "import gc, streamlit as st\n"
+        "names = []\n"
+        "real = st.components.v2.component\n"
+        "st.components.v2.component = lambda name, **kw: names.append(name) or real(name, **kw)\n"
+        "from ui import classroom\n"
+        "print(names.count('lnviz_cookies'), sum(isinstance(o, classroom.Watcher) for o in gc.get_objects()))\n"
+        "classroom._cookies(), classroom._cookies()\n"
+        "print(names.count('lnviz_cookies'), classroom.watcher() is classroom.watcher())\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["0", "0", "1", "True"]  # and once used, one of each per process

@@ -264,3 +264,43 @@ def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only
     monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "10.1.2.3"))  # a proxy's, not a visitor's
     _answer(student(code), question, 1)
     assert fresh_store.count(code, 0, 1) == 3
+
+
+def test_each_presenter_button_can_be_pressed_exactly_where_its_action_applies(fresh_store):
+    presenter, code = presenter_opens_a_room()
+
+    def pressable() -> set[str]:
+        return {a for a in ("reveal", "again", "next", "close") if not button(presenter, a).disabled}
+
+    assert pressable() == {"reveal", "next", "close"}  # asking round 1
+    for action, then in (
+        ("reveal", {"again", "next", "close"}),  # round 1 revealed: ask again, or move on
+        ("again", {"reveal", "next", "close"}),  # asking round 2
+        ("reveal", {"next", "close"}),  # round 2 revealed: no third round
+    ):
+        button(presenter, action).click().run()
+        assert_no_exception(presenter)
+        assert pressable() == then, action
+    for _ in fresh_store.room(code).questions:
+        button(presenter, "next").click().run()
+    assert fresh_store.room(code).phase == "done" and pressable() == {"close"}
+    button(presenter, "close").click().run()
+    assert fresh_store.room(code).closed and not [b for b in presenter.button if (b.key or "").startswith("class_")]
+
+
+def test_a_press_whose_store_is_down_is_said_on_the_page_not_raised(fresh_store, monkeypatch):
+    presenter, code = presenter_opens_a_room()
+
+    def down(*args, **kwargs):
+        raise StoreDown("refused")
+
+    monkeypatch.setattr(fresh_store, "act", down)
+    button(presenter, "reveal").click().run()
+    assert_no_exception(presenter)
+    assert any("can't be reached" in e.value for e in presenter.error)
+    assert fresh_store.room(code).phase == "ask"
+    monkeypatch.setattr(poll, "open_room", down)
+    lobby = run_page(PAGE)
+    lobby.button(key="class_start").click().run()
+    assert_no_exception(lobby)
+    assert any("can't be reached" in e.value for e in lobby.error) and "room" not in lobby.query_params

@@ -16,8 +16,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from lnviz.labs import train_eval
-from lnviz.labs.classroom import figures, questions
-from lnviz.labs.classroom.questions import Question, bank, by_id, tally
+from lnviz.labs.classroom import figures, questions, text
+from lnviz.labs.classroom.question import LiveQuestion, Question, tally
+from lnviz.labs.classroom.questions import bank, by_id
 from lnviz.maths import data
 from lnviz.views import pages
 from lnviz.views.links import LINK_VERSION
@@ -453,3 +454,17 @@ def test_results_markdown_gives_each_choice_its_count_in_each_round_and_marks_th
         assert ("✓ right" in line) == (i == CHOICE.answer)
     number = figures.results_markdown(NUMBER, [tally(NUMBER, [RIGHT, "1.2", "1.2"])])
     assert "- 1.20 — 2 votes\n" in number and f"- {RIGHT} — 1 vote **✓ right**" in number
+
+
+def test_the_bank_is_the_text_modules_questions_in_its_order_each_with_its_words_filled_in():
+    assert [q.id for q in bank()] == list(text.QUESTIONS)
+    for q in bank():
+        assert q.kind == text.QUESTIONS[q.id]["kind"]
+        words = (q.prompt, *q.choices) + (() if isinstance(q, LiveQuestion) else (q.why,))  # a live why costs a model
+        assert all(w and "{" not in w and "}" not in w for w in words), q.id
+
+
+def test_words_without_a_question_to_compute_are_an_error_not_a_gap(monkeypatch):
+    monkeypatch.setitem(text.QUESTIONS, "no-such-question", dict(kind="choice"))
+    with pytest.raises(RuntimeError, match="no-such-question"):
+        questions.bank.__wrapped__()

@@ -24,21 +24,33 @@
   phones doing nothing.
 - :func:`poll` is that fragment, kept where it is cheap: the presenter's
   count (one session), and a page that could not reach the store.
+- A store that can't be reached is said, never raised: :func:`down_said` for a
+  press, :func:`down_shown` for the page's run (a banner, then a poll that
+  reruns the page once the store answers, and that run says it is back).
+- What the projector (:mod:`ui.projector`) and the phone (:mod:`ui.phone`)
+  both draw: the question (:func:`ask`), why (:func:`explain`), the revealed
+  rounds (:func:`rounds_of`) and what the last action came to (:func:`said`).
 """
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import hashlib
 import ipaddress
 import re
 import secrets
 import threading
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
+from lnviz.labs.classroom import text
+from lnviz.labs.classroom.question import Question, tally
+from lnviz.serving import poll
 from lnviz.serving.store import StoreDown
 from ui import heavy, streamlit_private
 from ui.store import store
@@ -58,7 +70,13 @@ export default function ({ data }) {
   }
 }
 """
-_cookies = st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
+
+
+@functools.cache
+def _cookies() -> Any:
+    """The cookie setter, registered on first use; each mount registers it again on a runtime that lacks it (AppTest
+    makes one per test)."""
+    return st.components.v2.component("lnviz_cookies", js=_COOKIE_JS)
 
 
 def _cookie(name: str) -> str:
@@ -119,10 +137,10 @@ def keep_cookies() -> None:
     held = st.session_state.get("class_secret")
     if isinstance(held, dict):
         cookies.append([HOST_COOKIE, f"{held['code']}.{held['secret']}", COOKIE_S])
-    _cookies(key="class_cookies", data={"cookies": cookies})
+    _cookies()(key="class_cookies", data={"cookies": cookies})
 
 
-def poll(code: str, version: int | None, show_count: Any = None) -> None:
+def follow(code: str, version: int | None, show_count: Any = None) -> None:
     """Every :data:`POLL_S`: rerun the page if the room changed since it was drawn at ``version``.
 
     ``version`` None: the page could not reach the store; rerun it once the
@@ -135,7 +153,7 @@ def poll(code: str, version: int | None, show_count: Any = None) -> None:
             room = store().room(code)
         except StoreDown:
             if version is not None:
-                st.warning(DOWN, icon=":material/cloud_off:")
+                st.warning(text.DOWN, icon=":material/cloud_off:")
             return
         if room is None or room.version != version:
             st.rerun(scope="app")
@@ -145,10 +163,72 @@ def poll(code: str, version: int | None, show_count: Any = None) -> None:
     st.fragment(check, run_every=POLL_S)()
 
 
-DOWN = (
-    "The class's shared store can't be reached just now, so answers can't be sent or shown. The rest of lnviz "
-    "works as usual. This page tries again every second and carries on by itself once the store is back."
-)
+def say(kind: str, message: str) -> None:
+    """From a callback: have the run that follows say ``message`` (``st.error``, ``st.warning`` or ``st.success``,
+    by ``kind``) where the page draws :func:`said`."""
+    st.session_state["class_said"] = (kind, message)
+
+
+def said() -> bool:
+    """What the last action came to, said once; whether there was anything to say."""
+    found = st.session_state.pop("class_said", None)
+    if found:
+        kind, message = found
+        getattr(st, kind)(message)
+    return bool(found)
+
+
+@contextlib.contextmanager
+def down_said() -> Iterator[None]:
+    """A press (a presenter's button, Start a room) whose store can't be reached: the next run says so."""
+    try:
+        yield
+    except StoreDown:
+        say("error", text.DOWN)
+
+
+def went_down() -> None:
+    """The store could not be reached, perhaps mid-write: the next run that reaches it says it is back."""
+    st.session_state["class_down"] = True
+
+
+def came_back() -> bool:
+    """Whether the store was down since this session's last run that reached it (see :func:`went_down`)."""
+    return st.session_state.pop("class_down", False)
+
+
+@contextlib.contextmanager
+def down_shown(code: str | None) -> Iterator[None]:
+    """The page's run, for room ``code``: if the store can't be reached, a banner instead of the room, and a poll
+    that reruns the page once the store answers."""
+    try:
+        yield
+    except StoreDown:
+        went_down()
+        st.error(text.DOWN, icon=":material/cloud_off:")
+        if code is not None:
+            poll(code, None)
+
+
+def ask(question: Question, room: poll.Room, large: bool = True) -> None:
+    """Which question and round this is, and the question: a heading, or bold text where room is short."""
+    st.caption(
+        f"Question {room.index + 1} of {len(room.questions)} · round {room.round}: {text.PHASE_NAMES[room.round]}"
+    )
+    st.markdown(f"### {question.prompt}" if large else f"**{question.prompt}**")
+
+
+def explain(question: Question, presenting: bool) -> None:
+    """Why torch gives that answer, and the live view that shows it (in lecture mode on the projector)."""
+    st.markdown(question.why)
+    st.link_button("See why, live", question.link + ("&present=1" if presenting else ""), icon=":material/play_circle:")
+
+
+def rounds_of(room: poll.Room, question: Question) -> list[dict[str, int]]:
+    """Each revealed round's counts, round 1 first."""
+    last = room.round if room.phase != "ask" else room.round - 1
+    votes = (store().votes(room.code, room.index, r).values() for r in range(1, last + 1))
+    return [tally(question, found) for found in votes]
 
 
 class Watcher:
@@ -217,11 +297,14 @@ class Watcher:
                     del self._rooms[code]
 
 
-WATCHER = Watcher()
+@functools.cache
+def watcher() -> Watcher:
+    """This process's one watcher; its thread starts with the first phone it is handed."""
+    return Watcher()
 
 
 def watch(code: str, version: int) -> None:
     """Rerun this session's page once room ``code`` is past ``version`` (see :class:`Watcher`)."""
     ctx = get_script_run_ctx()
     if ctx is not None:
-        WATCHER.add(code, ctx.session_id, version)
+        watcher().add(code, ctx.session_id, version)

@@ -1,4 +1,5 @@
-"""The class poll's pure parts: the question bank (:mod:`.questions`) and the results figure (:mod:`.figures`).
+"""The class poll's pure parts: a question and its votes (:mod:`.poll`), the question bank (:mod:`.questions`, its
+words :mod:`.text`) and the results figure (:mod:`.figures`).
 
 A lecturer asks one question, the students vote, and the class's answers are
 shown beside torch's. Every right answer here is computed with lnviz and torch

@@ -1,6 +1,6 @@
 """The reveal: the class's answers to one question beside torch's, as a figure and as plain text.
 
-``rounds`` holds one tally per round of voting (:func:`.questions.tally`), the
+``rounds`` holds one tally per round of voting (:func:`.poll.tally`), the
 first round first; a second round is drawn beside it. Rounds take
 :data:`lnviz.figures.theme.SERIES` colours, never a norm's: blue and
 vermillion mean LN and BN on every page. The second round's bars are also
@@ -17,7 +17,7 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lnviz.figures import plot, theme
-from lnviz.labs.classroom.questions import Question
+from lnviz.labs.classroom.question import Question
 
 ROUND_COLOURS = (theme.SERIES[0], theme.SERIES[1])  # black, wine
 RIGHT = "✓ right"

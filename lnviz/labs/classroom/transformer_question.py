@@ -1,7 +1,7 @@
 """The numbers of the poll question that the /transformer page answers live: which token has the largest σ.
 
 Its prompt and options are fixed text; :func:`answer` runs the pretrained
-model, and :class:`lnviz.labs.classroom.questions.LiveQuestion` calls it the
+model, and :class:`lnviz.labs.classroom.question.LiveQuestion` calls it the
 first time the answer is read (at the reveal), not when the bank is built:
 the /class page never waits for the model, nor imports ``transformers``,
 before a room reaches this question's reveal.
@@ -10,6 +10,8 @@ before a room reaches this question's reveal.
 from __future__ import annotations
 
 import torch
+
+from lnviz.labs.classroom.question import written
 
 SENTENCE = "The cat sat on the mat because it was tired."
 LAYER, SITE = 0, "ffn"  # the input of layer 0's second LayerNorm, after the feed-forward block
@@ -21,10 +23,6 @@ PROMPT = (
 # Four options, as the other choice questions: the projector's results fit 1280 × 720 with four.
 OPTIONS = ("[CLS], the first token", "cat", "[SEP], the last token", "another token")
 _TOKENS = ("[CLS]", "cat", "[SEP]")  # the token each named option stands for
-
-
-def _g(value: float) -> str:
-    return f"{value:.4g}".replace("-", "−")
 
 
 def answer() -> tuple[int, str]:
@@ -44,8 +42,8 @@ def answer() -> tuple[int, str]:
     token = result.tokens[0][t]
     s, lt, j, value = site.largest
     why = (
-        f"The model: {token} (token {t}) has σ = {_g(std)}, {std / site.median_std:.3g} times the median token's "
-        f"σ ({_g(site.median_std)}). Its largest |x| is x = {_g(value)} at {result.tokens[s][lt]}, feature {j}. "
-        "LN divides each token by its own σ."
+        f"The model: {token} (token {t}) has σ = {written(std)}, {std / site.median_std:.3g} times the median "
+        f"token's σ ({written(site.median_std)}). Its largest |x| is x = {written(value)} at "
+        f"{result.tokens[s][lt]}, feature {j}. LN divides each token by its own σ."
     )
     return (_TOKENS.index(token) if token in _TOKENS else len(OPTIONS) - 1), why

@@ -1,0 +1,183 @@
+"""The class poll's words: each question's prompt, options and explanation, and the class page's prose.
+
+This module is only text, so it can be read and edited on its own; the
+numbers are :mod:`lnviz.labs.classroom.questions`'s, computed by torch.
+``{name}`` is filled in with :meth:`str.format` from the values that module
+computes (``{amount:g}`` writes a float as ``:g`` does; a value already
+written, with a real minus sign, comes as text).
+
+:data:`QUESTIONS` is the bank in the order a lecture might ask it: for each
+question id, its ``kind``, the text fields of
+:class:`~lnviz.labs.classroom.question.Question` (``prompt``, ``choices``,
+``why``) that are not computed, and a number question's fixed range and
+rounding (``lo``, ``hi``, ``decimals``, ``tolerance``). An option's order
+here is the order of the outcomes its builder compares torch's with.
+"""
+
+QUESTIONS: dict[str, dict] = {
+    "ln-cell": dict(
+        kind="number",
+        prompt="Sample {i} has μ = {mean} and σ² = {var}. Its feature {j} is x = {cell}. "
+        "With γ = {gain:g}, β = {bias:g} and ε = 1e-5, what is LN's y there?",
+        why="torch: {answer}. x̂ = (x − μ) / √(σ² + ε) = {x_hat}, and y = {gain:g} · x̂ + {bias:g}.",
+        lo=-10.0,
+        hi=10.0,
+    ),
+    "one-sample-coupling": dict(
+        kind="choice",
+        prompt="A batch has {batch} samples. Sample {sample} is replaced by a fresh random row, scaled by "
+        "{amount:g}. Whose outputs change under BN (training mode), and whose under LN?",
+        choices=(
+            "BN: every sample's. LN: sample {sample}'s only.",
+            "BN: sample {sample}'s only. LN: every sample's.",
+            "Both: sample {sample}'s only.",
+            "Both: every sample's.",
+        ),
+        why="BN's μ and σ² for each feature pool all {batch} samples. So every output moves: by up to "
+        "{moved} in the samples other than {sample}. LN's μ and σ² are each sample's own. Only sample "
+        "{sample}'s LN outputs move.",
+    ),
+    "bn-one-sample-formula": dict(
+        kind="number",
+        prompt="Suppose BN applied its formula to a batch of one sample anyway. With x = {x:g}, γ = {gain:g}, "
+        "β = {bias:g} and ε = 1e-5, what would y be?",
+        why="torch: {answer}, which is β. The batch mean is the sample itself, so x − μ = 0 and σ² = 0: "
+        "y = γ · 0 / √ε + β. F.batch_norm in eval mode, with running_mean = {x:g} and running_var = 0, gives "
+        "{fused!r}: β to {digits} decimals. In training mode it refuses one value per channel.",
+        lo=-5.0,
+        hi=5.0,
+        tolerance=0.005,
+    ),
+    "bn-one-sample": dict(
+        kind="choice",
+        prompt="x has shape (1, 4): a batch of one sample. What does "
+        "`F.batch_norm(x, running_mean, running_var, weight, bias, training=True)` do?",
+        choices=("Returns β for every feature", "Returns 0 for every feature", "Returns NaN", "Raises ValueError"),
+        why="torch raises ValueError: “{message}”. nn.BatchNorm1d does the same in training mode. The formula "
+        "alone would give β (with the default ε = 1e-5), since x − μ = 0 and σ² = 0. In eval mode, with running "
+        "statistics, one sample is fine.",
+    ),
+    "constant-row-eps0": dict(
+        kind="choice",
+        prompt="Sample 0 is constant: every feature is {constant:g}. With ε = 0 and β = {bias:g}, "
+        "what does LN give for it?",
+        choices=("0 for every feature", "β for every feature", "NaN for every feature", "An error"),
+        why="x − μ = 0 and σ² = 0, so x̂ = 0/0: torch gives NaN for all {features} features. "
+        "With ε = 1e-5, x̂ = 0 and y = β: torch gives {with_eps}.",
+    ),
+    "outlier-others": dict(
+        kind="number",
+        prompt="Sample {i} has {h} features. Feature {j} is an outlier, x = {outlier}; the other {rest} are "
+        "standard normal. With ε = 1e-5, what x̂ does LN give those {rest}, on average?",
+        why="torch: {answer} on average, from {least} to {most}. The outlier dominates the sample's μ and σ. "
+        "Were the {rest} exactly 0, each would get −1/√{rest} ≈ {zeros}. BN normalizes feature {j} in a "
+        "column of its own.",
+        lo=-3.0,
+        hi=3.0,
+    ),
+    "ln-invariance": dict(  # its options are the invariance lab's own names of the transforms
+        kind="choice",
+        prompt="Which change leaves LN's output unchanged? (Ba, Kiros and Hinton 2016, Table 1)",
+        why="Scaling one case by δ = {factor:g} scales its summed inputs, and so their μ and σ, by {factor:g}. "
+        "LN's output moves by at most {case}, from ε alone. Scaling one unit's weights moves it by up to "
+        "{weights}. Adding one vector to every case moves it by up to {recenter}.",
+    ),
+    "shift-rms-vs-ln": dict(
+        kind="choice",
+        prompt="Every summed input of one sample is shifted by the same amount. Whose output for that sample changes?",
+        choices=("Only LN's", "Only RMSNorm's", "Both", "Neither"),
+        why="LN subtracts the sample's μ, which takes up the shift: its output moves by {ln}, rounding. RMSNorm "
+        "does not subtract μ: with {features} standard-normal inputs shifted by {shift:g}, its output moves by up "
+        "to {rms}. The invariance table calls this weight matrix re-centering.",
+    ),
+    "rms-shifted-row": dict(
+        kind="number",
+        prompt="A sample's summed inputs are ({row}): (1, 2, 3, 4) shifted by {shift:g}. With γ = 1 and "
+        "ε = 1e-5, what does RMSNorm give for the first?",
+        why="torch: {answer}. RMSNorm divides by √(mean(x²) + ε) = {rms} and does not subtract μ. LN subtracts "
+        "μ first: it gives {ln}, as it does for (1, 2, 3, 4).",
+        lo=-5.0,
+        hi=5.0,
+    ),
+    "train-eval-shift": dict(
+        kind="choice",
+        prompt="A test batch is shifted by {shift:g} standard deviations in every feature. The features' σ "
+        "differ, so the shift does too: from {least} to {most}. Which output does the shift leave unchanged?",
+        choices=(
+            "BN in training mode (the batch's own μ, σ²)",
+            "BN in eval mode (running μ, σ²)",
+            "LN",
+            "None of them",
+        ),
+        why="BN in training mode moves by {train}, rounding: the batch's own μ takes up the shift. In eval mode "
+        "the running μ does not, and outputs move by up to {eval}. LN moves by up to {ln}: the shift differs per "
+        "feature, so it changes each sample's μ and σ (Ba, Kiros and Hinton 2016, Table 1: dataset "
+        "re-centering, ✗ for LN).",
+    ),
+    "longer-sequence": dict(
+        kind="choice",
+        prompt="Training sequences have at most {length} steps; a test sequence has {total}. Per-step BN keeps "
+        "one μ and σ² per training step. Which norm has the statistics it needs at step {step}?",
+        choices=("Only LN", "Only per-step BN", "Both", "Neither"),
+        why="LN computes μ and σ² from the token's own {features} features, at any step. Per-step BN needs 2 "
+        "training samples at a step: here it has them at steps 0 to {last} only, and the lab gives NaN after "
+        "that. One remedy reuses the last training step's statistics for longer sequences (Cooijmans et al. "
+        "2016).",
+    ),
+    "sequence-missing-steps": dict(
+        kind="number",
+        prompt="Seed {seed}: {batch} training sequences, the longest {length} steps, the second-longest "
+        "{second}. Per-step BN needs 2 real samples at a step. How many of the test sequence's {total} steps "
+        "have no BN statistics?",
+        why="torch: {answer}. Only {reaching} training sequence reaches step {first}, so steps {first} to "
+        "{before} have too few samples, and steps {length} to {last} have none. LN needs nothing but the token "
+        "itself.",
+        lo=0.0,
+        decimals=0,
+        tolerance=0.0,
+    ),
+    # Its prompt and options are beside the model's numbers they name, in transformer_question.
+    "transformer-largest-sigma": dict(kind="choice"),
+}
+
+# --- the class page -------------------------------------------------------------------------------------------
+
+INTRO = (
+    "Predict first, then see: the presenter asks, everyone answers on a phone, and the class's answers appear "
+    "beside torch's only when the presenter reveals them."
+)
+TEACH = (
+    "Starts a room of {n} questions. Answers are anonymous: a random id in each browser's cookie, no name. A room "
+    "ends after 6 idle hours."
+)
+LOBBY_CAVEAT = "This link opens the class page. A room's own join link is on the presenter's screen."
+BAD_CODE = "A room code is 8 letters and digits, as the projector shows."
+BAD_LINK = "The link's room code can't be a room code: 8 letters and digits, as the projector shows."
+UNKNOWN = " Ask the presenter for the code, or start a room."  # after the store's own words for an unknown room
+KEPT = (
+    "What is kept: the room code, a random id in this browser's cookie, and each answer's choice, for 6 idle hours; "
+    "so that one device can't answer for a crowd, a hash of this browser's cookie and of its address, with the ids "
+    "it answered as. No name, no free text."
+)
+DOWN = (
+    "The class's shared store can't be reached just now, so answers can't be sent or shown. The rest of lnviz "
+    "works as usual. This page tries again every second and carries on by itself once the store is back."
+)
+PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
+CLOSED = "This room is closed. Start another from the class page."
+CLOSED_PHONE = "The presenter has closed this room."
+LAST = "That was the last question. Thank you!"
+COUNT_HELP = (
+    "How many phones have answered this round. What they answered stays hidden until you reveal it, so the first "
+    "answers don't sway the rest."
+)
+AGAIN_HELP = "Peer instruction: after neighbours have argued, the same question once more, shown beside the first."
+CHART_ALT = "The class's answers, each round, with torch's answer marked."
+SENT = "Your answer is in. You can change it until the reveal."
+OUT_OF_RANGE = "{guess} is outside this question's range, {span}: nothing was sent."
+NOT_AN_ANSWER = "That is not one of this question's answers."
+NOT_ANSWERED = "You did not answer this round."
+BACK = "The class's store is back. {held} This page shows what it holds."
+HELD_NONE = "It holds no answer from this phone for this round: answer now, if you had not."
+HELD_CHOICE = "It holds your answer **{letter}. {choice}**."
+HELD_GUESS = "It holds your guess **{guess}**."

@@ -1,0 +1,142 @@
+"""The class poll's projector: the presenter's screen and its buttons (:mod:`ui.classroom` says who presents).
+
+The screen is the question and the buttons; beside them, how to join and how
+many have answered. After a reveal the chart takes the choices' place, and the
+join box gives its room to the counts as text and why, so a 1280 × 720 screen
+shows it all. The store applies a button only with the room's secret and only
+at the version of the room the page drew.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import streamlit as st
+
+from lnviz.figures.qr import qr_svg
+from lnviz.labs.classroom import figures, questions, text
+from lnviz.labs.classroom.question import Question
+from lnviz.serving import poll
+from ui import classroom
+from ui.page import Page
+from ui.store import store
+
+
+class Button(NamedTuple):
+    """One of the presenter's buttons: the store's ``action`` and what it shows. It can be pressed where the action
+    applies to the room as drawn (:meth:`lnviz.serving.poll.Room.after`), the rule the store itself follows."""
+
+    action: str
+    label: str
+    icon: str
+    help: str | None = None
+
+
+BUTTONS = (  # in one row, in this order; the first is the primary one
+    Button("reveal", "Reveal", ":material/visibility:"),
+    Button("again", "Ask again", ":material/replay:", text.AGAIN_HELP),
+    Button("next", "Next", ":material/skip_next:"),
+    Button("close", "Close room", ":material/close:"),
+)
+
+
+def start() -> None:
+    """Start a room of the whole bank, with this session as its presenter, and open it."""
+    with classroom.down_said():
+        try:
+            room, secret = poll.open_room(store(), tuple(q.id for q in questions.bank()), *classroom.sender())
+        except poll.OpenRefused as refused:
+            classroom.say("warning", str(refused))
+            return
+        classroom.become_presenter(room.code, secret)
+        st.query_params["room"] = room.code
+
+
+def act(code: str, secret: str, action: str, version: int) -> None:
+    """A presenter's button, pressed on a page that drew the room at ``version``: the store applies it only with
+    the room's secret and only at that version. A press the room has moved past (the second click of a double
+    click, a second tab that is behind) changes nothing, silently: this run draws the room as it is."""
+    with classroom.down_said():
+        store().act(code, secret, action, version)
+
+
+def button_key(action: str, version: int) -> str:
+    """A presenter's button is a new widget at each version of the room (``class_next_v3``), so a press of a page
+    drawn earlier (a double click's second click) reaches the store with the version that page drew."""
+    return f"class_{action}_v{version}"
+
+
+def buttons(room: poll.Room, secret: str) -> None:
+    """:data:`BUTTONS` in one row, each as wide as its label, above the results so the projector never scrolls."""
+    with st.container(horizontal=True, key="class_buttons"):
+        for i, button in enumerate(BUTTONS):
+            st.button(
+                button.label,
+                key=button_key(button.action, room.version),
+                on_click=act,
+                args=(room.code, secret, button.action, room.version),
+                disabled=room.after(button.action) is None,
+                type="primary" if i == 0 else "secondary",
+                icon=button.icon,
+                help=button.help,
+                width="content",
+            )
+
+
+def join_link(code: str) -> str:
+    """The link a phone joins room ``code`` at: this page's own address, as the browser reached it."""
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    if not base.endswith("/class"):
+        base = base.rsplit("/", 1)[0] + "/class" if base else "/class"
+    return f"{base}?room={code}"
+
+
+def count_of(room: poll.Room | None) -> None:
+    """How many have answered this round (the poll draws it each second), what they answered hidden."""
+    if room is None or room.question is None:
+        return
+    n = store().count(room.code, room.index, room.round)
+    with st.container(key="class_count"):
+        st.metric("Answered", f"{n}", help=text.COUNT_HELP)
+
+
+def chart(page: Page, room: poll.Room, question: Question) -> None:
+    """The revealed rounds as a chart, and the same counts as text (``class_results``)."""
+    rounds = classroom.rounds_of(room, question)
+    page.chart(figures.fig_results(question, rounds, presenting=page.presenting), key="class_chart", alt=text.CHART_ALT)
+    with st.container(key="class_results"):
+        st.text(figures.results_text(question, rounds))
+
+
+def projector(page: Page, room: poll.Room, secret: str) -> None:
+    """The presenter's screen of ``room``: see the module's docstring."""
+    question = questions.by_id(room.question) if room.question else None
+    revealed = question is not None and room.phase == "reveal" and not room.closed
+    classroom.said()
+    main, side = st.columns([3, 2], gap="large")
+    with side:
+        link = join_link(room.code)
+        if not revealed:
+            st.image(qr_svg(link), width=260)
+        st.markdown(f"Join at **{link}**")
+        with st.container(key="class_code"):
+            st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
+        classroom.follow(room.code, room.version, show_count=count_of)
+        if revealed:
+            classroom.explain(question, page.presenting)
+    with main:
+        if room.closed:
+            st.info(text.CLOSED)
+            return
+        if question is None:
+            st.success(text.LAST)
+        else:
+            classroom.ask(question, room, large=not revealed)
+            if not revealed:  # once revealed, the chart names the choices
+                if question.kind == "choice":
+                    st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
+                else:
+                    st.markdown(f"Answer with a number {question.span}.")
+        buttons(room, secret)
+        if revealed:
+            chart(page, room, question)
