@@ -207,7 +207,7 @@ def down_shown(code: str | None) -> Iterator[None]:
         went_down()
         st.error(text.DOWN, icon=":material/cloud_off:")
         if code is not None:
-            poll(code, None)
+            follow(code, None)
 
 
 def ask(question: Question, room: poll.Room, large: bool = True) -> None:
