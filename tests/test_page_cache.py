@@ -21,7 +21,7 @@ def grid(seed: int, size: int) -> torch.Tensor:
 
 @pytest.fixture
 def page(monkeypatch):
-    monkeypatch.setattr(kit, "RESULTS", budget.ByteLRU(16 * MIB))
+    monkeypatch.setattr(kit, "RESULTS", budget.Budget(16 * MIB))
     CALLS.clear()
     return kit.Page.__new__(kit.Page)  # compute needs no drawn page
 

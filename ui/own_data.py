@@ -1,7 +1,7 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
 The matrix lives in the server's memory, never on disk: once per content, in
-the process's :data:`STORE` (``lnviz.serving.own_store``), counted per session
+the process's :func:`store` (``lnviz.serving.own_store``), counted per session
 and in all, and let go when unused for an hour; the session keeps its id. A
 file or text that can't be used gets a plain message naming what is wrong and
 what is accepted, and the data shown before stays; the message stays while
@@ -10,9 +10,9 @@ that file or text is in its box, and the next file or paste replaces it.
 Shown, the matrix travels with the link, which carries its id, the hash of
 its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
 its bytes go there under that id (:mod:`lnviz.serving.own_share`), for 24
-hours after it was last shown or opened, charged to this session's quota of
+hours after it was last shown or opened, charged to this browser's quota of
 64 MiB an hour; a session that opens the link, on whatever replica, loads it
-from there. Without Redis, the id is looked up in :data:`STORE` itself, which
+from there. Without Redis, the id is looked up in :func:`store` itself, which
 every session of this process sees and which is bounded in bytes, so a link
 opens the data on this server while it is used at least once an hour, until
 the server restarts. Either way the page says where the data came from and
@@ -30,6 +30,7 @@ whole numbers, never echoed.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import time
@@ -44,14 +45,12 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import own_share, own_store, rooms, upload
+from lnviz.serving import budget, own_share, own_store, rooms, upload
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
 
-# Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
+# Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
 KEY = "explorer_activations"
-# Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.serving.own_store).
-STORE = own_store.OwnStore.from_env(os.environ)
 OWN_PARAM = "own"  # the link's own data: its id in the shared store, or "BxH" while it can't be shared
 PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
@@ -67,7 +66,7 @@ FILE_NAME_LIMIT = 40  # characters of a file's name shown
 @dataclass(frozen=True)
 class OwnData:
     """A matrix from the user: x (B, H), float64 on the CPU, where it came from (Markdown, safe to show), its
-    id in :data:`STORE` (the hash of its content: what it is cached by), and whether the link carries it,
+    id in :func:`store` (the hash of its content: what it is cached by), and whether the link carries it,
     with the sentence that says where it is kept and until when (or why it isn't shared)."""
 
     x: torch.Tensor
@@ -77,21 +76,27 @@ class OwnData:
     kept: str
 
 
+@functools.cache
+def store() -> budget.Budget[str, np.ndarray]:
+    """Every session's matrices, in this process: once per content, bounded per session and in all."""
+    return own_store.from_env(os.environ)
+
+
 def stored(key: str) -> torch.Tensor:
-    """The matrix ``key`` (B, H) from :data:`STORE`; a ``ValueError`` once the server has let it go."""
-    values = STORE.get(key)
+    """The matrix ``key`` (B, H) from :func:`store`; a ``ValueError`` once the server has let it go."""
+    values = store().get(key)
     if values is None:
         raise ValueError("your data is no longer in this server's memory. Upload or paste it again.")
     return torch.from_numpy(values)
 
 
-def hold(x: torch.Tensor | np.ndarray, source: str, visitor: str) -> dict[str, object]:
-    """Put x (B, H) in the process's :data:`STORE` for ``visitor``; what a session keeps of it (its id).
+def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, object]:
+    """Put x (B, H) in the process's :func:`store` for ``session``; what the session keeps of it (its id).
 
     Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
-    return {"id": STORE.put(visitor, values), "source": source}
+    return {"id": own_store.put(store(), session, values), "source": source}
 
 
 def send(x: torch.Tensor, source: str) -> str | None:
@@ -114,7 +119,7 @@ def _release(keep: str | None = None) -> None:
     """This session no longer needs the data it held, unless that is ``keep`` (the same matrix, held again)."""
     held = st.session_state.pop(KEY, None)
     if isinstance(held, dict) and isinstance(held.get("id"), str) and held["id"] != keep:
-        STORE.release(heavy.session_id(), held["id"])
+        store().release(heavy.session_id(), held["id"])
 
 
 def file_source(name: str) -> str:
@@ -223,7 +228,7 @@ def _until(at: float) -> str:
 def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
 
-    Without Redis, :data:`STORE` is the store a link's id is looked up in: content-addressed, seen by every
+    Without Redis, :func:`store` is the store a link's id is looked up in: content-addressed, seen by every
     session of this process and bounded in bytes. Copying the grid to the in-process ``rooms.MemoryStore``
     as well would keep it for a day outside that bound, and sessions are free to open.
     """
@@ -269,12 +274,12 @@ def caveat(own: OwnData) -> str:
 
 
 def _load(key: str) -> np.ndarray | None:
-    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :data:`STORE`), or None.
+    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :func:`store`), or None.
 
     Raises :class:`~lnviz.serving.rooms.StoreDown` when Redis can't be reached.
     """
     if not shared_store.shared():
-        return STORE.get(key)
+        return store().get(key)
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
         own_share.share(shared_store.store(), values, heavy.client())
@@ -365,9 +370,9 @@ def panel() -> OwnData | None:
 
 
 def _held() -> np.ndarray | None:
-    """The matrix (B, H) this session holds in :data:`STORE`, or None: none, or let go by the server."""
+    """The matrix (B, H) this session holds in :func:`store`, or None: none, or let go by the server."""
     held = st.session_state.get(KEY)
-    return STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
+    return store().get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
 
 
 def _say_if_gone() -> None:

@@ -69,7 +69,7 @@ T = TypeVar("T")
 # the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
 # Every page's computed results, in this process: bounded by bytes, least recently used out (lnviz.serving.budget).
-RESULTS: budget.ByteLRU = budget.ByteLRU(
+RESULTS: budget.Budget = budget.Budget(
     budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
 )
 
