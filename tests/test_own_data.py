@@ -25,6 +25,8 @@ def fresh_shared_store(monkeypatch) -> rooms.MemoryStore:
     store = rooms.MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     monkeypatch.setattr(shared_store, "shared", lambda: True)
+    quota = own_share.new_quota()
+    monkeypatch.setattr(own_data, "share_quota", lambda: quota)
     return store
 
 
@@ -278,7 +280,8 @@ def test_bytes_under_an_id_that_are_not_its_grid_are_not_shown(fresh_shared_stor
 
 
 def test_over_the_quota_the_data_is_shown_and_the_link_says_it_cant_carry_it(monkeypatch):
-    monkeypatch.setattr(own_share, "QUOTA_BYTES", 64)  # less than the 3 x 4 grid's bytes
+    quota = own_share.new_quota(amount=64)  # less than the 3 x 4 grid's bytes
+    monkeypatch.setattr(own_data, "share_quota", lambda: quota)
     at = paste(run_page(PAGE), GOOD)
     assert_no_exception(at)
     np.testing.assert_array_equal(stage_x(at), GOOD_X)

@@ -98,21 +98,24 @@ def test_shared_then_loaded_by_id_and_expired_after_a_day():
     now = [0.0]
     store = rooms.MemoryStore(clock=lambda: now[0])
     x = grid(3, 4)
-    key = own_share.share(store, x, "visitor")
+    key = own_share.share(store, own_share.new_quota(), x, "browser")
     assert key == content_id(x)
     assert own_share.load(store, key).tobytes() == x.tobytes()
     now[0] = own_share.TTL_S + 1
     assert own_share.load(store, key) is None
 
 
-def test_a_visitor_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing(monkeypatch):
+def test_a_client_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing():
     store = rooms.MemoryStore()
     x, y = grid(2, 512), grid(2, 512, seed=1)
-    monkeypatch.setattr(own_share, "QUOTA_BYTES", len(own_share.to_bytes(x)) + 100)
-    assert own_share.share(store, x, "a") == content_id(x)
-    assert own_share.share(store, y, "a") is None  # over a's hour
-    assert own_share.share(store, x, "a") == content_id(x)  # there already: free
-    assert own_share.share(store, y, "b") == content_id(y)  # b's own hour
+    quota = own_share.new_quota(amount=len(own_share.to_bytes(x)) + 100)
+    assert own_share.share(store, quota, x, "a") == content_id(x)
+    assert own_share.share(store, quota, y, "a") is None  # over a's hour
+    assert own_share.load(store, content_id(y)) is None  # and not stored
+    assert own_share.share(store, quota, x, "a") == content_id(x)  # there already: free
+    assert own_share.share(store, quota, x, "b") == content_id(x)  # for anyone
+    assert own_share.share(store, quota, y, "b") == content_id(y)  # b's own hour
+    assert own_share.share(store, quota, grid(2, 512, seed=2), "b") is None  # which x, stored already, did not use
 
 
 def test_bytes_under_an_id_that_are_not_its_grid_are_not_loaded():

@@ -45,7 +45,7 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import budget, own_share, own_store, rooms, upload
+from lnviz.serving import budget, own_share, own_store, quota, rooms, upload
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
 
@@ -80,6 +80,12 @@ class OwnData:
 def store() -> budget.Budget[str, np.ndarray]:
     """Every session's matrices, in this process: once per content, bounded per session and in all."""
     return own_store.from_env(os.environ)
+
+
+@functools.cache
+def share_quota() -> quota.Quota:
+    """What each browser may store for links per hour, counted where the shared store is (Redis, or this process)."""
+    return own_share.new_quota(quota.storage_from_env(os.environ))
 
 
 def stored(key: str) -> torch.Tensor:
@@ -242,7 +248,8 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     else:
         # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
         try:
-            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.client()) else "quota"
+            shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client())
+            outcome = "shared" if shared else "quota"
         except rooms.StoreDown:
             outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}
@@ -257,7 +264,7 @@ def _kept(record: dict[str, Any]) -> str:
     if record["outcome"] == "shared":
         return f"Shared data, kept {_where()}."
     if record["outcome"] == "quota":
-        why = f"this session has stored the {own_share.QUOTA_BYTES // 2**20} MiB of data an hour that links may hold"
+        why = f"this browser has stored the {share_quota().amount // 2**20} MiB of data an hour that links may hold"
     else:
         why = "the store that keeps data for links can't be reached now"
     return f"Not in the link: {why}. It is shown in this session only, and the link notes only its shape."
@@ -282,7 +289,7 @@ def _load(key: str) -> np.ndarray | None:
         return store().get(key)
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
-        own_share.share(shared_store.store(), values, heavy.client())
+        own_share.share(shared_store.store(), share_quota(), values, heavy.client())
     return values
 
 

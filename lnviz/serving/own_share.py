@@ -1,4 +1,4 @@
-"""A visitor's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
+"""Someone's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
 
 The id is the hash of the matrix's content (:func:`lnviz.serving.own_store.content_id`),
 so the same numbers have the same id on every replica, and an id can never
@@ -10,9 +10,10 @@ Reading checks the header, the exact length, the shape against the upload's
 limits and every value for finiteness; nothing is ever unpickled. The largest
 grid the upload accepts (1024 × 1024) is :data:`MAX_BYTES`, the size limit.
 
-A visitor may store :data:`QUOTA_BYTES` in an hour (the store counts); a
-grid stored again, by anyone, costs nothing and renews its time-to-live
-(:data:`lnviz.serving.rooms.BLOB_TTL_S`). Pure: no Streamlit.
+A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
+counted where the shared store is); a grid stored already, by anyone, costs
+nothing and renews its time-to-live (:data:`lnviz.serving.rooms.BLOB_TTL_S`).
+Pure: no Streamlit.
 """
 
 from __future__ import annotations
@@ -21,15 +22,20 @@ import re
 import struct
 
 import numpy as np
+from limits.storage import Storage
 
 from lnviz.serving import rooms, upload
 from lnviz.serving.own_store import content_id
+from lnviz.serving.quota import Quota
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
 MAX_BYTES = HEADER_BYTES + upload.MAX_ROWS * upload.MAX_COLS * 8  # the largest grid the upload takes: 8 MiB
-QUOTA_BYTES = 64 * 2**20  # a visitor's grids stored per hour: eight of the largest
+QUOTA_BYTES = 64 * 2**20  # a client's grids stored per window: eight of the largest
+QUOTA_WINDOW_S = 3600
+_RENEW_ONLY = 0  # put_blob's own quota: store only a grid held already (renewing it)
+_UNCOUNTED = 2**62  # put_blob's own quota: none, the Quota has counted
 TTL_S = rooms.BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
 
@@ -83,12 +89,23 @@ def _key(grid_id: str) -> str:
     return f"own:{grid_id}"
 
 
-def share(store: rooms.Store, x: np.ndarray, visitor: str) -> str | None:
-    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``visitor``: its id, or None when the visitor's
-    quota for the hour is used. Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't be reached."""
+def new_quota(storage: Storage | None = None, amount: int = QUOTA_BYTES, window_s: int = QUOTA_WINDOW_S) -> Quota:
+    """The bytes each client may store per window, counted in ``storage`` (this process's memory by default)."""
+    return Quota("own-share", amount, window_s, storage, exact=False)
+
+
+def share(store: rooms.Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
+    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` in ``quota``: its id, or None when the
+    client's quota for the window is used. Raises :class:`~lnviz.serving.rooms.StoreDown` when the store can't
+    be reached."""
     data = to_bytes(x)
-    grid_id = content_id(x)
-    return grid_id if store.put_blob(_key(grid_id), data, visitor, QUOTA_BYTES) else None
+    key = _key(grid_id := content_id(x))
+    if store.put_blob(key, data, client, _RENEW_ONLY):
+        return grid_id
+    if not quota.hit(client, len(data)):
+        return None
+    store.put_blob(key, data, client, _UNCOUNTED)
+    return grid_id
 
 
 def load(store: rooms.Store, grid_id: str) -> np.ndarray | None:
