@@ -8,8 +8,9 @@ import pytest
 import torch
 from conftest import assert_no_exception, run_page, share_link, stage_x
 
+from lnviz.labs.explorer import upload
 from lnviz.maths import data
-from lnviz.serving import budget, own_share, own_store, rooms, upload
+from lnviz.serving import budget, own_share, own_store, rooms
 from ui import own_data
 from ui import store as shared_store
 

@@ -5,7 +5,8 @@ import struct
 import numpy as np
 import pytest
 
-from lnviz.serving import own_share, rooms, upload
+from lnviz.labs.explorer import upload
+from lnviz.serving import own_share, rooms
 from lnviz.serving.own_store import content_id
 
 

@@ -45,7 +45,8 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import budget, own_share, own_store, quota, rooms, upload
+from lnviz.labs.explorer import upload
+from lnviz.serving import budget, own_share, own_store, quota, rooms
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
 

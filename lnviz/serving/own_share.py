@@ -7,8 +7,9 @@ show other numbers: :func:`load` hashes what it read and refuses a mismatch.
 The bytes are a fixed header and the values, nothing else: :data:`MAGIC`, B
 and H as two little-endian uint32, then B·H float64 little-endian, row by row.
 Reading checks the header, the exact length, the shape against the upload's
-limits and every value for finiteness; nothing is ever unpickled. The largest
-grid the upload accepts (1024 × 1024) is :data:`MAX_BYTES`, the size limit.
+limits (the explorer's largest grid, as for an upload) and every value for
+finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
+:data:`MAX_BYTES`, the size limit.
 
 A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
 counted where the shared store is); a grid stored already, by anyone, costs
@@ -24,14 +25,16 @@ import struct
 import numpy as np
 from limits.storage import Storage
 
-from lnviz.serving import rooms, upload
+from lnviz.serving import rooms
 from lnviz.serving.own_store import content_id
 from lnviz.serving.quota import Quota
+from lnviz.views.state import BATCH, FEATURES
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
-MAX_BYTES = HEADER_BYTES + upload.MAX_ROWS * upload.MAX_COLS * 8  # the largest grid the upload takes: 8 MiB
+MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which is also the upload's
+MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
 QUOTA_BYTES = 64 * 2**20  # a client's grids stored per window: eight of the largest
 QUOTA_WINDOW_S = 3600
 _RENEW_ONLY = 0  # put_blob's own quota: store only a grid held already (renewing it)
@@ -50,8 +53,8 @@ def valid_id(text: object) -> str | None:
 
 
 def _check_shape(rows: int, cols: int) -> None:
-    if not (1 <= rows <= upload.MAX_ROWS and 2 <= cols <= upload.MAX_COLS):
-        raise BadGrid(f"a {rows} × {cols} grid, outside 1–{upload.MAX_ROWS} × 2–{upload.MAX_COLS}")
+    if not (1 <= rows <= MAX_ROWS and 2 <= cols <= MAX_COLS):
+        raise BadGrid(f"a {rows} × {cols} grid, outside 1–{MAX_ROWS} × 2–{MAX_COLS}")
 
 
 def to_bytes(x: np.ndarray) -> bytes:
