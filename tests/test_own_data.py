@@ -8,7 +8,7 @@ import pytest
 import torch
 from conftest import assert_no_exception, run_page, share_link, stage_x
 
-from lnviz.labs.explorer import upload
+from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
 from lnviz.serving import budget, own_share, own_store, rooms
 from ui import own_data
@@ -341,3 +341,12 @@ def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_cop
     (gone,) = [w.value for w in late.warning if "gone" in w.value]
     assert "It is not there" in gone and "this server process's memory" in gone
     np.testing.assert_allclose(stage_x(late), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_the_words_say_where_the_data_is_kept_and_never_echo_a_link_s_marker():
+    assert "every replica" in own_text.where(True) and "process's memory" in own_text.where(False)
+    assert "(3 × 4)" in own_text.marker_gone("3x4", 120) and "120 s" in own_text.marker_gone("3x4", 120)
+    hostile = "12x34](http://evil)"
+    assert "evil" not in own_text.marker_gone(hostile, 120) and "×" not in own_text.marker_gone(hostile, 120)
+    assert "can't hold now: Try again in 5 s." in own_text.link_gone("Try again in 5 s.", False)
+    assert "64 MiB of data an hour" in own_text.kept("quota", 0.0, True, 64 * 2**20)

@@ -32,12 +32,10 @@ from __future__ import annotations
 
 import functools
 import os
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -45,7 +43,7 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.labs.explorer import upload
+from lnviz.labs.explorer import own_text, upload
 from lnviz.serving import budget, own_share, own_store, quota, rooms
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
@@ -58,7 +56,6 @@ _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
 _SHARED = "_lnviz_own_shared"  # {"id", "outcome": "shared", "quota" or "down", "at": time.time() of the try}
 _LINK_FAILED = "_lnviz_own_link_failed"  # {"id", "why": "gone", "down" or StoreFull's message, "at"}
-_MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
 LINK_SOURCE = "shared by a link"
 RETRY_S = 60  # a grid the store refused or couldn't take is offered again after this long, not on every rerun
 FILE_NAME_LIMIT = 40  # characters of a file's name shown
@@ -213,25 +210,6 @@ def _current(subject: tuple[str, object], file_id: str | None) -> bool:
     return what == hash(st.session_state.get(PASTE_KEY, ""))
 
 
-def _where() -> str:
-    """Where a grid whose id is in a link is kept, and for how long, as a clause."""
-    if shared_store.shared():
-        return (
-            f"in the store every replica of this server shares, for {own_share.TTL_S / 3600:.0f} hours after it was "
-            "last shown or opened"
-        )
-    return (
-        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 60:.0f} minutes, "
-        "until the server restarts or needs the room"
-    )
-
-
-def _until(at: float) -> str:
-    """When a grid stored at ``at`` (time.time()) expires, roughly, in UTC."""
-    when = datetime.fromtimestamp(at + own_share.TTL_S, UTC)
-    return f"{when:%H:%M} UTC on {when.day} {when:%b}"
-
-
 def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
 
@@ -259,26 +237,13 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
 
 
 def _kept(record: dict[str, Any]) -> str:
-    """Where the data shown is kept and until when, or why the link doesn't carry it: one plain sentence."""
-    if record["outcome"] == "shared" and shared_store.shared():
-        return f"Shared data, kept on the server until about {_until(record['at'])}: {_where()}."
-    if record["outcome"] == "shared":
-        return f"Shared data, kept {_where()}."
-    if record["outcome"] == "quota":
-        why = f"this browser has stored the {share_quota().amount // 2**20} MiB of data an hour that links may hold"
-    else:
-        why = "the store that keeps data for links can't be reached now"
-    return f"Not in the link: {why}. It is shown in this session only, and the link notes only its shape."
+    """Where the data shown is kept and until when, or why the link doesn't carry it (:func:`_share`'s record)."""
+    return own_text.kept(record["outcome"], record["at"], shared_store.shared(), share_quota().amount)
 
 
 def caveat(own: OwnData) -> str:
     """What the share box says of a link while ``own`` is shown."""
-    if own.shared:
-        return (
-            f"This link opens this view with the same data, which the server keeps {_where()}: anyone who has the "
-            "link sees these numbers."
-        )
-    return f"{own.kept} This link opens the same controls on generated data, and says the data isn't in it."
+    return own_text.caveat(own.shared, own.kept, shared_store.shared())
 
 
 def _load(key: str) -> np.ndarray | None:
@@ -333,7 +298,8 @@ def panel() -> OwnData | None:
     """Draw the "Your own data" expander in the sidebar; return the matrix in use, if any."""
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
         st.caption(
-            f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, {_where()}, and the "
+            f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, "
+            f"{own_text.where(shared_store.shared())}, and the "
             "link carries that hash: anyone who has the link sees the numbers."
         )
         upload_share.note_client()  # whose files these are, for the fair share of the server's upload ceiling
@@ -391,34 +357,9 @@ def _say_if_gone() -> None:
     key = own_share.valid_id(marker)
     if key is not None:
         failed = st.session_state.get(_LINK_FAILED) or {}
-        why = failed.get("why") if failed.get("id") == key else "gone"
-        if why == "gone":
-            said = (
-                f"This link shares someone's own data, which the server keeps {_where()}. It is not there: it "
-                "expired, the server restarted, or the link comes from another server. So the data is gone and "
-                "this is **generated data**. Ask whoever sent the link for the data, or upload or paste your own."
-            )
-        elif why == "down":
-            said = (
-                "This link shares someone's own data, but the store that keeps it can't be reached now, so this is "
-                "**generated data**. Reload the page in a minute to try again."
-            )
-        else:
-            said = (
-                f"This link shares someone's own data, which this server can't hold now: {why} This is "
-                "**generated data**."
-            )
+        said = own_text.link_gone(failed.get("why") if failed.get("id") == key else "gone", shared_store.shared())
     else:
-        found = _MARKER.fullmatch(marker)
-        shape = f" ({found[1]} × {found[2]})" if found else ""
-        ttl = st.get_option("server.disconnectedSessionTTL")
-        said = (
-            f"This view was showing someone's own data{shape}, which the link does not carry: it was kept only in "
-            "the server's memory, for the browser session that uploaded or pasted it. The server restarted, the "
-            f"page was away for more than {ttl} s or unused for {own_store.TTL_S / 3600:.0f} hour, the server "
-            "needed the room, or the link was opened elsewhere, so the data is gone and this is **generated data**. "
-            "Upload or paste it again to see it."
-        )
+        said = own_text.marker_gone(marker, st.get_option("server.disconnectedSessionTTL"))
     st.warning(said, icon=":material/cloud_off:")
     st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
 
