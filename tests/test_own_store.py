@@ -53,7 +53,7 @@ class Store:
 
 def store(clock, **kw) -> Store:
     return Store(
-        own_store.new(**{"budget": 8 * MIB, "visitor_bytes": 2 * MIB, "ttl_s": 600, "protect_s": 60, **kw}, clock=clock)
+        own_store.new(**{"budget": 8 * MIB, "session_bytes": 2 * MIB, "ttl_s": 600, "protect_s": 60, **kw}, clock=clock)
     )
 
 
@@ -134,7 +134,7 @@ def test_the_budget_comes_from_the_environment():
 
 
 def test_concurrent_puts_keep_the_count_exact(clock):
-    s = store(clock, budget=64 * MIB, visitor_bytes=64 * MIB)
+    s = store(clock, budget=64 * MIB, session_bytes=64 * MIB)
     threads = [threading.Thread(target=lambda i=i: s.put(f"v{i % 4}", matrix(i % 10))) for i in range(40)]
     for t in threads:
         t.start()

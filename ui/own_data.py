@@ -302,7 +302,7 @@ def panel() -> OwnData | None:
             f"{own_text.where(shared_store.shared())}, and the "
             "link carries that hash: anyone who has the link sees the numbers."
         )
-        upload_share.note_client()  # whose files these are, for the fair share of the server's upload ceiling
+        upload_share.note_address()  # whose files these are, for the fair share of the server's upload ceiling
         file = st.file_uploader(
             "Upload x (.csv or .npy)",
             type=["csv", "txt", "npy"],

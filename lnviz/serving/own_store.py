@@ -1,4 +1,4 @@
-"""Visitors' own matrices, held once by content in a :class:`~lnviz.serving.budget.Budget`: per visitor, per
+"""Visitors' own matrices, held once by content in a :class:`~lnviz.serving.budget.Budget`: per session, per
 process, for a while.
 
 A matrix a visitor uploads or pastes is parsed into float64, up to 8 MiB at
@@ -7,7 +7,7 @@ sessions that each uploaded a 1 MiB ``.npy`` held 2.4 GiB. Here a matrix is
 stored once by the hash of its content (:func:`content_id`), whoever sends it
 and however often, in a budget of bytes (:func:`new`) that counts it:
 
-- per visitor (``visitor_bytes``, the budget's cap per holder): a visitor's
+- per session (``session_bytes``, the budget's cap per holder): a session's
   newest matrices, the older ones released first to make room;
 - per process (``budget``): a new matrix that does not fit drops the least
   recently used ones that no one has used for ``protect_s`` seconds; if every
@@ -32,13 +32,13 @@ from lnviz.serving.budget import MIB, Budget, Full, budget_from_env
 
 BUDGET_ENV = "LNVIZ_OWN_DATA_MIB"  # per process
 BUDGET_MIB = 128  # sixteen of the largest matrices (1024 x 1024 float64, 8 MiB)
-VISITOR_MIB = 16  # a visitor's matrix and its replacement
+SESSION_MIB = 16  # a session's matrix and its replacement
 TTL_S = 3600.0  # a matrix unused this long is dropped
 PROTECT_S = 120.0  # a matrix used this recently is never dropped for another's (Streamlit's disconnectedSessionTTL)
 
 
 class StoreFull(ValueError):
-    """A matrix refused: over a visitor's share, or every byte of the budget is in recent use. The message says
+    """A matrix refused: over a session's share, or every byte of the budget is in recent use. The message says
     which, and when to try again (``retry_after_s``, 0: never)."""
 
     def __init__(self, message: str, retry_after_s: int) -> None:
@@ -55,19 +55,19 @@ def content_id(x: np.ndarray) -> str:
 
 
 def _nbytes(x: np.ndarray) -> int:
-    return x.nbytes  # the values alone: what a visitor's share and the budget are stated in
+    return x.nbytes  # the values alone: what a session's share and the budget are stated in
 
 
 def new(
     budget: int = BUDGET_MIB * MIB,
-    visitor_bytes: int = VISITOR_MIB * MIB,
+    session_bytes: int = SESSION_MIB * MIB,
     ttl_s: float = TTL_S,
     protect_s: float = PROTECT_S,
     clock: Callable[[], float] = time.monotonic,
 ) -> Budget[str, np.ndarray]:
-    """A budget for visitors' matrices: ``budget`` bytes in all, ``visitor_bytes`` a visitor, dropped after ``ttl_s``
+    """A budget for visitors' matrices: ``budget`` bytes in all, ``session_bytes`` a session, dropped after ``ttl_s``
     unused, never for another's while used within ``protect_s``."""
-    return Budget(budget, _nbytes, clock=clock, holder_bytes=visitor_bytes, ttl_s=ttl_s, protect_s=protect_s)
+    return Budget(budget, _nbytes, clock=clock, holder_bytes=session_bytes, ttl_s=ttl_s, protect_s=protect_s)
 
 
 def from_env(environ: Mapping[str, str]) -> Budget[str, np.ndarray]:
@@ -75,16 +75,16 @@ def from_env(environ: Mapping[str, str]) -> Budget[str, np.ndarray]:
     return new(budget=budget_from_env(environ, BUDGET_ENV, BUDGET_MIB))
 
 
-def put(store: Budget[str, np.ndarray], visitor: str, x: np.ndarray) -> str:
-    """Keep ``x`` (B, H) in ``store`` for ``visitor``; its id. Raises :class:`StoreFull` when there is no room now.
+def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray) -> str:
+    """Keep ``x`` (B, H) in ``store`` for ``session``; its id. Raises :class:`StoreFull` when there is no room now.
 
-    A matrix already held (by anyone) is not stored again. The visitor's older
+    A matrix already held (by anyone) is not stored again. The session's older
     matrices are released first if the new one would take it over its share.
     """
     x = np.ascontiguousarray(x, dtype=np.float64)
     key = content_id(x)
     try:
-        store.put(key, x, visitor)
+        store.put(key, x, session)
     except Full as full:
         raise StoreFull(_sentence(full, x.nbytes), full.retry_after_s) from None
     return key
