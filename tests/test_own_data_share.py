@@ -1,13 +1,34 @@
-"""A grid's bytes in the shared store: exact both ways, and nothing else read back."""
+"""A grid's bytes in the shared store: exact both ways, and nothing else read back; a browser's quota for them,
+in memory and on a real redis-server (started for this module, harness/redis.py)."""
 
+import itertools
 import struct
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
+from harness import redis as redis_harness
 from lnviz.labs.explorer import upload
-from lnviz.serving import own_share, rooms
+from lnviz.serving import own_share, quota, rooms
 from lnviz.serving.own_store import content_id
+
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[redis_harness.RedisServer]:
+    with redis_harness.running() as server:
+        yield server
+
+
+@pytest.fixture(params=["memory", "redis"])
+def backend(request) -> tuple[rooms.Store, object]:
+    """A shared store and the storage its quotas are kept in: both this process's, or both one Redis."""
+    if request.param == "memory":
+        return rooms.MemoryStore(), quota.storage_from_env({})
+    url = request.getfixturevalue("redis_server").url
+    return rooms.RedisStore(url, prefix=f"share{next(_prefixes)}:"), quota.storage_from_env({quota.REDIS_ENV: url})
 
 
 def grid(rows: int = 5, cols: int = 7, seed: int = 0) -> np.ndarray:
@@ -106,17 +127,19 @@ def test_shared_then_loaded_by_id_and_expired_after_a_day():
     assert own_share.load(store, key) is None
 
 
-def test_a_client_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing():
-    store = rooms.MemoryStore()
+def test_a_client_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing(backend):
+    store, storage = backend
     x, y = grid(2, 512), grid(2, 512, seed=1)
-    quota = own_share.new_quota(amount=len(own_share.to_bytes(x)) + 100)
-    assert own_share.share(store, quota, x, "a") == content_id(x)
-    assert own_share.share(store, quota, y, "a") is None  # over a's hour
+    n = next(_prefixes)  # each run its own clients: the Redis outlives a test
+    a, b = f"a{n}", f"b{n}"
+    hourly = own_share.new_quota(storage, amount=len(own_share.to_bytes(x)) + 100)
+    assert own_share.share(store, hourly, x, a) == content_id(x)
+    assert own_share.share(store, hourly, y, a) is None  # over a's hour
     assert own_share.load(store, content_id(y)) is None  # and not stored
-    assert own_share.share(store, quota, x, "a") == content_id(x)  # there already: free
-    assert own_share.share(store, quota, x, "b") == content_id(x)  # for anyone
-    assert own_share.share(store, quota, y, "b") == content_id(y)  # b's own hour
-    assert own_share.share(store, quota, grid(2, 512, seed=2), "b") is None  # which x, stored already, did not use
+    assert own_share.share(store, hourly, x, a) == content_id(x)  # there already: free
+    assert own_share.share(store, hourly, x, b) == content_id(x)  # for anyone
+    assert own_share.share(store, hourly, y, b) == content_id(y)  # b's own hour
+    assert own_share.share(store, hourly, grid(2, 512, seed=2), b) is None  # which x, stored already, did not use
 
 
 def test_bytes_under_an_id_that_are_not_its_grid_are_not_loaded():
