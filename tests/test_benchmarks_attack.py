@@ -91,7 +91,7 @@ def test_run_is_judged_busy_or_admitted_from_the_page_elements():
 
 
 def test_the_largest_upload_fits_the_upload_limits():
-    from lnviz.serving import upload
+    from lnviz.labs.explorer import upload
 
     data = attack.big_csv()
     assert 24 * 2**20 < len(data) <= upload.MAX_BYTES

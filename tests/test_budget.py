@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from lnviz.serving import budget
-from lnviz.serving.budget import MIB, ByteLRU, nbytes
+from lnviz.serving.budget import MIB, Budget, nbytes
 
 
 def test_a_tensor_counts_its_storage_once_however_many_views_share_it():
@@ -47,7 +47,7 @@ def mib(n: float) -> torch.Tensor:
 
 
 def test_the_cache_holds_at_most_its_budget_least_recently_used_out():
-    cache = ByteLRU(10 * MIB)
+    cache = Budget(10 * MIB)
     for seed in range(40):  # 40 distinct 1024 x 1024 links, in miniature
         cache.put(seed, mib(3))
         assert cache.bytes <= 10 * MIB
@@ -58,14 +58,14 @@ def test_the_cache_holds_at_most_its_budget_least_recently_used_out():
 
 
 def test_a_value_larger_than_the_whole_budget_is_returned_but_not_kept():
-    cache = ByteLRU(1 * MIB)
+    cache = Budget(1 * MIB)
     cache.put("small", mib(0.5))
     assert cache.get_or_compute("big", lambda: mib(2)).numel() == 2 * MIB // 8
     assert "big" not in cache and "small" in cache and cache.bytes <= MIB
 
 
 def test_sessions_asking_for_the_same_key_together_compute_it_once():
-    cache = ByteLRU(10 * MIB)
+    cache = Budget(10 * MIB)
     calls = []
 
     def slow():
@@ -83,14 +83,14 @@ def test_sessions_asking_for_the_same_key_together_compute_it_once():
 
 
 def test_a_failed_computation_keeps_nothing_and_propagates():
-    cache = ByteLRU(MIB)
+    cache = Budget(MIB)
     with pytest.raises(ValueError):
         cache.get_or_compute("k", lambda: (_ for _ in ()).throw(ValueError("no")))
     assert "k" not in cache and cache.get_or_compute("k", lambda: 3) == 3
 
 
 def test_at_most_the_given_number_of_misses_are_computed_at_once_and_hits_never_wait():
-    cache = ByteLRU(64 * MIB, concurrent=2)
+    cache = Budget(64 * MIB, concurrent=2)
     cache.put("hit", 1)
     running, most, lock = [0], [0], threading.Lock()
 
@@ -114,3 +114,16 @@ def test_at_most_the_given_number_of_misses_are_computed_at_once_and_hits_never_
     for t in threads:
         t.join()
     assert most[0] == 2 and all(k in cache for k in range(8))
+
+
+def test_put_refuses_a_value_over_the_budget_or_its_holders_cap_and_a_held_key_keeps_its_value():
+    cache = Budget(2 * MIB, holder_bytes=MIB)
+    with pytest.raises(budget.Full) as over:
+        cache.put("big", mib(3))
+    assert (over.value.why, over.value.retry_after_s) == ("budget", 0)
+    with pytest.raises(budget.Full, match="holder"):
+        cache.put("mine", mib(1.5), holder="a")
+    first = mib(0.5)
+    cache.put("k", first)
+    cache.put("k", mib(0.5))
+    assert cache.get("k") is first and cache.bytes == nbytes(first)

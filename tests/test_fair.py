@@ -8,7 +8,7 @@ import time
 import pytest
 
 from lnviz.serving import budget
-from lnviz.serving.budget import MIB, ByteLRU
+from lnviz.serving.budget import MIB, Budget
 from lnviz.serving.fair import FairSlots
 from ui import heavy
 from ui import page as kit
@@ -34,7 +34,7 @@ def until(condition, timeout_s: float = 5.0) -> None:
 def flood_then_one(clients: dict[str, str]) -> list[str]:
     """One slot: A's first miss runs (1 s on the clock), A queues three more, then B one. The order they ran."""
     clock = Clock()
-    cache = ByteLRU(64 * MIB, concurrent=1, clock=clock)
+    cache = Budget(64 * MIB, concurrent=1, clock=clock)
     release, ran, threads = threading.Event(), [], []
 
     def compute(name: str, first: bool = False):
@@ -107,7 +107,7 @@ def test_a_failed_computation_frees_its_slot_and_is_charged():
 
 
 def test_a_hit_never_waits_while_every_slot_is_taken():
-    cache = ByteLRU(64 * MIB, concurrent=1)
+    cache = Budget(64 * MIB, concurrent=1)
     cache.put("hit", 1)
     release = threading.Event()
     t = threading.Thread(target=cache.get_or_compute, args=("miss", lambda: release.wait(5), "flooder"))
@@ -119,7 +119,7 @@ def test_a_hit_never_waits_while_every_slot_is_taken():
     t.join(5)
 
 
-class Spy(ByteLRU):
+class Spy(Budget):
     def __init__(self) -> None:
         super().__init__(16 * MIB)
         self.clients: list[object] = []

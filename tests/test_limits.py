@@ -8,7 +8,7 @@ import pytest
 
 from lnviz.serving import cpus as cpu_sizing
 from lnviz.serving import limits
-from lnviz.serving.limits import Busy, HeavyGate, Limits, OverBudget, QuotaExceeded, Ticket, UploadQuota
+from lnviz.serving.limits import Busy, HeavyGate, Limits, OverBudget, Ticket
 
 MIB = 2**20
 
@@ -139,49 +139,6 @@ def test_the_server_wide_limit_holds_under_concurrent_requests():
         t.join()
     assert sum(isinstance(r, Ticket) for r in results) == 2
     assert sum(isinstance(r, Busy) for r in results) == 14
-
-
-# Uploads
-
-
-def quota(clock: Clock, **kw) -> UploadQuota:
-    return UploadQuota(Limits(**kw), clock=clock.wall)
-
-
-def test_a_session_keeps_its_newest_files_and_drops_the_oldest(clock):
-    q = quota(clock, upload_files=2, upload_bytes=64 * MIB)
-    assert q.admit("s", 30 * MIB, [], 0) == []
-    assert q.admit("s", 30 * MIB, [("a", 30 * MIB)], 30 * MIB) == []
-    # A third file: the oldest goes, so the session never holds more than two.
-    assert q.admit("s", 30 * MIB, [("a", 30 * MIB), ("b", 30 * MIB)], 60 * MIB) == ["a"]
-    # Bytes too: a big file pushes out both small ones.
-    assert q.admit("s", 62 * MIB, [("a", 3 * MIB), ("b", 3 * MIB)], 6 * MIB) == ["a", "b"]
-
-
-def test_a_session_that_sends_file_after_file_is_refused_for_a_while(clock):
-    q = quota(clock, uploads_per_window=3, window_s=60)
-    for _ in range(3):
-        q.admit("s", MIB, [], 0)
-        clock.now += 5
-    with pytest.raises(QuotaExceeded, match="3 files in 1 minutes") as info:
-        q.admit("s", MIB, [], 0)
-    assert info.value.retry_after_s == 45
-    q.admit("other", MIB, [], 0)  # another session is not affected
-    clock.now += 45
-    q.admit("s", MIB, [], 0)
-
-
-def test_the_server_holds_at_most_its_total_of_uploads(clock):
-    q = quota(clock, upload_total_bytes=100 * MIB)
-    with pytest.raises(QuotaExceeded, match="as many uploaded files as it can"):
-        q.admit("s", 30 * MIB, [], 80 * MIB)
-    assert q.admit("s", 30 * MIB, [("a", 10 * MIB), ("b", 10 * MIB)], 80 * MIB) == ["a"]
-
-
-def test_uploads_are_not_counted_with_the_limits_off(clock):
-    q = UploadQuota(Limits.off(), clock=clock.wall)
-    for _ in range(100):
-        assert q.admit("s", 30 * MIB, [("a", 30 * MIB)] * 5, 10**12) == []
 
 
 # How many heavy actions: the CPUs the container may use

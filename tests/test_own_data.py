@@ -8,8 +8,9 @@ import pytest
 import torch
 from conftest import assert_no_exception, run_page, share_link, stage_x
 
+from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
-from lnviz.serving import own_share, own_store, upload
+from lnviz.serving import budget, own_share, own_store
 from lnviz.serving.store import BLOB_TTL_S, MemoryStore, StoreDown
 from ui import own_data
 from ui import store as shared_store
@@ -26,7 +27,16 @@ def fresh_shared_store(monkeypatch) -> MemoryStore:
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     monkeypatch.setattr(shared_store, "shared", lambda: True)
+    quota = own_share.new_quota()
+    monkeypatch.setattr(own_data, "share_quota", lambda: quota)
     return store
+
+
+def this_process(monkeypatch, **kw) -> budget.Budget:
+    """A fresh budget of own matrices for this test, as the process's (own_data.store)."""
+    kept = own_store.new(**kw)
+    monkeypatch.setattr(own_data, "store", lambda: kept)
+    return kept
 
 
 def generated() -> np.ndarray:
@@ -128,28 +138,28 @@ def test_a_hostile_file_name_is_shown_as_text():
 
 
 def test_sessions_pasting_the_same_matrix_hold_it_once_and_not_in_their_state(monkeypatch):
-    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore())  # this test's own
+    kept = this_process(monkeypatch)  # this test's own
     sessions = [paste(run_page(PAGE), GOOD) for _ in range(3)]
-    assert (len(own_data.STORE), own_data.STORE.bytes) == (1, 3 * 4 * 8), own_data.STORE._entries
+    assert (len(kept), kept.bytes) == (1, 3 * 4 * 8), kept._entries
     for at in sessions:
         held = at.session_state[own_data.KEY]
         assert not any(isinstance(v, np.ndarray | torch.Tensor) for v in held.values()), held
         np.testing.assert_allclose(stage_x(at), [[1, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])
     sessions[0].button(key="own_data_off").click().run()  # back to generated data: the matrix is let go
-    assert len(own_data.STORE) == 0  # (AppTest gives every session one id: all three were one visitor)
+    assert len(kept) == 0  # (AppTest gives every session one id: all three were one visitor)
 
 
 def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_is_said_to_be_gone(monkeypatch):
     clock = [0.0]
     monkeypatch.setattr(shared_store, "_store", MemoryStore(clock=lambda: clock[0]))
-    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
+    kept = this_process(monkeypatch, ttl_s=60)
     at = paste(run_page(PAGE), GOOD)
-    own_data.STORE.clock = lambda: 1e12  # an hour later, unused: this process let it go
+    kept.clock = lambda: 1e12  # an hour later, unused: this process let it go
     at.slider(key="gain").set_value(1.5).run()
     assert_no_exception(at)
     assert not [w for w in at.warning if "gone" in w.value]
     np.testing.assert_array_equal(stage_x(at), GOOD_X)  # the link's id brought it back from the shared store
-    own_data.STORE.clock = lambda: 2e12
+    kept.clock = lambda: 2e12
     clock[0] = BLOB_TTL_S + 1  # a day later: the shared store let it go too
     at.slider(key="gain").set_value(1.25).run()
     assert_no_exception(at)
@@ -160,7 +170,7 @@ def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_
 
 
 def test_a_full_store_refuses_with_when_to_try_again_and_keeps_what_was_shown(monkeypatch):
-    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(budget=3 * 4 * 8))
+    this_process(monkeypatch, budget=3 * 4 * 8)
     first = paste(run_page(PAGE), GOOD)
     other = paste(run_page(PAGE), "1, 2\n3, 5")
     (refused,) = upload_warnings(other) or [w.value for w in other.warning if "Try again" in w.value]
@@ -205,10 +215,9 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
 
 def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
     from lnviz.labs import explorer
-    from lnviz.serving import budget
     from ui import page as kit
 
-    cache = budget.ByteLRU(64 * 2**20)
+    cache = budget.Budget(64 * 2**20)
     monkeypatch.setattr(kit, "results", lambda: cache)
     normalize, calls = explorer.normalize, []
 
@@ -241,8 +250,8 @@ def test_a_link_carries_pasted_data_to_a_new_session_on_another_server_exactly(m
     key = own_of(at)
     assert key == own_store.content_id(x) and own_share.valid_id(key)
     assert "anyone who has the link" in share_caption(at)
-    # Another replica: its own process memory (own_data.STORE), the same shared store.
-    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore())
+    # Another replica: its own process memory (own_data.store()), the same shared store.
+    this_process(monkeypatch)
     other = run_page(PAGE, {"seed": "3", own_data.OWN_PARAM: key})
     assert_no_exception(other)
     torch.testing.assert_close(torch.from_numpy(stage_x(other)), torch.from_numpy(x), rtol=0, atol=0)
@@ -274,7 +283,8 @@ def test_bytes_under_an_id_that_are_not_its_grid_are_not_shown(fresh_shared_stor
 
 
 def test_over_the_quota_the_data_is_shown_and_the_link_says_it_cant_carry_it(monkeypatch):
-    monkeypatch.setattr(own_share, "QUOTA_BYTES", 64)  # less than the 3 x 4 grid's bytes
+    quota = own_share.new_quota(amount=64)  # less than the 3 x 4 grid's bytes
+    monkeypatch.setattr(own_data, "share_quota", lambda: quota)
     at = paste(run_page(PAGE), GOOD)
     assert_no_exception(at)
     np.testing.assert_array_equal(stage_x(at), GOOD_X)
@@ -319,17 +329,26 @@ def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_cop
     monkeypatch, fresh_shared_store
 ):
     monkeypatch.setattr(shared_store, "shared", lambda: False)
-    monkeypatch.setattr(own_data, "STORE", own_store.OwnStore(ttl_s=60))
+    kept = this_process(monkeypatch, ttl_s=60)
     at = paste(run_page(PAGE), GOOD)
     key = own_of(at)
     assert key == own_store.content_id(np.array(GOOD_X))
     assert "this server process's memory" in share_caption(at)
-    assert own_share.load(fresh_shared_store, key) is None  # kept once, within the bytes STORE is bounded by
+    assert own_share.load(fresh_shared_store, key) is None  # kept once, within the bytes store() is bounded by
     other = run_page(PAGE, {own_data.OWN_PARAM: key})  # another browser, the same process
     assert_no_exception(other)
     np.testing.assert_array_equal(stage_x(other), GOOD_X)
-    own_data.STORE.clock = lambda: 1e12  # unused for an hour: let go
+    kept.clock = lambda: 1e12  # unused for an hour: let go
     late = run_page(PAGE, {own_data.OWN_PARAM: key})
     (gone,) = [w.value for w in late.warning if "gone" in w.value]
     assert "It is not there" in gone and "this server process's memory" in gone
     np.testing.assert_allclose(stage_x(late), generated(), rtol=1e-6, atol=1e-6)
+
+
+def test_the_words_say_where_the_data_is_kept_and_never_echo_a_link_s_marker():
+    assert "every replica" in own_text.where(True) and "process's memory" in own_text.where(False)
+    assert "(3 × 4)" in own_text.marker_gone("3x4", 120) and "120 s" in own_text.marker_gone("3x4", 120)
+    hostile = "12x34](http://evil)"
+    assert "evil" not in own_text.marker_gone(hostile, 120) and "×" not in own_text.marker_gone(hostile, 120)
+    assert "can't hold now: Try again in 5 s." in own_text.link_gone("Try again in 5 s.", False)
+    assert "64 MiB of data an hour" in own_text.kept("quota", 0.0, True, 64 * 2**20)

@@ -21,7 +21,7 @@ def grid(seed: int, size: int) -> torch.Tensor:
 
 @pytest.fixture
 def page(monkeypatch):
-    cache = budget.ByteLRU(16 * MIB)
+    cache = budget.Budget(16 * MIB)
     monkeypatch.setattr(kit, "results", lambda: cache)
     CALLS.clear()
     return kit.Page.__new__(kit.Page)  # compute needs no drawn page

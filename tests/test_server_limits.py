@@ -22,7 +22,7 @@ import websockets
 from harness.server import rss_mib, serving
 from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
-from lnviz.serving import upload
+from lnviz.labs.explorer import upload
 
 RSS_LIMIT_MIB = 1536  # the target: three big pastes at once stay under 1.5 GB
 PASTE_BYTES = 24_000_000  # just under Streamlit's default widget-state limit (25 MB), which let such pastes in

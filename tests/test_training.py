@@ -505,7 +505,7 @@ def test_page_sends_a_trained_layer_to_the_explorer():
     at.button(key="send").click().run()
     assert_no_exception(at)
     sent = at.session_state["explorer_activations"]
-    x = own_data.STORE.get(sent["id"])
+    x = own_data.store().get(sent["id"])
     assert x.shape == (256, 64) and str(x.dtype) == "float64"
     assert "BN layer 2" in sent["source"] and "spirals" in sent["source"]
     assert at.title[0].value != "Training race"  # the explorer is showing now

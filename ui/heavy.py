@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits
+from lnviz.serving import limits, quota
 from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
@@ -164,8 +164,8 @@ def thread_control() -> bool:
 
 
 @PerProcess
-def _upload_quota() -> limits.UploadQuota:
-    return limits.UploadQuota(limits.Limits.from_env(os.environ, cpus=1))  # the quota counts no slots
+def _upload_quota() -> quota.UploadQuota:
+    return quota.UploadQuota(limits.Limits.from_env(os.environ, cpus=1))  # the quota counts no slots
 
 
 def install() -> None:

@@ -1,7 +1,7 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
 The matrix lives in the server's memory, never on disk: once per content, in
-the process's :data:`STORE` (``lnviz.serving.own_store``), counted per session
+the process's :func:`store` (``lnviz.serving.own_store``), counted per session
 and in all, and let go when unused for an hour; the session keeps its id. A
 file or text that can't be used gets a plain message naming what is wrong and
 what is accepted, and the data shown before stays; the message stays while
@@ -10,9 +10,9 @@ that file or text is in its box, and the next file or paste replaces it.
 Shown, the matrix travels with the link, which carries its id, the hash of
 its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
 its bytes go there under that id (:mod:`lnviz.serving.own_share`), for 24
-hours after it was last shown or opened, charged to this session's quota of
+hours after it was last shown or opened, charged to this browser's quota of
 64 MiB an hour; a session that opens the link, on whatever replica, loads it
-from there. Without Redis, the id is looked up in :data:`STORE` itself, which
+from there. Without Redis, the id is looked up in :func:`store` itself, which
 every session of this process sees and which is bounded in bytes, so a link
 opens the data on this server while it is used at least once an hour, until
 the server restarts. Either way the page says where the data came from and
@@ -30,13 +30,12 @@ whole numbers, never echoed.
 
 from __future__ import annotations
 
+import functools
 import os
-import re
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -44,22 +43,20 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.serving import own_share, own_store, upload
+from lnviz.labs.explorer import own_text, upload
+from lnviz.serving import budget, own_share, own_store, quota
 from lnviz.serving.store import StoreDown
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
 
-# Where a session keeps the matrix the explorer shows: {"id": its id in STORE, "source": Markdown}.
+# Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
 KEY = "explorer_activations"
-# Every session's matrices, in this process: once per content, bounded per visitor and in all (lnviz.serving.own_store).
-STORE = own_store.OwnStore.from_env(os.environ)
 OWN_PARAM = "own"  # the link's own data: its id in the shared store, or "BxH" while it can't be shared
 PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
 _SHARED = "_lnviz_own_shared"  # {"id", "outcome": "shared", "quota" or "down", "at": time.time() of the try}
 _LINK_FAILED = "_lnviz_own_link_failed"  # {"id", "why": "gone", "down" or StoreFull's message, "at"}
-_MARKER = re.compile(r"(\d{1,4})x(\d{1,4})")
 LINK_SOURCE = "shared by a link"
 RETRY_S = 60  # a grid the store refused or couldn't take is offered again after this long, not on every rerun
 FILE_NAME_LIMIT = 40  # characters of a file's name shown
@@ -68,7 +65,7 @@ FILE_NAME_LIMIT = 40  # characters of a file's name shown
 @dataclass(frozen=True)
 class OwnData:
     """A matrix from the user: x (B, H), float64 on the CPU, where it came from (Markdown, safe to show), its
-    id in :data:`STORE` (the hash of its content: what it is cached by), and whether the link carries it,
+    id in :func:`store` (the hash of its content: what it is cached by), and whether the link carries it,
     with the sentence that says where it is kept and until when (or why it isn't shared)."""
 
     x: torch.Tensor
@@ -78,21 +75,33 @@ class OwnData:
     kept: str
 
 
+@functools.cache
+def store() -> budget.Budget[str, np.ndarray]:
+    """Every session's matrices, in this process: once per content, bounded per session and in all."""
+    return own_store.from_env(os.environ)
+
+
+@functools.cache
+def share_quota() -> quota.Quota:
+    """What each browser may store for links per hour, counted where the shared store is (Redis, or this process)."""
+    return own_share.new_quota(quota.storage_from_env(os.environ))
+
+
 def stored(key: str) -> torch.Tensor:
-    """The matrix ``key`` (B, H) from :data:`STORE`; a ``ValueError`` once the server has let it go."""
-    values = STORE.get(key)
+    """The matrix ``key`` (B, H) from :func:`store`; a ``ValueError`` once the server has let it go."""
+    values = store().get(key)
     if values is None:
         raise ValueError("your data is no longer in this server's memory. Upload or paste it again.")
     return torch.from_numpy(values)
 
 
-def hold(x: torch.Tensor | np.ndarray, source: str, visitor: str) -> dict[str, object]:
-    """Put x (B, H) in the process's :data:`STORE` for ``visitor``; what a session keeps of it (its id).
+def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, object]:
+    """Put x (B, H) in the process's :func:`store` for ``session``; what the session keeps of it (its id).
 
     Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
-    return {"id": STORE.put(visitor, values), "source": source}
+    return {"id": own_store.put(store(), session, values), "source": source}
 
 
 def send(x: torch.Tensor, source: str) -> str | None:
@@ -115,7 +124,7 @@ def _release(keep: str | None = None) -> None:
     """This session no longer needs the data it held, unless that is ``keep`` (the same matrix, held again)."""
     held = st.session_state.pop(KEY, None)
     if isinstance(held, dict) and isinstance(held.get("id"), str) and held["id"] != keep:
-        STORE.release(heavy.session_id(), held["id"])
+        store().release(heavy.session_id(), held["id"])
 
 
 def file_source(name: str) -> str:
@@ -202,29 +211,10 @@ def _current(subject: tuple[str, object], file_id: str | None) -> bool:
     return what == hash(st.session_state.get(PASTE_KEY, ""))
 
 
-def _where() -> str:
-    """Where a grid whose id is in a link is kept, and for how long, as a clause."""
-    if shared_store.shared():
-        return (
-            f"in the store every replica of this server shares, for {own_share.TTL_S / 3600:.0f} hours after it was "
-            "last shown or opened"
-        )
-    return (
-        f"in this server process's memory, while it is used at least once every {own_store.TTL_S / 60:.0f} minutes, "
-        "until the server restarts or needs the room"
-    )
-
-
-def _until(at: float) -> str:
-    """When a grid stored at ``at`` (time.time()) expires, roughly, in UTC."""
-    when = datetime.fromtimestamp(at + own_share.TTL_S, UTC)
-    return f"{when:%H:%M} UTC on {when.day} {when:%b}"
-
-
 def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     """Offer the grid ``key`` to the shared store, once per grid (a refusal again after :data:`RETRY_S`).
 
-    Without Redis, :data:`STORE` is the store a link's id is looked up in: content-addressed, seen by every
+    Without Redis, :func:`store` is the store a link's id is looked up in: content-addressed, seen by every
     session of this process and bounded in bytes. Copying the grid to the in-process ``store.MemoryStore``
     as well would keep it for a day outside that bound, and sessions are free to open.
     """
@@ -238,7 +228,8 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     else:
         # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
         try:
-            outcome = "shared" if own_share.share(shared_store.store(), values, heavy.client()) else "quota"
+            shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client())
+            outcome = "shared" if shared else "quota"
         except StoreDown:
             outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}
@@ -247,38 +238,25 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
 
 
 def _kept(record: dict[str, Any]) -> str:
-    """Where the data shown is kept and until when, or why the link doesn't carry it: one plain sentence."""
-    if record["outcome"] == "shared" and shared_store.shared():
-        return f"Shared data, kept on the server until about {_until(record['at'])}: {_where()}."
-    if record["outcome"] == "shared":
-        return f"Shared data, kept {_where()}."
-    if record["outcome"] == "quota":
-        why = f"this session has stored the {own_share.QUOTA_BYTES // 2**20} MiB of data an hour that links may hold"
-    else:
-        why = "the store that keeps data for links can't be reached now"
-    return f"Not in the link: {why}. It is shown in this session only, and the link notes only its shape."
+    """Where the data shown is kept and until when, or why the link doesn't carry it (:func:`_share`'s record)."""
+    return own_text.kept(record["outcome"], record["at"], shared_store.shared(), share_quota().amount)
 
 
 def caveat(own: OwnData) -> str:
     """What the share box says of a link while ``own`` is shown."""
-    if own.shared:
-        return (
-            f"This link opens this view with the same data, which the server keeps {_where()}: anyone who has the "
-            "link sees these numbers."
-        )
-    return f"{own.kept} This link opens the same controls on generated data, and says the data isn't in it."
+    return own_text.caveat(own.shared, own.kept, shared_store.shared())
 
 
 def _load(key: str) -> np.ndarray | None:
-    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :data:`STORE`), or None.
+    """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :func:`store`), or None.
 
     Raises :class:`~lnviz.serving.store.StoreDown` when Redis can't be reached.
     """
     if not shared_store.shared():
-        return STORE.get(key)
+        return store().get(key)
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
-        own_share.share(shared_store.store(), values, heavy.client())
+        own_share.share(shared_store.store(), share_quota(), values, heavy.client())
     return values
 
 
@@ -321,10 +299,11 @@ def panel() -> OwnData | None:
     """Draw the "Your own data" expander in the sidebar; return the matrix in use, if any."""
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
         st.caption(
-            f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, {_where()}, and the "
+            f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, "
+            f"{own_text.where(shared_store.shared())}, and the "
             "link carries that hash: anyone who has the link sees the numbers."
         )
-        upload_share.note_client()  # whose files these are, for the fair share of the server's upload ceiling
+        upload_share.note_address()  # whose files these are, for the fair share of the server's upload ceiling
         file = st.file_uploader(
             "Upload x (.csv or .npy)",
             type=["csv", "txt", "npy"],
@@ -366,9 +345,9 @@ def panel() -> OwnData | None:
 
 
 def _held() -> np.ndarray | None:
-    """The matrix (B, H) this session holds in :data:`STORE`, or None: none, or let go by the server."""
+    """The matrix (B, H) this session holds in :func:`store`, or None: none, or let go by the server."""
     held = st.session_state.get(KEY)
-    return STORE.get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
+    return store().get(held["id"]) if isinstance(held, dict) and isinstance(held.get("id"), str) else None
 
 
 def _say_if_gone() -> None:
@@ -379,34 +358,9 @@ def _say_if_gone() -> None:
     key = own_share.valid_id(marker)
     if key is not None:
         failed = st.session_state.get(_LINK_FAILED) or {}
-        why = failed.get("why") if failed.get("id") == key else "gone"
-        if why == "gone":
-            said = (
-                f"This link shares someone's own data, which the server keeps {_where()}. It is not there: it "
-                "expired, the server restarted, or the link comes from another server. So the data is gone and "
-                "this is **generated data**. Ask whoever sent the link for the data, or upload or paste your own."
-            )
-        elif why == "down":
-            said = (
-                "This link shares someone's own data, but the store that keeps it can't be reached now, so this is "
-                "**generated data**. Reload the page in a minute to try again."
-            )
-        else:
-            said = (
-                f"This link shares someone's own data, which this server can't hold now: {why} This is "
-                "**generated data**."
-            )
+        said = own_text.link_gone(failed.get("why") if failed.get("id") == key else "gone", shared_store.shared())
     else:
-        found = _MARKER.fullmatch(marker)
-        shape = f" ({found[1]} × {found[2]})" if found else ""
-        ttl = st.get_option("server.disconnectedSessionTTL")
-        said = (
-            f"This view was showing someone's own data{shape}, which the link does not carry: it was kept only in "
-            "the server's memory, for the browser session that uploaded or pasted it. The server restarted, the "
-            f"page was away for more than {ttl} s or unused for {own_store.TTL_S / 3600:.0f} hour, the server "
-            "needed the room, or the link was opened elsewhere, so the data is gone and this is **generated data**. "
-            "Upload or paste it again to see it."
-        )
+        said = own_text.marker_gone(marker, st.get_option("server.disconnectedSessionTTL"))
     st.warning(said, icon=":material/cloud_off:")
     st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
 

@@ -72,10 +72,10 @@ LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
 
 
 @functools.cache
-def results() -> budget.ByteLRU:
+def results() -> budget.Budget:
     """Every page's computed results, in this process: bounded by bytes, least recently used out
     (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
-    return budget.ByteLRU(
+    return budget.Budget(
         budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
     )
 

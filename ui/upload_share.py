@@ -1,6 +1,6 @@
-"""Streamlit's side of lnviz.serving.upload_share: which client each session is, and making room in the file store.
+"""Streamlit's side of lnviz.serving.upload_share: which address each session has, and making room in the file store.
 
-:func:`note_client` records the address of the current session's browser
+:func:`note_address` records the address of the current session's browser
 (``st.context.ip_address``), on each run of a page that takes files.
 :func:`make_room` is called by the upload quota (``ui.heavy``) before it
 admits a file: it evicts the files the fair share names, and returns what all
@@ -19,14 +19,14 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import upload_share
 
-_REMEMBERED = 10_000  # sessions whose client is remembered, the least recently seen forgotten first
+_REMEMBERED = 10_000  # sessions whose address is remembered, the least recently seen forgotten first
 _LOCAL = "local"  # a browser on this machine, which Streamlit gives no address
-_clients: OrderedDict[str, str] = OrderedDict()
+_addresses: OrderedDict[str, str] = OrderedDict()
 _lock = threading.Lock()
 
 
-def note_client() -> None:
-    """Remember which client the current session is (its address), for the fair share of the upload ceiling.
+def note_address() -> None:
+    """Remember the address of the current session's browser, for the fair share of the upload ceiling.
 
     Behind a proxy every session has the proxy's address, and the share is
     fair between sessions alone.
@@ -35,12 +35,12 @@ def note_client() -> None:
     if ctx is None:
         return
     session = ctx.session_id
-    client = st.context.ip_address or _LOCAL
+    address = st.context.ip_address or _LOCAL
     with _lock:
-        _clients[session] = client
-        _clients.move_to_end(session)
-        while len(_clients) > _REMEMBERED:
-            _clients.popitem(last=False)
+        _addresses[session] = address
+        _addresses.move_to_end(session)
+        while len(_addresses) > _REMEMBERED:
+            _addresses.popitem(last=False)
 
 
 def make_room(
@@ -54,8 +54,8 @@ def make_room(
         for fid, rec in list(held.items())
     ]
     with _lock:
-        clients = dict(_clients)
-    evicted = upload_share.make_room(files, clients, session, size, ceiling)
+        addresses = dict(_addresses)
+    evicted = upload_share.make_room(files, addresses, session, size, ceiling)
     for f in evicted:
         remove(f.session, f.file_id)
     return sum(f.nbytes for f in files) - sum(f.nbytes for f in evicted)

@@ -1,11 +1,14 @@
-"""Memory bounded by bytes: how big a value is (:func:`nbytes`), and a cache that holds at most a budget of them.
+"""Memory bounded by bytes: how big a value is (:func:`nbytes`), and a :class:`Budget` of them held at most.
 
-A hosted lnviz shares one process among a class. Counting cached results by
+A hosted lnviz shares one process among a class. Counting held values by
 entries says nothing about memory: one 1024 × 1024 exploration is about 32 MiB,
 a 16 × 32 one a few kilobytes, so "32 entries" was anything from a megabyte to a
-gigabyte. :class:`ByteLRU` counts bytes instead (the tensors' and arrays'
+gigabyte. A :class:`Budget` counts bytes instead (the tensors' and arrays'
 storage, once each, plus a little per Python object) and, past its budget,
-drops the least recently used entries first.
+drops the least recently used entries first; an entry unused for ``ttl_s`` goes
+too, and a *holder* (whoever put an entry) may be capped at ``holder_bytes``.
+Two uses, one mechanism: the page kit's cache of results (``ui.page``), and
+visitors' own matrices (:mod:`lnviz.serving.own_store`).
 
 It is a plain object, never in ``st.cache_resource`` or ``st.cache_data``: a
 visitor's ``clear_cache`` message (which clears those) cannot empty it, so one
@@ -17,12 +20,15 @@ defaults that keep a replica well under its memory limit (docs/deploy.md).
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import math
 import sys
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
 from lnviz.serving.fair import FairSlots
@@ -85,20 +91,47 @@ def _walk(value: Any, seen: set[Hashable], depth: int) -> int:
     return size
 
 
-class ByteLRU(Generic[K, V]):
-    """A thread-safe cache of at most ``budget`` bytes (as :func:`nbytes` counts), least recently used out.
+class Full(ValueError):
+    """A value refused, and why: ``"budget"`` (over the whole budget) and ``"holder"`` (over a holder's cap) never
+    fit (``retry_after_s`` 0); ``"in use"``: every byte it needs is in recent use, and trying again in
+    ``retry_after_s`` seconds will work."""
 
-    A value larger than the whole budget is computed and returned but not
-    kept. :meth:`get_or_compute` computes each key once at a time: sessions
-    that ask for the same key together wait for the first one's result
-    instead of each computing (and holding) its own copy. With
-    ``concurrent``, at most that many misses are computed at once: 30
-    distinct 1024 × 1024 links opened together each held their intermediates
-    at the same time, 1.8 GiB at the peak, where a 2-core server gains nothing
-    from running more than two at once. Misses that wait take fair turns
+    def __init__(self, why: str, limit: int, retry_after_s: int = 0) -> None:
+        super().__init__(f"{why}: {limit} bytes" + (f", try again in {retry_after_s} s" if retry_after_s else ""))
+        self.why, self.limit, self.retry_after_s = why, limit, retry_after_s
+
+
+@dataclass
+class _Entry:
+    value: Any
+    nbytes: int
+    used: float  # clock of the last put or get
+    holders: dict[Hashable, float] = field(default_factory=dict)  # holder -> when it put this
+
+
+class Budget(Generic[K, V]):
+    """A thread-safe store of at most ``budget`` bytes (as ``size`` counts, :func:`nbytes` by default).
+
+    Past the budget, the least recently used entries are dropped to make room,
+    except one used within ``protect_s`` seconds: while only those could make
+    room, a new value is refused (:class:`Full`, "in use"), saying when trying
+    again will work. An entry unused for ``ttl_s`` seconds is dropped. A value
+    :meth:`put` for a *holder* is counted against that holder's
+    ``holder_bytes``, its older entries released first to make room; an entry
+    with holders is dropped once the last one releases it (:meth:`release`).
+    A key names its value (a content hash, a computation's inputs): putting a
+    key that is held already keeps the value held.
+
+    :meth:`get_or_compute` computes each key once at a time: sessions that ask
+    for the same key together wait for the first one's result instead of each
+    computing (and holding) its own copy. With ``concurrent``, at most that
+    many misses are computed at once: 30 distinct 1024 × 1024 links opened
+    together each held their intermediates at the same time, 1.8 GiB at the
+    peak, where a 2-core server gains nothing from running more than two at
+    once. Misses that wait take fair turns
     (:class:`~lnviz.serving.fair.FairSlots`): the client that has computed
-    least lately goes first, so one visitor's flood of new seeds does not
-    queue in front of a classmate's one miss. A hit never waits.
+    least lately goes first, so one visitor's flood of new seeds does not queue
+    in front of a classmate's one miss. A hit never waits.
     """
 
     def __init__(
@@ -107,12 +140,16 @@ class ByteLRU(Generic[K, V]):
         size: Callable[[Any], int] = nbytes,
         concurrent: int | None = None,
         clock: Callable[[], float] = time.monotonic,
+        holder_bytes: float = math.inf,
+        ttl_s: float = math.inf,
+        protect_s: float = 0.0,
     ) -> None:
-        self.budget = budget
+        self.budget, self.holder_bytes, self.ttl_s, self.protect_s = budget, holder_bytes, ttl_s, protect_s
         self._size = size
+        self.clock = clock
         self.misses = FairSlots(concurrent, clock) if concurrent else None
         self._lock = threading.Lock()
-        self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()  # oldest use first
+        self._entries: OrderedDict[K, _Entry] = OrderedDict()  # least recently used first
         self._bytes = 0
         self._computing: dict[K, threading.Lock] = {}
 
@@ -125,43 +162,90 @@ class ByteLRU(Generic[K, V]):
         return len(self._entries)
 
     def __contains__(self, key: K) -> bool:
+        """Whether ``key`` is held, without counting as a use."""
         return key in self._entries
 
     def get(self, key: K, default: Any = None) -> V | Any:
-        """The value for ``key`` (now the most recently used), or ``default``."""
+        """The value for ``key`` (now the most recently used), or ``default``: never put, dropped or expired."""
         with self._lock:
-            hit = self._entries.get(key)
-            if hit is None:
+            now = self.clock()
+            self._expire(now)
+            entry = self._entries.get(key)
+            if entry is None:
                 return default
+            entry.used = now
             self._entries.move_to_end(key)
-            return hit[0]
+            return entry.value
 
-    def put(self, key: K, value: V) -> bool:
-        """Keep ``value`` under ``key``, dropping the least recently used entries to make room.
+    def put(self, key: K, value: V, holder: Hashable = None) -> None:
+        """Keep ``value`` under ``key`` (for ``holder``, if given), dropping what makes room; :class:`Full` if none can.
 
-        Returns whether it was kept: a value over the whole budget is not.
+        The holder's older entries are released first (oldest first) if this one would take it over its cap.
         """
         size = self._size(value)
+        if size > self.budget:
+            raise Full("budget", self.budget)
+        if holder is not None and size > self.holder_bytes:
+            raise Full("holder", int(self.holder_bytes))
         with self._lock:
-            old = self._entries.pop(key, None)
-            if old is not None:
-                self._bytes -= old[1]
-            if size > self.budget:
-                return False
-            while self._entries and self._bytes + size > self.budget:
-                _, (_, dropped) = self._entries.popitem(last=False)
-                self._bytes -= dropped
-            self._entries[key] = (value, size)
-            self._bytes += size
-            return True
+            now = self.clock()
+            self._expire(now)
+            if holder is not None:
+                self._within_cap(holder, key, size)
+            entry = self._entries.get(key)
+            if entry is None:
+                self._make_room(size, now)
+                entry = self._entries[key] = _Entry(value, size, now)
+                self._bytes += size
+            if holder is not None:
+                entry.holders[holder] = now
+            entry.used = now
+            self._entries.move_to_end(key)
+
+    def release(self, holder: Hashable, key: K) -> None:
+        """``holder`` no longer needs ``key``; it is dropped once no one holds it."""
+        with self._lock:
+            self._release(holder, key)
+
+    def _release(self, holder: Hashable, key: K) -> None:
+        entry = self._entries.get(key)
+        if entry is not None and entry.holders.pop(holder, None) is not None and not entry.holders:
+            self._drop(key)
+
+    def _drop(self, key: K) -> None:
+        self._bytes -= self._entries.pop(key).nbytes
+
+    def _expire(self, now: float) -> None:
+        while self._entries:
+            key, entry = next(iter(self._entries.items()))
+            if entry.used > now - self.ttl_s:
+                break
+            self._drop(key)
+
+    def _within_cap(self, holder: Hashable, key: K, size: int) -> None:
+        mine = sorted((e.holders[holder], k) for k, e in self._entries.items() if holder in e.holders and k != key)
+        held = sum(self._entries[k].nbytes for _, k in mine)
+        for _, old in mine:  # oldest first
+            if held + size <= self.holder_bytes:
+                break
+            held -= self._entries[old].nbytes
+            self._release(holder, old)
+
+    def _make_room(self, size: int, now: float) -> None:
+        while self._bytes + size > self.budget:
+            key, entry = next(iter(self._entries.items()))  # the least recently used
+            if entry.used > now - self.protect_s:
+                raise Full("in use", self.budget, max(1, math.ceil(entry.used + self.protect_s - now)))
+            self._drop(key)
 
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.
 
         ``client`` (:func:`lnviz.serving.limits.client_key`) is whom a miss's
         time is charged to, for the fair turns; the same for every caller
-        (None) is first come, first served. An exception from ``compute``
-        propagates and nothing is kept.
+        (None) is first come, first served. A value that finds no room is
+        returned but not kept. An exception from ``compute`` propagates and
+        nothing is kept.
         """
         missing = object()
         hit = self.get(key, missing)
@@ -179,7 +263,8 @@ class ByteLRU(Generic[K, V]):
                 else:
                     with self.misses.slot(client):
                         value = compute()
-                self.put(key, value)
+                with contextlib.suppress(Full):
+                    self.put(key, value)
                 return value
             finally:
                 with self._lock:

@@ -13,7 +13,7 @@ one visitor can take from the others:
   action keeps its slot for :attr:`Limits.share_s` seconds only
   (:meth:`Ticket.check` stops it after that). Whoever waits is told their place
   and about when their turn comes; whoever can't wait is told when to try again.
-- :class:`UploadQuota`, for uploaded files held in memory: per session, a few
+- :class:`lnviz.serving.quota.UploadQuota`, for uploaded files held in memory: per session, a few
   files and bytes at once (older ones make room for newer), a number of uploads
   per window; and a ceiling for the whole process.
 - :attr:`Limits.thread_control`: whether a visitor may change torch's thread
@@ -419,55 +419,3 @@ class QuotaExceeded(RuntimeError):
     def __init__(self, message: str, retry_after_s: int) -> None:
         super().__init__(message)
         self.retry_after_s = retry_after_s
-
-
-@dataclass
-class UploadQuota:
-    """Decides what an upload may keep in memory; thread-safe, one per server process.
-
-    The caller (the Streamlit glue) holds the files; this only counts. For a
-    new file it answers which of the session's older files to drop first, or
-    refuses with :class:`QuotaExceeded`.
-    """
-
-    limits: Limits
-    clock: Callable[[], float] = time.monotonic
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _sent: dict[str, deque[float]] = field(default_factory=dict, repr=False)  # session -> upload times
-
-    def admit(self, session: str, size: int, held: Sequence[tuple[str, int]], server_bytes: int) -> list[str]:
-        """The ids of ``session``'s files to drop (oldest first) so that a new file of ``size`` bytes fits.
-
-        ``held``: the session's files as (file id, bytes), oldest first;
-        ``server_bytes``: what every session holds together. Raises
-        :class:`QuotaExceeded` when the session sends too many uploads, when
-        the file alone is over the session's bytes, or when the server holds
-        too much already.
-        """
-        lim = self.limits
-        if not lim.enabled:
-            return []
-        with self._lock:
-            now = self.clock()
-            sent = self._sent.setdefault(session, deque())
-            while sent and sent[0] <= now - lim.window_s:
-                sent.popleft()
-            if len(sent) >= lim.uploads_per_window:
-                raise QuotaExceeded(
-                    f"This session sent {len(sent)} files in {lim.window_s / 60:.0f} minutes, the most it may.",
-                    _seconds(sent[0] + lim.window_s - now),
-                )
-            if size > lim.upload_bytes:
-                raise QuotaExceeded(f"The file is over this session's {lim.upload_bytes // MIB} MiB.", 0)
-            kept = list(held)
-            drop: list[str] = []
-            while kept and (len(kept) + 1 > lim.upload_files or sum(n for _, n in kept) + size > lim.upload_bytes):
-                drop.append(kept.pop(0)[0])
-            freed = sum(n for fid, n in held if fid in drop)
-            if server_bytes - freed + size > lim.upload_total_bytes:
-                raise QuotaExceeded("The server holds as many uploaded files as it can right now.", 30)
-            sent.append(now)
-            if len(self._sent) > _PRUNE_AT:
-                for other in [k for k, times in self._sent.items() if times[-1] <= now - lim.window_s]:
-                    del self._sent[other]
-            return drop

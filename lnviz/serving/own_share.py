@@ -1,4 +1,4 @@
-"""A visitor's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
+"""Someone's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
 
 The id is the hash of the matrix's content (:func:`lnviz.serving.own_store.content_id`),
 so the same numbers have the same id on every replica, and an id can never
@@ -7,12 +7,14 @@ show other numbers: :func:`load` hashes what it read and refuses a mismatch.
 The bytes are a fixed header and the values, nothing else: :data:`MAGIC`, B
 and H as two little-endian uint32, then B·H float64 little-endian, row by row.
 Reading checks the header, the exact length, the shape against the upload's
-limits and every value for finiteness; nothing is ever unpickled. The largest
-grid the upload accepts (1024 × 1024) is :data:`MAX_BYTES`, the size limit.
+limits (the explorer's largest grid, as for an upload) and every value for
+finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
+:data:`MAX_BYTES`, the size limit.
 
-A visitor may store :data:`QUOTA_BYTES` in an hour (the store counts); a
-grid stored again, by anyone, costs nothing and renews its time-to-live
-(:data:`lnviz.serving.store.BLOB_TTL_S`). Pure: no Streamlit.
+A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
+counted where the shared store is); a grid stored already, by anyone, costs
+nothing and renews its time-to-live (:data:`lnviz.serving.store.BLOB_TTL_S`).
+Pure: no Streamlit.
 """
 
 from __future__ import annotations
@@ -21,16 +23,22 @@ import re
 import struct
 
 import numpy as np
+from limits.storage import Storage
 
-from lnviz.serving import upload
 from lnviz.serving.own_store import content_id
+from lnviz.serving.quota import Quota
 from lnviz.serving.store import BLOB_TTL_S, Store
+from lnviz.views.state import BATCH, FEATURES
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
-MAX_BYTES = HEADER_BYTES + upload.MAX_ROWS * upload.MAX_COLS * 8  # the largest grid the upload takes: 8 MiB
-QUOTA_BYTES = 64 * 2**20  # a visitor's grids stored per hour: eight of the largest
+MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which is also the upload's
+MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
+QUOTA_BYTES = 64 * 2**20  # a client's grids stored per window: eight of the largest
+QUOTA_WINDOW_S = 3600
+_RENEW_ONLY = 0  # put_blob's own quota: store only a grid held already (renewing it)
+_UNCOUNTED = 2**62  # put_blob's own quota: none, the Quota has counted
 TTL_S = BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
 
@@ -45,8 +53,8 @@ def valid_id(text: object) -> str | None:
 
 
 def _check_shape(rows: int, cols: int) -> None:
-    if not (1 <= rows <= upload.MAX_ROWS and 2 <= cols <= upload.MAX_COLS):
-        raise BadGrid(f"a {rows} × {cols} grid, outside 1–{upload.MAX_ROWS} × 2–{upload.MAX_COLS}")
+    if not (1 <= rows <= MAX_ROWS and 2 <= cols <= MAX_COLS):
+        raise BadGrid(f"a {rows} × {cols} grid, outside 1–{MAX_ROWS} × 2–{MAX_COLS}")
 
 
 def to_bytes(x: np.ndarray) -> bytes:
@@ -84,12 +92,23 @@ def _key(grid_id: str) -> str:
     return f"own:{grid_id}"
 
 
-def share(store: Store, x: np.ndarray, visitor: str) -> str | None:
-    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``visitor``: its id, or None when the visitor's
-    quota for the hour is used. Raises :class:`~lnviz.serving.store.StoreDown` when the store can't be reached."""
+def new_quota(storage: Storage | None = None, amount: int = QUOTA_BYTES, window_s: int = QUOTA_WINDOW_S) -> Quota:
+    """The bytes each client may store per window, counted in ``storage`` (this process's memory by default)."""
+    return Quota("own-share", amount, window_s, storage, exact=False)
+
+
+def share(store: Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
+    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` in ``quota``: its id, or None when the
+    client's quota for the window is used. Raises :class:`~lnviz.serving.store.StoreDown` when the store can't
+    be reached."""
     data = to_bytes(x)
-    grid_id = content_id(x)
-    return grid_id if store.put_blob(_key(grid_id), data, visitor, QUOTA_BYTES) else None
+    key = _key(grid_id := content_id(x))
+    if store.put_blob(key, data, client, _RENEW_ONLY):
+        return grid_id
+    if not quota.hit(client, len(data)):
+        return None
+    store.put_blob(key, data, client, _UNCOUNTED)
+    return grid_id
 
 
 def load(store: Store, grid_id: str) -> np.ndarray | None:

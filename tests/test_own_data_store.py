@@ -1,4 +1,5 @@
-"""lnviz.serving.own_store: visitors' own matrices held once by content, bounded per visitor, per process and in time."""
+"""lnviz.serving.own_store: visitors' own matrices held once by content in a Budget, bounded per visitor, per
+process and in time."""
 
 import threading
 
@@ -6,8 +7,8 @@ import numpy as np
 import pytest
 
 from lnviz.serving import own_store
-from lnviz.serving.budget import MIB
-from lnviz.serving.own_store import OwnStore, StoreFull
+from lnviz.serving.budget import MIB, Budget
+from lnviz.serving.own_store import StoreFull
 
 
 class Clock:
@@ -29,8 +30,31 @@ def clock() -> Clock:
     return Clock()
 
 
-def store(clock, **kw) -> OwnStore:
-    return OwnStore(**{"budget": 8 * MIB, "visitor_bytes": 2 * MIB, "ttl_s": 600, "protect_s": 60, **kw}, clock=clock)
+class Store:
+    """own_store's functions on one budget, read as a store: put(visitor, x) -> id, get(id), release(visitor, id)."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.get, self.release = budget.get, budget.release
+
+    def put(self, visitor: str, x: np.ndarray) -> str:
+        return own_store.put(self.budget, visitor, x)
+
+    def __contains__(self, key: str) -> bool:
+        return key in self.budget
+
+    def __len__(self) -> int:
+        return len(self.budget)
+
+    @property
+    def bytes(self) -> int:
+        return self.budget.bytes
+
+
+def store(clock, **kw) -> Store:
+    return Store(
+        own_store.new(**{"budget": 8 * MIB, "session_bytes": 2 * MIB, "ttl_s": 600, "protect_s": 60, **kw}, clock=clock)
+    )
 
 
 def test_the_same_matrix_from_many_visitors_is_held_once(clock):
@@ -105,15 +129,15 @@ def test_released_data_goes_once_no_one_holds_it(clock):
 
 
 def test_the_budget_comes_from_the_environment():
-    assert OwnStore.from_env({}).budget == 128 * MIB
-    assert OwnStore.from_env({own_store.BUDGET_ENV: "32"}).budget == 32 * MIB
+    assert own_store.from_env({}).budget == 128 * MIB
+    assert own_store.from_env({own_store.BUDGET_ENV: "32"}).budget == 32 * MIB
 
 
 def test_concurrent_puts_keep_the_count_exact(clock):
-    s = store(clock, budget=64 * MIB, visitor_bytes=64 * MIB)
+    s = store(clock, budget=64 * MIB, session_bytes=64 * MIB)
     threads = [threading.Thread(target=lambda i=i: s.put(f"v{i % 4}", matrix(i % 10))) for i in range(40)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert s.bytes == sum(e.nbytes for e in s._entries.values()) == len(s) * MIB
+    assert s.bytes == sum(e.nbytes for e in s.budget._entries.values()) == len(s) * MIB

@@ -1,13 +1,35 @@
-"""A grid's bytes in the shared store: exact both ways, and nothing else read back."""
+"""A grid's bytes in the shared store: exact both ways, and nothing else read back; a browser's quota for them,
+in memory and on a real redis-server (started for this module, harness/redis.py)."""
 
+import itertools
 import struct
+from collections.abc import Iterator
 
 import numpy as np
 import pytest
 
-from lnviz.serving import own_share, upload
+from harness import redis as redis_harness
+from lnviz.labs.explorer import upload
+from lnviz.serving import own_share, quota
 from lnviz.serving.own_store import content_id
-from lnviz.serving.store import MemoryStore
+from lnviz.serving.store import MemoryStore, RedisStore, Store
+
+_prefixes = itertools.count()
+
+
+@pytest.fixture(scope="module")
+def redis_server() -> Iterator[redis_harness.RedisServer]:
+    with redis_harness.running() as server:
+        yield server
+
+
+@pytest.fixture(params=["memory", "redis"])
+def backend(request) -> tuple[Store, object]:
+    """A shared store and the storage its quotas are kept in: both this process's, or both one Redis."""
+    if request.param == "memory":
+        return MemoryStore(), quota.storage_from_env({})
+    url = request.getfixturevalue("redis_server").url
+    return RedisStore(url, prefix=f"share{next(_prefixes)}:"), quota.storage_from_env({quota.REDIS_ENV: url})
 
 
 def grid(rows: int = 5, cols: int = 7, seed: int = 0) -> np.ndarray:
@@ -99,21 +121,26 @@ def test_shared_then_loaded_by_id_and_expired_after_a_day():
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
     x = grid(3, 4)
-    key = own_share.share(store, x, "visitor")
+    key = own_share.share(store, own_share.new_quota(), x, "browser")
     assert key == content_id(x)
     assert own_share.load(store, key).tobytes() == x.tobytes()
     now[0] = own_share.TTL_S + 1
     assert own_share.load(store, key) is None
 
 
-def test_a_visitor_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing(monkeypatch):
-    store = MemoryStore()
+def test_a_client_over_the_quota_is_refused_and_a_grid_stored_already_costs_nothing(backend):
+    store, storage = backend
     x, y = grid(2, 512), grid(2, 512, seed=1)
-    monkeypatch.setattr(own_share, "QUOTA_BYTES", len(own_share.to_bytes(x)) + 100)
-    assert own_share.share(store, x, "a") == content_id(x)
-    assert own_share.share(store, y, "a") is None  # over a's hour
-    assert own_share.share(store, x, "a") == content_id(x)  # there already: free
-    assert own_share.share(store, y, "b") == content_id(y)  # b's own hour
+    n = next(_prefixes)  # each run its own clients: the Redis outlives a test
+    a, b = f"a{n}", f"b{n}"
+    hourly = own_share.new_quota(storage, amount=len(own_share.to_bytes(x)) + 100)
+    assert own_share.share(store, hourly, x, a) == content_id(x)
+    assert own_share.share(store, hourly, y, a) is None  # over a's hour
+    assert own_share.load(store, content_id(y)) is None  # and not stored
+    assert own_share.share(store, hourly, x, a) == content_id(x)  # there already: free
+    assert own_share.share(store, hourly, x, b) == content_id(x)  # for anyone
+    assert own_share.share(store, hourly, y, b) == content_id(y)  # b's own hour
+    assert own_share.share(store, hourly, grid(2, 512, seed=2), b) is None  # which x, stored already, did not use
 
 
 def test_bytes_under_an_id_that_are_not_its_grid_are_not_loaded():

@@ -13,10 +13,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as hs
 from hypothesis.extra import numpy as hnp
 
-from lnviz.labs.explorer import export
+from lnviz.labs.explorer import export, upload
+from lnviz.labs.explorer.upload import UploadError, parse_bytes, parse_text
 from lnviz.maths import data
-from lnviz.serving import upload
-from lnviz.serving.upload import UploadError, parse_bytes, parse_text
 
 
 def npy(array: np.ndarray, allow_pickle: bool = False) -> bytes:

@@ -1,4 +1,5 @@
-"""Reading an uploaded or pasted activation matrix x of shape (B, H), safely, in memory only.
+"""Reading an uploaded or pasted activation matrix x of shape (B, H), safely, in memory only: the reverse of
+the explorer's downloads (:mod:`lnviz.labs.explorer.export`), and the explorer's data when it is someone's own.
 
 A file (``.csv``, ``.txt`` or ``.npy``) or pasted text becomes a float64 CPU
 tensor of shape (B, H): B samples (rows) by H features (columns), with
@@ -36,9 +37,10 @@ import torch
 from torch import Tensor
 
 from lnviz.text import quote as text_quote
+from lnviz.views.state import BATCH, FEATURES
 
-MAX_ROWS = 1024  # B: samples
-MAX_COLS = 1024  # H: features
+MAX_ROWS = BATCH.hi  # B: samples, as many as the explorer shows (1024)
+MAX_COLS = FEATURES.hi  # H: features (1024)
 # The largest file or text, in bytes: the app's largest grid (1024 × 1024) in
 # full float64 precision is about 20 MB as CSV and 8 MiB as .npy, so every
 # download of the app's own fits.
