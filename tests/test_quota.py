@@ -9,12 +9,12 @@ from collections.abc import Iterator
 import limits.storage.memory
 import limits.storage.redis
 import pytest
-from lnviz.serving.rooms import StoreDown
 
 from harness import redis as redis_harness
 from lnviz.serving import quota as quotas
 from lnviz.serving.limits import Limits, QuotaExceeded
 from lnviz.serving.quota import Quota, UploadQuota
+from lnviz.serving.store import StoreDown
 
 MIB = 2**20
 _names = itertools.count()

@@ -30,7 +30,7 @@ from limits.storage import Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
 from lnviz.serving.limits import MIB, Limits, QuotaExceeded
-from lnviz.serving.rooms import StoreDown
+from lnviz.serving.store import StoreDown
 
 REDIS_ENV = "LNVIZ_REDIS_URL"
 MEMORY = "memory://"
