@@ -24,7 +24,7 @@ with page.sidebar("Numerics"):
 
 # One case, every rerun --------------------------------------------------------------------------------------------
 st.header("One case, measured on every rerun")
-used_batch = bench.quick_rows(batch, features, dtype)
+used_batch = bench.quick_batch(batch, features, dtype)
 start = time.perf_counter()
 quick = page.run(bench.quick, batch, features, dtype, device, seed=seed, threads=threads)
 st.caption(text.quick_caption(label(device), quick[0].threads, 1e3 * (time.perf_counter() - start)))
@@ -43,9 +43,11 @@ measured.table(quick, measured.QUICK_COLUMNS, "bench_quick_table")
 
 # The sweep ------------------------------------------------------------------------------------------------------
 st.header("The full sweep")
-cases = bench.sweep_cases(device, bench.HIDDENS, bench.SWEEP_DTYPES)
+cases = bench.sweep_cases(device, bench.SWEEP_FEATURES, bench.SWEEP_DTYPES)
 names = [name for name, v in bench.VARIANTS.items() if with_compile or name != "ln_compiled"]
-st.markdown(text.sweep_plan(bench.HIDDENS, bench.SWEEP_DTYPES, bench.working_set(device), len(cases), len(names)))
+st.markdown(
+    text.sweep_plan(bench.SWEEP_FEATURES, bench.SWEEP_DTYPES, bench.working_set(device), len(cases), len(names))
+)
 if st.button("Run the full sweep", key="bench_run_sweep", type="primary"):
     measured.run_sweep(device, names, len(cases), threads, seed)
 measured.sweep_results(page)

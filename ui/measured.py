@@ -23,8 +23,8 @@ SWEEP = "bench_sweep"  # the session's last sweep, a list of measurements
 HEADERS = {
     "label": "kernel",
     "dtype": "dtype",
-    "hidden": "H",
-    "rows": "rows",
+    "features": "H",
+    "batch": "B",
     "threads": "threads",
     "median_us": "median µs",
     "gbps": "GB/s",
@@ -71,11 +71,11 @@ def run_sweep(device: torch.device, names: Sequence[str], cases: int, threads: i
         total = cases * len(names)
         bar = st.progress(0.0, text="Starting…")
         results = []
-        sweep = bench.sweep(device, names, bench.HIDDENS, bench.SWEEP_DTYPES, threads=threads, seed=seed)
+        sweep = bench.sweep(device, names, bench.SWEEP_FEATURES, bench.SWEEP_DTYPES, threads=threads, seed=seed)
         for i, m in enumerate(sweep):
             ticket.check()
             results.append(m)
-            bar.progress((i + 1) / total, text=f"{m.dtype}, H={m.hidden}: {m.label}")
+            bar.progress((i + 1) / total, text=f"{m.dtype}, H={m.features}: {m.label}")
         bar.empty()
         st.session_state[SWEEP] = results
     if "ln_compiled" in names:
@@ -128,7 +128,7 @@ def variance_metrics(curve: numerics.VarianceCurve, offset: float) -> None:
         col.metric(f"{method}, offset {offset:g}", f"{error} error", help=text.VARIANCE_HELP)
         negative = curve.negative[method][at]
         if negative:
-            col.caption(text.negative(negative, curve.rows))
+            col.caption(text.negative(negative, curve.batch))
 
 
 def precision_table(errors: Sequence[numerics.PrecisionError]) -> None:
