@@ -24,8 +24,8 @@ measurement.
 
 The package, one idea a module: :mod:`~lnviz.labs.bench.kernels` (the inputs of a
 case, the variants, the Triton kernel, the float64 references),
-:mod:`~lnviz.labs.bench.timing` (the timing harness: measure, quick, sweep, tables
-and CSV), :mod:`~lnviz.labs.bench.summary` (what the numbers say, in words),
+:mod:`~lnviz.labs.bench.timing` (the timing harness: measure, quick, sweep),
+:mod:`~lnviz.labs.bench.results` (each against the copy, tables and CSV), :mod:`~lnviz.labs.bench.summary` (what the numbers say, in words),
 :mod:`~lnviz.labs.bench.figures`, :mod:`~lnviz.labs.bench.numerics` (where
 precision goes) and :mod:`~lnviz.labs.bench.text` (the page's words). A case is
 x (B, H), as everywhere in lnviz: ``batch`` and ``features`` name B and H in
@@ -57,9 +57,9 @@ from lnviz.labs.bench.kernels import (
     torch_dtype,
     triton_layer_norm,
 )
+from lnviz.labs.bench.results import COLUMNS, faster_than_copy, percent_of_copy, table, to_csv
 from lnviz.labs.bench.summary import NEAR_COPY, below_copy, sweep_share, takeaway
 from lnviz.labs.bench.timing import (
-    COLUMNS,
     CPU_WORKING_SET,
     GPU_WORKING_SET,
     MAX_THREADS,
@@ -73,19 +73,15 @@ from lnviz.labs.bench.timing import (
     Measurement,
     batch_for,
     errors,
-    faster_than_copy,
     gbps,
     measure,
     measure_inputs,
     num_threads,
-    percent_of_copy,
     quick,
     quick_batch,
     sweep,
     sweep_cases,
-    table,
     time_runners,
-    to_csv,
     working_set,
 )
 

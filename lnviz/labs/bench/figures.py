@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 
 from lnviz.figures import plot, theme
 from lnviz.labs.bench.kernels import VARIANTS, Variant
-from lnviz.labs.bench.timing import Measurement, percent_of_copy
+from lnviz.labs.bench.results import percent_of_copy
+from lnviz.labs.bench.timing import Measurement
 
 COPY_NAME = "copy ceiling"
 COPY_COLOR = theme.SERIES[0]  # black: the copy is no norm
@@ -59,7 +60,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
     """Bars of GB/s per variant on one case, x of shape (B, H), and the copy's GB/s as a dashed line.
 
     One bar per variant that ran (the copy aside), labelled with its share of
-    the copy's bandwidth on the same case (:func:`~lnviz.labs.bench.timing.percent_of_copy`).
+    the copy's bandwidth on the same case (:func:`~lnviz.labs.bench.results.percent_of_copy`).
     """
     pairs = [
         (m, pct)

@@ -1,10 +1,10 @@
 """The timing harness: median times, GB/s and errors of the variants, on one case or a sweep of cases.
 
 Variants run interleaved, each against the copy measured on the same case
-(:func:`percent_of_copy`), and every result is a :class:`Measurement`. The
+(:func:`~lnviz.labs.bench.results.percent_of_copy`), and every result is a :class:`Measurement`. The
 sweep walks H and the dtype with as many samples B as fill the working set, x
 and y of shape (B, H) together, so that each case leaves the cache.
-:func:`table` and :func:`to_csv` lay the measurements out for a page or a file.
+:mod:`~lnviz.labs.bench.results` reads them against the copy and lays them out.
 """
 
 from __future__ import annotations
@@ -321,84 +321,3 @@ def sweep(
         inputs = make_inputs(case.batch, case.features, torch_dtype(case.dtype), device, seed)
         yield from measure_inputs(names, inputs, device, warmup, iters, budget_s, threads)
         del inputs  # free this case before the next one is drawn: peak memory stays one case
-
-
-def _case_key(m: Measurement) -> tuple:
-    return (m.batch, m.features, m.dtype, m.device)
-
-
-def percent_of_copy(measurements: Sequence[Measurement]) -> list[float]:
-    """Each measurement's GB/s as a percentage of the copy's on the same case (NaN without one)."""
-    copy = {_case_key(m): m.gbps for m in measurements if m.variant == "copy" and m.available}
-    return [100.0 * m.gbps / copy[_case_key(m)] if _case_key(m) in copy else float("nan") for m in measurements]
-
-
-def faster_than_copy(measurements: Sequence[Measurement]) -> list[Measurement]:
-    """The kernels, the copy aside, whose GB/s beat the copy's on the same case.
-
-    Compared GB/s against GB/s: through :func:`percent_of_copy` the copy
-    itself can come out above 100 (100 · g / g rounds to 100.00000000000001
-    for some g).
-    """
-    copy = {_case_key(m): m.gbps for m in measurements if m.variant == "copy" and m.available}
-    return [
-        m
-        for m in measurements
-        if m.variant != "copy" and m.available and _case_key(m) in copy and m.gbps > copy[_case_key(m)]
-    ]
-
-
-COLUMNS = (
-    "variant",
-    "label",
-    "norm",
-    "dtype",
-    "batch",
-    "features",
-    "device",
-    "threads",
-    "median_us",
-    "gbps",
-    "pct_of_copy",
-    "max_error",
-    "rel_error",
-    "note",
-)
-
-
-def table(measurements: Sequence[Measurement]) -> list[dict]:
-    """One plain dict per measurement, keyed by :data:`COLUMNS` (for a DataFrame or a CSV)."""
-    out = []
-    for m, pct in zip(measurements, percent_of_copy(measurements), strict=True):
-        out.append(
-            {
-                "variant": m.variant,
-                "label": m.label,
-                "norm": m.norm,
-                "dtype": m.dtype,
-                "batch": m.batch,
-                "features": m.features,
-                "device": m.device,
-                "threads": m.threads,
-                "median_us": m.seconds * 1e6,
-                "gbps": m.gbps,
-                "pct_of_copy": pct,
-                "max_error": m.max_error,
-                "rel_error": m.rel_error,
-                "note": m.note,
-            }
-        )
-    return out
-
-
-def to_csv(measurements: Sequence[Measurement]) -> str:
-    """The :func:`table` as CSV text, with a header row."""
-    lines = [",".join(COLUMNS)]
-    for row in table(measurements):
-        cells = []
-        for key in COLUMNS:
-            value = row[key]
-            text = f"{value:.6g}" if isinstance(value, float) else str(value)
-            cells.append('"' + text.replace('"', '""') + '"' if ("," in text or '"' in text) else text)
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"
