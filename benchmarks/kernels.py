@@ -2,9 +2,9 @@
 
     python -m benchmarks.kernels                      # the page's sweep, on the app's default device
     python -m benchmarks.kernels --device cpu --threads 2 --working-set-mib 64 --csv bench.csv
-    python -m benchmarks.kernels --hiddens 1023,1024 --dtypes float32 --no-compile
+    python -m benchmarks.kernels --features 1023,1024 --dtypes float32 --no-compile
 
-Each row is one kernel on one case, x of shape (rows, H): the median time,
+Each row is one kernel on one case, x of shape (B, H), B samples by H features: the median time,
 the effective GB/s from the ideal bytes (read x once, write y once), that as a
 percentage of the copy measured on the same case, and the error against
 torch in float64 (absolute, and over the largest output, to read against the
@@ -36,13 +36,13 @@ def _format(value: float, spec: str) -> str:
 def markdown(measurements: Sequence[bench.Measurement]) -> str:
     """A markdown table, one row per measurement, in sweep order."""
     lines = [
-        "| dtype | H | rows | kernel | median µs | GB/s | % of copy | max abs error | error / max abs y |",
+        "| dtype | H | B | kernel | median µs | GB/s | % of copy | max abs error | error / max abs y |",
         "|---|---:|---:|---|---:|---:|---:|---:|---:|",
     ]
     for m, pct in zip(measurements, bench.percent_of_copy(measurements), strict=True):
         kernel = m.label if m.available else f"{m.label} ({m.note})"
         lines.append(
-            f"| {m.dtype} | {m.hidden} | {m.rows} | {kernel} | {_format(m.seconds * 1e6, '.1f')} "
+            f"| {m.dtype} | {m.features} | {m.batch} | {kernel} | {_format(m.seconds * 1e6, '.1f')} "
             f"| {_format(m.gbps, '.1f')} | {_format(pct, '.0f')} | {_format(m.max_error, '.1e')} "
             f"| {_format(m.rel_error, '.1e')} |"
         )
@@ -54,9 +54,11 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--device", choices=CHOICES, default="auto", help="auto: CUDA, then MPS, else the CPU")
     parser.add_argument("--dtypes", type=_csv_list, default=list(bench.SWEEP_DTYPES), help="comma-separated")
     parser.add_argument(
-        "--hiddens",
+        "--features",
+        "--hiddens",  # its name before the bench said features: make bench's recorded command still runs
+        dest="features",
         type=lambda t: [int(h) for h in _csv_list(t)],
-        default=list(bench.HIDDENS),
+        default=list(bench.SWEEP_FEATURES),
         help="comma-separated H",
     )
     parser.add_argument("--variants", type=_csv_list, default=list(bench.VARIANTS), help="comma-separated names")
@@ -74,7 +76,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     bad = [d for d in args.dtypes if d not in bench.DTYPES]
     if bad:
         parser.error(f"unknown dtypes {bad}; choose from {list(bench.DTYPES)}")
-    if any(h < 1 for h in args.hiddens):
+    if any(h < 1 for h in args.features):
         parser.error("every H must be >= 1")
     return args
 
@@ -84,22 +86,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     device = pick(args.device)
     names = [v for v in args.variants if not (args.no_compile and v == "ln_compiled")]
     budget = None if args.working_set_mib is None else int(args.working_set_mib * bench.MIB)
-    cases = bench.sweep_cases(device, args.hiddens, args.dtypes, budget)
+    cases = bench.sweep_cases(device, args.features, args.dtypes, budget)
     total = len(cases) * len(["copy", *(n for n in names if n != "copy")])
     working = bench.working_set(device) if budget is None else budget
     threads = args.threads if args.threads is not None else torch.get_num_threads()
     print(
         f"# Norm kernels on {label(device)}\n\ntorch {torch.__version__}; {threads} thread(s) while timing; "
         f"{working / bench.MIB:g} MiB of x and y per case; warm-up {args.warmup}, median of up to {args.iters} "
-        "calls; GB/s from the ideal bytes 2 × rows × H × itemsize.\n"
+        "calls; GB/s from the ideal bytes 2 × B × H × itemsize.\n"
     )
     results = []
     stream = bench.sweep(
-        device, names, args.hiddens, args.dtypes, budget, args.warmup, args.iters, threads=args.threads, seed=args.seed
+        device, names, args.features, args.dtypes, budget, args.warmup, args.iters, threads=args.threads, seed=args.seed
     )
     for i, m in enumerate(stream, start=1):
         results.append(m)
-        print(f"[{i}/{total}] {m.dtype} H={m.hidden}: {m.label}", file=sys.stderr, flush=True)
+        print(f"[{i}/{total}] {m.dtype} H={m.features}: {m.label}", file=sys.stderr, flush=True)
     print(markdown(results))
     if args.csv is not None:
         args.csv.write_text(bench.to_csv(results))

@@ -35,21 +35,21 @@ KIB = 1024
 def _module_oracle(name: str, inputs: bench.Inputs) -> torch.Tensor:
     """What torch.nn's modules give for each variant, float64, with the case's parameters loaded."""
     x = inputs.x.double()
-    hidden = x.shape[-1]
+    features = x.shape[-1]
     kw = {"eps": inputs.eps, "dtype": torch.float64}
     with torch.no_grad():
         if name == "copy":
             return x.clone()
         if name.startswith("ln_"):
-            m = nn.LayerNorm(hidden, **kw)
+            m = nn.LayerNorm(features, **kw)
             m.weight.copy_(inputs.weight)
             m.bias.copy_(inputs.bias)
             return m(x)
         if name.startswith("rms_"):
-            m = nn.RMSNorm(hidden, **kw)
+            m = nn.RMSNorm(features, **kw)
             m.weight.copy_(inputs.weight)
             return m(x)
-        m = nn.BatchNorm1d(hidden, **kw)
+        m = nn.BatchNorm1d(features, **kw)
         m.weight.copy_(inputs.weight)
         m.bias.copy_(inputs.bias)
         m.running_mean.copy_(inputs.running_mean)
@@ -62,19 +62,21 @@ EAGER = ("copy", "ln_naive", "ln_fused", "rms_naive", "rms_fused", "bn_train", "
 
 
 @pytest.mark.parametrize("name", EAGER)
-@pytest.mark.parametrize(("rows", "hidden", "seed"), [(2, 256, 0), (16, 1023, 1), (7, 1024, 2), (5, 3, 3)])
-def test_each_variant_matches_torch_nn_in_float64(name, rows, hidden, seed):
-    inputs = bench.make_inputs(rows, hidden, torch.float64, CPU, seed)
+@pytest.mark.parametrize(("batch", "features", "seed"), [(2, 256, 0), (16, 1023, 1), (7, 1024, 2), (5, 3, 3)])
+def test_each_variant_matches_torch_nn_in_float64(name, batch, features, seed):
+    inputs = bench.make_inputs(batch, features, torch.float64, CPU, seed)
     y = bench.VARIANTS[name].build(inputs)()
     torch.testing.assert_close(y, _module_oracle(name, inputs), rtol=0, atol=1e-10)
 
 
 @settings(max_examples=30, deadline=None)
-@given(rows=st.integers(2, 12), hidden=st.integers(1, 70), seed=st.integers(0, 2**31 - 1), name=st.sampled_from(EAGER))
-def test_variants_match_torch_nn_on_random_shapes(rows, hidden, seed, name):
-    inputs = bench.make_inputs(rows, hidden, torch.float64, CPU, seed)
+@given(
+    batch=st.integers(2, 12), features=st.integers(1, 70), seed=st.integers(0, 2**31 - 1), name=st.sampled_from(EAGER)
+)
+def test_variants_match_torch_nn_on_random_shapes(batch, features, seed, name):
+    inputs = bench.make_inputs(batch, features, torch.float64, CPU, seed)
     y = bench.VARIANTS[name].build(inputs)()
-    assert y.shape == (rows, hidden)
+    assert y.shape == (batch, features)
     torch.testing.assert_close(y, _module_oracle(name, inputs), rtol=0, atol=1e-10)
 
 
@@ -158,17 +160,17 @@ def test_triton_variant_is_unavailable_without_cuda():
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available() or bench.kernels.triton is None, reason="needs CUDA and triton")
-@pytest.mark.parametrize("hidden", [256, 1023, 4096, 16384])
-def test_triton_kernel_matches_layer_norm(hidden):
+@pytest.mark.parametrize("features", [256, 1023, 4096, 16384])
+def test_triton_kernel_matches_layer_norm(features):
     cuda = torch.device("cuda")
     for dtype, atol in ((torch.float64, 1e-10), (torch.float32, 1e-5)):
-        inputs = bench.make_inputs(33, hidden, dtype, cuda, seed=hidden)
+        inputs = bench.make_inputs(33, features, dtype, cuda, seed=features)
         y = bench.triton_layer_norm(inputs.x, inputs.weight, inputs.bias, inputs.eps)
-        expected = F.layer_norm(inputs.x, (hidden,), inputs.weight, inputs.bias, inputs.eps)
+        expected = F.layer_norm(inputs.x, (features,), inputs.weight, inputs.bias, inputs.eps)
         torch.testing.assert_close(y, expected, rtol=0, atol=atol)
-    inputs = bench.make_inputs(33, hidden, torch.float16, cuda, seed=hidden)
+    inputs = bench.make_inputs(33, features, torch.float16, cuda, seed=features)
     y = bench.triton_layer_norm(inputs.x, inputs.weight, inputs.bias, inputs.eps)
-    expected = F.layer_norm(inputs.x.double(), (hidden,), inputs.weight.double(), inputs.bias.double(), inputs.eps)
+    expected = F.layer_norm(inputs.x.double(), (features,), inputs.weight.double(), inputs.bias.double(), inputs.eps)
     u = torch.finfo(torch.float16).eps / 2
     assert (y.double() - expected).abs().max() <= 2 * u * expected.abs().max()
 
@@ -202,7 +204,7 @@ def test_ideal_bytes_and_gbps():
 def test_a_measurement_counts_one_read_and_one_write(dtype, itemsize):
     m = bench.measure("ln_fused", 6, 100, dtype, CPU, warmup=1, iters=5)
     assert m.available and m.note == ""
-    assert (m.rows, m.hidden, m.dtype, m.device) == (6, 100, dtype, "cpu")
+    assert (m.batch, m.features, m.dtype, m.device) == (6, 100, dtype, "cpu")
     assert m.bytes == 2 * 6 * 100 * itemsize
     assert len(m.times) == 5 and all(t > 0 for t in m.times)
     assert m.seconds == statistics.median(m.times)
@@ -227,14 +229,14 @@ def test_error_is_measured_against_float64_on_the_rounded_input():
     assert brain > half > 2.0**-11  # 8 significant bits against 11, and op by op rounds μ and x − μ too
 
 
-def _fake(variant: str, gbps: float, hidden: int = 64, dtype: str = "float32", note: str = "") -> bench.Measurement:
+def _fake(variant: str, gbps: float, features: int = 64, dtype: str = "float32", note: str = "") -> bench.Measurement:
     v = bench.VARIANTS[variant]
     return bench.Measurement(
         variant=variant,
         label=v.label,
         norm=v.norm,
-        rows=8,
-        hidden=hidden,
+        batch=8,
+        features=features,
         dtype=dtype,
         device="cpu",
         threads=1,
@@ -253,7 +255,7 @@ def test_percent_of_copy_matches_on_the_same_case():
         _fake("copy", 100.0),
         _fake("ln_fused", 25.0),
         _fake("ln_naive", 150.0),
-        _fake("ln_fused", 40.0, hidden=128),  # no copy at H = 128
+        _fake("ln_fused", 40.0, features=128),  # no copy at H = 128
         _fake("copy", 50.0, dtype="float16"),
         _fake("bn_eval", 10.0, dtype="float16"),
     ]
@@ -315,7 +317,7 @@ def test_below_copy_explains_only_a_kernel_below_the_ceiling():
 
 def test_sweep_share_is_the_median_and_range_per_dtype():
     ms = [
-        _fake(v, g, hidden=h, dtype=d)
+        _fake(v, g, features=h, dtype=d)
         for d, gs in (("float32", (20.0, 50.0, 80.0)), ("float16", (90.0,)))
         for h, g in zip((256, 512, 1024), gs, strict=False)
         for v, g in (("copy", 100.0), ("ln_fused", g))
@@ -364,18 +366,18 @@ def test_time_runners_interleaves_warms_up_and_respects_the_budget():
 
 
 def test_sweep_grid_covers_every_size_and_dtype_within_the_cap():
-    assert min(bench.HIDDENS) == 256 and max(bench.HIDDENS) == 16384
-    assert any(h % 4 for h in bench.HIDDENS)
+    assert min(bench.SWEEP_FEATURES) == 256 and max(bench.SWEEP_FEATURES) == 16384
+    assert any(h % 4 for h in bench.SWEEP_FEATURES)
     assert set(bench.SWEEP_DTYPES) == {"float32", "float16", "bfloat16"}
     budget = bench.working_set(CPU)
     assert budget <= 64 * bench.MIB
     cases = bench.sweep_cases(CPU)
-    assert {(c.hidden, c.dtype) for c in cases} == {(h, d) for h in bench.HIDDENS for d in bench.SWEEP_DTYPES}
-    assert len(cases) == len(bench.HIDDENS) * len(bench.SWEEP_DTYPES)
+    assert {(c.features, c.dtype) for c in cases} == {(h, d) for h in bench.SWEEP_FEATURES for d in bench.SWEEP_DTYPES}
+    assert len(cases) == len(bench.SWEEP_FEATURES) * len(bench.SWEEP_DTYPES)
     for c in cases:
         itemsize = bench.DTYPES[c.dtype].itemsize
-        assert 2 * c.rows * c.hidden * itemsize <= budget  # fits
-        assert 2 * (c.rows + 1) * c.hidden * itemsize > budget  # and fills
+        assert 2 * c.batch * c.features * itemsize <= budget  # fits
+        assert 2 * (c.batch + 1) * c.features * itemsize > budget  # and fills
 
 
 def test_gpu_working_set_leaves_the_l2_cache(monkeypatch):
@@ -391,7 +393,7 @@ def test_sweep_yields_every_case_copy_first_within_the_budget():
     stream = bench.sweep(
         CPU,
         names=("ln_fused", "bn_eval"),
-        hiddens=(16, 7),
+        features=(16, 7),
         dtypes=("float32", "bfloat16"),
         budget=budget,
         warmup=0,
@@ -403,7 +405,7 @@ def test_sweep_yields_every_case_copy_first_within_the_budget():
     ms = list(stream)
     assert len(ms) == 2 * 2 * 3
     assert [m.variant for m in ms] == ["copy", "ln_fused", "bn_eval"] * 4
-    assert [(m.dtype, m.hidden) for m in ms[::3]] == [
+    assert [(m.dtype, m.features) for m in ms[::3]] == [
         ("float32", 16),
         ("float32", 7),
         ("bfloat16", 16),
@@ -411,7 +413,7 @@ def test_sweep_yields_every_case_copy_first_within_the_budget():
     ]
     for m in ms:
         assert m.available and len(m.times) == 2 and m.threads == 1
-        assert m.bytes <= budget and m.bytes == 2 * m.rows * m.hidden * bench.DTYPES[m.dtype].itemsize
+        assert m.bytes <= budget and m.bytes == 2 * m.batch * m.features * bench.DTYPES[m.dtype].itemsize
 
 
 def test_quick_measurement_is_small_and_leaves_compile_out():
@@ -420,8 +422,8 @@ def test_quick_measurement_is_small_and_leaves_compile_out():
     assert [m.variant for m in ms] == list(bench.QUICK)
     for m in ms:
         assert m.bytes <= bench.QUICK_WORKING_SET
-        assert m.rows == bench.quick_rows(8192, 16384, "float32") < 8192
-    assert bench.quick_rows(3, 64, "float16") == 3
+        assert m.batch == bench.quick_batch(8192, 16384, "float32") < 8192
+    assert bench.quick_batch(3, 64, "float16") == 3
 
 
 def test_bad_arguments_raise_value_error():
@@ -447,6 +449,7 @@ def test_csv_round_trips():
     ms = [_fake("copy", 100.0), _fake("ln_fused", 25.0), _fake("ln_triton", float("nan"), note='unavailable: a, "b"')]
     rows = list(csv.DictReader(io.StringIO(bench.to_csv(ms))))
     assert tuple(rows[0]) == bench.COLUMNS
+    assert (rows[0]["batch"], rows[0]["features"]) == ("8", "64")  # B and H, by the names of the grid
     assert [r["variant"] for r in rows] == ["copy", "ln_fused", "ln_triton"]
     assert float(rows[1]["gbps"]) == 25.0 and float(rows[1]["pct_of_copy"]) == 25.0
     assert float(rows[0]["median_us"]) == pytest.approx(1000.0)
@@ -475,7 +478,7 @@ def test_fig_quick_shows_bars_and_the_copy_ceiling():
 
 def test_fig_sweep_has_a_copy_line_per_dtype_and_orders_h():
     ms = [
-        _fake(v, g * h / 100, hidden=h, dtype=d)
+        _fake(v, g * h / 100, features=h, dtype=d)
         for d in ("float32", "float16")
         for h in (1024, 256, 1023)
         for v, g in (("copy", 100.0), ("ln_fused", 50.0))
@@ -583,9 +586,9 @@ def test_page_says_above_the_copy_only_when_a_kernel_is_and_gives_a_takeaway(mon
 def test_page_large_case_is_lowered_and_said_so():
     at = run_page(PAGE, {"batch": "8192", "features": "16384"})
     assert_no_exception(at)
-    rows = bench.quick_rows(8192, 16384, "float32")
-    assert _quick_title(at) == f"x of shape ({rows}, 16384), float32, cpu"
-    assert any(f"Measured {rows} rows, not 8192" in i.value for i in at.info)
+    batch = bench.quick_batch(8192, 16384, "float32")
+    assert _quick_title(at) == f"x of shape ({batch}, 16384), float32, cpu"
+    assert any(f"Measured {batch} rows, not 8192" in i.value for i in at.info)
 
 
 def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
@@ -611,7 +614,7 @@ def test_page_link_values_are_validated():
 
 
 def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
-    monkeypatch.setattr(bench, "HIDDENS", (64, 63))
+    monkeypatch.setattr(bench, "SWEEP_FEATURES", (64, 63))
     monkeypatch.setattr(bench, "SWEEP_DTYPES", ("float32", "float16"))
     monkeypatch.setattr(bench.timing, "CPU_WORKING_SET", 128 * KIB)
     at = run_page(PAGE, {"compile": "false"})
@@ -622,7 +625,7 @@ def test_page_sweep_runs_behind_the_button_and_offers_a_csv(monkeypatch):
     assert_no_exception(at)
     results = at.session_state["bench_sweep"]
     assert len(results) == 2 * 2 * 8  # cases × (copy + 7 kernels)
-    assert {(m.hidden, m.dtype) for m in results} == {(h, d) for h in (64, 63) for d in ("float32", "float16")}
+    assert {(m.features, m.dtype) for m in results} == {(h, d) for h in (64, 63) for d in ("float32", "float16")}
     sweep_fig = next(f for f in figures(at) if len([t for t in f.data if t.name == bench.COPY_NAME]) == 2)
     assert {t.xaxis for t in sweep_fig.data if t.name == bench.COPY_NAME} == {"x", "x2"}
     assert [b.label for b in at.get("download_button")] == ["Download the sweep (CSV)"]

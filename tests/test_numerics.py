@@ -26,19 +26,19 @@ def _oracle_var(x: torch.Tensor) -> torch.Tensor:
 
 @settings(max_examples=40, deadline=None)
 @given(
-    rows=st.integers(1, 6),
-    hidden=st.integers(1, 40),
+    batch=st.integers(1, 6),
+    features=st.integers(1, 40),
     seed=st.integers(0, 2**31 - 1),
     loc=st.floats(-100, 100),
     scale=st.floats(0.01, 10),
 )
-def test_every_method_is_the_biased_variance_in_float64(rows, hidden, seed, loc, scale):
+def test_every_method_is_the_biased_variance_in_float64(batch, features, seed, loc, scale):
     g = torch.Generator().manual_seed(seed)
-    x = loc + scale * torch.randn(rows, hidden, generator=g, dtype=torch.float64)  # (B, H)
+    x = loc + scale * torch.randn(batch, features, generator=g, dtype=torch.float64)  # (B, H)
     expected = _oracle_var(x)
     for method in (numerics.single_pass_var, numerics.two_pass_var, numerics.welford_var):
         got = method(x)
-        assert got.shape == (rows,) and got.dtype == torch.float64
+        assert got.shape == (batch,) and got.dtype == torch.float64
         # single-pass loses about loc²·2⁻⁵² in absolute terms, which is its whole point
         tol = 1e-10 * (1 + loc * loc) if method is numerics.single_pass_var else 1e-10
         torch.testing.assert_close(got, expected, rtol=1e-10, atol=tol)
@@ -54,7 +54,7 @@ def test_welford_keeps_the_dtype_and_the_shape():
 
 
 def test_variance_result_uses_float32_data_and_a_float64_oracle():
-    r = numerics.variance_under_offset(1e3, rows=8, hidden=32, seed=3)
+    r = numerics.variance_under_offset(1e3, batch=8, features=32, seed=3)
     assert r.x.dtype == torch.float32 and r.x.shape == (8, 32)
     torch.testing.assert_close(r.exact, _oracle_var(r.x), rtol=1e-12, atol=0)
     z = make_activations("standard normal", 8, 32, 3, draw="whole")  # the bench draws its grids whole
@@ -170,7 +170,7 @@ def test_eps_rows_show_one_row_per_eps():
 
 
 def test_fig_variance_has_one_line_per_method_and_marks_the_offset():
-    curve = numerics.variance_curve((0.0, 10.0, 1e4), rows=8, hidden=32, seed=1)
+    curve = numerics.variance_curve((0.0, 10.0, 1e4), batch=8, features=32, seed=1)
     fig = numerics.fig_variance(curve, 1e4)
     lines = {t.name: t for t in fig.data}
     assert set(lines) == set(numerics.METHODS)
@@ -189,7 +189,7 @@ def test_fig_variance_has_one_line_per_method_and_marks_the_offset():
     ],
 )
 def test_fig_variance_passes_plotly_validation(offsets, offset):
-    curve = numerics.variance_curve(offsets, rows=4, hidden=16, seed=0)
+    curve = numerics.variance_curve(offsets, batch=4, features=16, seed=0)
     fig = numerics.fig_variance(curve, offset)
     assert_plotly_valid(fig)
     assert {t.line.color for t in fig.data}.isdisjoint({theme.ROLES["LN"], theme.ROLES["BN"]})

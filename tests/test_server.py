@@ -72,7 +72,7 @@ _SWEEP_PROBE = textwrap.dedent(
     from streamlit.testing.v1 import AppTest
     from lnviz.labs import bench
 
-    bench.HIDDENS, bench.SWEEP_DTYPES = (64,), ("float32",)
+    bench.SWEEP_FEATURES, bench.SWEEP_DTYPES = (64,), ("float32",)
     bench.timing.CPU_WORKING_SET = 128 * 1024
     at = AppTest.from_file("router.py", default_timeout=600)
     at.switch_page("pages/bench.py")

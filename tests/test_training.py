@@ -21,6 +21,7 @@ from lnviz.maths.data import generator
 from lnviz.views import pages, state
 from lnviz.views.state import MAX_SEED, SEED
 from ui import own_data
+from ui.race import KEEP
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -866,6 +867,20 @@ def test_page_a_stopped_race_says_where_it_stopped():
     assert "Where the race stopped, at step 5" in [h.value for h in at.subheader]
     assert any(m.value.startswith("**After 5 of 20 steps") for m in at.markdown)
     assert at.select_slider(key="replay").value == 5
+
+
+def test_a_session_keeps_its_last_races_only():
+    """Races stay in the session by their settings, the newest KEEP of them: a visitor who tries many settings
+    does not hold every race they ran."""
+    at = run_page("pages/training.py", {"steps": "10", "depth": "3"})
+    older = next(training.race("spirals", 32, 0.01, 10, 0, "cpu", every=5))
+    at.session_state["training_races"] = {("spirals", 32, 0.01, 10, s, "cpu"): older for s in range(100, 100 + KEEP)}
+    at.button(key="run").click().run()
+    assert_no_exception(at)
+    races = at.session_state["training_races"]
+    assert KEEP == len(races) == 8
+    assert ("spirals", 32, 0.01, 10, 100, "cpu") not in races  # the oldest went
+    assert list(races)[-1] == ("spirals", 32, 0.01, 10, 0, "cpu") and races[list(races)[-1]].complete
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):

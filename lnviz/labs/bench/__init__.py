@@ -24,9 +24,12 @@ measurement.
 
 The package, one idea a module: :mod:`~lnviz.labs.bench.kernels` (the inputs of a
 case, the variants, the Triton kernel, the float64 references),
-:mod:`~lnviz.labs.bench.timing` (the timing harness: measure, quick, sweep, tables
-and CSV), :mod:`~lnviz.labs.bench.summary` (what the numbers say, in words) and
-:mod:`~lnviz.labs.bench.figures`. Callers use the names re-exported
+:mod:`~lnviz.labs.bench.timing` (the timing harness: measure, quick, sweep),
+:mod:`~lnviz.labs.bench.results` (each against the copy, tables and CSV), :mod:`~lnviz.labs.bench.summary` (what the numbers say, in words),
+:mod:`~lnviz.labs.bench.figures`, :mod:`~lnviz.labs.bench.numerics` (where
+precision goes) and :mod:`~lnviz.labs.bench.text` (the page's words). A case is
+x (B, H), as everywhere in lnviz: ``batch`` and ``features`` name B and H in
+every argument, field and column. Callers use the names re-exported
 here (``bench.quick``, ``bench.VARIANTS``, ``bench.fig_sweep``); a test that
 patches a constant patches it on the module that reads it
 (``bench.timing.CPU_WORKING_SET``).
@@ -54,35 +57,31 @@ from lnviz.labs.bench.kernels import (
     torch_dtype,
     triton_layer_norm,
 )
+from lnviz.labs.bench.results import COLUMNS, faster_than_copy, percent_of_copy, table, to_csv
 from lnviz.labs.bench.summary import NEAR_COPY, below_copy, sweep_share, takeaway
 from lnviz.labs.bench.timing import (
-    COLUMNS,
     CPU_WORKING_SET,
     GPU_WORKING_SET,
-    HIDDENS,
     MAX_THREADS,
     MIB,
     MIN_ITERS,
     QUICK_BUDGET_S,
     QUICK_WORKING_SET,
     SWEEP_DTYPES,
+    SWEEP_FEATURES,
     Case,
     Measurement,
+    batch_for,
     errors,
-    faster_than_copy,
     gbps,
     measure,
     measure_inputs,
     num_threads,
-    percent_of_copy,
     quick,
-    quick_rows,
-    rows_for,
+    quick_batch,
     sweep,
     sweep_cases,
-    table,
     time_runners,
-    to_csv,
     working_set,
 )
 
@@ -93,7 +92,6 @@ __all__ = [
     "DTYPES",
     "EPS",
     "GPU_WORKING_SET",
-    "HIDDENS",
     "MAX_THREADS",
     "MIB",
     "MIN_ITERS",
@@ -102,6 +100,7 @@ __all__ = [
     "QUICK_BUDGET_S",
     "QUICK_WORKING_SET",
     "SWEEP_DTYPES",
+    "SWEEP_FEATURES",
     "TRITON_MAX_H",
     "VARIANTS",
     "Case",
@@ -111,6 +110,7 @@ __all__ = [
     "Unavailable",
     "Variant",
     "as_float64",
+    "batch_for",
     "below_copy",
     "errors",
     "faster_than_copy",
@@ -126,9 +126,8 @@ __all__ = [
     "num_threads",
     "percent_of_copy",
     "quick",
-    "quick_rows",
+    "quick_batch",
     "reference",
-    "rows_for",
     "sweep",
     "sweep_cases",
     "sweep_share",

@@ -14,7 +14,8 @@ import plotly.graph_objects as go
 
 from lnviz.figures import plot, theme
 from lnviz.labs.bench.kernels import VARIANTS, Variant
-from lnviz.labs.bench.timing import Measurement, percent_of_copy
+from lnviz.labs.bench.results import percent_of_copy
+from lnviz.labs.bench.timing import Measurement
 
 COPY_NAME = "copy ceiling"
 COPY_COLOR = theme.SERIES[0]  # black: the copy is no norm
@@ -59,7 +60,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
     """Bars of GB/s per variant on one case, x of shape (B, H), and the copy's GB/s as a dashed line.
 
     One bar per variant that ran (the copy aside), labelled with its share of
-    the copy's bandwidth on the same case (:func:`~lnviz.labs.bench.timing.percent_of_copy`).
+    the copy's bandwidth on the same case (:func:`~lnviz.labs.bench.results.percent_of_copy`).
     """
     pairs = [
         (m, pct)
@@ -94,7 +95,7 @@ def fig_quick(measurements: Sequence[Measurement]) -> go.Figure:
             plot.note(text, 0, copy.gbps, xanchor="left", yanchor="bottom", yref="y", bgcolor="rgba(255,255,255,0.8)")
         )
     first = measurements[0] if measurements else None
-    title = f"x of shape ({first.rows}, {first.hidden}), {first.dtype}, {first.device}" if first else ""
+    title = f"x of shape ({first.batch}, {first.features}), {first.dtype}, {first.device}" if first else ""
     layout = dict(
         title=plot.heading(title),
         xaxis=dict(tickvals=labels, ticktext=[_short_name(m.variant, "<br>") for m, _ in pairs], tickangle=0),
@@ -110,13 +111,13 @@ def _sweep_traces(measurements: Sequence[Measurement], dtype: str, axes: plot.Ax
     for name, variant in VARIANTS.items():
         points = sorted(
             (m for m in measurements if m.dtype == dtype and m.variant == name and m.available),
-            key=lambda m: m.hidden,
+            key=lambda m: m.features,
         )
         if not points:
             continue
         is_copy = name == "copy"
         line = plot.line(
-            [str(m.hidden) for m in points],
+            [str(m.features) for m in points],
             [m.gbps for m in points],
             _short_name(name),
             variant_color(variant),
@@ -129,8 +130,8 @@ def _sweep_traces(measurements: Sequence[Measurement], dtype: str, axes: plot.Ax
             line
             | dict(
                 legendgroup=name,
-                customdata=[[m.rows, m.seconds * 1e6] for m in points],
-                hovertemplate=f"{variant.label}<br>H=%{{x}}, rows=%{{customdata[0]}}<br>"
+                customdata=[[m.batch, m.seconds * 1e6] for m in points],
+                hovertemplate=f"{variant.label}<br>H=%{{x}}, B=%{{customdata[0]}}<br>"
                 "%{y:.1f} GB/s, %{customdata[1]:.0f} µs<extra></extra>",
             )
             | ({} if legend else dict(showlegend=False))
@@ -141,12 +142,12 @@ def _sweep_traces(measurements: Sequence[Measurement], dtype: str, axes: plot.Ax
 def fig_sweep(measurements: Sequence[Measurement]) -> go.Figure:
     """GB/s against H, one panel per dtype, one line per variant; the copy ceiling is the black dashed line.
 
-    Each point is one case, x of shape (B, H) with B rows filling the working
+    Each point is one case, x of shape (B, H) with B samples filling the working
     set. H is a category axis in increasing order, so 1023 and 1024 stand side
     by side. The panels share their GB/s axis, from 0.
     """
     dtypes = list(dict.fromkeys(m.dtype for m in measurements))
-    hiddens = [str(h) for h in sorted({m.hidden for m in measurements})]
+    features = [str(h) for h in sorted({m.features for m in measurements})]
     domains = plot.columns(max(1, len(dtypes)), gap=0.03)
     traces, annotations, layout = [], [], {}
     for k, (dtype, domain) in enumerate(zip(dtypes, domains, strict=False), start=1):
@@ -158,7 +159,7 @@ def fig_sweep(measurements: Sequence[Measurement]) -> go.Figure:
             anchor=axes[1],
             type="category",
             categoryorder="array",
-            categoryarray=hiddens,
+            categoryarray=features,
             title=dict(text="H"),
         )
         layout[plot.layout_key(axes[1])] = dict(anchor=axes[0], rangemode="tozero") | (

@@ -71,15 +71,15 @@ def ideal_bytes(numel: int, itemsize: int) -> int:
 
 
 def make_inputs(
-    rows: int, hidden: int, dtype: torch.dtype, device: torch.device, seed: int = 0, eps: float = EPS
+    batch: int, features: int, dtype: torch.dtype, device: torch.device, seed: int = 0, eps: float = EPS
 ) -> Inputs:
     """Seeded x (B, H) with a per-row offset and scale, γ, β and positive running statistics (H,)."""
-    if rows < 1 or hidden < 1:
-        raise ValueError(f"rows and hidden must be >= 1, got ({rows}, {hidden})")
+    if batch < 1 or features < 1:
+        raise ValueError(f"batch and features must be >= 1, got ({batch}, {features})")
     # The whole grid from one generator: sizes go to 8192 × 16384, where a stream per row costs seconds and no
     # one compares a resized grid with the one before.
-    x = make_activations("heterogeneous samples", rows, hidden, seed, device, dtype, draw="whole")  # (B, H)
-    stats = make_activations("standard normal", 4, hidden, seed + 1, device, dtype, draw="whole")  # (4, H)
+    x = make_activations("heterogeneous samples", batch, features, seed, device, dtype, draw="whole")  # (B, H)
+    stats = make_activations("standard normal", 4, features, seed + 1, device, dtype, draw="whole")  # (4, H)
     return Inputs(
         x=x,
         weight=1.0 + 0.5 * stats[0],  # (H,)
@@ -240,20 +240,20 @@ def triton_layer_norm(x: Tensor, weight: Tensor, bias: Tensor, eps: float = EPS)
         raise Unavailable("the Triton kernel needs a CUDA device")
     if x.dim() != 2:
         raise ValueError(f"triton_layer_norm: x must be (B, H), got shape {tuple(x.shape)}")
-    rows, hidden = x.shape
-    if hidden > TRITON_MAX_H:
-        raise ValueError(f"triton_layer_norm: H={hidden} is wider than {TRITON_MAX_H}, one row per program")
-    block = triton.next_power_of_2(hidden)
+    batch, features = x.shape
+    if features > TRITON_MAX_H:
+        raise ValueError(f"triton_layer_norm: H={features} is wider than {TRITON_MAX_H}, one row per program")
+    block = triton.next_power_of_2(features)
     x = x.contiguous()
     y = torch.empty_like(x)  # (B, H)
-    _layer_norm_kernel[(rows,)](
+    _layer_norm_kernel[(batch,)](
         x,
         y,
         weight.contiguous(),
         bias.contiguous(),
         x.stride(0),
         y.stride(0),
-        hidden,
+        features,
         eps,
         BLOCK=block,
         FP64=x.dtype == torch.float64,

@@ -66,15 +66,15 @@ def welford_var(x: Tensor) -> Tensor:
     For k = 1..H: δ = x_k − m; m += δ / k; M₂ += δ (x_k − m); then σ² = M₂ / H.
     One pass, and never subtracts two large sums. All B rows advance together.
     """
-    rows, hidden = x.shape
-    mean = torch.zeros(rows, dtype=x.dtype, device=x.device)  # (B,)
-    m2 = torch.zeros(rows, dtype=x.dtype, device=x.device)  # (B,)
-    for k in range(hidden):
+    batch, features = x.shape
+    mean = torch.zeros(batch, dtype=x.dtype, device=x.device)  # (B,)
+    m2 = torch.zeros(batch, dtype=x.dtype, device=x.device)  # (B,)
+    for k in range(features):
         value = x[:, k]  # (B,)
         delta = value - mean  # (B,)
         mean = mean + delta / (k + 1)
         m2 = m2 + delta * (value - mean)
-    return m2 / hidden  # (B,)
+    return m2 / features  # (B,)
 
 
 @dataclass(frozen=True)
@@ -99,11 +99,11 @@ class VarianceResult:
         return int((self.estimates[method] < 0).sum())
 
 
-def variance_under_offset(offset: float, rows: int = 64, hidden: int = 256, seed: int = 0) -> VarianceResult:
-    """Each method's variance of x = offset + z, z ~ N(0, 1) seeded, x of shape (rows, hidden) in float32."""
+def variance_under_offset(offset: float, batch: int = 64, features: int = 256, seed: int = 0) -> VarianceResult:
+    """Each method's variance of x = offset + z, z ~ N(0, 1) seeded, x of shape (batch, features) in float32."""
     if not offset >= 0 or offset == float("inf"):
         raise ValueError(f"offset must be a finite number >= 0, got {offset}")
-    z = make_activations("standard normal", rows, hidden, seed, draw="whole")  # (B, H), float64, as kernels.py draws
+    z = make_activations("standard normal", batch, features, seed, draw="whole")  # (B, H), float64, as kernels.py draws
     x = (offset + z).float()  # (B, H), float32
     exact = two_pass_var(x.double())  # (B,)
     estimates = {"single-pass": single_pass_var(x), "two-pass": two_pass_var(x), "Welford": welford_var(x)}
@@ -117,19 +117,19 @@ class VarianceCurve:
     offsets: tuple[float, ...]
     median_error: dict[str, tuple[float, ...]]  # method -> one per offset
     negative: dict[str, tuple[int, ...]]  # method -> rows with σ̂² < 0, one per offset
-    rows: int
+    batch: int
 
 
 def variance_curve(
-    offsets: Sequence[float] = OFFSETS, rows: int = 64, hidden: int = 256, seed: int = 0
+    offsets: Sequence[float] = OFFSETS, batch: int = 64, features: int = 256, seed: int = 0
 ) -> VarianceCurve:
     """:func:`variance_under_offset` at every offset, summarised per method."""
-    results = [variance_under_offset(o, rows, hidden, seed) for o in offsets]
+    results = [variance_under_offset(o, batch, features, seed) for o in offsets]
     return VarianceCurve(
         offsets=tuple(float(o) for o in offsets),
         median_error={m: tuple(r.relative_error(m).median().item() for r in results) for m in METHODS},
         negative={m: tuple(r.negative(m) for r in results) for m in METHODS},
-        rows=rows,
+        batch=batch,
     )
 
 
@@ -151,16 +151,16 @@ class PrecisionError:
 
 
 def precision_errors(
-    dtypes: Sequence[str] = LOW_PRECISION, rows: int = 64, hidden: int = 1024, seed: int = 0, eps: float = 1e-5
+    dtypes: Sequence[str] = LOW_PRECISION, batch: int = 64, features: int = 1024, seed: int = 0, eps: float = 1e-5
 ) -> list[PrecisionError]:
-    """LN (γ = 1, β = 0) output error in each dtype on seeded "heterogeneous samples" x (rows, hidden)."""
-    base = make_activations("heterogeneous samples", rows, hidden, seed, draw="whole")  # (B, H), as kernels.py draws
+    """LN (γ = 1, β = 0) output error in each dtype on seeded "heterogeneous samples" x (batch, features)."""
+    base = make_activations("heterogeneous samples", batch, features, seed, draw="whole")  # (B, H), as kernels.py draws
     out = []
     for name in dtypes:
         dtype = DTYPES[name]
         x = base.to(dtype)  # (B, H): the rounded input both sides see
-        ref = F.layer_norm(x.double(), (hidden,), eps=eps)  # (B, H), float64
-        fused = F.layer_norm(x, (hidden,), eps=eps).double()  # (B, H)
+        ref = F.layer_norm(x.double(), (features,), eps=eps)  # (B, H), float64
+        fused = F.layer_norm(x, (features,), eps=eps).double()  # (B, H)
         op_by_op = norms.layer_norm(x, eps=eps).y.double()  # (B, H)
         out.append(
             PrecisionError(
@@ -194,16 +194,16 @@ class EpsRounding:
         return self.stored == 0.0
 
 
-def eps_rounding(eps: float, dtype: str, hidden: int = 8, value: float = 0.5) -> EpsRounding:
-    """ε stored in ``dtype``, and LN of one constant row (1, hidden) of ``value`` in that dtype."""
+def eps_rounding(eps: float, dtype: str, features: int = 8, value: float = 0.5) -> EpsRounding:
+    """ε stored in ``dtype``, and LN of one constant row (1, features) of ``value`` in that dtype."""
     torch_dtype = DTYPES[dtype]
-    row = torch.full((1, hidden), value, dtype=torch_dtype)  # (1, H), σ² = 0
+    row = torch.full((1, features), value, dtype=torch_dtype)  # (1, H), σ² = 0
     return EpsRounding(
         eps=float(eps),
         dtype=dtype,
         stored=torch.tensor(eps, dtype=torch_dtype).item(),
         op_by_op=norms.layer_norm(row, eps=eps).y[0, 0].item(),
-        fused=F.layer_norm(row, (hidden,), eps=eps)[0, 0].item(),
+        fused=F.layer_norm(row, (features,), eps=eps)[0, 0].item(),
     )
 
 
@@ -254,7 +254,7 @@ def fig_variance(curve: VarianceCurve, offset: float) -> go.Figure:
             | dict(
                 customdata=[[format_number(o), n] for o, n in zip(curve.offsets, curve.negative[method], strict=True)],
                 hovertemplate=f"{method}<br>offset %{{customdata[0]}}: median error %{{y:.2e}}"
-                f"<br>%{{customdata[1]}} of {curve.rows} rows negative<extra></extra>",
+                f"<br>%{{customdata[1]}} of {curve.batch} rows negative<extra></extra>",
             )
         )
     layout = dict(

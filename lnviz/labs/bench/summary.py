@@ -13,13 +13,8 @@ from __future__ import annotations
 import statistics
 from collections.abc import Sequence
 
-from lnviz.labs.bench.timing import (
-    CPU_WORKING_SET,
-    QUICK_WORKING_SET,
-    Measurement,
-    faster_than_copy,
-    percent_of_copy,
-)
+from lnviz.labs.bench.results import faster_than_copy, percent_of_copy
+from lnviz.labs.bench.timing import CPU_WORKING_SET, QUICK_WORKING_SET, Measurement
 
 # From this share of the copy's GB/s up, a kernel is said to run at the memory's speed.
 NEAR_COPY = 80.0

@@ -1,10 +1,10 @@
 """The timing harness: median times, GB/s and errors of the variants, on one case or a sweep of cases.
 
 Variants run interleaved, each against the copy measured on the same case
-(:func:`percent_of_copy`), and every result is a :class:`Measurement`. The
-sweep walks H and the dtype with as many rows B as fill the working set, x
+(:func:`~lnviz.labs.bench.results.percent_of_copy`), and every result is a :class:`Measurement`. The
+sweep walks H and the dtype with as many samples B as fill the working set, x
 and y of shape (B, H) together, so that each case leaves the cache.
-:func:`table` and :func:`to_csv` lay the measurements out for a page or a file.
+:mod:`~lnviz.labs.bench.results` reads them against the copy and lays them out.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from lnviz.views.state import THREADS
 SWEEP_DTYPES = ("float32", "float16", "bfloat16")
 # 1023 is not a multiple of 4: its rows are not 16-byte aligned and end in a scalar tail, another path
 # through PyTorch's vectorised kernels.
-HIDDENS = (256, 512, 1023, 1024, 2048, 4096, 8192, 16384)
+SWEEP_FEATURES = (256, 512, 1023, 1024, 2048, 4096, 8192, 16384)
 MIB = 2**20
 # x and y together. On a GPU at least four times the L2 cache, so nothing stays cached between runs.
 # On the CPU 16 MiB keeps a 24-case sweep to a minute or two on two shared cores; a server CPU's L3 may
@@ -66,8 +66,8 @@ class Measurement:
     variant: str
     label: str
     norm: str
-    rows: int
-    hidden: int
+    batch: int
+    features: int
     dtype: str
     device: str
     threads: int
@@ -101,10 +101,10 @@ def working_set(device: torch.device) -> int:
     return CPU_WORKING_SET
 
 
-def rows_for(hidden: int, dtype: torch.dtype, budget: int) -> int:
-    """The number of rows B whose x and y of shape (B, H) together fit in ``budget`` bytes (at least 2)."""
+def batch_for(features: int, dtype: torch.dtype, budget: int) -> int:
+    """The batch size B whose x and y of shape (B, H) together fit in ``budget`` bytes (at least 2)."""
     itemsize = torch.empty((), dtype=dtype).element_size()
-    return max(2, budget // ideal_bytes(hidden, itemsize))
+    return max(2, budget // ideal_bytes(features, itemsize))
 
 
 @contextmanager
@@ -181,7 +181,7 @@ def _record(
     note: str = "",
 ) -> Measurement:
     """``variant``'s :class:`Measurement` on x (B, H): its ``times`` and ``error``, or NaN where it did not run."""
-    rows, hidden = inputs.x.shape
+    batch, features = inputs.x.shape
     nan = float("nan")
     seconds = statistics.median(times) if times else nan
     max_error, rel_error = error if error is not None else (nan, nan)
@@ -189,8 +189,8 @@ def _record(
         variant=variant.name,
         label=variant.label,
         norm=variant.norm,
-        rows=rows,
-        hidden=hidden,
+        batch=batch,
+        features=features,
         dtype=str(inputs.x.dtype).removeprefix("torch."),
         device=device.type,
         threads=threads,
@@ -245,8 +245,8 @@ def measure_inputs(
 
 def measure(
     variant: str,
-    rows: int,
-    hidden: int,
+    batch: int,
+    features: int,
     dtype: str,
     device: torch.device,
     warmup: int = 3,
@@ -254,55 +254,55 @@ def measure(
     seed: int = 0,
     threads: int | None = None,
 ) -> Measurement:
-    """Time one variant on x of shape (rows, hidden) in ``dtype``: see :func:`measure_inputs`."""
+    """Time one variant on x of shape (batch, features) = (B, H) in ``dtype``: see :func:`measure_inputs`."""
     if variant not in VARIANTS:
         raise ValueError(f"unknown variant {variant!r}; choose one of {list(VARIANTS)}")
-    inputs = make_inputs(rows, hidden, torch_dtype(dtype), device, seed)
+    inputs = make_inputs(batch, features, torch_dtype(dtype), device, seed)
     return measure_inputs([variant], inputs, device, warmup, iters, threads=threads)[0]
 
 
-def quick_rows(rows: int, hidden: int, dtype: str, budget: int = QUICK_WORKING_SET) -> int:
-    """``rows``, lowered so that x and y of shape (rows, hidden) fit in ``budget`` bytes (at least 1)."""
+def quick_batch(batch: int, features: int, dtype: str, budget: int = QUICK_WORKING_SET) -> int:
+    """``batch``, lowered so that x and y of shape (batch, features) fit in ``budget`` bytes (at least 1)."""
     itemsize = torch.empty((), dtype=torch_dtype(dtype)).element_size()
-    return max(1, min(int(rows), budget // ideal_bytes(hidden, itemsize)))
+    return max(1, min(int(batch), budget // ideal_bytes(features, itemsize)))
 
 
 def quick(
-    rows: int, hidden: int, dtype: str, device: torch.device, seed: int = 0, threads: int | None = None
+    batch: int, features: int, dtype: str, device: torch.device, seed: int = 0, threads: int | None = None
 ) -> list[Measurement]:
     """The per-rerun measurement: every fast variant on one small case, a few ms each.
 
-    ``rows`` is lowered by :func:`quick_rows` to keep the case under
+    ``batch`` is lowered by :func:`quick_batch` to keep the case under
     ``QUICK_WORKING_SET``; torch.compile is left out (it compiles for seconds).
     """
-    inputs = make_inputs(quick_rows(rows, hidden, dtype), hidden, torch_dtype(dtype), device, seed)
+    inputs = make_inputs(quick_batch(batch, features, dtype), features, torch_dtype(dtype), device, seed)
     return measure_inputs(QUICK, inputs, device, warmup=1, iters=50, budget_s=QUICK_BUDGET_S, threads=threads)
 
 
 @dataclass(frozen=True)
 class Case:
-    """One point of a sweep: x of shape (rows, hidden) in ``dtype``."""
+    """One point of a sweep: x of shape (batch, features) in ``dtype``."""
 
-    rows: int
-    hidden: int
+    batch: int
+    features: int
     dtype: str
 
 
 def sweep_cases(
     device: torch.device,
-    hiddens: Sequence[int] = HIDDENS,
+    features: Sequence[int] = SWEEP_FEATURES,
     dtypes: Sequence[str] = SWEEP_DTYPES,
     budget: int | None = None,
 ) -> list[Case]:
-    """Every (dtype, H) with the rows that fill the working set (:func:`working_set` unless ``budget``)."""
+    """Every (dtype, H) with the batch B that fills the working set (:func:`working_set` unless ``budget``)."""
     budget = working_set(device) if budget is None else int(budget)
-    return [Case(rows_for(h, torch_dtype(d), budget), int(h), d) for d in dtypes for h in hiddens]
+    return [Case(batch_for(h, torch_dtype(d), budget), int(h), d) for d in dtypes for h in features]
 
 
 def sweep(
     device: torch.device,
     names: Sequence[str] = tuple(VARIANTS),
-    hiddens: Sequence[int] = HIDDENS,
+    features: Sequence[int] = SWEEP_FEATURES,
     dtypes: Sequence[str] = SWEEP_DTYPES,
     budget: int | None = None,
     warmup: int = 2,
@@ -317,88 +317,7 @@ def sweep(
     the number of variants (``names`` plus the copy) measurements in all.
     """
     names = ["copy", *(n for n in names if n != "copy")]
-    for case in sweep_cases(device, hiddens, dtypes, budget):
-        inputs = make_inputs(case.rows, case.hidden, torch_dtype(case.dtype), device, seed)
+    for case in sweep_cases(device, features, dtypes, budget):
+        inputs = make_inputs(case.batch, case.features, torch_dtype(case.dtype), device, seed)
         yield from measure_inputs(names, inputs, device, warmup, iters, budget_s, threads)
         del inputs  # free this case before the next one is drawn: peak memory stays one case
-
-
-def _case_key(m: Measurement) -> tuple:
-    return (m.rows, m.hidden, m.dtype, m.device)
-
-
-def percent_of_copy(measurements: Sequence[Measurement]) -> list[float]:
-    """Each measurement's GB/s as a percentage of the copy's on the same case (NaN without one)."""
-    copy = {_case_key(m): m.gbps for m in measurements if m.variant == "copy" and m.available}
-    return [100.0 * m.gbps / copy[_case_key(m)] if _case_key(m) in copy else float("nan") for m in measurements]
-
-
-def faster_than_copy(measurements: Sequence[Measurement]) -> list[Measurement]:
-    """The kernels, the copy aside, whose GB/s beat the copy's on the same case.
-
-    Compared GB/s against GB/s: through :func:`percent_of_copy` the copy
-    itself can come out above 100 (100 · g / g rounds to 100.00000000000001
-    for some g).
-    """
-    copy = {_case_key(m): m.gbps for m in measurements if m.variant == "copy" and m.available}
-    return [
-        m
-        for m in measurements
-        if m.variant != "copy" and m.available and _case_key(m) in copy and m.gbps > copy[_case_key(m)]
-    ]
-
-
-COLUMNS = (
-    "variant",
-    "label",
-    "norm",
-    "dtype",
-    "rows",
-    "hidden",
-    "device",
-    "threads",
-    "median_us",
-    "gbps",
-    "pct_of_copy",
-    "max_error",
-    "rel_error",
-    "note",
-)
-
-
-def table(measurements: Sequence[Measurement]) -> list[dict]:
-    """One plain dict per measurement, keyed by :data:`COLUMNS` (for a DataFrame or a CSV)."""
-    out = []
-    for m, pct in zip(measurements, percent_of_copy(measurements), strict=True):
-        out.append(
-            {
-                "variant": m.variant,
-                "label": m.label,
-                "norm": m.norm,
-                "dtype": m.dtype,
-                "rows": m.rows,
-                "hidden": m.hidden,
-                "device": m.device,
-                "threads": m.threads,
-                "median_us": m.seconds * 1e6,
-                "gbps": m.gbps,
-                "pct_of_copy": pct,
-                "max_error": m.max_error,
-                "rel_error": m.rel_error,
-                "note": m.note,
-            }
-        )
-    return out
-
-
-def to_csv(measurements: Sequence[Measurement]) -> str:
-    """The :func:`table` as CSV text, with a header row."""
-    lines = [",".join(COLUMNS)]
-    for row in table(measurements):
-        cells = []
-        for key in COLUMNS:
-            value = row[key]
-            text = f"{value:.6g}" if isinstance(value, float) else str(value)
-            cells.append('"' + text.replace('"', '""') + '"' if ("," in text or '"' in text) else text)
-        lines.append(",".join(cells))
-    return "\n".join(lines) + "\n"

@@ -42,6 +42,11 @@ def intro(draws: int) -> str:
     )
 
 
+def chart_alt(depth: int) -> str:
+    """The gradient chart's text alternative."""
+    return f"Gradient norm of each of {depth} blocks, Post-LN against Pre-LN."
+
+
 def trend(rise: float) -> str:
     """ "grows", "falls" or "flat", for a last/first ratio as the page prints it (two decimals)."""
     shown = round(rise, 2)
