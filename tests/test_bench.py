@@ -26,6 +26,7 @@ from torch import nn
 
 from lnviz import text
 from lnviz.labs import bench
+from lnviz.serving import limits
 from ui import heavy
 
 CPU = torch.device("cpu")
@@ -590,6 +591,7 @@ def test_page_large_case_is_lowered_and_said_so():
 
 def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
     monkeypatch.setenv("LNVIZ_LIMITS", "off")
+    limits.current.cache_clear()
     heavy.gate.clear()
     try:
         at = run_page(PAGE)
@@ -598,6 +600,7 @@ def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
         assert any("ran on 2 threads" in c.value for c in at.caption)
     finally:
         monkeypatch.delenv("LNVIZ_LIMITS")
+        limits.current.cache_clear()
         heavy.gate.clear()
 
 

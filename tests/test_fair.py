@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from lnviz.serving import budget
+from lnviz.serving import budget, limits
 from lnviz.serving.budget import MIB, ByteLRU
 from lnviz.serving.fair import FairSlots
 from ui import heavy
@@ -141,9 +141,14 @@ def test_the_page_kit_charges_each_miss_to_the_runs_client_unless_the_limits_are
     monkeypatch.delenv("LNVIZ_LIMITS", raising=False)
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    page = kit.Page.__new__(kit.Page)  # compute needs no drawn page
-    assert page.compute(square, 7) == 49
-    assert spy.clients == [expected]
+    limits.current.cache_clear()  # the process reads its limits once
+    try:
+        page = kit.Page.__new__(kit.Page)  # compute needs no drawn page
+        assert page.compute(square, 7) == 49
+        assert spy.clients == [expected]
+    finally:
+        monkeypatch.undo()
+        limits.current.cache_clear()
 
 
 def test_the_page_kits_cache_takes_fair_turns_at_the_misses_limit():

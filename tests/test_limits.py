@@ -1,5 +1,6 @@
 """lnviz.serving.limits: heavy actions and uploads on a shared server, on a clock the test moves by hand."""
 
+import dataclasses
 import math
 import threading
 import time
@@ -43,6 +44,40 @@ def test_limits_are_on_by_default_and_lifted_by_the_documented_variable():
     for value in ("off", "OFF", " 0 ", "false", "no"):
         off = Limits.from_env({limits.ENV: value}, cpus=2)
         assert not off.enabled and off.thread_control and off.concurrent > 1000
+
+
+def test_off_lifts_every_number_but_the_windows_they_are_counted_in():
+    on, off = Limits(), Limits.off()
+    assert on.enabled and not off.enabled
+    numbers = [f.name for f in dataclasses.fields(Limits) if f.name != "enabled"]
+    assert len(numbers) > 30  # every limit of lnviz.serving, not a few
+    for name in numbers:
+        if name in Limits.WINDOWS:
+            assert getattr(off, name) == getattr(on, name) > 0, name
+        else:
+            assert getattr(off, name) >= limits.LIFTED > getattr(on, name), name
+
+
+def test_the_memory_budgets_come_from_the_environment_in_mib_with_the_limits_on_or_off():
+    assert Limits.from_env({}, cpus=2).cache_bytes == 256 * MIB
+    env = {limits.CACHE_ENV: "64", limits.OWN_DATA_ENV: "32"}
+    for extra in ({}, {limits.ENV: "off"}):
+        lim = Limits.from_env(env | extra, cpus=2)
+        assert (lim.cache_bytes, lim.own_data_bytes) == (64 * MIB, 32 * MIB)
+    assert Limits.from_env({limits.CACHE_ENV: "lots"}, cpus=2).cache_bytes == 256 * MIB
+
+
+def test_the_process_reads_its_limits_once(monkeypatch):
+    limits.current.cache_clear()
+    monkeypatch.setenv(limits.ENV, "off")
+    try:
+        assert not limits.current().enabled
+        monkeypatch.delenv(limits.ENV)
+        assert limits.current() is limits.current() and not limits.current().enabled  # read once
+        limits.current.cache_clear()
+        assert limits.current().enabled
+    finally:
+        limits.current.cache_clear()
 
 
 def test_heavy_work_keeps_at_most_half_the_cores_busy():

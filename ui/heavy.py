@@ -21,7 +21,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-import os
 import threading
 from collections.abc import Callable, Iterator
 from typing import Any, Generic, TypeVar
@@ -36,9 +35,6 @@ T = TypeVar("T")
 
 _install_lock = threading.Lock()
 PAGE_WAIT_S = 300.0  # how long a page waits in the queue for a heavy action's turn, telling its place
-DOWNLOAD_WAIT_S = 10.0  # how long a download's build waits for its turn (a browser's request is waiting too)
-DOWNLOAD_SHARE_S = 5.0  # what a download is expected to take at most, for "try again in N s"
-DOWNLOADS_WAITING = 2  # downloads waiting at once: each holds one of Streamlit's worker threads while it waits
 
 
 class PerProcess(Generic[T]):
@@ -65,25 +61,18 @@ class PerProcess(Generic[T]):
             self._value = None
 
 
-def _limits() -> limits.Limits:
-    """The limits from the environment (``LNVIZ_LIMITS``) and the CPUs this process may use."""
-    from lnviz.serving import cpus  # torch: imported when a page first asks, not when the router installs the quota
-
-    return limits.Limits.from_env(os.environ, cpus.usable_cpus(), cpus.server_threads())
-
-
 @PerProcess
 def gate() -> limits.HeavyGate:
     """The process's gate for heavy actions: a race, the sweep."""
-    return limits.HeavyGate(_limits())
+    return limits.HeavyGate(limits.current())
 
 
 @PerProcess
 def download_gate() -> limits.HeavyGate:
     """The process's gate for downloads built when clicked: short builds, in a lane of their own, so a
     download never waits behind a race."""
-    lim = _limits()
-    return limits.HeavyGate(dataclasses.replace(lim, share_s=DOWNLOAD_SHARE_S, waiting=DOWNLOADS_WAITING))
+    lim = limits.current()
+    return limits.HeavyGate(dataclasses.replace(lim, share_s=lim.download_share_s, waiting=lim.downloads_waiting))
 
 
 def session_id() -> str:
@@ -140,7 +129,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     """``build`` for ``st.download_button(data=...)``, run under the download gate when the button is clicked.
 
     Streamlit runs a download's callable outside the script, where nothing
-    can be drawn. The build waits its turn for up to :data:`DOWNLOAD_WAIT_S`;
+    can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
     refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
     one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
@@ -148,7 +137,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     who, g = client(), download_gate()
 
     def run() -> T:
-        got = g.begin(who, action, wait_s=DOWNLOAD_WAIT_S)
+        got = g.begin(who, action, wait_s=g.limits.download_wait_s)
         if isinstance(got, limits.Busy):
             raise limits.BusyError(got)
         try:
@@ -166,7 +155,7 @@ def thread_control() -> bool:
 
 @PerProcess
 def _upload_quota() -> limits.UploadQuota:
-    return limits.UploadQuota(limits.Limits.from_env(os.environ, cpus=1))  # the quota counts no slots
+    return limits.UploadQuota(limits.current())
 
 
 def install() -> None:
@@ -178,9 +167,9 @@ def install() -> None:
     download logs one line.
     """
     install_upload_quota()
-    streamlit_private.bound_component_events(limits.MAX_COMPONENT_EVENTS_CHARS)
+    streamlit_private.bound_component_events(limits.current().component_events_chars)
     streamlit_private.quiet_refused_downloads(limits.BusyError)
-    if limits.Limits.from_env(os.environ, 1).enabled:
+    if limits.current().enabled:
         streamlit_private.ignore_clear_cache()
 
 

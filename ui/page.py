@@ -225,7 +225,7 @@ class Page:
             *map(_plain, args),
             *((k, _plain(v)) for k, v in sorted(kwargs.items())),
         )
-        who = heavy.client() if limits.Limits.from_env(os.environ, 1).enabled else None
+        who = heavy.client() if limits.current().enabled else None
         if gate and key not in RESULTS:
             with heavy.heavy(gate) as ticket:
                 if ticket is None:  # "Busy, try again in N s" is on the page

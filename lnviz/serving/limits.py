@@ -41,48 +41,89 @@ process-wide, see :attr:`Limits.thread_control`).
 from __future__ import annotations
 
 import binascii
+import functools
 import hashlib
 import heapq
 import itertools
 import math
+import os
 import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import TypeVar
+from dataclasses import dataclass, field, fields, replace
+from typing import ClassVar, TypeVar
+
+from lnviz.serving import cpus as cpu_sizing
 
 ENV = "LNVIZ_LIMITS"  # "off" lifts every limit
 OFF_VALUES = ("off", "0", "false", "no")
+CACHE_ENV = "LNVIZ_CACHE_MIB"  # Limits.cache_bytes, in MiB
+OWN_DATA_ENV = "LNVIZ_OWN_DATA_MIB"  # Limits.own_data_bytes, in MiB
 MIB = 2**20
+LIFTED = 2**53  # a count or a size no one reaches: what off() gives every int (exact in a float, Lua and JS)
 T = TypeVar("T")
-# The longest list of events (JSON) the stage may send in one message. A browser sends one event per release
-# or click, about 80 characters each, and the events of one rerun at most: a few dozen even for a fast hand.
-MAX_COMPONENT_EVENTS_CHARS = 16 * 1024
 _PRUNE_AT = 256  # sessions remembered before the ones with nothing left in their window are forgotten
 
 
 @dataclass(frozen=True)
 class Limits:
-    """The numbers. The defaults suit a shared server; :meth:`off` lifts them."""
+    """Every number a shared server limits with. The defaults suit a shared server; :meth:`off` lifts them."""
 
     enabled: bool = True
+    # Heavy actions (a race, the sweep): lnviz.serving.slots' heavy lane
+    concurrent: int = 1  # heavy actions running at once in the process (from_env: half the cores)
+    per_client: int = 1  # heavy actions, and downloads, one client runs at once
     action_cpu_s: float = 60.0  # CPU seconds one heavy action may use
     session_cpu_s: float = 180.0  # CPU seconds of heavy actions one client may use per window
     window_s: float = 600.0  # the window for the per-client budgets, in seconds
-    concurrent: int = 1  # heavy actions running at once in the process
+    share_s: float = 15.0  # seconds a running heavy action keeps its slot while another waits for one
+    waiting: int = 16  # heavy actions that may wait for a slot at once; past that, "try again in N s"
+    # Downloads built when clicked: a lane of their own, so a download never waits behind a race
+    download_share_s: float = 5.0  # what a download is expected to take at most, for "try again in N s"
+    download_wait_s: float = 10.0  # how long a download's build waits for its turn (a browser's request waits too)
+    downloads_waiting: int = 2  # downloads waiting at once: each holds one of Streamlit's worker threads
+    # Computed results (lnviz.serving.budget)
+    cache_bytes: int = 256 * MIB  # the page kit's cache of computed results, per process (LNVIZ_CACHE_MIB)
+    misses_at_once: int = 2  # computations of results not yet cached, at once in a process
+    # Uploaded files held in memory (UploadQuota)
     upload_files: int = 2  # files a session holds at once: the uploader's one, and its replacement in flight
     upload_bytes: int = 64 * MIB  # bytes a session holds at once (two of the largest file)
     uploads_per_window: int = 20  # uploads a session may send per window
     upload_total_bytes: int = 512 * MIB  # bytes all sessions hold at once
-    share_s: float = 15.0  # seconds a running heavy action keeps its slot while another waits for one
-    waiting: int = 16  # heavy actions that may wait for a slot at once; past that, "try again in N s"
+    # Visitors' own matrices (lnviz.serving.own_store, own_share)
+    own_data_bytes: int = 128 * MIB  # per process (LNVIZ_OWN_DATA_MIB): sixteen of the largest, 8 MiB each
+    own_data_session_bytes: int = 16 * MIB  # one session's matrix and its replacement
+    own_data_ttl_s: float = 3600.0  # a matrix unused this long is dropped
+    own_data_protect_s: float = 120.0  # a matrix used this recently is never dropped for another's
+    shared_bytes_per_client: int = 64 * MIB  # grids a client stores for links per quota window: eight of the largest
+    # The class poll (lnviz.serving.rooms)
+    max_voters: int = 2000  # voters one round counts; a new voter past them is refused
+    voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
+    voters_per_address: int = 500  # voter ids one address may vote as in a room: a class behind one NAT address
+    votes_per_rate_window: int = 30  # votes one voter may send per rate window in one room
+    rate_window_s: float = 60.0
+    rooms_per_client: int = 10  # rooms one browser may open per open window: a lecturer's every section
+    rooms_per_address: int = 60  # rooms one address may open per open window: a campus behind one NAT address
+    open_window_s: float = 3600.0
+    max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
+    quota_window_s: float = 3600.0  # the window of the store's byte quotas (shared_bytes_per_client)
+    # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
+    # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
+    component_events_chars: int = 16 * 1024
+
+    # The spans a budget is counted over: no limit themselves, so off() keeps them (the budgets in them go).
+    WINDOWS: ClassVar[tuple[str, ...]] = ("window_s", "rate_window_s", "open_window_s", "quota_window_s")
 
     @classmethod
     def off(cls) -> Limits:
-        """No limit at all: one person on their own machine."""
-        inf = math.inf
-        return cls(False, inf, inf, 600.0, 2**31, 2**31, 2**62, 2**31, 2**62, inf, 2**31)
+        """No limit at all: one person on their own machine. Every number but a window is lifted."""
+        lifted = {
+            f.name: math.inf if isinstance(f.default, float) else LIFTED
+            for f in fields(cls)
+            if f.name != "enabled" and f.name not in cls.WINDOWS
+        }
+        return cls(enabled=False, **lifted)
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str], cpus: int, threads: int = 1) -> Limits:
@@ -92,15 +133,32 @@ class Limits:
         actions may keep at most half the cores busy: ``cpus // 2 // threads``
         of them at once, at least one. ``cpus`` is what the process may use
         (:func:`lnviz.serving.cpus.usable_cpus`), not the host's count.
+        ``LNVIZ_CACHE_MIB`` and ``LNVIZ_OWN_DATA_MIB``, whole MiB, set those
+        two memory budgets, with the limits off too.
         """
-        if environ.get(ENV, "").strip().lower() in OFF_VALUES:
-            return cls.off()
-        return cls(concurrent=max(1, cpus // 2 // max(1, threads)))
+        lim = cls.off() if environ.get(ENV, "").strip().lower() in OFF_VALUES else cls()
+        if lim.enabled:
+            lim = replace(lim, concurrent=max(1, cpus // 2 // max(1, threads)))
+        mib = {
+            name: environ.get(var, "").strip()
+            for name, var in (("cache_bytes", CACHE_ENV), ("own_data_bytes", OWN_DATA_ENV))
+        }
+        return replace(lim, **{name: int(raw) * MIB for name, raw in mib.items() if raw.isdigit()})
 
     @property
     def thread_control(self) -> bool:
         """Whether a visitor may set torch's (process-wide) thread count: only with the limits off."""
         return not self.enabled
+
+
+@functools.cache
+def current() -> Limits:
+    """This process's limits, read once: from the environment and the CPUs it may use (:meth:`Limits.from_env`).
+
+    The one place that answers "are the limits on?". Tests that change the
+    environment call ``current.cache_clear()``.
+    """
+    return Limits.from_env(os.environ, cpu_sizing.usable_cpus(), cpu_sizing.server_threads())
 
 
 def client_key(session: str, xsrf_cookie: str | None) -> str:
