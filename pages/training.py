@@ -7,7 +7,7 @@ import streamlit as st
 from lnviz.labs import training
 from lnviz.labs.training import transformer, transformer_text
 from lnviz.maths.device import label
-from lnviz.serving import limits
+from lnviz.serving import slots
 from ui import heavy, own_data
 from ui.page import Page
 
@@ -87,7 +87,7 @@ def race_live() -> None:
             _race(ticket)
 
 
-def _race(ticket: limits.Ticket) -> None:
+def _race(ticket: slots.Ticket) -> None:
     races.pop(key, None)
     st.session_state.pop(REPLAY_OF, None)  # a new race: the replay starts at its end
     next_draw = 0.0

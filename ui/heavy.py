@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.serving.limits: a gate for heavy work, one for downloads and an upload quota per process.
+"""Streamlit's side of lnviz.serving.slots and limits: heavy work and downloads in their lanes, an upload quota.
 
 A page wraps a heavy action in :func:`heavy`::
 
@@ -10,7 +10,7 @@ A page wraps a heavy action in :func:`heavy`::
 
 While every slot is taken the page waits its turn and says its place in the
 queue. A download built when clicked (``st.download_button(data=callable)``)
-wraps its callable in :func:`deferred`. The router (``router.py``) calls
+wraps its callable in :func:`deferred`, which runs it in the downloads' lane. The router (``router.py``) calls
 :func:`install` before any page can take a file or draw the stage. All of
 them live in this module (:class:`PerProcess`), where a cache clear cannot
 reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
@@ -19,7 +19,6 @@ reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`)
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import threading
 from collections.abc import Callable, Iterator
@@ -28,7 +27,7 @@ from typing import Any, Generic, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits
+from lnviz.serving import limits, slots
 from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
@@ -62,17 +61,10 @@ class PerProcess(Generic[T]):
 
 
 @PerProcess
-def gate() -> limits.HeavyGate:
-    """The process's gate for heavy actions: a race, the sweep."""
-    return limits.HeavyGate(limits.current())
-
-
-@PerProcess
-def download_gate() -> limits.HeavyGate:
-    """The process's gate for downloads built when clicked: short builds, in a lane of their own, so a
-    download never waits behind a race."""
-    lim = limits.current()
-    return limits.HeavyGate(dataclasses.replace(lim, share_s=lim.download_share_s, waiting=lim.downloads_waiting))
+def gate() -> slots.Slots:
+    """The process's scheduler: heavy actions (a race, the sweep) in its heavy lane, and downloads built when
+    clicked in a lane of their own, so that a download never waits behind a race."""
+    return slots.Slots.from_limits(limits.current())
 
 
 def session_id() -> str:
@@ -92,26 +84,26 @@ def client() -> str:
 
 
 @contextlib.contextmanager
-def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
-    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.limits.Ticket`, or None when refused.
+def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
+    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.slots.Ticket`, or None when refused.
 
     With every slot taken, the action waits its turn (up to :data:`PAGE_WAIT_S`),
     and the page says its place in the queue meanwhile; a rerun (Stop, or any
     other control) gives the place up. Refused, a warning "Busy: … Try again in
     N s." is drawn in ``where`` (default: the main area) and the block should
     skip its work. An action that runs out of CPU budget, or out of its share
-    while another waits (:meth:`~lnviz.serving.limits.Ticket.check` raises), ends with
+    while another waits (:meth:`~lnviz.serving.slots.Ticket.check` raises), ends with
     a warning that says so; anything else propagates. The slot is freed however
     the block ends, a Streamlit rerun or stop included.
     """
     where = st if where is None else where
     note = where.empty()
 
-    def show(waiting: limits.Waiting) -> None:
+    def show(waiting: slots.Waiting) -> None:
         note.info(waiting.message, icon=":material/hourglass_top:")
 
     got = gate().begin(client(), action, wait_s=PAGE_WAIT_S, on_wait=show)
-    if isinstance(got, limits.Busy):
+    if isinstance(got, slots.Busy):
         note.empty()
         where.warning(got.message, icon=":material/hourglass_top:")
         yield None
@@ -119,7 +111,7 @@ def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
     try:
         note.empty()  # a rerun may interrupt any Streamlit call: the slot is freed below, whatever happens
         yield got
-    except limits.OverBudget as stopped:
+    except slots.OverBudget as stopped:
         where.warning(str(stopped), icon=":material/timer_off:")
     finally:
         gate().end(got)
@@ -130,16 +122,16 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
     Streamlit runs a download's callable outside the script, where nothing
     can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
-    refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
+    refused, it raises :class:`~lnviz.serving.slots.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
     one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
     """
-    who, g = client(), download_gate()
+    who, g = client(), gate()
 
     def run() -> T:
-        got = g.begin(who, action, wait_s=g.limits.download_wait_s)
-        if isinstance(got, limits.Busy):
-            raise limits.BusyError(got)
+        got = g.begin(who, action, wait_s=limits.current().download_wait_s, lane=slots.DOWNLOADS)
+        if isinstance(got, slots.Busy):
+            raise slots.BusyError(got)
         try:
             return build()
         finally:
@@ -150,7 +142,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
 def thread_control() -> bool:
     """Whether this server lets a visitor change torch's thread count (only with the limits off)."""
-    return gate().limits.thread_control
+    return limits.current().thread_control
 
 
 @PerProcess
@@ -168,7 +160,7 @@ def install() -> None:
     """
     install_upload_quota()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
-    streamlit_private.quiet_refused_downloads(limits.BusyError)
+    streamlit_private.quiet_refused_downloads(slots.BusyError)
     if limits.current().enabled:
         streamlit_private.ignore_clear_cache()
 

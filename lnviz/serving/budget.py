@@ -25,7 +25,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Hashable, Mapping
 from typing import Any, Generic, TypeVar
 
-from lnviz.serving.fair import FairSlots
+from lnviz.serving.slots import MISSES, Lane, Slots
 
 MIB = 2**20
 CACHE_ENV = "LNVIZ_CACHE_MIB"  # per process: the page kit's cache of computed results
@@ -96,7 +96,7 @@ class ByteLRU(Generic[K, V]):
     distinct 1024 × 1024 links opened together each held their intermediates
     at the same time, 1.8 GiB at the peak, where a 2-core server gains nothing
     from running more than two at once. Misses that wait take fair turns
-    (:class:`~lnviz.serving.fair.FairSlots`): the client that has computed
+    (the misses' lane of :class:`~lnviz.serving.slots.Slots`): the client that has computed
     least lately goes first, so one visitor's flood of new seeds does not
     queue in front of a classmate's one miss. A hit never waits.
     """
@@ -110,7 +110,7 @@ class ByteLRU(Generic[K, V]):
     ) -> None:
         self.budget = budget
         self._size = size
-        self.misses = FairSlots(concurrent, clock) if concurrent else None
+        self.misses = Slots({MISSES: Lane(concurrent)}, clock) if concurrent else None
         self._lock = threading.Lock()
         self._entries: OrderedDict[K, tuple[V, int]] = OrderedDict()  # oldest use first
         self._bytes = 0
