@@ -154,15 +154,6 @@ def test_a_two_cpu_pod_on_a_big_node_runs_one_heavy_action_at_a_time(tmp_path, m
     assert cpu_sizing.usable_cpus(str(tmp_path / "nowhere")) == 16
 
 
-# Whom the limits count against
-
-
-def xsrf_cookie(token: bytes, mask: bytes, when: int = 1700000000) -> str:
-    """Streamlit's XSRF cookie: the token masked afresh on each page load."""
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
-    return f"2|{mask.hex()}|{masked.hex()}|{when}"
-
-
 def test_server_threads(monkeypatch):
     monkeypatch.delenv("LNVIZ_TORCH_THREADS", raising=False)
     assert cpu_sizing.server_threads(1) == 1
@@ -171,14 +162,3 @@ def test_server_threads(monkeypatch):
     assert cpu_sizing.server_threads(64) == 4
     monkeypatch.setenv("LNVIZ_TORCH_THREADS", "3")
     assert cpu_sizing.server_threads(2) == 3
-
-
-def test_a_browser_is_one_client_across_its_tabs_and_page_loads():
-    token, other = bytes(range(32)), bytes(range(1, 33))
-    tab1 = limits.client_key("session-1", xsrf_cookie(token, b"\x01\x02\x03\x04"))
-    tab2 = limits.client_key("session-2", xsrf_cookie(token, b"\xaa\xbb\xcc\xdd", 1700000099))
-    assert tab1 == tab2 and tab1.startswith("browser ") and token.hex() not in tab1
-    assert limits.client_key("session-3", xsrf_cookie(other, b"\x01\x02\x03\x04")) != tab1
-    # No cookie, or one that is not Streamlit's: the session is the client.
-    for cookie in (None, "", "2|zz|00|1", "1|abc", "2|0102|0a0b|1"):
-        assert limits.client_key("session-1", cookie) == "session session-1"

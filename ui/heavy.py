@@ -27,7 +27,7 @@ from typing import Any, Generic, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits, slots
+from lnviz.serving import limits, slots, who
 from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
@@ -74,13 +74,24 @@ def session_id() -> str:
 
 
 def client() -> str:
-    """Whom the current run's heavy work is counted against (:func:`lnviz.serving.limits.client_key`): its browser,
-    known by Streamlit's XSRF cookie, so that tabs share one share; else its session."""
+    """Whom the current run's work is counted against (:func:`lnviz.serving.who.client`): its browser, known by
+    Streamlit's XSRF cookie, so that tabs share one share; else its session."""
     try:
         cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
     except Exception:  # no request behind this run (AppTest)
         cookie = None
-    return limits.client_key(session_id(), cookie)
+    return who.client(session_id(), cookie)
+
+
+def address() -> str:
+    """The current run's address as the limits count it (:func:`lnviz.serving.who.address`): hashed when it
+    is a public one (``st.context.ip_address``: the connection's, or the visitor's as the documented nginx
+    block forwards it), else ""."""
+    try:
+        ip = st.context.ip_address
+    except Exception:  # no request behind this run
+        ip = None
+    return who.address(ip)
 
 
 @contextlib.contextmanager

@@ -158,7 +158,7 @@ class ByteLRU(Generic[K, V]):
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.
 
-        ``client`` (:func:`lnviz.serving.limits.client_key`) is whom a miss's
+        ``client`` (:func:`lnviz.serving.who.client`) is whom a miss's
         time is charged to, for the fair turns; the same for every caller
         (None) is first come, first served. An exception from ``compute``
         propagates and nothing is kept.

@@ -15,17 +15,13 @@ How many heavy actions may run at once follows the CPUs the process may use:
 the container's quota (``/sys/fs/cgroup/cpu.max``) and its CPU affinity, not
 the host's core count (:func:`lnviz.serving.cpus.usable_cpus`).
 
-A *client* is what the limits are kept per (:func:`client_key`): one browser,
-known by the random token in Streamlit's XSRF cookie, which every tab of that
-browser sends; or, without that cookie, one session. Not the address: a
-classroom behind one NAT shares it.
+Whom they are counted against is :mod:`lnviz.serving.who`: a *client* (a
+browser) and an *address* (hashed, public ones only).
 """
 
 from __future__ import annotations
 
-import binascii
 import functools
-import hashlib
 import math
 import os
 import threading
@@ -139,26 +135,6 @@ def current() -> Limits:
     environment call ``current.cache_clear()``.
     """
     return Limits.from_env(os.environ, cpu_sizing.usable_cpus(), cpu_sizing.server_threads())
-
-
-def client_key(session: str, xsrf_cookie: str | None) -> str:
-    """Whom the limits count an action against: the browser if its XSRF cookie is readable, else the session.
-
-    Streamlit's XSRF cookie ("2|mask|masked token|time") carries one random
-    token per browser, masked afresh on every page load; every tab of the
-    browser sends it. Unmasked and hashed, it names the browser without
-    keeping the token. A client that sends no cookie (a script) is one session.
-    """
-    parts = (xsrf_cookie or "").split("|")
-    if len(parts) == 4 and parts[0] == "2":
-        try:
-            mask, masked = binascii.unhexlify(parts[1]), binascii.unhexlify(parts[2])
-        except (binascii.Error, ValueError):
-            mask = b""
-        if len(mask) == 4 and masked:
-            token = bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
-            return "browser " + hashlib.sha256(token).hexdigest()[:16]
-    return "session " + session
 
 
 def whole_seconds(s: float) -> int:
