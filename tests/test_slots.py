@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from lnviz.serving import budget, limits, slots
+from lnviz.serving import budget, limits
 from lnviz.serving.budget import MIB, ByteLRU
-from lnviz.serving.limits import Limits
-from lnviz.serving.slots import DOWNLOADS, HEAVY, MISSES, Busy, Lane, OverBudget, Place, Slots, Ticket
+from lnviz.serving.limits import Busy, Limits, OverBudget
+from lnviz.serving.slots import DOWNLOADS, HEAVY, MISSES, Lane, Place, Slots, Ticket
 from ui import heavy
 from ui import page as kit
 
@@ -155,7 +155,7 @@ def test_the_server_wide_limit_holds_under_concurrent_requests():
 def test_a_waiting_action_gets_the_slot_when_it_frees_and_is_told_its_place(clock):
     g = gate(clock, concurrent=1, share_s=60)
     first = g.begin("alice", "race")
-    heard: list[slots.Waiting] = []
+    heard: list[limits.Waiting] = []
     t, out = in_thread(lambda: g.begin("bob", "race", wait_s=10, on_wait=heard.append))
     until(lambda: heard)
     assert g.waiting() == 1 and heard[0].place == 1
@@ -211,7 +211,7 @@ def test_a_running_action_gives_its_slot_up_after_its_share_when_another_waits(c
     clock.now += 16
     hog.check()  # past its share, but nobody waits
     newcomer = g.ask("newcomer", "race", wait=True)
-    with pytest.raises(slots.Yielded, match="while another visitor waited") as stopped:
+    with pytest.raises(limits.Yielded, match="while another visitor waited") as stopped:
         hog.check()
     assert isinstance(stopped.value, OverBudget)  # a page shows it as it shows a spent budget
     g.end(hog)
@@ -235,7 +235,7 @@ def test_a_turn_that_came_while_the_page_gave_up_is_freed(clock):
     g = gate(clock, concurrent=1)
     first = g.begin("alice", "race")
 
-    def rerun(waiting: slots.Waiting) -> None:  # the slot frees while the page is told its place, then it stops
+    def rerun(waiting: limits.Waiting) -> None:  # the slot frees while the page is told its place, then it stops
         g.end(first)
         raise RuntimeError("a rerun")
 
@@ -320,7 +320,7 @@ def test_a_downloads_queue_is_short_and_its_share_is_short(clock):
     busy = g.ask("d", "CSV", lane=DOWNLOADS, wait=True)
     assert isinstance(busy, Busy) and busy.retry_after_s == 15  # a's share, then b's, then c's
     clock.now += 5
-    with pytest.raises(slots.Yielded):
+    with pytest.raises(limits.Yielded):
         first.check()
 
 

@@ -55,13 +55,13 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
     from streamlit.runtime import backend_operation_handler
     from streamlit.runtime.media_file_storage import MediaFileStorageError
 
-    from lnviz.serving import slots
+    from lnviz.serving import limits
 
     class Refusing:
         def execute_deferred(self, file_id: str) -> str:  # as Streamlit's MediaFileManager wraps a build's error
             try:
-                raise slots.BusyError(slots.Busy("server", 4, "1 heavy action is running."))
-            except slots.BusyError as e:
+                raise limits.BusyError(limits.Busy("server", 4, "1 heavy action is running."))
+            except limits.BusyError as e:
                 raise MediaFileStorageError(f"Callable execution failed: {e}") from e
 
     lines: list[str] = []
@@ -77,7 +77,7 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
     request.request_id = "r1"
     request.deferred_file.file_id = "f1"
     try:
-        streamlit_private.quiet_refused_downloads(slots.BusyError)
+        streamlit_private.quiet_refused_downloads(limits.BusyError)
         handler = backend_operation_handler.DeferredFileHandler(Refusing)
         # In a thread of its own: Playwright's sync API (other tests in this worker) keeps a loop in this one.
         with ThreadPoolExecutor(1) as pool:

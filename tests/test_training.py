@@ -869,14 +869,14 @@ def test_page_a_stopped_race_says_where_it_stopped():
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
-    from lnviz.serving import slots
+    from lnviz.serving import limits
     from ui import heavy
 
     class Full:
         """A gate with every slot taken."""
 
         def begin(self, session, action, wait_s=0.0, on_wait=None):
-            return slots.Busy("server", 7, f"{action} is running for 2 other visitors.")
+            return limits.Busy("server", 7, f"{action} is running for 2 other visitors.")
 
         def end(self, ticket):
             pass

@@ -110,11 +110,11 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
     where = st if where is None else where
     note = where.empty()
 
-    def show(waiting: slots.Waiting) -> None:
+    def show(waiting: limits.Waiting) -> None:
         note.info(waiting.message, icon=":material/hourglass_top:")
 
     got = gate().begin(client(), action, wait_s=PAGE_WAIT_S, on_wait=show)
-    if isinstance(got, slots.Busy):
+    if isinstance(got, limits.Busy):
         note.empty()
         where.warning(got.message, icon=":material/hourglass_top:")
         yield None
@@ -122,7 +122,7 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
     try:
         note.empty()  # a rerun may interrupt any Streamlit call: the slot is freed below, whatever happens
         yield got
-    except slots.OverBudget as stopped:
+    except limits.OverBudget as stopped:
         where.warning(str(stopped), icon=":material/timer_off:")
     finally:
         gate().end(got)
@@ -133,7 +133,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
     Streamlit runs a download's callable outside the script, where nothing
     can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
-    refused, it raises :class:`~lnviz.serving.slots.BusyError`, the browser shows
+    refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
     one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
     """
@@ -141,8 +141,8 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
     def run() -> T:
         got = g.begin(who, action, wait_s=limits.current().download_wait_s, lane=slots.DOWNLOADS)
-        if isinstance(got, slots.Busy):
-            raise slots.BusyError(got)
+        if isinstance(got, limits.Busy):
+            raise limits.BusyError(got)
         try:
             return build()
         finally:
@@ -171,7 +171,7 @@ def install() -> None:
     """
     install_upload_quota()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
-    streamlit_private.quiet_refused_downloads(slots.BusyError)
+    streamlit_private.quiet_refused_downloads(limits.BusyError)
     if limits.current().enabled:
         streamlit_private.ignore_clear_cache()
 

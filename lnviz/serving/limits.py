@@ -15,7 +15,10 @@ How many heavy actions may run at once follows the CPUs the process may use:
 the container's quota (``/sys/fs/cgroup/cpu.max``) and its CPU affinity, not
 the host's core count (:func:`lnviz.serving.cpus.usable_cpus`).
 
-Whom they are counted against is :mod:`lnviz.serving.who`: a *client* (a
+What a limit says when it bites is here too, for every room that enforces one:
+:class:`Busy` (refused: why, and when to try again), :class:`Waiting` (a place
+in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped).
+Whom the limits are counted against is :mod:`lnviz.serving.who`: a *client* (a
 browser) and an *address* (hashed, public ones only).
 """
 
@@ -140,6 +143,66 @@ def current() -> Limits:
 def whole_seconds(s: float) -> int:
     """Whole seconds to wait, at least 1 (and at most a day, for a wait with no end)."""
     return max(1, math.ceil(min(s, 86400.0)))
+
+
+# What a limit says when it bites ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Busy:
+    """A refusal: why, and in how many seconds trying again may work."""
+
+    why: str  # "server": enough are running or waiting; "client": this client's own are running or its budget spent
+    retry_after_s: int
+    detail: str
+
+    @property
+    def message(self) -> str:
+        return f"Busy: {self.detail} Try again in {self.retry_after_s} s."
+
+
+@dataclass(frozen=True)
+class Waiting:
+    """An action waiting for a slot: its place in the queue (1: next) and about when its turn comes."""
+
+    place: int
+    eta_s: int
+
+    @property
+    def message(self) -> str:
+        ahead = "yours is next" if self.place == 1 else f"{self.place - 1} ahead of yours"
+        return f"Waiting for a turn on this shared server: {ahead}, in about {self.eta_s} s."
+
+
+class BusyError(RuntimeError):
+    """Raised where a :class:`Busy` can't be shown, such as a download built in the background."""
+
+    def __init__(self, busy: Busy) -> None:
+        super().__init__(busy.message)
+        self.busy = busy
+
+
+class OverBudget(RuntimeError):
+    """A heavy action used up its CPU budget; :meth:`lnviz.serving.slots.Ticket.check` raises it between steps."""
+
+    def __init__(self, action: str, spent_s: float, budget_s: float) -> None:
+        self.action, self.spent_s, self.budget_s = action, spent_s, budget_s
+        super().__init__(
+            f"Stopped: {action} used {spent_s:.0f} s of CPU, the most one action gets on this shared server "
+            f"({budget_s:.0f} s). Try a smaller setting."
+        )
+
+
+class Yielded(OverBudget):
+    """A heavy action gave its slot to one that waited, after its share (``Lane.share_s`` of :mod:`lnviz.serving.slots`)."""
+
+    def __init__(self, action: str, ran_s: float, share_s: float) -> None:
+        RuntimeError.__init__(
+            self,
+            f"Stopped: {action} ran {ran_s:.0f} s while another visitor waited for a turn; each action gets "
+            f"{share_s:.0f} s when others wait. Try a smaller setting, or run it again.",
+        )
+        self.action, self.spent_s, self.budget_s = action, ran_s, share_s
 
 
 class QuotaExceeded(RuntimeError):

@@ -10,15 +10,13 @@ kind of work never waits behind another:
   action keeps its slot for ``share_s`` seconds only (:meth:`Ticket.check`
   stops it after that). A queue of at most ``waiting``; whoever waits is told
   their place and about when their turn comes, whoever can't wait is told when
-  to try again (:class:`Busy`, :class:`Waiting`).
+  to try again (:class:`~lnviz.serving.limits.Busy`, :class:`~lnviz.serving.limits.Waiting`).
 - :data:`DOWNLOADS`, downloads built when clicked: the same, with a short
   share and a short queue.
 - :data:`MISSES`, computations of results not cached yet
   (:class:`lnviz.serving.budget.ByteLRU`): ``misses_at_once`` at once; they
-  wait as long as it takes and are never refused. First come, first served,
-  one visitor flooding new seeds at 1024 × 1024 kept a queue of misses in
-  front of everyone: four such sessions moved a 30-session class's p95 from
-  about 50 to 327 ms.
+  wait as long as it takes and are never refused. (First come, first served,
+  four sessions flooding new seeds moved a 30-session class's p95 from 50 to 327 ms.)
 
 One accounting for every lane: the seconds each client has held a slot, wall
 time and not CPU (the slot is what others wait for, and on a busy server an
@@ -33,10 +31,8 @@ Turns are given, not taken: whenever a slot frees or a waiter comes or goes,
 the scheduler hands the free slots to the waiters whose turn it is, under its
 one lock, and each wakes to find its :class:`Ticket` (or why not).
 
-CPU time is read by a clock the caller gives (``time.thread_time`` by default:
-the CPU time of the thread running the action). Work torch fans out to its
-intra-op threads counts only for the calling thread's share, so a server keeps
-torch at one thread for a heavy action (:attr:`~lnviz.serving.limits.Limits.thread_control`).
+CPU time is the running thread's (``time.thread_time``, injectable): torch's intra-op threads count only
+for its share, so a server keeps torch at one thread (:attr:`~lnviz.serving.limits.Limits.thread_control`).
 """
 
 from __future__ import annotations
@@ -51,7 +47,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from lnviz.serving.limits import LIFTED, Limits, whole_seconds
+from lnviz.serving.limits import LIFTED, Busy, BusyError, Limits, OverBudget, Waiting, Yielded, whole_seconds
 
 HEAVY, DOWNLOADS, MISSES = "heavy", "downloads", "misses"
 DECAY_S = 60.0  # a client's seconds in a slot count for about this long
@@ -82,63 +78,6 @@ def lanes(lim: Limits) -> dict[str, Lane]:
         DOWNLOADS: replace(heavy, waiting=lim.downloads_waiting, share_s=lim.download_share_s),
         MISSES: Lane(lim.misses_at_once),
     }
-
-
-@dataclass(frozen=True)
-class Busy:
-    """A refusal: why, and in how many seconds trying again may work."""
-
-    why: str  # "server": enough are running or waiting; "client": this client's own are running or its budget spent
-    retry_after_s: int
-    detail: str
-
-    @property
-    def message(self) -> str:
-        return f"Busy: {self.detail} Try again in {self.retry_after_s} s."
-
-
-@dataclass(frozen=True)
-class Waiting:
-    """An action waiting for a slot: its place in the queue (1: next) and about when its turn comes."""
-
-    place: int
-    eta_s: int
-
-    @property
-    def message(self) -> str:
-        ahead = "yours is next" if self.place == 1 else f"{self.place - 1} ahead of yours"
-        return f"Waiting for a turn on this shared server: {ahead}, in about {self.eta_s} s."
-
-
-class BusyError(RuntimeError):
-    """Raised where a :class:`Busy` can't be shown, such as a download built in the background."""
-
-    def __init__(self, busy: Busy) -> None:
-        super().__init__(busy.message)
-        self.busy = busy
-
-
-class OverBudget(RuntimeError):
-    """A heavy action used up its CPU budget; :meth:`Ticket.check` raises it between steps."""
-
-    def __init__(self, action: str, spent_s: float, budget_s: float) -> None:
-        self.action, self.spent_s, self.budget_s = action, spent_s, budget_s
-        super().__init__(
-            f"Stopped: {action} used {spent_s:.0f} s of CPU, the most one action gets on this shared server "
-            f"({budget_s:.0f} s). Try a smaller setting."
-        )
-
-
-class Yielded(OverBudget):
-    """A heavy action gave its slot to one that waited, after its share (``Lane.share_s``)."""
-
-    def __init__(self, action: str, ran_s: float, share_s: float) -> None:
-        RuntimeError.__init__(
-            self,
-            f"Stopped: {action} ran {ran_s:.0f} s while another visitor waited for a turn; each action gets "
-            f"{share_s:.0f} s when others wait. Try a smaller setting, or run it again.",
-        )
-        self.action, self.spent_s, self.budget_s = action, ran_s, share_s
 
 
 @dataclass(eq=False)  # one is itself only: found and removed by identity
@@ -190,10 +129,7 @@ class _Account:
 
 
 class Slots:
-    """Admits work to its lanes' slots, fairly (see the module's docstring); thread-safe, one per server process.
-
-    ``clock`` (seconds, monotonic) and ``cpu_clock`` are injectable for tests.
-    """
+    """Admits work to its lanes' slots, fairly; thread-safe, one per server process. Clocks injectable."""
 
     def __init__(
         self,
@@ -261,10 +197,8 @@ class Slots:
 
     @contextmanager
     def slot(self, client: Hashable, lane: str = MISSES) -> Iterator[Ticket]:
-        """Hold a slot of ``lane`` for ``client`` while the block runs, after a fair turn; the time is charged.
-
-        For a lane that never refuses (:data:`MISSES`); a refusal raises :class:`BusyError`.
-        """
+        """Hold a slot of ``lane`` (one that never refuses, else :class:`BusyError`) for ``client`` while the
+        block runs, after a fair turn; the time is charged."""
         got = self.begin(client, "", wait_s=math.inf, lane=lane)
         if isinstance(got, Busy):
             raise BusyError(got)
@@ -349,7 +283,7 @@ class Slots:
 
     def _admit(self, client: Hashable, action: str, lane: str, now: float) -> Ticket:
         rules = self.lanes[lane]
-        budget = min(rules.action_cpu_s, rules.client_cpu_s - sum(self._cpu_in_window(client, lane, now)))
+        budget = min(rules.action_cpu_s, rules.client_cpu_s - sum(cpu for _, cpu in self._window(client, lane, now)))
         ticket = Ticket(client, action, lane, budget, now, self._cpu_clock, self._cpu_clock(), self)
         self._running.append(ticket)
         return ticket
@@ -404,30 +338,24 @@ class Slots:
     def _place(self, place: Place) -> int:
         return self._order(place.lane, self._clock()).index(place) + 1
 
-    def _cpu_in_window(self, client: Hashable, lane: str, now: float) -> list[float]:
-        account = self._accounts.get(client)
-        window = self.lanes[lane].window_s
-        return [cpu for end, cpu, ln in account.cpu if ln == lane and end > now - window] if account else []
+    def _window(self, client: Hashable, lane: str, now: float) -> list[tuple[float, float]]:
+        """(end, CPU seconds) of ``client``'s work in ``lane`` that ended within the lane's window, oldest first."""
+        account, since = self._accounts.get(client), now - self.lanes[lane].window_s
+        return [(end, cpu) for end, cpu, ln in account.cpu if ln == lane and end > since] if account else []
 
     def _over_budget(self, client: Hashable, lane: str, now: float) -> Busy | None:
-        rules = self.lanes[lane]
-        spent = self._cpu_in_window(client, lane, now)
-        used = sum(spent)
+        rules, spent = self.lanes[lane], self._window(client, lane, now)
+        used = sum(cpu for _, cpu in spent)
         if used < rules.client_cpu_s:
             return None
-        ends = [end for end, _, ln in self._accounts[client].cpu if ln == lane and end > now - rules.window_s]
         retry = rules.window_s
-        for end, cpu in zip(ends, spent, strict=True):  # oldest first: when enough has left the window
+        for end, cpu in spent:  # oldest first: until enough has left the window to admit one again
             used -= cpu
             if used < rules.client_cpu_s:
                 retry = end + rules.window_s - now
                 break
-        return Busy(
-            "client",
-            whole_seconds(retry),
-            f"you have used your {rules.client_cpu_s:.0f} s of CPU for heavy actions "
-            f"in {rules.window_s / 60:.0f} minutes.",
-        )
+        budget = f"your {rules.client_cpu_s:.0f} s of CPU for heavy actions in {rules.window_s / 60:.0f} minutes"
+        return Busy("client", whole_seconds(retry), f"you have used {budget}.")
 
     def _eta(self, lane: str, now: float, place: int) -> float:
         """Seconds until the ``place``-th waiter's turn, if every action ahead keeps its slot for its whole share."""
@@ -466,7 +394,6 @@ class Slots:
         """Forget the clients with nothing running or waiting, next to nothing held, and no CPU in a window."""
         busy = {t.client for t in self._running} | {p.client for p in self._waiting}
         for client, account in list(self._accounts.items()):
-            windows = (self.lanes[lane].window_s for _, _, lane in account.cpu)
-            counted = any(end > now - w for (end, _, _), w in zip(account.cpu, windows, strict=True))
-            if client not in busy and self._decayed(account, now) < _FORGOTTEN and not counted:
+            account.cpu = deque(e for e in account.cpu if e[0] > now - self.lanes[e[2]].window_s)
+            if client not in busy and self._decayed(account, now) < _FORGOTTEN and not account.cpu:
                 del self._accounts[client]
