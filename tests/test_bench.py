@@ -592,7 +592,7 @@ def test_page_large_case_is_lowered_and_said_so():
 def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
     monkeypatch.setenv("LNVIZ_LIMITS", "off")
     limits.current.cache_clear()
-    heavy.gate.clear()
+    heavy.gate.cache_clear()
     try:
         at = run_page(PAGE)
         at.slider(key="threads").set_value(2).run()
@@ -601,7 +601,7 @@ def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
     finally:
         monkeypatch.delenv("LNVIZ_LIMITS")
         limits.current.cache_clear()
-        heavy.gate.clear()
+        heavy.gate.cache_clear()
 
 
 def test_page_link_values_are_validated():

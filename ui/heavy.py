@@ -10,10 +10,11 @@ A page wraps a heavy action in :func:`heavy`::
 
 While every slot is taken the page waits its turn and says its place in the
 queue. A download built when clicked (``st.download_button(data=callable)``)
-wraps its callable in :func:`deferred`, which runs it in the downloads' lane. The router (``router.py``) calls
-:func:`install` before any page can take a file or draw the stage. All of
-them live in this module (:class:`PerProcess`), where a cache clear cannot
-reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
+wraps its callable in :func:`deferred`, which runs it in the downloads' lane.
+The router (``router.py``) calls :func:`install` before any page can take a
+file or draw the stage. The scheduler and the quota exist once per process
+(``functools.cache``), where a cache clear cannot reach them.
+``LNVIZ_LIMITS=off`` lifts every limit (:func:`lnviz.serving.limits.current`).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ import contextlib
 import functools
 import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
@@ -36,34 +37,16 @@ _install_lock = threading.Lock()
 PAGE_WAIT_S = 300.0  # how long a page waits in the queue for a heavy action's turn, telling its place
 
 
-class PerProcess(Generic[T]):
-    """One ``T`` per server process, built when first asked for.
-
-    Not ``st.cache_resource``: a cache can be cleared (a browser's
-    ``clear_cache`` message did, see :func:`ui.streamlit_private.ignore_clear_cache`),
-    and a cleared gate would admit a second race beside the first. :meth:`clear`
-    is for tests only.
-    """
-
-    def __init__(self, build: Callable[[], T]) -> None:
-        self._build, self._value, self._lock = build, None, threading.Lock()
-        functools.update_wrapper(self, build)
-
-    def __call__(self) -> T:
-        with self._lock:
-            if self._value is None:
-                self._value = self._build()
-            return self._value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._value = None
-
-
-@PerProcess
+@functools.cache
 def gate() -> slots.Slots:
     """The process's scheduler: heavy actions (a race, the sweep) in its heavy lane, and downloads built when
-    clicked in a lane of their own, so that a download never waits behind a race."""
+    clicked in a lane of their own, so that a download never waits behind a race.
+
+    Not ``st.cache_resource``: a cache can be cleared (a browser's ``clear_cache``
+    message did, see :func:`ui.streamlit_private.ignore_clear_cache`), and a
+    cleared gate would admit a second race beside the first. :func:`install`
+    makes it before any page can ask, so that two first sessions can't build two.
+    """
     return slots.Slots.from_limits(limits.current())
 
 
@@ -156,7 +139,7 @@ def thread_control() -> bool:
     return limits.current().thread_control
 
 
-@PerProcess
+@functools.cache
 def _upload_quota() -> limits.UploadQuota:
     return limits.UploadQuota(limits.current())
 
@@ -169,6 +152,7 @@ def install() -> None:
     (:func:`ui.streamlit_private.bound_component_events`), and a refused
     download logs one line.
     """
+    gate()
     install_upload_quota()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
     streamlit_private.quiet_refused_downloads(limits.BusyError)
