@@ -1,6 +1,11 @@
-"""lnviz.serving.limits: the numbers, read once; uploads on a clock the test moves by hand; the CPUs; whom the\nlimits count against. The scheduler's tests are tests/test_slots.py."""
+"""lnviz.serving.limits: the numbers, read once; uploads on a clock the test moves by hand; the CPUs.
+
+The scheduler's tests are tests/test_slots.py; whom the limits count against, tests/test_who.py."""
 
 import dataclasses
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -9,6 +14,7 @@ from lnviz.serving import limits
 from lnviz.serving.limits import Limits, QuotaExceeded, UploadQuota
 
 MIB = 2**20
+ROOT = Path(__file__).resolve().parents[1]
 
 
 class Clock:
@@ -162,3 +168,10 @@ def test_server_threads(monkeypatch):
     assert cpu_sizing.server_threads(64) == 4
     monkeypatch.setenv("LNVIZ_TORCH_THREADS", "3")
     assert cpu_sizing.server_threads(2) == 3
+
+
+def test_reading_the_limits_loads_no_torch():
+    """The router installs the limits before a page draws, and a fresh server paints a title while torch loads."""
+    probe = "import sys; from lnviz.serving import limits; limits.current(); print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "False"
