@@ -26,6 +26,7 @@ from torch import nn
 
 from lnviz import text
 from lnviz.labs import bench
+from lnviz.serving import limits
 from ui import heavy
 
 CPU = torch.device("cpu")
@@ -593,7 +594,8 @@ def test_page_large_case_is_lowered_and_said_so():
 
 def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
     monkeypatch.setenv("LNVIZ_LIMITS", "off")
-    heavy.gate.clear()
+    limits.current.cache_clear()
+    heavy.gate.cache_clear()
     try:
         at = run_page(PAGE)
         at.slider(key="threads").set_value(2).run()
@@ -601,7 +603,8 @@ def test_the_thread_count_is_a_control_only_on_a_server_run_alone(monkeypatch):
         assert any("ran on 2 threads" in c.value for c in at.caption)
     finally:
         monkeypatch.delenv("LNVIZ_LIMITS")
-        heavy.gate.clear()
+        limits.current.cache_clear()
+        heavy.gate.cache_clear()
 
 
 def test_page_link_values_are_validated():

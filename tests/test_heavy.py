@@ -8,11 +8,12 @@ def script():
 
     import streamlit as st
 
+    from lnviz.serving import limits
     from ui import heavy
 
     wait_s, heavy.PAGE_WAIT_S = heavy.PAGE_WAIT_S, 0.5
     g = heavy.gate()
-    others = [g.begin(f"other visitor {i}", "training race") for i in range(g.limits.concurrent)]
+    others = [g.begin(f"other visitor {i}", "training race") for i in range(limits.current().concurrent)]
     with heavy.heavy("the sweep") as ticket:
         st.text("ran while full" if ticket else "refused while full")
     # A page waits its turn: another visitor's race ends while it waits, and it runs.
@@ -64,10 +65,11 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
     # A 0.4 s build was refused for 60 s behind a race: downloads have a lane of their own.
     import time
 
+    from lnviz.serving import limits
     from ui import heavy
 
     g = heavy.gate()
-    races = [g.begin(f"racer {i}", "training race") for i in range(g.limits.concurrent)]
+    races = [g.begin(f"racer {i}", "training race") for i in range(limits.current().concurrent)]
     try:
         build = heavy.deferred("the values as CSV", lambda: b"x,y\n")
         start = time.monotonic()
@@ -81,9 +83,10 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
 def test_a_download_waits_briefly_for_another_download_instead_of_failing():
     import threading
 
+    from lnviz.serving import slots
     from ui import heavy
 
-    d = heavy.download_gate()
-    other = d.begin("another visitor", "their CSV")
-    threading.Timer(0.5, d.end, args=(other,)).start()
+    g = heavy.gate()
+    other = g.begin("another visitor", "their CSV", lane=slots.DOWNLOADS)
+    threading.Timer(0.5, g.end, args=(other,)).start()
     assert heavy.deferred("the values as CSV", lambda: b"x,y\n")() == b"x,y\n"

@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.serving.limits: a gate for heavy work, one for downloads and an upload quota per process.
+"""Streamlit's side of lnviz.serving.slots and limits: heavy work and downloads in their lanes, an upload quota.
 
 A page wraps a heavy action in :func:`heavy`::
 
@@ -10,79 +10,42 @@ A page wraps a heavy action in :func:`heavy`::
 
 While every slot is taken the page waits its turn and says its place in the
 queue. A download built when clicked (``st.download_button(data=callable)``)
-wraps its callable in :func:`deferred`. The router (``router.py``) calls
-:func:`install` before any page can take a file or draw the stage. All of
-them live in this module (:class:`PerProcess`), where a cache clear cannot
-reach them. ``LNVIZ_LIMITS=off`` lifts every limit (:mod:`lnviz.serving.limits`).
+wraps its callable in :func:`deferred`, which runs it in the downloads' lane.
+The router (``router.py``) calls :func:`install` before any page can take a
+file or draw the stage. The scheduler and the quota exist once per process
+(``functools.cache``), where a cache clear cannot reach them.
+``LNVIZ_LIMITS=off`` lifts every limit (:func:`lnviz.serving.limits.current`).
 """
 
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
-import os
-import threading
 from collections.abc import Callable, Iterator
-from typing import Any, Generic, TypeVar
+from typing import Any, TypeVar
 
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits, quota
+from lnviz.serving import limits, quota, slots, who
 from ui import streamlit_private, upload_share
 
 T = TypeVar("T")
 
 PAGE_WAIT_S = 300.0  # how long a page waits in the queue for a heavy action's turn, telling its place
-DOWNLOAD_WAIT_S = 10.0  # how long a download's build waits for its turn (a browser's request is waiting too)
-DOWNLOAD_SHARE_S = 5.0  # what a download is expected to take at most, for "try again in N s"
-DOWNLOADS_WAITING = 2  # downloads waiting at once: each holds one of Streamlit's worker threads while it waits
 
 
-class PerProcess(Generic[T]):
-    """One ``T`` per server process, built when first asked for.
+@functools.cache
+def gate() -> slots.Slots:
+    """The process's scheduler: heavy actions (a race, the sweep) in its heavy lane, and downloads built when
+    clicked in a lane of their own, so that a download never waits behind a race.
 
-    Not ``st.cache_resource``: a cache can be cleared (a browser's
-    ``clear_cache`` message did, see :func:`ui.streamlit_private.ignore_clear_cache`),
-    and a cleared gate would admit a second race beside the first. :meth:`clear`
-    is for tests only.
+    Not ``st.cache_resource``: a cache can be cleared (a browser's ``clear_cache``
+    message did, see :func:`ui.streamlit_private.ignore_clear_cache`), and a
+    cleared gate would admit a second race beside the first. :func:`install`
+    makes it before any page can ask, so that two first sessions can't build two.
     """
-
-    def __init__(self, build: Callable[[], T]) -> None:
-        self._build, self._value, self._lock = build, None, threading.Lock()
-        functools.update_wrapper(self, build)
-
-    def __call__(self) -> T:
-        with self._lock:
-            if self._value is None:
-                self._value = self._build()
-            return self._value
-
-    def clear(self) -> None:
-        with self._lock:
-            self._value = None
-
-
-def _limits() -> limits.Limits:
-    """The limits from the environment (``LNVIZ_LIMITS``) and the CPUs this process may use."""
-    from lnviz.serving import cpus  # torch: imported when a page first asks, not when the router installs the quota
-
-    return limits.Limits.from_env(os.environ, cpus.usable_cpus(), cpus.server_threads())
-
-
-@PerProcess
-def gate() -> limits.HeavyGate:
-    """The process's gate for heavy actions: a race, the sweep."""
-    return limits.HeavyGate(_limits())
-
-
-@PerProcess
-def download_gate() -> limits.HeavyGate:
-    """The process's gate for downloads built when clicked: short builds, in a lane of their own, so a
-    download never waits behind a race."""
-    lim = _limits()
-    return limits.HeavyGate(dataclasses.replace(lim, share_s=DOWNLOAD_SHARE_S, waiting=DOWNLOADS_WAITING))
+    return slots.Slots.from_limits(limits.current())
 
 
 def session_id() -> str:
@@ -92,25 +55,36 @@ def session_id() -> str:
 
 
 def client() -> str:
-    """Whom the current run's heavy work is counted against (:func:`lnviz.serving.limits.client_key`): its browser,
-    known by Streamlit's XSRF cookie, so that tabs share one share; else its session."""
+    """Whom the current run's work is counted against (:func:`lnviz.serving.who.client`): its browser, known by
+    Streamlit's XSRF cookie, so that tabs share one share; else its session."""
     try:
         cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
     except Exception:  # no request behind this run (AppTest)
         cookie = None
-    return limits.client_key(session_id(), cookie)
+    return who.client(session_id(), cookie)
+
+
+def address() -> str:
+    """The current run's address as the limits count it (:func:`lnviz.serving.who.address`): hashed when it
+    is a public one (``st.context.ip_address``: the connection's, or the visitor's as the documented nginx
+    block forwards it), else ""."""
+    try:
+        ip = st.context.ip_address
+    except Exception:  # no request behind this run
+        ip = None
+    return who.address(ip)
 
 
 @contextlib.contextmanager
-def heavy(action: str, where: Any = None) -> Iterator[limits.Ticket | None]:
-    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.limits.Ticket`, or None when refused.
+def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
+    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.slots.Ticket`, or None when refused.
 
     With every slot taken, the action waits its turn (up to :data:`PAGE_WAIT_S`),
     and the page says its place in the queue meanwhile; a rerun (Stop, or any
     other control) gives the place up. Refused, a warning "Busy: … Try again in
     N s." is drawn in ``where`` (default: the main area) and the block should
     skip its work. An action that runs out of CPU budget, or out of its share
-    while another waits (:meth:`~lnviz.serving.limits.Ticket.check` raises), ends with
+    while another waits (:meth:`~lnviz.serving.slots.Ticket.check` raises), ends with
     a warning that says so; anything else propagates. The slot is freed however
     the block ends, a Streamlit rerun or stop included.
     """
@@ -139,15 +113,15 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     """``build`` for ``st.download_button(data=...)``, run under the download gate when the button is clicked.
 
     Streamlit runs a download's callable outside the script, where nothing
-    can be drawn. The build waits its turn for up to :data:`DOWNLOAD_WAIT_S`;
+    can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
     refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
     one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
     """
-    who, g = client(), download_gate()
+    who, g = client(), gate()
 
     def run() -> T:
-        got = g.begin(who, action, wait_s=DOWNLOAD_WAIT_S)
+        got = g.begin(who, action, wait_s=limits.current().download_wait_s, lane=slots.DOWNLOADS)
         if isinstance(got, limits.Busy):
             raise limits.BusyError(got)
         try:
@@ -160,12 +134,12 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
 def thread_control() -> bool:
     """Whether this server lets a visitor change torch's thread count (only with the limits off)."""
-    return gate().limits.thread_control
+    return limits.current().thread_control
 
 
-@PerProcess
+@functools.cache
 def _upload_quota() -> quota.UploadQuota:
-    return quota.UploadQuota(limits.Limits.from_env(os.environ, cpus=1))  # the quota counts no slots
+    return quota.UploadQuota(limits.current())
 
 
 def install() -> None:
@@ -176,10 +150,11 @@ def install() -> None:
     (:func:`ui.streamlit_private.bound_component_events`), and a refused
     download logs one line.
     """
+    gate()
     install_upload_quota()
-    streamlit_private.bound_component_events(limits.MAX_COMPONENT_EVENTS_CHARS)
+    streamlit_private.bound_component_events(limits.current().component_events_chars)
     streamlit_private.quiet_refused_downloads(limits.BusyError)
-    if limits.Limits.from_env(os.environ, 1).enabled:
+    if limits.current().enabled:
         streamlit_private.ignore_clear_cache()
 
 
@@ -196,15 +171,15 @@ def install_upload_quota() -> bool:
     uploaded = streamlit_private.uploads()
     if uploaded is None:
         return False
-    quota, storage, remove_file = _upload_quota(), uploaded.files, uploaded.remove
+    files_quota, storage, remove_file = _upload_quota(), uploaded.files, uploaded.remove
 
     def admit(session_id: str, file: Any) -> None:
         held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
         total = upload_share.make_room(
-            storage, session_id, len(file.data), quota.limits.upload_total_bytes, remove_file
+            storage, session_id, len(file.data), files_quota.limits.upload_total_bytes, remove_file
         )
         try:
-            drop = quota.admit(session_id, len(file.data), held, total)
+            drop = files_quota.admit(session_id, len(file.data), held, total)
         except limits.QuotaExceeded as refused:
             from starlette.exceptions import HTTPException
 

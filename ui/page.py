@@ -231,7 +231,7 @@ class Page:
             *map(_plain, args),
             *((k, _plain(v)) for k, v in sorted(kwargs.items())),
         )
-        who = heavy.client() if limits.Limits.from_env(os.environ, 1).enabled else None
+        who = heavy.client() if limits.current().enabled else None
         cache = results()
         if gate and key not in cache:
             with heavy.heavy(gate) as ticket:

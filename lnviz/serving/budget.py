@@ -31,7 +31,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from lnviz.serving.fair import FairSlots
+from lnviz.serving.slots import MISSES, Lane, Slots
 
 MIB = 2**20
 CACHE_ENV = "LNVIZ_CACHE_MIB"  # per process: the page kit's cache of computed results
@@ -129,7 +129,8 @@ class Budget(Generic[K, V]):
     together each held their intermediates at the same time, 1.8 GiB at the
     peak, where a 2-core server gains nothing from running more than two at
     once. Misses that wait take fair turns
-    (:class:`~lnviz.serving.fair.FairSlots`): the client that has computed
+    (the misses' lane of
+    :class:`~lnviz.serving.slots.Slots`): the client that has computed
     least lately goes first, so one visitor's flood of new seeds does not queue
     in front of a classmate's one miss. A hit never waits.
     """
@@ -147,7 +148,7 @@ class Budget(Generic[K, V]):
         self.budget, self.holder_bytes, self.ttl_s, self.protect_s = budget, holder_bytes, ttl_s, protect_s
         self._size = size
         self.clock = clock
-        self.misses = FairSlots(concurrent, clock) if concurrent else None
+        self.misses = Slots({MISSES: Lane(concurrent)}, clock) if concurrent else None
         self._lock = threading.Lock()
         self._entries: OrderedDict[K, _Entry] = OrderedDict()  # least recently used first
         self._bytes = 0
@@ -241,7 +242,7 @@ class Budget(Generic[K, V]):
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.
 
-        ``client`` (:func:`lnviz.serving.limits.client_key`) is whom a miss's
+        ``client`` (:func:`lnviz.serving.who.client`) is whom a miss's
         time is charged to, for the fair turns; the same for every caller
         (None) is first come, first served. A value that finds no room is
         returned but not kept. An exception from ``compute`` propagates and

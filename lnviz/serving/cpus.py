@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import os
 
-from lnviz.maths import device
-
 
 def cpus_from(cpu_max: str | None, affinity: int | None, cpu_count: int | None) -> int:
     """The CPUs a process may keep busy, from what the system says (at least 1).
@@ -65,4 +63,6 @@ def server_threads(cpus: int | None = None) -> int:
 
 def configure_threads() -> int:
     """Set torch's intra-op thread count for a shared server (:func:`server_threads`), once per process."""
+    from lnviz.maths import device  # torch: the limits read the CPUs (lnviz.serving.limits.current) without it
+
     return device.set_threads_once(server_threads())
