@@ -76,10 +76,6 @@ for name in sys.argv[2:]:
 print(json.dumps(found))
 """
 UI_MODULES = sorted(f"ui.{p.stem}" for p in (ROOT / "ui").glob("*.py") if p.stem != "__init__")
-# Modules other helpers of issue 29 are changing: they still do work at import until that lands.
-FIXING = {
-    "ui.heavy": "helper 'slots': its gates are PerProcess objects, built at import",
-}
 
 
 @pytest.fixture(scope="module")
@@ -91,7 +87,7 @@ def import_work() -> dict[str, list[str]]:
 
 @pytest.mark.parametrize(
     "module",
-    [pytest.param(m, marks=pytest.mark.xfail(reason=FIXING[m], strict=True)) if m in FIXING else m for m in UI_MODULES],
+    UI_MODULES,
 )
 def test_importing_a_ui_module_does_no_work(import_work, module):
     # What exists once per process is a zero-argument functools.cache function, built on its first call.
