@@ -35,13 +35,6 @@ def test_a_result_counts_its_tensors_and_arrays_wherever_they_are():
     assert nbytes(torch.zeros(100, 100, dtype=torch.float64).numpy()) >= 100 * 100 * 8
 
 
-def test_the_budget_comes_from_the_environment_in_mib_with_a_default():
-    assert budget.budget_from_env({}, "X", 256) == 256 * MIB
-    assert budget.budget_from_env({"X": " 64 "}, "X", 256) == 64 * MIB
-    for bad in ("", "-1", "lots", "1e9"):
-        assert budget.budget_from_env({"X": bad}, "X", 256) == 256 * MIB
-
-
 def mib(n: float) -> torch.Tensor:
     return torch.zeros(int(n * MIB) // 8, dtype=torch.float64)
 

@@ -1,5 +1,6 @@
 """ui.heavy: the gate as a page sees it, through AppTest."""
 
+import pytest
 from streamlit.testing.v1 import AppTest
 
 
@@ -90,3 +91,40 @@ def test_a_download_waits_briefly_for_another_download_instead_of_failing():
     other = g.begin("another visitor", "their CSV", lane=slots.DOWNLOADS)
     threading.Timer(0.5, g.end, args=(other,)).start()
     assert heavy.deferred("the values as CSV", lambda: b"x,y\n")() == b"x,y\n"
+
+
+@pytest.mark.parametrize("off", [False, True])
+def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(monkeypatch, off):
+    """LNVIZ_LIMITS=off reaches the class poll's store, own data, the share quota and the page kit's cache."""
+    from lnviz.serving import limits
+    from lnviz.serving.limits import LIFTED, Limits
+    from ui import own_data
+    from ui import page as kit
+    from ui import store as shared_store
+
+    monkeypatch.delenv("LNVIZ_REDIS_URL", raising=False)
+    monkeypatch.delenv("LNVIZ_CACHE_MIB", raising=False)
+    monkeypatch.delenv("LNVIZ_OWN_DATA_MIB", raising=False)
+    if off:
+        monkeypatch.setenv("LNVIZ_LIMITS", "off")
+    else:
+        monkeypatch.delenv("LNVIZ_LIMITS", raising=False)
+    built = (limits.current, own_data.store, own_data.share_quota, kit.results)
+    for cached in built:
+        cached.cache_clear()
+    monkeypatch.setattr(shared_store, "_store", None)
+    try:
+        lim = limits.current()
+        assert lim.enabled is not off and (lim == Limits.off()) is off
+        caps = shared_store.store().caps
+        assert (caps.max_voters, caps.voters_per_address, caps.max_rooms) == (
+            (LIFTED, LIFTED, LIFTED) if off else (2000, 500, 10_000)
+        )
+        mine = own_data.store()
+        assert (mine.budget, mine.holder_bytes) == ((LIFTED, LIFTED) if off else (128 * 2**20, 16 * 2**20))
+        assert own_data.share_quota().amount == (LIFTED if off else 64 * 2**20)
+        assert kit.results().budget == (LIFTED if off else 256 * 2**20)
+    finally:
+        monkeypatch.undo()
+        for cached in built:
+            cached.cache_clear()

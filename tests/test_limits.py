@@ -17,6 +17,12 @@ MIB = 2**20
 ROOT = Path(__file__).resolve().parents[1]
 
 
+def test_a_memory_budget_is_read_in_whole_mib_and_anything_else_keeps_the_default():
+    assert Limits.from_env({limits.CACHE_ENV: " 64 "}, cpus=2).cache_bytes == 64 * MIB
+    for bad in ("", "-1", "lots", "1e9"):
+        assert Limits.from_env({limits.OWN_DATA_ENV: bad}, cpus=2).own_data_bytes == 128 * MIB
+
+
 def test_limits_are_on_by_default_and_lifted_by_the_documented_variable():
     on = Limits.from_env({}, cpus=2)
     assert on.enabled and on.concurrent == 1 and not on.thread_control

@@ -128,9 +128,9 @@ def test_released_data_goes_once_no_one_holds_it(clock):
     assert s.get(key) is None and s.bytes == 0
 
 
-def test_the_budget_comes_from_the_environment():
-    assert own_store.from_env({}).budget == 128 * MIB
-    assert own_store.from_env({own_store.BUDGET_ENV: "32"}).budget == 32 * MIB
+def test_a_new_store_holds_128_mib_and_16_a_session_by_default():
+    store = own_store.new()
+    assert (store.budget, store.holder_bytes) == (128 * MIB, 16 * MIB)
 
 
 def test_concurrent_puts_keep_the_count_exact(clock):

@@ -1,12 +1,10 @@
 """Page.compute's cache: bounded by bytes across distinct links, and out of reach of a visitor's "clear caches"."""
 
-import os
-
 import pytest
 import streamlit as st
 import torch
 
-from lnviz.serving import budget
+from lnviz.serving import budget, limits
 from lnviz.serving.budget import MIB
 from ui import page as kit
 
@@ -56,6 +54,16 @@ def test_tensors_are_refused_as_arguments(page):
         page.compute(grid, torch.tensor(1), 4)
 
 
-def test_the_default_budget_is_256_mib_and_the_environment_sets_it():
-    assert budget.budget_from_env({}, budget.CACHE_ENV, budget.CACHE_MIB) == 256 * MIB
-    assert kit.results().budget == budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB)
+@pytest.mark.parametrize("env, mib", [({}, 256), ({"LNVIZ_CACHE_MIB": "64"}, 64)])
+def test_the_page_kits_cache_is_256_mib_unless_the_environment_says_otherwise(monkeypatch, env, mib):
+    monkeypatch.delenv("LNVIZ_CACHE_MIB", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    limits.current.cache_clear()  # the process reads its limits once, and builds its cache once
+    kit.results.cache_clear()
+    try:
+        assert kit.results().budget == mib * MIB
+    finally:
+        monkeypatch.undo()
+        limits.current.cache_clear()
+        kit.results.cache_clear()

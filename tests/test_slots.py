@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from lnviz.serving import budget, limits
+from lnviz.serving import limits
 from lnviz.serving.budget import MIB, Budget
 from lnviz.serving.limits import Busy, Limits, OverBudget
 from lnviz.serving.slots import DOWNLOADS, HEAVY, MISSES, Lane, Place, Slots, Ticket
@@ -485,4 +485,4 @@ def test_the_page_kit_charges_each_miss_to_the_runs_client_unless_the_limits_are
 
 def test_the_page_kits_cache_takes_fair_turns_at_the_misses_limit():
     misses = kit.results().misses
-    assert isinstance(misses, Slots) and misses.lanes[MISSES].slots == budget.MISSES_AT_ONCE
+    assert isinstance(misses, Slots) and misses.lanes[MISSES].slots == limits.current().misses_at_once == 2

@@ -44,7 +44,7 @@ import torch
 
 from lnviz import text
 from lnviz.labs.explorer import own_text, upload
-from lnviz.serving import budget, own_share, own_store, quota
+from lnviz.serving import budget, limits, own_share, own_store, quota
 from lnviz.serving.store import StoreDown
 from ui import boot, heavy, upload_share
 from ui import store as shared_store
@@ -78,13 +78,15 @@ class OwnData:
 @functools.cache
 def store() -> budget.Budget[str, np.ndarray]:
     """Every session's matrices, in this process: once per content, bounded per session and in all."""
-    return own_store.from_env(os.environ)
+    lim = limits.current()
+    return own_store.new(lim.own_data_bytes, lim.own_data_session_bytes, lim.own_data_ttl_s, lim.own_data_protect_s)
 
 
 @functools.cache
 def share_quota() -> quota.Quota:
     """What each browser may store for links per hour, counted where the shared store is (Redis, or this process)."""
-    return own_share.new_quota(quota.storage_from_env(os.environ))
+    lim = limits.current()
+    return own_share.new_quota(quota.storage_from_env(os.environ), lim.shared_bytes_per_client, int(lim.quota_window_s))
 
 
 def stored(key: str) -> torch.Tensor:

@@ -40,7 +40,6 @@ from __future__ import annotations
 
 import copy
 import functools
-import os
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -75,9 +74,7 @@ LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
 def results() -> budget.Budget:
     """Every page's computed results, in this process: bounded by bytes, least recently used out
     (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
-    return budget.Budget(
-        budget.budget_from_env(os.environ, budget.CACHE_ENV, budget.CACHE_MIB), concurrent=budget.MISSES_AT_ONCE
-    )
+    return budget.Budget(limits.current().cache_bytes, concurrent=limits.current().misses_at_once)
 
 
 class Page:

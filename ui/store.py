@@ -3,18 +3,20 @@ process's memory. The class poll keeps its rooms in it, and a link to your own d
 
 from __future__ import annotations
 
+import dataclasses
 import os
 
-from lnviz.serving.store import RedisStore, Store, from_env
+from lnviz.serving import limits
+from lnviz.serving.store import Caps, RedisStore, Store, from_env
 
 _store: Store | None = None
 
 
 def store() -> Store:
-    """This process's store, made on first use from the environment."""
+    """This process's store, made on first use from the environment, within this process's limits."""
     global _store
     if _store is None:
-        _store = from_env(os.environ)
+        _store = from_env(os.environ, **dataclasses.asdict(Caps.of(limits.current())))
     return _store
 
 

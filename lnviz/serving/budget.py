@@ -14,8 +14,8 @@ It is a plain object, never in ``st.cache_resource`` or ``st.cache_data``: a
 visitor's ``clear_cache`` message (which clears those) cannot empty it, so one
 visitor cannot make everyone's next rerun recompute.
 
-The budgets come from the environment (:func:`budget_from_env`), in MiB, with
-defaults that keep a replica well under its memory limit (docs/deploy.md).
+The budgets are fields of :class:`lnviz.serving.limits.Limits`, with defaults
+that keep a replica well under its memory limit (docs/deploy.md).
 """
 
 from __future__ import annotations
@@ -34,20 +34,10 @@ from typing import Any, Generic, TypeVar
 from lnviz.serving.slots import MISSES, Lane, Slots
 
 MIB = 2**20
-CACHE_ENV = "LNVIZ_CACHE_MIB"  # per process: the page kit's cache of computed results
-CACHE_MIB = 256
-MISSES_AT_ONCE = 2  # computations of results not yet cached, at once in a process
 _DEPTH = 12  # how deep nbytes walks into containers; results are a few levels deep
 
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
-
-
-def budget_from_env(environ: Mapping[str, str], name: str, default_mib: int) -> int:
-    """The budget ``environ[name]`` names, in MiB, as bytes; ``default_mib`` when unset or not a whole number ≥ 0."""
-    raw = environ.get(name, "").strip()
-    mib = int(raw) if raw.isdigit() else default_mib
-    return mib * MIB
 
 
 def nbytes(value: Any) -> int:

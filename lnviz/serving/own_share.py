@@ -25,6 +25,7 @@ import struct
 import numpy as np
 from limits.storage import Storage
 
+from lnviz.serving.limits import Limits
 from lnviz.serving.own_store import content_id
 from lnviz.serving.quota import Quota
 from lnviz.serving.store import BLOB_TTL_S, Store
@@ -35,8 +36,8 @@ _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
 MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which is also the upload's
 MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
-QUOTA_BYTES = 64 * 2**20  # a client's grids stored per window: eight of the largest
-QUOTA_WINDOW_S = 3600
+QUOTA_BYTES = Limits.shared_bytes_per_client  # a client's grids stored per window: eight of the largest
+QUOTA_WINDOW_S = int(Limits.quota_window_s)
 _RENEW_ONLY = 0  # put_blob's own quota: store only a grid held already (renewing it)
 _UNCOUNTED = 2**62  # put_blob's own quota: none, the Quota has counted
 TTL_S = BLOB_TTL_S

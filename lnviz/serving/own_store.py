@@ -24,17 +24,15 @@ from __future__ import annotations
 
 import hashlib
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 
 import numpy as np
 
-from lnviz.serving.budget import MIB, Budget, Full, budget_from_env
+from lnviz.serving.budget import MIB, Budget, Full
+from lnviz.serving.limits import Limits
 
-BUDGET_ENV = "LNVIZ_OWN_DATA_MIB"  # per process
-BUDGET_MIB = 128  # sixteen of the largest matrices (1024 x 1024 float64, 8 MiB)
-SESSION_MIB = 16  # a session's matrix and its replacement
-TTL_S = 3600.0  # a matrix unused this long is dropped
-PROTECT_S = 120.0  # a matrix used this recently is never dropped for another's (Streamlit's disconnectedSessionTTL)
+# The defaults are the limits' (LNVIZ_OWN_DATA_MIB sets the budget; ui.own_data builds the store from limits.current()).
+TTL_S = Limits.own_data_ttl_s  # a matrix unused this long is dropped
 
 
 class StoreFull(ValueError):
@@ -59,20 +57,15 @@ def _nbytes(x: np.ndarray) -> int:
 
 
 def new(
-    budget: int = BUDGET_MIB * MIB,
-    session_bytes: int = SESSION_MIB * MIB,
-    ttl_s: float = TTL_S,
-    protect_s: float = PROTECT_S,
+    budget: int = Limits.own_data_bytes,
+    session_bytes: int = Limits.own_data_session_bytes,
+    ttl_s: float = Limits.own_data_ttl_s,
+    protect_s: float = Limits.own_data_protect_s,
     clock: Callable[[], float] = time.monotonic,
 ) -> Budget[str, np.ndarray]:
     """A budget for visitors' matrices: ``budget`` bytes in all, ``session_bytes`` a session, dropped after ``ttl_s``
     unused, never for another's while used within ``protect_s``."""
     return Budget(budget, _nbytes, clock=clock, holder_bytes=session_bytes, ttl_s=ttl_s, protect_s=protect_s)
-
-
-def from_env(environ: Mapping[str, str]) -> Budget[str, np.ndarray]:
-    """:func:`new` with the process budget ``LNVIZ_OWN_DATA_MIB`` (default 128 MiB)."""
-    return new(budget=budget_from_env(environ, BUDGET_ENV, BUDGET_MIB))
 
 
 def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray) -> str:

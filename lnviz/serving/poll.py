@@ -39,16 +39,32 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from lnviz.serving.limits import Limits
+
 IDLE_S = 6 * 3600  # a room and its votes expire this long after their last write
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 31**8 ≈ 8.5e11 codes: 39 bits
-RATE_VOTES, RATE_WINDOW_S = 30, 60  # a voter may send this many votes per window in one room; a flood is refused
-MAX_VOTERS = 2000  # voters one round counts; a new voter past them is refused (a room is a class, not the internet)
-VOTERS_PER_CLIENT = 5  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
-VOTERS_PER_ADDRESS = 500  # voter ids one address may vote as in a room: a class behind one NAT address
-ROOMS_PER_CLIENT, OPEN_WINDOW_S = 10, 3600  # rooms one browser may open per window: a lecturer's every section
-ROOMS_PER_ADDRESS = 60  # rooms one address may open per window: a campus of lecturers behind one NAT address
-MAX_ROOMS = 10_000  # rooms the in-process store holds at once; a new one past them is refused
+RATE_VOTES, RATE_WINDOW_S = (
+    Limits.votes_per_rate_window,
+    int(Limits.rate_window_s),
+)  # a voter may send this many votes per window in one room; a flood is refused
+MAX_VOTERS = (
+    Limits.max_voters
+)  # voters one round counts; a new voter past them is refused (a room is a class, not the internet)
+VOTERS_PER_CLIENT = (
+    Limits.voters_per_client
+)  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
+VOTERS_PER_ADDRESS = (
+    Limits.voters_per_address
+)  # voter ids one address may vote as in a room: a class behind one NAT address
+ROOMS_PER_CLIENT, OPEN_WINDOW_S = (
+    Limits.rooms_per_client,
+    int(Limits.open_window_s),
+)  # rooms one browser may open per window: a lecturer's every section
+ROOMS_PER_ADDRESS = (
+    Limits.rooms_per_address
+)  # rooms one address may open per window: a campus of lecturers behind one NAT address
+MAX_ROOMS = Limits.max_rooms  # rooms the in-process store holds at once; a new one past them is refused
 ACTIONS = ("reveal", "again", "next", "close")
 
 # What a vote came to: counted (a first vote), changed (replaced this voter's vote), or why it was refused.

@@ -26,10 +26,11 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from lnviz.serving import poll
+from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
-QUOTA_WINDOW_S = 3600  # the bytes a client stored count against its quota for this long
+QUOTA_WINDOW_S = int(Limits.quota_window_s)  # the bytes a client stored count against its quota for this long
 
 
 @dataclass(frozen=True)
@@ -49,6 +50,22 @@ class Caps:
     max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
     blob_ttl_s: int = BLOB_TTL_S
     quota_window_s: int = QUOTA_WINDOW_S
+
+    @classmethod
+    def of(cls, limits: Limits) -> Caps:
+        """The caps ``limits`` sets (:func:`lnviz.serving.limits.current`: ``LNVIZ_LIMITS=off`` lifts them too)."""
+        return cls(
+            rate_votes=limits.votes_per_rate_window,
+            rate_window_s=int(limits.rate_window_s),
+            max_voters=limits.max_voters,
+            voters_per_client=limits.voters_per_client,
+            voters_per_address=limits.voters_per_address,
+            rooms_per_client=limits.rooms_per_client,
+            open_window_s=int(limits.open_window_s),
+            rooms_per_address=limits.rooms_per_address,
+            max_rooms=limits.max_rooms,
+            quota_window_s=int(limits.quota_window_s),
+        )
 
 
 class StoreDown(RuntimeError):
