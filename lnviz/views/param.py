@@ -50,6 +50,7 @@ class Param:
     options: tuple = field(default=())
     help: str = ""
     old_keys: tuple[str, ...] = ()  # what older links called this control; still read, with a note
+    old_until: int = 1  # the last link version whose links used old_keys (:mod:`lnviz.views.links`)
     widget: str = ""
 
     def but(self, **changes: Any) -> Param:
@@ -59,6 +60,8 @@ class Param:
     def __post_init__(self) -> None:
         if self.kind not in ("int", "float", "bool", "choice", "text"):
             raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
+        if self.old_until < 1:
+            raise ValueError(f"{self.key}: old_until must be a link version, 1 or later, got {self.old_until!r}")
         if not self.widget:
             widget = {"bool": "toggle", "choice": "select", "text": "text_area"}.get(self.kind, "slider")
             object.__setattr__(self, "widget", widget)

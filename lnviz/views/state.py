@@ -162,6 +162,7 @@ OUTPUT = Param(
     "(LN) or column (BN): about 1 when ε ≪ σ².",
     widget="radio",
     old_keys=("stage",),  # its name until the stage (the picture of x and both outputs) took the word
+    old_until=3,  # renamed while links carried v: a link naming it is not therefore of version 1
 )
 VIEW = Param(
     "view",
