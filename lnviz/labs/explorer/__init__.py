@@ -126,8 +126,8 @@ def with_affine(
     gamma, beta = affine.gamma, affine.beta
 
     def both() -> tuple[NormResult, NormResult | None]:
-        bn = None if result.bn is None else norms.with_affine(result.bn, gamma, beta)
-        return norms.with_affine(result.ln, gamma, beta), bn
+        bn = None if result.bn is None else norms.apply_affine(result.bn, gamma, beta)
+        return norms.apply_affine(result.ln, gamma, beta), bn
 
     (ln, bn), seconds = devices.timed(both, result.device)
     return replace(result, ln=ln, bn=bn, seconds=result.seconds + seconds, affine=affine)

@@ -34,7 +34,7 @@ from torch import Tensor
 from lnviz.labs import caveats
 from lnviz.labs.explorer.explain import num, term
 from lnviz.labs.walkthrough.text import INTRO, OUTRO, OUTRO_ONE, TITLES, texts, variance_notes
-from lnviz.maths.norms import Affine, NormResult, batch_norm, layer_norm
+from lnviz.maths.norms import AffineValue, NormResult, batch_norm, layer_norm
 
 PHASES = ("input", "mean", "centred", "variance", "normalized", "affine")
 N_STEPS = 2 * len(PHASES)  # LN's six steps, then BN's
@@ -249,7 +249,7 @@ def _single_sample_line(x: Tensor, feature: int, gain: float, bias: float, eps: 
 
 
 def steps(
-    x: Tensor, gain: Affine = 1.0, bias: Affine = 0.0, eps: float = 1e-5, sample: int = 0, feature: int = 0
+    x: Tensor, gain: AffineValue = 1.0, bias: AffineValue = 0.0, eps: float = 1e-5, sample: int = 0, feature: int = 0
 ) -> tuple[Step, ...]:
     """The walkthrough's twelve steps: LN along row ``sample``, then BN down column ``feature``.
 
