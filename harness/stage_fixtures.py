@@ -57,9 +57,10 @@ def _oracle(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: flo
     """torch's x̂ and y for the window at these controls, each (R·C,), from torch.nn.functional in float64."""
     batch, features = x.shape
     rows, cols = window
-    gamma, beta = data.affine(features, seed or 0, gain, bias, seed is not None)
-    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
-    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+    per_feature = data.random_affine(features, seed) if seed is not None else (None, None)  # g, b: (H,) each
+    affine = explorer.Affine(gain, bias, *per_feature)  # γ = gain·g, β = bias + b, as the page makes them
+    gamma = torch.as_tensor(affine.gamma, dtype=torch.float64).expand(features)  # (H,)
+    beta = torch.as_tensor(affine.beta, dtype=torch.float64).expand(features)  # (H,)
     ln = (F.layer_norm(x, (features,), eps=eps), F.layer_norm(x, (features,), gamma, beta, eps))  # (B, H) each
     if batch == 1:
         bn = None

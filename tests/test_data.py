@@ -73,15 +73,3 @@ def test_bad_arguments():
         data.make_activations("uniform", 2, 2, seed=0)
     with pytest.raises(ValueError):
         data.make_activations("standard normal", 0, 2, seed=0)
-
-
-def test_affine_is_the_scalars_or_the_seeded_per_feature_gain_and_bias():
-    assert data.affine(7, 3, 1.5, -0.25, affine=False) == (1.5, -0.25)
-    g, b = data.random_affine(7, 3)
-    gamma, beta = data.affine(7, 3, 1.5, -0.25, affine=True)
-    torch.testing.assert_close(gamma, 1.5 * g, rtol=0, atol=0)
-    torch.testing.assert_close(beta, b - 0.25, rtol=0, atol=0)
-    like = torch.zeros(2, 7, dtype=torch.float32)
-    gamma32, beta32 = data.affine(7, 3, 1.5, -0.25, affine=True, like=like)
-    assert gamma32.dtype == beta32.dtype == torch.float32 and gamma32.shape == (7,)
-    torch.testing.assert_close(gamma32, gamma.float())

@@ -12,7 +12,7 @@ from lnviz.maths import data
 
 
 def _explored(b=6, h=9, dist="heterogeneous features", eps=1e-5):
-    return explorer.explore(data.make_activations(dist, b, h, seed=2), 1.5, -0.5, eps)
+    return explorer.with_affine(explorer.normalize(data.make_activations(dist, b, h, seed=2), eps), 1.5, -0.5)
 
 
 def assert_table_is_the_data(fig) -> None:

@@ -105,17 +105,6 @@ def check_pick(shape: tuple[int, ...], pick: Pick) -> None:
             raise ValueError(f"{name} = {index} is outside 0 to {size - 1}")
 
 
-def clamp_pick(shape: tuple[int, ...], pick: Pick) -> tuple[Pick, list[str]]:
-    """``pick`` moved inside a tensor of ``shape`` (N, C, H·W), and a note for each index moved."""
-    fixed, notes = [], []
-    for name, index, size in zip(PICK_NAMES, pick, shape, strict=True):
-        value = min(max(index, 0), size - 1)
-        if value != index:
-            notes.append(f"{name} = {index} is outside 0 to {size - 1}; using {value}.")
-        fixed.append(value)
-    return (fixed[0], fixed[1], fixed[2]), notes
-
-
 def normalize(x: Tensor, norm: str, groups: int = 1, eps: float = 1e-5) -> NormResult:
     """``norm`` applied to x of shape (N, C, H·W), by :mod:`lnviz.maths.norms`.
 

@@ -156,28 +156,6 @@ def make_activations(
     return x.to(device=device, dtype=dtype)
 
 
-def affine(
-    features: int,
-    seed: int,
-    gain: float,
-    bias: float,
-    affine: bool,
-    like: Tensor | None = None,
-    draw: str = "stable",
-) -> tuple[Tensor | float, Tensor | float]:
-    """γ and β as the explorer and the walkthrough apply them.
-
-    The scalars ``gain`` and ``bias``; with ``affine`` (per-feature γ, β), the
-    seeded γ = gain·g and β = bias + b of :func:`random_affine`, shape (H,), in
-    ``like``'s dtype and device when given.
-    """
-    if not affine:
-        return gain, bias
-    g, b = random_affine(features, seed, draw)  # (H,), (H,)
-    gains, biases = gain * g, bias + b  # (H,), (H,)
-    return (gains, biases) if like is None else (gains.to(like), biases.to(like))
-
-
 def random_affine(features: int, seed: int, draw: str = "stable") -> tuple[Tensor, Tensor]:
     """Per-feature γ ~ 1 + 0.5·N(0,1) and β ~ 0.5·N(0,1), shape (H,), float64, seeded.
 
