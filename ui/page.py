@@ -291,11 +291,11 @@ class Page:
         )
         if not box.open:
             return
-        from lnviz.figures import plot
+        from lnviz.figures import reader
 
         with box:
             st.caption(alt)
-            st.dataframe(plot.table(fig), hide_index=True, width="stretch")
+            st.dataframe(reader.table(fig), hide_index=True, width="stretch")
 
     def note(self, text: str) -> None:
         """Queue a note about the link, shown under the title by :meth:`finish`."""
