@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from lnviz.maths import data
+from lnviz.views import state
 
 
-@pytest.mark.parametrize("dist", list(data.DISTS))
+@pytest.mark.parametrize("dist", list(state.DIST.options))
 def test_same_seed_same_grid_different_seed_different_grid(dist):
     a = data.make_activations(dist, 9, 13, seed=5)
     b = data.make_activations(dist, 9, 13, seed=5)
@@ -43,8 +44,8 @@ def test_outlier_and_constant_rows():
 
 
 def test_the_outlier_features_description_holds():
-    """DISTS["outlier feature"]: at least 25 and about 45 on average; others N(0, 1); dominates LN up to a few dozen."""
-    words = data.DISTS["outlier feature"]
+    """The outlier feature's words: at least 25 and about 45 on average; others N(0, 1); dominates LN up to a few dozen."""
+    words = state.DIST.meaning("outlier feature")
     assert "at least 25" in words and "about 45 on average" in words and "a few dozen" in words
     x = data.make_activations("outlier feature", 100_000, 8, seed=1)
     j = data.outlier_feature(8)

@@ -33,7 +33,7 @@ def _case(seed: int) -> dict:
     g = torch.Generator().manual_seed(seed)
     batch, features = (int(n) for n in torch.randint(2, 40, (2,), generator=g))
     row, col = int(torch.randint(0, batch, (1,), generator=g)), int(torch.randint(0, features, (1,), generator=g))
-    options = state.eps_options()
+    options = state.EPS.options
     return dict(
         x=torch.randn(batch, features, generator=g, dtype=torch.float64) * 3 + 1,
         eps=options[int(torch.randint(1, len(options), (1,), generator=g))],
@@ -216,7 +216,7 @@ def test_the_payloads_controls_are_the_state_tables(monkeypatch):
             assert c["options"] == list(param.options) and "step" not in c
         else:
             assert (c["min"], c["max"], c["step"]) == (param.lo, param.hi, param.step) and "options" not in c
-    assert _controls(p)["eps"]["options"] == list(state.eps_options())
+    assert _controls(p)["eps"]["options"] == list(state.EPS.options)
     # Another range in the state table is another range on the stage: nothing else to edit.
     wider = state.GAIN.but(lo=-2.0, hi=8.0, step=0.5)
     monkeypatch.setattr(stage, "SCRUBBED", (wider, state.BIAS, state.EPS))

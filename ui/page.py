@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
     import torch
 
-    from lnviz.views.state import Controls
+    from lnviz.views.param import Controls
 
 T = TypeVar("T")
 

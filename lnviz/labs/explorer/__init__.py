@@ -89,7 +89,7 @@ def generated(
 ) -> Exploration:
     """Both norms, before γ and β, of the generated x (B, H) that these controls name, on ``device_type``.
 
-    ``draw`` is how x is drawn from the seed (:data:`lnviz.maths.data.DRAWS`).
+    ``draw`` is how x is drawn from the seed (the Draw control, :data:`lnviz.views.state.DRAW`).
 
     What the explorer and the walkthrough cache and share between sessions
     (never mutated): moving γ or β redoes only the elementwise affine step.

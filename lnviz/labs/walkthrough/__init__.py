@@ -35,9 +35,10 @@ from lnviz.labs import caveats
 from lnviz.labs.explorer.explain import num, term
 from lnviz.labs.walkthrough.text import INTRO, OUTRO, OUTRO_ONE, TITLES, texts, variance_notes
 from lnviz.maths.norms import AffineValue, NormResult, batch_norm, layer_norm
+from lnviz.views.state import STEP
 
 PHASES = ("input", "mean", "centred", "variance", "normalized", "affine")
-N_STEPS = 2 * len(PHASES)  # LN's six steps, then BN's
+N_STEPS = STEP.hi  # the Step control's range: LN's six steps (PHASES), then BN's
 SHOWN = 4  # a vector longer than this is written with its first two and last entries only
 
 
