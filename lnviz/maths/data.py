@@ -30,10 +30,6 @@ from torch import Tensor
 
 OUTLIER_SCALE = 25.0
 NEAR_CONSTANT_SCALE = 1e-3
-
-
-# How x is drawn from the seed (the state table's Draw control): "stable" keeps every sample and feature at any
-# B and H; "whole" is the old draw.
 BLOCK = 1024  # values per seeded stream of a line; a longer line continues in the next stream
 OUTLIER = 1  # the stable draw's outlier feature: a fixed column, so that fewer features keep the others
 
