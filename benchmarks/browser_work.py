@@ -89,7 +89,7 @@ def plotly_redraw_ms(browser: Browser, repeats: int = 12) -> tuple[str, dict[str
 
     def views(gain: float) -> dict[str, str]:
         x = data.make_activations("heterogeneous features", 16, 32, seed=0)  # the explorer's default view
-        r = explorer.explore(x, gain, 0.0, 1e-5)
+        r = explorer.with_affine(explorer.normalize(x, 1e-5), gain, 0.0)
         rows, cols = explorer.window(16, 32, 0, 0)
         return {
             "the outputs (two heatmaps)": figures.fig_outputs(r, rows, cols, (0, 0)).to_json(),

@@ -65,7 +65,7 @@ class Plan:
 
 
 def plan(index: int) -> Plan:
-    presets = list(data.DISTS)
+    presets = list(state.DIST.options)
     return Plan(
         index=index,
         dist=presets[index % len(presets)],

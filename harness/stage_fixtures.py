@@ -57,9 +57,10 @@ def _oracle(x: torch.Tensor, window: tuple[slice, slice], gain: float, bias: flo
     """torch's x̂ and y for the window at these controls, each (R·C,), from torch.nn.functional in float64."""
     batch, features = x.shape
     rows, cols = window
-    gamma, beta = data.affine(features, seed or 0, gain, bias, seed is not None)
-    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
-    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+    per_feature = data.random_affine(features, seed) if seed is not None else (None, None)  # g, b: (H,) each
+    affine = explorer.Affine(gain, bias, *per_feature)  # γ = gain·g, β = bias + b, as the page makes them
+    gamma = torch.as_tensor(affine.gamma, dtype=torch.float64).expand(features)  # (H,)
+    beta = torch.as_tensor(affine.beta, dtype=torch.float64).expand(features)  # (H,)
     ln = (F.layer_norm(x, (features,), eps=eps), F.layer_norm(x, (features,), gamma, beta, eps))  # (B, H) each
     if batch == 1:
         bn = None
@@ -134,7 +135,7 @@ def preview_cases() -> list[dict]:
 
 def number_values() -> list[float]:
     """Values whose text both languages must agree on: the controls' steps and the formats' edges."""
-    values = list(state.eps_options())
+    values = list(state.EPS.options)
     values += [round(k * 0.05, 2) for k in range(-100, 101)]  # γ and β: −5 to 5 by 0.05
     values += [0.1 + 0.2, 1 / 3, -2 / 3, 0.5, 2.5, 1e-4, 1.2345e-4, 9.99999e-5, 3e-7, 123456.0, 999999.0,
                999999.5, 1e6, 1234567.0, 1e15, 1e16, 1.5e16, 2.0**53, 1e21, 1e22, 1.7976931348623157e308, 5e-324,

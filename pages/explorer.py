@@ -27,7 +27,7 @@ def input_section() -> tuple[Inputs, Any]:
     with page.sidebar("Input"):
         if own is None:
             dist = page.control("dist")
-            st.caption(data.DISTS[dist])
+            st.caption(page.table["dist"].meaning(dist))
             batch, features = page.controls("batch", "features")
         else:
             dist, (batch, features) = None, own.x.shape

@@ -30,7 +30,7 @@ if not page.presenting:  # lecture mode leaves the prose out (the lecturer talks
         page.say(INTRO)
 with page.sidebar("Input"):
     dist = page.control("dist")
-    st.caption(data.DISTS[dist])
+    st.caption(page.table["dist"].meaning(dist))
     batch, features, seed = page.controls("batch", "features", "seed")
     draw = page.control("draw", horizontal=True)
 norm = normalization_controls(page.control)

@@ -41,9 +41,9 @@ def test_a_link_fills_the_widgets(app_server, open_app):
     assert slider_text(app, "batch") == "8"
     assert slider_text(app, "features") == "12"
     assert slider_text(app, "gain") == "1.50"
-    from lnviz.maths.data import DISTS
+    from lnviz.views.state import DIST
 
-    assert DISTS["heterogeneous samples"] in app.page.locator('[data-testid="stSidebar"]').inner_text()
+    assert DIST.meaning("heterogeneous samples") in app.page.locator('[data-testid="stSidebar"]').inner_text()
     assert app.page.locator(".st-key-seed input").input_value() == "7"
 
 

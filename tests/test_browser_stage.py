@@ -19,6 +19,7 @@ from playwright.sync_api import Browser, Response
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
 from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
+from lnviz.labs import explorer
 from lnviz.maths import data
 from lnviz.views import links
 
@@ -106,9 +107,10 @@ def _torch(query: dict[str, str], i: int, j: int) -> dict[str, float]:
     gain, bias = float(query.get("gain", 1.0)), float(query.get("bias", 0.0))
     eps = float(query.get("eps", 1e-5))
     x = data.make_activations(query.get("dist", "heterogeneous features"), b, h, seed)  # (B, H)
-    gamma, beta = data.affine(h, seed, gain, bias, query.get("affine") == "true")
-    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(h)  # (H,)
-    beta = torch.as_tensor(beta, dtype=torch.float64).expand(h)  # (H,)
+    per_feature = data.random_affine(h, seed) if query.get("affine") == "true" else (None, None)  # g, b: (H,) each
+    affine = explorer.Affine(gain, bias, *per_feature)  # γ = gain·g, β = bias + b, as the page makes them
+    gamma = torch.as_tensor(affine.gamma, dtype=torch.float64).expand(h)  # (H,)
+    beta = torch.as_tensor(affine.beta, dtype=torch.float64).expand(h)  # (H,)
     ln_var, ln_mu = torch.var_mean(x, dim=1, unbiased=False)  # (B,)
     bn_var, bn_mu = torch.var_mean(x, dim=0, unbiased=False)  # (H,)
     return {

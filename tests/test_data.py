@@ -6,9 +6,10 @@ import pytest
 import torch
 
 from lnviz.maths import data
+from lnviz.views import state
 
 
-@pytest.mark.parametrize("dist", list(data.DISTS))
+@pytest.mark.parametrize("dist", list(state.DIST.options))
 def test_same_seed_same_grid_different_seed_different_grid(dist):
     a = data.make_activations(dist, 9, 13, seed=5)
     b = data.make_activations(dist, 9, 13, seed=5)
@@ -43,8 +44,8 @@ def test_outlier_and_constant_rows():
 
 
 def test_the_outlier_features_description_holds():
-    """DISTS["outlier feature"]: at least 25 and about 45 on average; others N(0, 1); dominates LN up to a few dozen."""
-    words = data.DISTS["outlier feature"]
+    """The outlier feature's words: at least 25 and about 45 on average; others N(0, 1); dominates LN up to a few dozen."""
+    words = state.DIST.meaning("outlier feature")
     assert "at least 25" in words and "about 45 on average" in words and "a few dozen" in words
     x = data.make_activations("outlier feature", 100_000, 8, seed=1)
     j = data.outlier_feature(8)
@@ -73,15 +74,3 @@ def test_bad_arguments():
         data.make_activations("uniform", 2, 2, seed=0)
     with pytest.raises(ValueError):
         data.make_activations("standard normal", 0, 2, seed=0)
-
-
-def test_affine_is_the_scalars_or_the_seeded_per_feature_gain_and_bias():
-    assert data.affine(7, 3, 1.5, -0.25, affine=False) == (1.5, -0.25)
-    g, b = data.random_affine(7, 3)
-    gamma, beta = data.affine(7, 3, 1.5, -0.25, affine=True)
-    torch.testing.assert_close(gamma, 1.5 * g, rtol=0, atol=0)
-    torch.testing.assert_close(beta, b - 0.25, rtol=0, atol=0)
-    like = torch.zeros(2, 7, dtype=torch.float32)
-    gamma32, beta32 = data.affine(7, 3, 1.5, -0.25, affine=True, like=like)
-    assert gamma32.dtype == beta32.dtype == torch.float32 and gamma32.shape == (7,)
-    torch.testing.assert_close(gamma32, gamma.float())

@@ -15,7 +15,7 @@ import torch
 
 from harness.apptest import stage_grid
 from lnviz.maths import data
-from lnviz.views import links
+from lnviz.views import links, state
 from tests.conftest import ROOT, assert_no_exception, run_page, stage_data
 
 FIXTURE = json.loads((ROOT / "tests" / "fixtures" / "draw_v3.json").read_text())
@@ -32,7 +32,7 @@ def shapes(n: int = 6) -> list[tuple[int, int, int, int, int]]:
     return [*out, (0, 8, 12, 4, 6), (5, 1030, 2, 3, 2), (9, 2, 1030, 2, 1025)]  # 1030: past one block
 
 
-@pytest.mark.parametrize("dist", list(data.DISTS))
+@pytest.mark.parametrize("dist", list(state.DIST.options))
 def test_a_smaller_grid_is_the_corner_of_a_larger_one_bit_for_bit(dist):
     for seed, big_b, big_h, small_b, small_h in shapes():
         big = data.make_activations(dist, big_b, big_h, seed)

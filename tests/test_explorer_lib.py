@@ -11,17 +11,33 @@ from lnviz.labs.explorer import explain
 from lnviz.maths import data
 
 
-def test_explore_matches_torch_and_times_itself():
+def test_normalize_then_the_affine_step_match_torch_and_time_themselves():
     x = data.make_activations("heterogeneous samples", 12, 20, seed=4)
     g, b = data.random_affine(20, seed=4)
-    r = explorer.explore(x, g, b, 1e-3)
+    r = explorer.with_affine(explorer.normalize(x, 1e-3), 1.0, 0.0, g, b)
     torch.testing.assert_close(r.ln.y, F.layer_norm(x, (20,), g, b, 1e-3), rtol=0, atol=1e-10)
     torch.testing.assert_close(r.bn.y, F.batch_norm(x, None, None, g, b, training=True, eps=1e-3), rtol=0, atol=1e-10)
     assert r.seconds > 0 and r.device.type == "cpu" and r.bn_error is None
 
 
-def test_explore_single_sample_explains_instead_of_raising():
-    r = explorer.explore(data.make_activations("standard normal", 1, 8, seed=0))
+def test_the_controls_make_gamma_and_beta_as_gain_times_g_and_bias_plus_b():
+    """γ = gain·g and β = bias + b with the seeded per-feature g, b, or the scalars; y is torch's, in x's dtype."""
+    x = data.make_activations("standard normal", 3, 7, seed=3)
+    g, b = data.random_affine(7, 3)  # (H,) each
+    scalars = explorer.with_affine(explorer.normalize(x), 1.5, -0.25)
+    assert (scalars.affine.gamma, scalars.affine.beta) == (1.5, -0.25)
+    torch.testing.assert_close(scalars.ln.y, 1.5 * F.layer_norm(x, (7,)) - 0.25, rtol=0, atol=1e-12)
+    per_feature = explorer.with_affine(explorer.normalize(x), 1.5, -0.25, g, b)
+    torch.testing.assert_close(per_feature.affine.gamma, 1.5 * g, rtol=0, atol=0)
+    torch.testing.assert_close(per_feature.affine.beta, b - 0.25, rtol=0, atol=0)
+    x32 = x.float()
+    y32 = explorer.with_affine(explorer.normalize(x32), 1.5, -0.25, g, b).ln.y
+    assert y32.dtype == torch.float32 and y32.shape == (3, 7)
+    torch.testing.assert_close(y32, F.layer_norm(x32, (7,), (1.5 * g).float(), (b - 0.25).float()))
+
+
+def test_a_single_sample_explains_instead_of_raising():
+    r = explorer.normalize(data.make_activations("standard normal", 1, 8, seed=0))
     assert r.bn is None and r.bn_error == explorer.BN_SINGLE_SAMPLE
     torch.testing.assert_close(r.ln.y, F.layer_norm(r.x, (8,)), rtol=0, atol=1e-10)
 
@@ -49,8 +65,8 @@ def test_window_contains_cell_and_fits(n, at):
 
 def test_degenerate_finds_zero_variance_with_zero_eps_only():
     x = data.make_activations("constant row", 4, 6, seed=0)
-    assert explorer.degenerate(explorer.explore(x, eps=0.0)).ln_rows == (0,)
-    assert not explorer.degenerate(explorer.explore(x, eps=1e-5))
+    assert explorer.degenerate(explorer.normalize(x, 0.0)).ln_rows == (0,)
+    assert not explorer.degenerate(explorer.normalize(x, 1e-5))
 
 
 def test_histogram_counts_every_finite_value():
@@ -70,7 +86,7 @@ def test_distributions_show_the_chosen_row_against_the_chosen_column_before_and_
     x = data.make_activations("heterogeneous features", 12, 20, seed=4) * 40 + 100  # far from the outputs' ±3
     g, b = data.random_affine(20, seed=4)
     i, j = 7, 13
-    dists = explorer.distributions(explorer.explore(x, g, b, 1e-5), (i, j))
+    dists = explorer.distributions(explorer.with_affine(explorer.normalize(x, 1e-5), 1.0, 0.0, g, b), (i, j))
     # The oracle: the row LN pools and the column BN pools, and torch's outputs there.
     ln_y = F.layer_norm(x, (20,), g, b, 1e-5)[i]  # (H,)
     bn_y = F.batch_norm(x, None, None, g, b, training=True, eps=1e-5)[:, j]  # (B,)
@@ -96,7 +112,7 @@ def test_distributions_show_the_chosen_row_against_the_chosen_column_before_and_
 
 def test_distributions_leave_bn_out_at_one_sample():
     x = data.make_activations("standard normal", 1, 30, seed=0)
-    dists = explorer.distributions(explorer.explore(x), (0, 4))
+    dists = explorer.distributions(explorer.normalize(x), (0, 4))
     assert list(dists.units) == ["LN"] and set(dists.hists) == {("LN", "x"), ("LN", "y")}
     want, _ = _histc(x[0], float(x.min()), float(x.max()), explorer.bins_for(30))
     torch.testing.assert_close(dists.hists[("LN", "x")][0], want, rtol=0, atol=0)
@@ -126,7 +142,7 @@ def _numbers(latex: str) -> list[float]:
 @pytest.mark.parametrize("kind", ["LN", "BN"])
 def test_latex_shows_the_numbers_torch_computes(kind):
     x = data.make_activations("heterogeneous features", 6, 5, seed=2)
-    r = explorer.explore(x, 1.5, -0.25, 1e-5)
+    r = explorer.with_affine(explorer.normalize(x, 1e-5), 1.5, -0.25)
     i, j = 4, 3
     norm = r.ln if kind == "LN" else r.bn
     text = explain.latex(norm, i, j, kind)
@@ -150,7 +166,7 @@ def _lines(latex: str) -> dict[str, float]:
 def test_latex_names_each_norms_statistic_after_its_row_or_column_and_counts_from_zero():
     """At the cell (0, 0) LN's μ (of row 0) and BN's μ (of column 0) once both read μ₀; now each says whose it is."""
     x = data.make_activations("heterogeneous features", 6, 5, seed=2)
-    r = explorer.explore(x, 1.0, 0.0, 1e-5)
+    r = explorer.with_affine(explorer.normalize(x, 1e-5), 1.0, 0.0)
     for i, j in ((0, 0), (4, 2)):
         ln, bn = _lines(explain.latex(r.ln, i, j, "LN")), _lines(explain.latex(r.bn, i, j, "BN"))
         # The statistics by their names, against torch's mean and biased variance of that row or column.
@@ -171,7 +187,7 @@ def test_pytorch_line_reproduces_the_value(eps):
     """The line runs at every ε, 0 included, where F.batch_norm refuses training mode."""
     x = data.make_activations("standard normal", 4, 6, seed=3)
     weight, bias = torch.full((6,), 2.0, dtype=x.dtype), torch.zeros(6, dtype=x.dtype)
-    r = explorer.explore(x, 2.0, 0.0, eps)
+    r = explorer.with_affine(explorer.normalize(x, eps), 2.0, 0.0)
     for kind, norm in (("LN", r.ln), ("BN", r.bn)):
         line = explain.pytorch_line(kind, 2, 5, 6, eps)
         value = eval(line, {"F": F, "x": x, "weight": weight, "bias": bias, "eps": eps})
@@ -195,7 +211,7 @@ def test_with_affine_reuses_the_statistics():
     x = data.make_activations("heterogeneous features", 7, 11, seed=5)
     g, b = data.random_affine(11, seed=5)
     base = explorer.normalize(x, 1e-4)
-    again = explorer.with_affine(base, g, b)
+    again = explorer.with_affine(base, 1.0, 0.0, g, b)
     assert again.ln.mean is base.ln.mean and again.bn.var is base.bn.var
     torch.testing.assert_close(again.ln.y, F.layer_norm(x, (11,), g, b, 1e-4), rtol=0, atol=1e-10)
     torch.testing.assert_close(again.bn.y, F.batch_norm(x, None, None, g, b, True, 0.0, 1e-4), rtol=0, atol=1e-10)

@@ -18,6 +18,7 @@ from hypothesis.extra import numpy as hnp
 
 from lnviz.labs.explorer import export
 from lnviz.maths import data, norms
+from lnviz.views.state import DIST, DRAW
 
 # Any float64 at all: NaN, ±inf, -0.0, subnormals, the extremes.
 MATRICES = hnp.arrays(
@@ -87,10 +88,10 @@ def test_only_matrices_are_exported(fn, shape):
 # The script: every preset, γ/β scalar and per feature, ε 0 and 1e-5, and a batch of one.
 CASES = [
     (dist, 7 + k % 3, 5 + 4 * k, 1000 + 37 * k, 1.35, -0.4, affine, eps, draw)
-    for k, dist in enumerate(data.DISTS)
+    for k, dist in enumerate(DIST.options)
     for affine in (False, True)
     for eps in (0.0, 1e-5)
-    for draw in data.DRAWS
+    for draw in DRAW.options
 ] + [
     ("heterogeneous samples", 1, 6, 11, 0.7, 0.2, True, 1e-5, "stable"),
     ("constant row", 1, 9, 12, 1.0, 0.0, False, 0.0, "stable"),

@@ -93,17 +93,13 @@ def test_groups_that_do_not_divide_c_are_refused_in_words():
         fam.check_groups(6, groups)
 
 
-def test_picks_outside_the_tensor_are_refused_or_clamped():
+def test_picks_outside_the_tensor_are_refused():
     with pytest.raises(ValueError, match="channel = 6"):
         fam.pooled_mask((2, 6, 4), "BN", (0, 6, 0))
     with pytest.raises(ValueError, match="unknown norm"):
         fam.pooled_mask((2, 6, 4), "WN", (0, 0, 0))
     with pytest.raises(ValueError, match="unknown norm"):
         fam.normalize(fam.make_tensor(2, 6, 4, 0), "WN")
-    assert fam.clamp_pick((2, 6, 4), (1, 5, 3)) == ((1, 5, 3), [])
-    fixed, notes = fam.clamp_pick((2, 6, 4), (7, 2, 9))
-    assert fixed == (1, 2, 3)
-    assert len(notes) == 2 and notes[0].startswith("sample = 7") and notes[1].startswith("position = 9")
 
 
 def test_make_tensor_is_seeded():
@@ -241,6 +237,15 @@ def test_page_reads_the_link():
     assert _picked(at) == (2, 4, 6)
     assert len(_pooled(at).x) == 8 - 1
     assert any("Groups G" in i.value for i in at.info)
+
+
+def test_a_links_pick_past_the_tensor_is_moved_inside_it_with_a_note_for_each_index_moved():
+    at = run_page(PAGE, {"batch": "2", "positions": "4", "sample": "7", "channel": "2", "position": "9"})
+    assert_no_exception(at)
+    assert _picked(at) == (1, 2, 3)
+    notes = " ".join(i.value for i in at.info)
+    assert notes.count("past the last") == 2 and "Sample n: 7 is past the last of 2; using 1." in notes
+    assert "Position: 9 is past the last of 4; using 3." in notes
 
 
 def test_lecture_mode_puts_the_controls_beside_the_cube():

@@ -13,7 +13,7 @@ from lnviz.maths import data
 
 
 def _result(b=6, h=9, preset="heterogeneous features"):
-    return explorer.explore(data.make_activations(preset, b, h, seed=1), 1.0, 0.0, 1e-5)
+    return explorer.with_affine(explorer.normalize(data.make_activations(preset, b, h, seed=1), 1e-5), 1.0, 0.0)
 
 
 def test_grid_shows_x_and_both_norms_statistics():
@@ -72,7 +72,7 @@ def test_outputs_without_bn_say_why_in_bns_right_half():
 
 
 def test_windowed_grid_stays_small():
-    r = explorer.explore(data.make_activations("standard normal", 1024, 1024, seed=0))
+    r = explorer.normalize(data.make_activations("standard normal", 1024, 1024, seed=0))
     rows, cols = explorer.window(1024, 1024, 500, 700)
     for fig in (figures.fig_grid(r, rows, cols, (500, 700)), figures.fig_outputs(r, rows, cols, (500, 700))):
         assert len(fig.to_json()) < 120_000
@@ -142,7 +142,9 @@ def test_grid_has_a_clickable_marker_on_every_cell():
 
 @pytest.mark.parametrize("b, h, cell", [(6, 9, (2, 4)), (1, 9, (0, 3)), (200, 300, (150, 20))])
 def test_every_explorer_figure_passes_plotly_validation(b, h, cell):
-    r = explorer.explore(data.make_activations("heterogeneous features", b, h, seed=3), 1.5, -0.5, 1e-5)
+    r = explorer.with_affine(
+        explorer.normalize(data.make_activations("heterogeneous features", b, h, seed=3), 1e-5), 1.5, -0.5
+    )
     rows, cols = explorer.window(b, h, *cell)
     built = [
         figures.fig_grid(r, rows, cols, cell),

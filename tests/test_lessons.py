@@ -36,7 +36,7 @@ def test_small_batch_lesson_sends_to_the_coupling_page_at_its_own_batch_size():
 def test_a_new_seed_moves_ln_about_as_much_as_bn_at_the_small_batch_lessons_settings():
     """Why the story no longer says that only BN's output jumps when the seed changes."""
     v = lessons.LESSONS["small-batch"].values
-    out = [explorer.explore(data.make_activations(v["dist"], v["batch"], v["features"], s)) for s in range(4)]
+    out = [explorer.normalize(data.make_activations(v["dist"], v["batch"], v["features"], s)) for s in range(4)]
     for a, b in itertools.pairwise(out):
         ln = float((a.ln.y - b.ln.y).abs().mean())
         bn = float((a.bn.y - b.bn.y).abs().mean())

@@ -135,20 +135,20 @@ def test_invalid_inputs_raise_value_error(call):
         call()
 
 
-def test_with_affine_matches_torch_and_checks_sizes():
-    from lnviz.maths.norms import with_affine
+def test_apply_affine_matches_torch_and_checks_sizes():
+    from lnviz.maths.norms import apply_affine
 
     x = rand(5, 6, seed=30)
     w, b = rand(6, seed=31), rand(6, seed=32)
-    got = with_affine(layer_norm(x, eps=1e-5), w, b)
+    got = apply_affine(layer_norm(x, eps=1e-5), w, b)
     torch.testing.assert_close(got.y, F.layer_norm(x, (6,), w, b, 1e-5), rtol=0, atol=1e-10)
-    got = with_affine(batch_norm(x, eps=1e-5), 2.0, -1.0)
+    got = apply_affine(batch_norm(x, eps=1e-5), 2.0, -1.0)
     want = F.batch_norm(
         x, None, None, torch.full((6,), 2.0, dtype=x.dtype), torch.full((6,), -1.0, dtype=x.dtype), True, 0.0, 1e-5
     )
     torch.testing.assert_close(got.y, want, rtol=0, atol=1e-10)
     with pytest.raises(ValueError):
-        with_affine(layer_norm(x), torch.ones(5, dtype=x.dtype))
+        apply_affine(layer_norm(x), torch.ones(5, dtype=x.dtype))
 
 
 def test_learnable_unit_gain_and_zero_bias_get_gradients():

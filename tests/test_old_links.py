@@ -36,6 +36,14 @@ def test_the_names_only_version_1_used_are_old_names_of_that_pages_controls():
         assert names <= olds and not names & keys, page
 
 
+def test_a_link_without_v_is_of_version_1_exactly_when_it_names_a_control_renamed_before_v():
+    """VERSION_1_ONLY comes from the registry: each control's old names with the version they were last used in."""
+    before_v = [(page, old) for page, p, old in RENAMED if p.old_until == 1]
+    assert {("explorer", "row"), ("family", "pos"), ("bench", "hidden")} <= set(before_v)
+    for page, p, old in RENAMED:
+        assert links.version(page, {old: ["1"]}) == (1 if p.old_until == 1 else links.LINK_VERSION), (page, old)
+
+
 def _other_value(p):
     """A value the control ``p`` can take that is not its default."""
     if p.kind == "choice":

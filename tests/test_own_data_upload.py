@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 from lnviz.labs.explorer import export, upload
 from lnviz.labs.explorer.upload import UploadError, parse_bytes, parse_text
 from lnviz.maths import data
+from lnviz.views.state import DIST
 
 
 def npy(array: np.ndarray, allow_pickle: bool = False) -> bytes:
@@ -241,7 +242,7 @@ def test_npy_bool_and_fortran_order():
 
 
 def test_round_trip_of_the_apps_own_downloads_is_exact():
-    for dist in data.DISTS:
+    for dist in DIST.options:
         x = data.make_activations(dist, 9, 17, seed=5)
         check(parse_bytes("x.csv", export.to_csv(x)), x)
         check(parse_bytes("x.npy", export.to_npy(x)), x)

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 from conftest import assert_no_exception, figures, run_page, share_link
 
-from lnviz.figures import plot, theme
+from lnviz.figures import reader, theme
 from lnviz.views import links, pages
 
 PAGES = [entry.name for entry in pages.PAGES]
@@ -87,7 +87,7 @@ def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query)
     for key, el, fig in zip(chart_keys(at), at.get("plotly_chart"), figures(at), strict=True):
         box = opened[f"{key}_data"]
         assert box.caption[0].value == el.proto.alt
-        pd.testing.assert_frame_equal(box.dataframe[0].value, plot.table(fig), check_dtype=False)
+        pd.testing.assert_frame_equal(box.dataframe[0].value, reader.table(fig), check_dtype=False)
 
 
 @pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)

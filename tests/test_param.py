@@ -6,7 +6,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from lnviz import text
-from lnviz.views import pages, state
+from lnviz.views import pages, param, state
 
 JUNK = st.one_of(
     st.text(max_size=30),
@@ -66,7 +66,7 @@ def test_eps_takes_only_the_offered_steps_as_written():
 
 
 def test_eps_options_span_zero_and_log_scale():
-    opts = state.eps_options()
+    opts = state.EPS.options
     assert opts[0] == 0.0 and min(opts[1:]) == 1e-12 and max(opts) == 1.0
     assert list(opts) == sorted(opts)
 
@@ -178,3 +178,12 @@ def test_quote_is_one_short_literal_code_span(raw):
 def test_a_note_quotes_what_the_link_said():
     note = state.BATCH.note("[log in](http://host)", 16)
     assert "`[log in](http://host)`" in note and "using 16" in note
+
+
+def test_options_given_with_their_meanings_keep_their_order_and_say_what_each_is():
+    p = param.Param("pick", "Pick", "choice", "b", options={"b": "the second letter", "a": "the first"})
+    assert p.options == ("b", "a") and p.holds("a") and not p.holds("the first")
+    assert p.meaning("a") == "the first" and p.but(label="Other").meaning("b") == "the second letter"
+    assert p.parse("a") == ("a", None)
+    with pytest.raises(KeyError):
+        p.meaning("c")

@@ -15,6 +15,7 @@ from figcheck import assert_plotly_valid
 from hypothesis import given
 from hypothesis import strategies as st
 
+from lnviz.figures import reader
 from lnviz.labs import train_eval
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import LiveQuestion, Question, tally
@@ -408,7 +409,7 @@ def test_number_results_draw_the_guesses_and_torchs_value_as_a_labelled_line():
     fig = figures.fig_results(NUMBER, rounds, presenting=True)
     assert_plotly_valid(fig)
     assert [t.type for t in fig.data] == ["bar"]
-    shown = figures.plot.table(fig)  # the kit's reader: also reads the compact arrays of the lecture copy
+    shown = reader.table(fig)  # the kit's reader: also reads the compact arrays of the lecture copy
     assert shown["x"].tolist() == pytest.approx(sorted([1.2, float(RIGHT)]))
     assert shown["y"].tolist() == ([1, 2] if float(RIGHT) > 1.2 else [2, 1])
     label = f"torch: {NUMBER.answer:.4g}"

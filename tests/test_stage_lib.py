@@ -33,7 +33,7 @@ def _case(seed: int) -> dict:
     g = torch.Generator().manual_seed(seed)
     batch, features = (int(n) for n in torch.randint(2, 40, (2,), generator=g))
     row, col = int(torch.randint(0, batch, (1,), generator=g)), int(torch.randint(0, features, (1,), generator=g))
-    options = state.eps_options()
+    options = state.EPS.options
     return dict(
         x=torch.randn(batch, features, generator=g, dtype=torch.float64) * 3 + 1,
         eps=options[int(torch.randint(1, len(options), (1,), generator=g))],
@@ -52,6 +52,13 @@ def _payload(case: dict) -> dict:
     return _strict(stage.payload(result, *case["window"]))
 
 
+def _gamma_beta(features: int, seed: int, gain: float, bias: float, per_feature: bool) -> tuple:
+    """γ and β (H,) each, float64, as the explorer makes them from these controls (its Affine)."""
+    g, b = data.random_affine(features, seed) if per_feature else (None, None)  # (H,) each
+    affine = explorer.Affine(gain, bias, g, b)
+    return tuple(torch.as_tensor(v, dtype=torch.float64).expand(features) for v in (affine.gamma, affine.beta))
+
+
 def _controls(p: dict) -> dict:
     """The payload's controls by name."""
     return {c["name"]: c for c in p["controls"]}
@@ -64,9 +71,7 @@ def test_payload_is_torchs_numbers(seed):
     batch, features = x.shape
     rows, cols = case["window"]
     p = _payload(case)
-    gamma, beta = data.affine(features, seed, case["gain"], case["bias"], case["per_feature"])
-    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
-    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+    gamma, beta = _gamma_beta(features, seed, case["gain"], case["bias"], case["per_feature"])  # (H,) each
 
     assert (p["B"], p["H"], p["r0"], p["c0"]) == (batch, features, rows.start, cols.start)
     assert (p["R"], p["C"]) == (rows.stop - rows.start, cols.stop - cols.start)
@@ -100,9 +105,7 @@ def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
     p = _payload(case)
     gain, bias, eps = -1.35, 2.4, 0.2
     x, (rows, cols), features = case["x"], case["window"], case["x"].shape[1]
-    gamma, beta = data.affine(features, seed, gain, bias, case["per_feature"])
-    gamma = torch.as_tensor(gamma, dtype=torch.float64).expand(features)  # (H,)
-    beta = torch.as_tensor(beta, dtype=torch.float64).expand(features)  # (H,)
+    gamma, beta = _gamma_beta(features, seed, gain, bias, case["per_feature"])  # (H,) each
     truth = {  # torch's own, float64
         "ln": F.layer_norm(x, (features,), gamma, beta, eps),
         "bn": F.batch_norm(x, None, None, gamma, beta, training=True, eps=eps),
@@ -120,7 +123,7 @@ def test_the_browser_can_redo_the_elementwise_steps_for_other_controls(seed):
 def test_single_sample_has_no_batchnorm_and_says_why():
     x = data.make_activations("standard normal", 1, 20, seed=3)  # (1, H)
     rows, cols = stage.window(1, 20, 0, 15)
-    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-5), rows, cols))
+    p = _strict(stage.payload(explorer.with_affine(explorer.normalize(x, 1e-5), 1.5, 0.5), rows, cols))
     assert p["bn"] is None and p["bn_error"] == explorer.BN_SINGLE_SAMPLE
     assert (p["R"], p["C"], p["c0"]) == (1, stage.COLS, 8)
     want = F.layer_norm(
@@ -131,7 +134,7 @@ def test_single_sample_has_no_batchnorm_and_says_why():
 
 def test_zero_eps_with_a_constant_row_marks_its_cells_undefined():
     x = data.make_activations("constant row", 6, 10, seed=0)  # row 0 is constant
-    result = explorer.explore(x, eps=0.0)
+    result = explorer.normalize(x, 0.0)
     p = _strict(stage.payload(result, slice(0, 6), slice(0, 10)))
     assert p["undefined"] == {"ln_rows": [0], "bn_cols": []}
     ln_y = _values(p["ln"]["y"]).reshape(6, 10)
@@ -149,7 +152,7 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
     x = data.make_activations("standard normal", 5, 7, seed=1)
     with pytest.raises(ValueError, match="eps must be positive"):
         F.batch_norm(x, None, None, training=True, eps=0.0)
-    p = _strict(stage.payload(explorer.explore(x, eps=0.0), slice(0, 5), slice(0, 7)))
+    p = _strict(stage.payload(explorer.normalize(x, 0.0), slice(0, 5), slice(0, 7)))
     assert p["caveat"] == explorer.BN_ZERO_EPS_BADGE and "ε = 0" in p["caveat"]
     assert p["caveat_note"] == explorer.BN_ZERO_EPS and "refuses ε = 0" in p["caveat_note"]
     # What the note says: the formula's numbers are the limit of torch's as ε → 0 (σ > 0 here).
@@ -159,7 +162,7 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
     torch.testing.assert_close(near, formula, rtol=0, atol=1e-9)
     # LN at ε = 0 is torch's own, and with ε > 0 or without a BN there is nothing to add.
     torch.testing.assert_close(_values(p["ln"]["x_hat"]).reshape(5, 7), F.layer_norm(x, (7,), eps=0.0))
-    for result in (explorer.explore(x, eps=1e-5), explorer.explore(x[:1], eps=0.0)):
+    for result in (explorer.normalize(x, 1e-5), explorer.normalize(x[:1], 0.0)):
         p = _strict(stage.payload(result, slice(0, result.x.shape[0]), slice(0, 7)))
         assert p["caveat"] == p["caveat_note"] == ""
     # The stage shows the caveat beside torch's label, and its note as the badge's title.
@@ -168,7 +171,7 @@ def test_at_zero_eps_the_badge_says_bns_numbers_are_the_formulas():
 
 
 def test_payload_refuses_a_window_outside_the_grid():
-    result = explorer.explore(data.make_activations("standard normal", 4, 6, seed=0), 2.0, 0.5)
+    result = explorer.with_affine(explorer.normalize(data.make_activations("standard normal", 4, 6, seed=0)), 2.0, 0.5)
     with pytest.raises(ValueError, match="window"):
         stage.payload(result, slice(0, 5), slice(0, 6))
 
@@ -185,20 +188,25 @@ def test_the_payload_reads_gamma_and_beta_and_what_made_them_from_the_result():
     torch.testing.assert_close(_values(p["g"]), g[2:8], rtol=0, atol=0)
     torch.testing.assert_close(_values(p["b"]), b[2:8], rtol=0, atol=0)
     torch.testing.assert_close(_values(p["gamma"]), -1.5 * g[2:8], rtol=0, atol=1e-15)
-    # Scalars: g = 1 and b = 0; a tensor given as γ itself is g with a gain of 1.
-    p = _strict(stage.payload(explorer.explore(x, 2.0, -1.0), slice(0, 5), slice(0, 9)))
+    # Scalars: g = 1 and b = 0; per-feature g, b with the controls at 1 and 0 are γ and β themselves.
+    p = _strict(stage.payload(explorer.with_affine(explorer.normalize(x), 2.0, -1.0), slice(0, 5), slice(0, 9)))
     assert p["g"] == [1.0] * 9 and p["b"] == [0.0] * 9 and _controls(p)["gain"]["value"] == 2.0
-    p = _strict(stage.payload(explorer.explore(x, g, b), slice(0, 5), slice(0, 9)))
+    p = _strict(stage.payload(explorer.with_affine(explorer.normalize(x), 1.0, 0.0, g, b), slice(0, 5), slice(0, 9)))
     assert _controls(p)["gain"]["value"] == 1.0 and _controls(p)["bias"]["value"] == 0.0
     torch.testing.assert_close(_values(p["g"]), g, rtol=0, atol=0)
-    with pytest.raises(ValueError, match="either"):
-        explorer.with_affine(result, g, 0.0, g, None)
 
 
 def test_the_payloads_controls_are_the_state_tables(monkeypatch):
     """Each scrubbed control's range, step or options come from lnviz.views.state, and a link's hide locks it."""
     x = data.make_activations("standard normal", 4, 6, seed=0)
-    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-3), slice(0, 4), slice(0, 6), locked={"eps", "seed"}))
+    p = _strict(
+        stage.payload(
+            explorer.with_affine(explorer.normalize(x, 1e-3), 1.5, 0.5),
+            slice(0, 4),
+            slice(0, 6),
+            locked={"eps", "seed"},
+        )
+    )
     assert [c["name"] for c in p["controls"]] == [param.key for param in stage.SCRUBBED] == ["gain", "bias", "eps"]
     for param in stage.SCRUBBED:
         c = _controls(p)[param.key]
@@ -208,11 +216,11 @@ def test_the_payloads_controls_are_the_state_tables(monkeypatch):
             assert c["options"] == list(param.options) and "step" not in c
         else:
             assert (c["min"], c["max"], c["step"]) == (param.lo, param.hi, param.step) and "options" not in c
-    assert _controls(p)["eps"]["options"] == list(state.eps_options())
+    assert _controls(p)["eps"]["options"] == list(state.EPS.options)
     # Another range in the state table is another range on the stage: nothing else to edit.
     wider = state.GAIN.but(lo=-2.0, hi=8.0, step=0.5)
     monkeypatch.setattr(stage, "SCRUBBED", (wider, state.BIAS, state.EPS))
-    p = _strict(stage.payload(explorer.explore(x, 1.5, 0.5, 1e-3), slice(0, 4), slice(0, 6)))
+    p = _strict(stage.payload(explorer.with_affine(explorer.normalize(x, 1e-3), 1.5, 0.5), slice(0, 4), slice(0, 6)))
     assert {k: _controls(p)["gain"][k] for k in ("min", "max", "step")} == {"min": -2.0, "max": 8.0, "step": 0.5}
     # Nothing else writes a range or a step: not the stage's JavaScript (its comments aside), nor its HTML.
     code = re.sub(r"//.*", "", "".join(f.read_text() for f in sorted(ASSETS.rglob("*.js"))))
@@ -225,7 +233,7 @@ def test_the_stages_colours_are_the_themes():
     from lnviz.figures import theme
 
     x = data.make_activations("standard normal", 4, 6, seed=0)
-    p = _strict(stage.payload(explorer.explore(x), slice(0, 4), slice(0, 6)))
+    p = _strict(stage.payload(explorer.normalize(x), slice(0, 4), slice(0, 6)))
     assert p["colors"] == {
         "ln": theme.ROLES["LN"],
         "bn": theme.ROLES["BN"],

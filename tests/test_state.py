@@ -59,23 +59,50 @@ def test_the_walkthrough_carries_every_explorer_control_but_the_details():
     assert not {"view", "output"} & set(pages.WALKTHROUGH.keys())  # it draws neither: no dead entry
 
 
-def test_the_tables_options_are_the_ones_the_labs_implement():
-    """The state table writes its option lists and ranges itself (it imports no lab); the labs agree."""
+def test_each_option_the_table_offers_runs_in_its_lab():
+    """The labs take their option lists and ranges from the table; each option, and each range's end, runs there."""
+    import torch
+
     from lnviz.labs import bench, coupling, family, sequences, training, walkthrough
     from lnviz.labs.bench import numerics
     from lnviz.maths import data
 
-    assert set(state.DIST.options) == set(data.DISTS)
-    assert set(state.PERTURB.options) == set(coupling.PERTURBATIONS)
-    assert set(state.TASK.options) == set(training.TASKS)
-    assert state.VARIANT.options == training.VARIANTS
-    assert state.LAYER.hi == training.SPIRAL_LAYERS
-    assert (state.LENGTH.hi, state.EXTRA.hi) == (sequences.MAX_LENGTH, sequences.MAX_EXTRA)
-    assert state.NORM.options == family.NORMS
-    assert state.DTYPE.options == bench.SWEEP_DTYPES
-    assert state.OFFSET.options == numerics.OFFSETS
-    assert state.STEP.hi == walkthrough.N_STEPS
-    assert state.THREADS.hi == bench.MAX_THREADS
+    for dist in state.DIST.options:
+        for draw in state.DRAW.options:
+            assert data.make_activations(dist, 3, 4, seed=1, draw=draw).shape == (3, 4), (dist, draw)
+        assert state.DIST.meaning(dist)
+    x = data.make_activations("standard normal", 4, 5, seed=0)  # (B, H)
+    rows = {}  # each perturbation's row i: all different, so none is another's in disguise
+    for perturb in state.PERTURB.options:
+        changed = coupling.perturb_row(x, 2, perturb, 3.0, seed=0)  # (B, H)
+        assert torch.equal(changed[[0, 1, 3]], x[[0, 1, 3]]) and coupling.PERTURBATIONS[perturb], perturb
+        rows[perturb] = tuple(changed[2].tolist())
+    assert len(set(rows.values())) == len(rows) and tuple(x[2].tolist()) not in rows.values()
+    for task in state.TASK.options:
+        batch = training.make_batch(task, 8, data.generator(0))
+        assert training.TASKS[task] and training.layers(task) <= state.LAYER.hi
+        losses = set()  # each variant's loss from the same initial weights: all different, each its own norm
+        for variant in state.VARIANT.options:
+            model = training.build_model(task, variant, seed=0)
+            loss, _ = training.loss_and_accuracy(task, model, batch)
+            assert torch.isfinite(loss) and len(model.norms) == training.layers(task), (task, variant)
+            losses.add(float(loss.detach()))
+        assert len(losses) == len(state.VARIANT.options), task
+    assert training.layers("spirals") == state.LAYER.hi
+    longest = sequences.sequence_lab(4, state.LENGTH.hi, 3, 0, 0.5, 0.0, state.EXTRA.hi)
+    assert longest.test_x.shape[0] == state.LENGTH.hi + state.EXTRA.hi
+    cube = family.make_tensor(2, 4, 3, 0)  # (N, C, H·W)
+    for norm in state.NORM.options:
+        assert family.normalize(cube, norm, groups=2).y.shape == cube.shape, norm
+    for dtype in state.DTYPE.options:
+        inputs = bench.make_inputs(4, 8, bench.torch_dtype(dtype), torch.device("cpu"))
+        assert inputs.x.dtype == bench.torch_dtype(dtype), dtype
+    curve = numerics.variance_curve(state.OFFSET.options, rows=2, hidden=8)
+    assert curve.offsets == state.OFFSET.options and all(
+        len(e) == len(curve.offsets) for e in curve.median_error.values()
+    )
+    assert len(walkthrough.steps(x)) == state.STEP.hi
+    assert bench.MAX_THREADS == state.THREADS.hi
 
 
 def test_the_state_table_imports_no_lab_and_no_torch():

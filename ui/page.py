@@ -61,7 +61,7 @@ if TYPE_CHECKING:
     import plotly.graph_objects as go
     import torch
 
-    from lnviz.views.state import Controls
+    from lnviz.views.param import Controls
 
 T = TypeVar("T")
 
@@ -295,11 +295,11 @@ class Page:
         )
         if not box.open:
             return
-        from lnviz.figures import plot
+        from lnviz.figures import reader
 
         with box:
             st.caption(alt)
-            st.dataframe(plot.table(fig), hide_index=True, width="stretch")
+            st.dataframe(reader.table(fig), hide_index=True, width="stretch")
 
     def note(self, text: str) -> None:
         """Queue a note about the link, shown under the title by :meth:`finish`."""

@@ -23,12 +23,9 @@ from torch import Tensor
 from lnviz.figures import plot, theme
 from lnviz.maths.data import generator, line, make_activations
 from lnviz.maths.norms import NormResult, batch_norm, layer_norm
+from lnviz.views.state import PERTURB
 
-PERTURBATIONS: dict[str, str] = {
-    "outlier": "row i is replaced by a·u, a fresh standard-normal row u scaled by a",
-    "scale": "row i is multiplied by a",
-    "shift": "a is added to every feature of row i",
-}
+PERTURBATIONS: dict[str, str] = dict(PERTURB.meanings)  # what each does, as the state table says
 
 # The batch sizes of the sweep, and how many batches are drawn at each.
 SWEEP_SIZES = (2, 4, 8, 16, 32, 64, 128, 256)
@@ -82,7 +79,7 @@ class BatchSweep:
 
 def base(batch: int, features: int, seed: int, draw: str = "stable") -> Tensor:
     """The unperturbed x (B, H): seeded standard normal, float64, drawn as ``draw`` says
-    (:data:`lnviz.maths.data.DRAWS`: in the stable draw a smaller B or H keeps the rest of x)."""
+    (:data:`lnviz.views.state.DRAW`: in the stable draw a smaller B or H keeps the rest of x)."""
     return make_activations("standard normal", batch, features, seed, draw=draw)
 
 
@@ -103,12 +100,14 @@ def perturb_row(x: Tensor, sample: int, perturb: str, amount: float, seed: int, 
         x_new[sample] = amount * x[sample]
     elif perturb == "shift":
         x_new[sample] = x[sample] + amount
-    else:
+    elif perturb == "outlier":
         if draw == "stable":
             u = line(seed, "outlier row", 0, h)  # (H,)
         else:
             u = torch.randn(h, generator=generator(int(seed) + 1), dtype=torch.float64)  # (H,)
         x_new[sample] = amount * u.to(dtype=x.dtype, device=x.device)
+    else:
+        raise ValueError(f"perturb {perturb!r} is in the table but not implemented here")
     return x_new
 
 

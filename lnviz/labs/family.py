@@ -37,8 +37,9 @@ from torch import Tensor
 from lnviz.figures import plot, theme
 from lnviz.maths.data import generator, line
 from lnviz.maths.norms import NormResult, batch_norm, group_norm, instance_norm, layer_norm, rms_norm
+from lnviz.views.state import NORM
 
-NORMS = ("BN", "LN", "InstanceNorm", "GroupNorm", "RMSNorm")  # Wu and He's order, then RMSNorm
+NORMS = NORM.options  # the Norm control's: Wu and He's order (BN, LN, InstanceNorm, GroupNorm), then RMSNorm
 
 
 Pick = tuple[int, int, int]  # (sample, channel, position): (n, c, p)
@@ -62,7 +63,7 @@ def make_tensor(batch: int, channels: int, positions: int, seed: int, draw: str 
 
     x = a_c + s_n · z with z ~ N(0, 1): each channel has its own offset a_c and
     each sample its own scale s_n, so the norms' statistics visibly differ.
-    In the stable draw (:data:`lnviz.maths.data.DRAWS`) a_c, s_n and each
+    In the stable draw (:data:`lnviz.views.state.DRAW`) a_c, s_n and each
     (n, c)'s H·W values are lines of their own (:func:`lnviz.maths.data.line`),
     so a smaller N, C or H·W keeps the rest of x; in the whole draw they come
     from one generator, as before version 4's links.
@@ -103,17 +104,6 @@ def check_pick(shape: tuple[int, ...], pick: Pick) -> None:
     for name, index, size in zip(PICK_NAMES, pick, shape, strict=True):
         if not 0 <= index < size:
             raise ValueError(f"{name} = {index} is outside 0 to {size - 1}")
-
-
-def clamp_pick(shape: tuple[int, ...], pick: Pick) -> tuple[Pick, list[str]]:
-    """``pick`` moved inside a tensor of ``shape`` (N, C, H·W), and a note for each index moved."""
-    fixed, notes = [], []
-    for name, index, size in zip(PICK_NAMES, pick, shape, strict=True):
-        value = min(max(index, 0), size - 1)
-        if value != index:
-            notes.append(f"{name} = {index} is outside 0 to {size - 1}; using {value}.")
-        fixed.append(value)
-    return (fixed[0], fixed[1], fixed[2]), notes
 
 
 def normalize(x: Tensor, norm: str, groups: int = 1, eps: float = 1e-5) -> NormResult:

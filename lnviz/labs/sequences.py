@@ -31,10 +31,11 @@ from torch import Tensor
 from lnviz.figures import plot, theme
 from lnviz.maths.data import generator
 from lnviz.maths.norms import NormResult, batch_norm, layer_norm
+from lnviz.views.state import EXTRA, LENGTH
 
 # The drift is drawn for this many steps whatever T and the test length are,
 # so that changing the test length never changes the training batch.
-MAX_LENGTH, MAX_EXTRA = 64, 64  # the ranges of T and of the extra test steps
+MAX_LENGTH, MAX_EXTRA = LENGTH.hi, EXTRA.hi  # the ranges of T and of the extra test steps
 MAX_STEPS = MAX_LENGTH + MAX_EXTRA
 MIN_SAMPLES = 2  # BN in training mode needs two values per feature, as PyTorch
 _TITLE = 56  # px of a figure title with a note under it

@@ -5,7 +5,10 @@ Each distribution (``dist``) shows which differences each norm removes. Randomne
 the same (dist, B, H, seed) gives the same numbers on every machine and in
 every concurrent session; the tensor is moved to the device afterwards.
 
-**A sample stays itself** (the "stable" draw, :data:`DRAWS`): x[i, j] depends only on the seed, ``dist`` and
+The distributions and the draws, and what each is in words, are the state table's options
+(:data:`lnviz.views.state.DIST` and ``DRAW``); this module draws each of them.
+
+**A sample stays itself** (the "stable" draw): x[i, j] depends only on the seed, ``dist`` and
 (i, j), never on B or H, so a smaller batch keeps rows 0…B−1 bit for bit and fewer features keep columns
 0…H−1. Each row of z, and each per-sample or per-feature parameter, is a :func:`line`: a sequence of
 standard normals of its own, drawn in blocks of :data:`BLOCK` from a generator seeded by
@@ -25,26 +28,8 @@ import math
 import torch
 from torch import Tensor
 
-DISTS: dict[str, str] = {
-    "heterogeneous features": "Each feature has its own mean and scale, the same for every sample: "
-    "BN removes these differences; LN, which normalizes across the features, keeps them.",
-    "heterogeneous samples": "Each sample has its own offset and scale across all its features: "
-    "LN removes these differences; BN, which normalizes across the samples, keeps them.",
-    "standard normal": "Every entry drawn from N(0, 1): the true mean and variance are 0 and 1, so x̂ differs "
-    "from x only by each norm's estimation error, which grows as B (BN) or H (LN) shrinks.",
-    "outlier feature": "Feature 1 is 25·(1 + |z|), at least 25 and about 45 on average, while the others are "
-    "standard normal (mean 0, σ = 1). With up to a few dozen features it dominates every sample's LN statistics.",
-    "near-constant row": "Sample 0 is almost constant (σ ≈ 0.001, so σ² ≈ 1e-6, below the default ε = 1e-5): "
-    "ε decides its output.",
-    "constant row": "Sample 0 is exactly constant (σ = 0): with ε = 0 its LN output is 0/0.",
-}
-
 OUTLIER_SCALE = 25.0
 NEAR_CONSTANT_SCALE = 1e-3
-
-
-# How x is drawn from the seed: "stable" keeps every sample and feature at any B and H; "whole" is the old draw.
-DRAWS = ("stable", "whole")
 BLOCK = 1024  # values per seeded stream of a line; a longer line continues in the next stream
 OUTLIER = 1  # the stable draw's outlier feature: a fixed column, so that fewer features keep the others
 
@@ -95,6 +80,8 @@ def _normals(draw: str, seed: int) -> tuple:
     They take (B, H), (name, B) and (name, H). In the whole draw all three come, in the order they are called,
     from one generator.
     """
+    if draw not in ("stable", "whole"):
+        raise ValueError(f"unknown draw {draw!r}; choose stable or whole")
     if draw == "stable":
         return (
             lambda b, h: torch.stack([line(seed, "x", i, h) for i in range(b)]),  # row i: line ("x", i)
@@ -121,13 +108,9 @@ def make_activations(
     """x of shape (B, H) = (batch, features) for the distribution ``dist``, seeded by ``seed``.
 
     The numbers are drawn in float64 on the CPU and then cast and moved, so a
-    seed means the same grid on any device. ``draw`` is one of :data:`DRAWS`: "stable" (x[i, j]
+    seed means the same grid on any device. ``draw`` is "stable" (x[i, j]
     depends on seed, dist and (i, j) only; see the module) or "whole" (the old draw, one generator).
     """
-    if dist not in DISTS:
-        raise ValueError(f"unknown dist {dist!r}; choose one of {list(DISTS)}")
-    if draw not in DRAWS:
-        raise ValueError(f"unknown draw {draw!r}; choose one of {list(DRAWS)}")
     if batch < 1 or features < 1:
         raise ValueError(f"batch and features must be >= 1, got ({batch}, {features})")
     grid, per_sample, per_feature = _normals(draw, seed)
@@ -151,31 +134,11 @@ def make_activations(
     elif dist == "constant row":
         x = z.clone()
         x[0] = 0.5
-    else:
+    elif dist == "standard normal":
         x = z
+    else:
+        raise ValueError(f"unknown dist {dist!r}; the Input control lists them (lnviz.views.state.DIST)")
     return x.to(device=device, dtype=dtype)
-
-
-def affine(
-    features: int,
-    seed: int,
-    gain: float,
-    bias: float,
-    affine: bool,
-    like: Tensor | None = None,
-    draw: str = "stable",
-) -> tuple[Tensor | float, Tensor | float]:
-    """γ and β as the explorer and the walkthrough apply them.
-
-    The scalars ``gain`` and ``bias``; with ``affine`` (per-feature γ, β), the
-    seeded γ = gain·g and β = bias + b of :func:`random_affine`, shape (H,), in
-    ``like``'s dtype and device when given.
-    """
-    if not affine:
-        return gain, bias
-    g, b = random_affine(features, seed, draw)  # (H,), (H,)
-    gains, biases = gain * g, bias + b  # (H,), (H,)
-    return (gains, biases) if like is None else (gains.to(like), biases.to(like))
 
 
 def random_affine(features: int, seed: int, draw: str = "stable") -> tuple[Tensor, Tensor]:

@@ -33,7 +33,7 @@ from dataclasses import dataclass, replace
 import torch
 from torch import Tensor
 
-Affine = Tensor | float | None
+AffineValue = Tensor | float | None  # γ or β as a norm takes it: a scalar, one per feature or channel, or None
 
 
 @dataclass(frozen=True)
@@ -86,7 +86,7 @@ def _check_eps(eps: float, name: str) -> float:
 
 
 def _affine(
-    value: Affine, fill: float, shape: tuple[int, ...], view: tuple[int, ...], like: Tensor, what: str, name: str
+    value: AffineValue, fill: float, shape: tuple[int, ...], view: tuple[int, ...], like: Tensor, what: str, name: str
 ) -> Tensor:
     """γ or β as a tensor of ``shape``, reshaped to ``view`` to broadcast against x."""
     if value is None:
@@ -131,7 +131,7 @@ def _normalize(
 
 
 def layer_norm(
-    x: Tensor, weight: Affine = None, bias: Affine = None, eps: float = 1e-5, normalized_ndim: int = 1
+    x: Tensor, weight: AffineValue = None, bias: AffineValue = None, eps: float = 1e-5, normalized_ndim: int = 1
 ) -> NormResult:
     """Layer normalization (Ba, Kiros, Hinton 2016): one μ, σ² per sample.
 
@@ -157,7 +157,7 @@ def layer_norm(
     return _normalize(x, dims, w, b, eps, identity=weight is None and bias is None)
 
 
-def rms_norm(x: Tensor, weight: Affine = None, eps: float = 1e-5, normalized_ndim: int = 1) -> NormResult:
+def rms_norm(x: Tensor, weight: AffineValue = None, eps: float = 1e-5, normalized_ndim: int = 1) -> NormResult:
     """RMSNorm (Zhang and Sennrich 2019): LN without centring.
 
     y = γ x / sqrt(E[x²] + ε), E over the last ``normalized_ndim`` dimensions;
@@ -180,8 +180,8 @@ def rms_norm(x: Tensor, weight: Affine = None, eps: float = 1e-5, normalized_ndi
 
 def batch_norm(
     x: Tensor,
-    weight: Affine = None,
-    bias: Affine = None,
+    weight: AffineValue = None,
+    bias: AffineValue = None,
     eps: float = 1e-5,
     training: bool = True,
     running_mean: Tensor | None = None,
@@ -226,7 +226,7 @@ def batch_norm(
     )
 
 
-def instance_norm(x: Tensor, weight: Affine = None, bias: Affine = None, eps: float = 1e-5) -> NormResult:
+def instance_norm(x: Tensor, weight: AffineValue = None, bias: AffineValue = None, eps: float = 1e-5) -> NormResult:
     """Instance normalization (Ulyanov et al. 2016): one μ, σ² per (sample, channel).
 
     For x of shape (N, C, *) it reduces over the spatial dimensions 2..,
@@ -244,7 +244,9 @@ def instance_norm(x: Tensor, weight: Affine = None, bias: Affine = None, eps: fl
     return _normalize(x, dims, w, b, eps, identity=weight is None and bias is None)
 
 
-def group_norm(x: Tensor, groups: int, weight: Affine = None, bias: Affine = None, eps: float = 1e-5) -> NormResult:
+def group_norm(
+    x: Tensor, groups: int, weight: AffineValue = None, bias: AffineValue = None, eps: float = 1e-5
+) -> NormResult:
     """Group normalization (Wu and He 2018): one μ, σ² per (sample, group).
 
     For x of shape (N, C, *), the C channels are split into ``groups`` groups
@@ -286,7 +288,7 @@ def group_norm(x: Tensor, groups: int, weight: Affine = None, bias: Affine = Non
     )
 
 
-def with_affine(result: NormResult, weight: Affine = None, bias: Affine = None) -> NormResult:
+def apply_affine(result: NormResult, weight: AffineValue = None, bias: AffineValue = None) -> NormResult:
     """The same normalization with another γ and β: y = γ x̂ + β, reusing x̂.
 
     The affine step is elementwise and cheap; the statistics are not
@@ -295,13 +297,13 @@ def with_affine(result: NormResult, weight: Affine = None, bias: Affine = None) 
     feature or channel), reshaped to broadcast like it.
     """
 
-    def like(value: Affine, fill: float, current: Tensor, what: str) -> Tensor:
+    def like(value: AffineValue, fill: float, current: Tensor, what: str) -> Tensor:
         if value is None:
             value = fill
         if not isinstance(value, Tensor):
             return torch.full_like(current, float(value))
         if value.numel() != current.numel():
-            raise ValueError(f"with_affine: {what} must have {current.numel()} elements, got {value.numel()}")
+            raise ValueError(f"apply_affine: {what} must have {current.numel()} elements, got {value.numel()}")
         return value.to(dtype=current.dtype, device=current.device).reshape(current.shape)
 
     w = like(weight, 1.0, result.weight, "weight")

@@ -44,14 +44,13 @@ DEFAULTS_BEFORE: dict[int, dict[str, dict[str, Any]]] = {
 COUNTS_BEFORE: dict[int, dict[str, dict[str, tuple[Param, int]]]] = {
     2: {"walkthrough": {"step": (STEP.but(lo=0, hi=STEP.hi - 1, default=0), 1)}},
 }
-# The link parameters that only version 1 used, by page: the names controls had before they were renamed
-# (each is one of the control's old_keys). A link without v that names one of them is of version 1.
+# The link parameters that only version 1 used, by page: the old names of controls renamed when links began
+# to carry v (each control's ``old_until`` says the last version that used its ``old_keys``). A link without v
+# that names one of them is of version 1.
 VERSION_1_ONLY: dict[str, frozenset[str]] = {
-    "explorer": frozenset({"row", "col"}),
-    "walkthrough": frozenset({"row", "col"}),
-    "sequences": frozenset({"steps", "col"}),
-    "family": frozenset({"n", "c", "pos"}),
-    "bench": frozenset({"rows", "hidden"}),
+    page: names
+    for page, controls in CONTROLS.items()
+    if (names := frozenset(old for p in controls if p.old_until == 1 for old in p.old_keys))
 }
 
 

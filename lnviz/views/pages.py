@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from lnviz.views.param import Controls
 from lnviz.views.state import (
     AFFINE,
     AMOUNT,
@@ -59,7 +60,6 @@ from lnviz.views.state import (
     THREADS,
     VARIANT,
     VIEW,
-    Controls,
 )
 
 # Each page's controls. A `.but(...)` is the same control with this page's range, default or label.

@@ -5,7 +5,8 @@ lnviz argument name all at once. A value from a link goes through
 :meth:`Param.parse`, which follows the widget's own rules exactly: text, NaN,
 ±inf and out-of-range numbers never get through; each is dropped for the
 default (or cut to a whole number), and a short note says what was changed.
-The table of every control is :mod:`lnviz.views.state`.
+The table of every control is :mod:`lnviz.views.state`; a page's set of them is a
+:class:`Controls` (:mod:`lnviz.views.pages`).
 
 Notes echo what a link said. A link is anyone's text, so every echoed value
 goes through :func:`lnviz.text.quote`.
@@ -33,7 +34,8 @@ class Param:
     range [lo, hi]; text has at most ``hi`` characters (a longer one is cut
     to its first ``hi``, as the text box cuts it); a choice has ``options`` (strings, or floats such as ε's
     log-scale steps, which a link may give as any number and which snap to the
-    nearest option in log space). A whole number drawn as a select slider has
+    nearest option in log space); given as a dict, each option with what it is, which :meth:`meaning`
+    says (the inputs, the perturbations, the tasks). A whole number drawn as a select slider has
     ``options`` too, its stops: those inside [lo, hi], with lo and hi; a link's
     value between them goes to the nearest stop, with a note. ``widget`` is how it is drawn, one of
     :data:`WIDGETS`; left out, a number is a slider, a switch a toggle and a
@@ -47,18 +49,25 @@ class Param:
     lo: float | None = None
     hi: float | None = None
     step: float | None = None
-    options: tuple = field(default=())
+    options: tuple = field(default=())  # a dict {option: what it is} is kept as its keys and its meanings
     help: str = ""
     old_keys: tuple[str, ...] = ()  # what older links called this control; still read, with a note
+    old_until: int = 1  # the last link version whose links used old_keys (:mod:`lnviz.views.links`)
     widget: str = ""
+    meanings: tuple[tuple[Any, str], ...] = ()  # (option, what it is), from options given as a dict
 
     def but(self, **changes: Any) -> Param:
         """This control as one page needs it: another range, default, label or help; the same key."""
         return replace(self, **changes)
 
     def __post_init__(self) -> None:
+        if isinstance(self.options, dict):
+            object.__setattr__(self, "meanings", tuple(self.options.items()))
+            object.__setattr__(self, "options", tuple(self.options))
         if self.kind not in ("int", "float", "bool", "choice", "text"):
             raise ValueError(f"{self.key}: unknown kind {self.kind!r}")
+        if self.old_until < 1:
+            raise ValueError(f"{self.key}: old_until must be a link version, 1 or later, got {self.old_until!r}")
         if not self.widget:
             widget = {"bool": "toggle", "choice": "select", "text": "text_area"}.get(self.kind, "slider")
             object.__setattr__(self, "widget", widget)
@@ -75,6 +84,10 @@ class Param:
             raise ValueError(f"{self.key}: default is not text of at most {self.hi} characters")
         if self.kind in ("int", "float") and not (self.lo <= self.default <= self.hi):
             raise ValueError(f"{self.key}: default {self.default!r} outside [{self.lo}, {self.hi}]")
+
+    def meaning(self, option: Any) -> str:
+        """What ``option`` is, in words, as the table says: a caption under the control."""
+        return dict(self.meanings)[option]
 
     def format(self, value: Any) -> str:
         """``value`` as it appears in a URL."""
@@ -217,3 +230,30 @@ def _count(raw: str | list[str]) -> int:
 def to_query(params: Iterable[Param], values: dict[str, Any]) -> dict[str, str]:
     """The query parameters that reproduce ``values``: every value that is not its default."""
     return {p.key: p.format(values[p.key]) for p in params if p.key in values and values[p.key] != p.default}
+
+
+class Controls:
+    """The controls of one page, by key: ``COUPLING.batch`` is the batch control as that page draws it."""
+
+    def __init__(self, *params: Param) -> None:
+        self._params = {p.key: p for p in params}
+        if len(self._params) != len(params):
+            raise ValueError("a page lists the same control twice")
+
+    def __getattr__(self, key: str) -> Param:
+        try:
+            return self.__dict__["_params"][key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+    def __iter__(self):
+        return iter(self._params.values())
+
+    def __len__(self) -> int:
+        return len(self._params)
+
+    def __getitem__(self, key: str) -> Param:
+        return self._params[key]
+
+    def keys(self) -> list[str]:
+        return list(self._params)

@@ -1,60 +1,32 @@
 """The state table: every control that defines a view, declared once.
 
-This is the ground floor of the app's concerns: it imports only
-:mod:`lnviz.views.param`, never a lab, so a lab, the page registry
-(:mod:`lnviz.views.pages`), the stage and the links can all import it. A control's
-options and range are written here; a lab that implements them (the input
-distributions, the perturbations, the tasks) keeps its own descriptions, and
-``tests/test_state.py`` checks that the two agree.
+It imports no lab and no torch, so a lab, the page registry (:mod:`lnviz.views.pages`), the stage
+and the links can all import it. A control's options and range are written here, once, with what
+each option is where a page says it (:meth:`~lnviz.views.param.Param.meaning`); the labs that
+implement them (the inputs, the perturbations, the tasks, the norms, the dtypes, ...) take them
+from here, and ``tests/test_state.py`` runs each one in its lab.
 
 A view is a page plus the values of its controls. Each control is a
 :class:`~lnviz.views.param.Param` whose ``key`` is at once the widget key, the URL
 query parameter, the lnviz argument name and the name in figure labels:
 ``batch``, ``features``, ``seed``, ``gain``, ``bias``, ``eps``, ...
 
-Each key is declared exactly once, below. Where a page needs the same control
-with another range, default or label (BN needs two samples, a cube draws one
-marker per element), the page's table at the end of this module says so with
-``.but(...)``; the key and its meaning stay the same. A control that older
-links named differently lists the old names in ``old_keys`` there, and those
-links keep working.
+Each key is declared exactly once, below. Where a page needs the same control with another
+range, default or label (BN needs two samples, a cube draws one marker per element), its entry in
+the page registry says so with ``.but(...)``; the key and its meaning stay the same. A control
+that older links named differently lists the old names in ``old_keys``, and those links keep working.
 """
 
 from __future__ import annotations
 
 import os
-from typing import Any
 
 from lnviz.views.param import Param
+from lnviz.views.scales import eps_options, lr_options, size_options
 
 # The largest integer a seed may be: what torch.Generator.manual_seed and a
 # JavaScript number (a slider in the browser) both hold exactly.
 MAX_SEED = 2**31 - 1
-
-
-def eps_options() -> tuple[float, ...]:
-    """ε choices: exactly 0, then 1, 2, 5 per decade from 1e-12 to 1 (log scale)."""
-    values = [0.0]
-    for exponent in range(-12, 0):
-        for mantissa in (1, 2, 5):
-            values.append(float(f"{mantissa}e{exponent}"))
-    values.append(1.0)
-    return tuple(values)
-
-
-def lr_options() -> tuple[float, ...]:
-    """Learning rates: 1, 2, 5 per decade from 1e-4 to 1 (log scale)."""
-    values = [float(f"{m}e{e}") for e in range(-4, 0) for m in (1, 2, 5)]
-    return (*values, 1.0)
-
-
-def size_options() -> tuple[int, ...]:
-    """The stops of a size slider: every size from 1 to 16, where each one teaches, then about 1.25× apart to 1024.
-
-    On a linear slider from 1 to 1024 a 6 px drag moved B from 8 to 35; over these 35 stops a mouse or a
-    finger reaches B = 2, 3 and 4. A page's range keeps the stops inside it (:class:`Param`).
-    """
-    return (*range(1, 17), 20, 24, 32, 40, 48, 64, 80, 96, 128, 160, 192, 256, 320, 384, 512, 640, 768, 1024)
 
 
 # The data: a grid x of B samples by H features, drawn from a seeded distribution.
@@ -89,14 +61,19 @@ DIST = Param(
     "Input",
     "choice",
     "heterogeneous features",
-    options=(
-        "heterogeneous features",
-        "heterogeneous samples",
-        "standard normal",
-        "outlier feature",
-        "near-constant row",
-        "constant row",
-    ),
+    options={  # drawn by lnviz.maths.data.make_activations
+        "heterogeneous features": "Each feature has its own mean and scale, the same for every sample: "
+        "BN removes these differences; LN, which normalizes across the features, keeps them.",
+        "heterogeneous samples": "Each sample has its own offset and scale across all its features: "
+        "LN removes these differences; BN, which normalizes across the samples, keeps them.",
+        "standard normal": "Every entry drawn from N(0, 1): the true mean and variance are 0 and 1, so x̂ differs "
+        "from x only by each norm's estimation error, which grows as B (BN) or H (LN) shrinks.",
+        "outlier feature": "Feature 1 is 25·(1 + |z|), at least 25 and about 45 on average, while the others are "
+        "standard normal (mean 0, σ = 1). With up to a few dozen features it dominates every sample's LN statistics.",
+        "near-constant row": "Sample 0 is almost constant (σ ≈ 0.001, so σ² ≈ 1e-6, below the default ε = 1e-5): "
+        "ε decides its output.",
+        "constant row": "Sample 0 is exactly constant (σ = 0): with ε = 0 its LN output is 0/0.",
+    },
     help="What kind of activations x holds.",
     widget="select",
 )
@@ -162,6 +139,7 @@ OUTPUT = Param(
     "(LN) or column (BN): about 1 when ε ≪ σ².",
     widget="radio",
     old_keys=("stage",),  # its name until the stage (the picture of x and both outputs) took the word
+    old_until=3,  # renamed while links carried v: a link naming it is not therefore of version 1
 )
 VIEW = Param(
     "view",
@@ -199,7 +177,11 @@ PERTURB = Param(
     "Perturbation",
     "choice",
     "outlier",
-    options=("outlier", "scale", "shift"),
+    options={  # made by lnviz.labs.coupling.perturb
+        "outlier": "row i is replaced by a·u, a fresh standard-normal row u scaled by a",
+        "scale": "row i is multiplied by a",
+        "shift": "a is added to every feature of row i",
+    },
     help="How row i is changed.",
     widget="radio",
 )
@@ -241,7 +223,14 @@ TASK = Param(
     "Task",
     "choice",
     "spirals",
-    options=("spirals", "adding"),
+    options={  # lnviz.labs.training.tasks
+        "spirals": "An MLP (2 → 64 → 64 → 2, ReLU, a norm before each ReLU) sorts points of two interleaved spirals.",
+        "adding": "A recurrent network (32 tanh units, the norm inside the recurrence) reads 5 to 15 pairs "
+        "(number, marker) and outputs the sum of the two marked numbers: the adding problem. Its BN normalizes "
+        "each step's summed inputs over the batch at that step, finished sequences included, and keeps one set "
+        "of running statistics for all 15 steps, updated at every step. Held-out evaluation uses that one set at "
+        "every step. This is the simple baseline, not per-step recurrent BN (Cooijmans et al. 2016).",
+    },
     help="Which synthetic problem to train on.",
     widget="radio",
 )
@@ -406,35 +395,3 @@ OFFSET = Param(
     help="Added to every x (spread stays 1): the larger it is, the more E[x²] − E[x]² cancels.",
     widget="select_slider",
 )
-
-
-class Controls:
-    """The controls of one page, by key: ``COUPLING.batch`` is the batch control as that page draws it."""
-
-    def __init__(self, *params: Param) -> None:
-        self._params = {p.key: p for p in params}
-        if len(self._params) != len(params):
-            raise ValueError("a page lists the same control twice")
-
-    def __getattr__(self, key: str) -> Param:
-        try:
-            return self.__dict__["_params"][key]
-        except KeyError:
-            raise AttributeError(key) from None
-
-    def __iter__(self):
-        return iter(self._params.values())
-
-    def __len__(self) -> int:
-        return len(self._params)
-
-    def __getitem__(self, key: str) -> Param:
-        return self._params[key]
-
-    def keys(self) -> list[str]:
-        return list(self._params)
-
-
-def defaults(controls: Controls) -> dict[str, Any]:
-    """Every control's default value, by key."""
-    return {p.key: p.default for p in controls}

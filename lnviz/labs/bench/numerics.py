@@ -33,8 +33,9 @@ from lnviz.figures import plot, theme
 from lnviz.maths import norms
 from lnviz.maths.data import make_activations
 from lnviz.text import format_number
+from lnviz.views.state import OFFSET
 
-OFFSETS = (0.0, 1.0, 10.0, 100.0, 1e3, 1e4, 1e5, 1e6)
+OFFSETS = OFFSET.options  # the Mean offset control's: 0, then 1 to 1e6 by decades
 METHODS = ("single-pass", "two-pass", "Welford")
 # Not LN's or BN's colours, which mean those norms everywhere else. Two-pass and Welford often coincide,
 # so each line has its own dash and marker too.

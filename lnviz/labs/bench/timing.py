@@ -31,9 +31,9 @@ from lnviz.labs.bench.kernels import (
     torch_dtype,
 )
 from lnviz.maths.device import synchronize, timed
-from lnviz.views.state import THREADS
+from lnviz.views.state import DTYPE, THREADS
 
-SWEEP_DTYPES = ("float32", "float16", "bfloat16")
+SWEEP_DTYPES = DTYPE.options  # the dtype control's: float32, float16, bfloat16
 # 1023 is not a multiple of 4: its rows are not 16-byte aligned and end in a scalar tail, another path
 # through PyTorch's vectorised kernels.
 SWEEP_FEATURES = (256, 512, 1023, 1024, 2048, 4096, 8192, 16384)

@@ -1,6 +1,7 @@
 """The main explorer's computation: LN and BN of one grid x (B, H), side by side.
 
-:func:`explore` runs both norms in torch on x's device and times them. PyTorch
+:func:`normalize` runs both norms in torch on x's device and times them, before γ and β;
+:func:`with_affine` applies the controls' γ and β, the cheap step redone when they move. PyTorch
 refuses BN in training mode for a batch of one (its output would be β for ε > 0); the
 result then carries the reason in words instead of a BN result, so the page
 can explain it.
@@ -50,15 +51,6 @@ class Affine:
         return self.bias if self.b is None else self.bias + self.b
 
 
-def _split(value: Tensor | float, control: float, factor: Tensor | None) -> tuple[float, Tensor | None]:
-    """A control's value and its per-feature part; a tensor given as the control is that part, the control 1 or 0."""
-    if isinstance(value, Tensor):
-        if factor is not None:
-            raise ValueError("with_affine: give either a tensor γ, β or a control's value with its g, b")
-        return control, value
-    return float(value), factor
-
-
 @dataclass(frozen=True)
 class Exploration:
     """LN and BN of the same x (B, H), with how long torch took and where, and the γ, β they applied."""
@@ -79,7 +71,7 @@ def normalize(x: Tensor, eps: float = 1e-5) -> Exploration:
     Runs on ``x.device``; the wall time is synchronised on a GPU.
     """
     if x.dim() != 2:
-        raise ValueError(f"explore: x must have shape (B, H), got {tuple(x.shape)}")
+        raise ValueError(f"normalize: x must have shape (B, H), got {tuple(x.shape)}")
     dev = x.device
 
     def both() -> tuple[NormResult, NormResult | None, str | None]:
@@ -97,7 +89,7 @@ def generated(
 ) -> Exploration:
     """Both norms, before γ and β, of the generated x (B, H) that these controls name, on ``device_type``.
 
-    ``draw`` is how x is drawn from the seed (:data:`lnviz.maths.data.DRAWS`).
+    ``draw`` is how x is drawn from the seed (the Draw control, :data:`lnviz.views.state.DRAW`).
 
     What the explorer and the walkthrough cache and share between sessions
     (never mutated): moving γ or β redoes only the elementwise affine step.
@@ -108,38 +100,23 @@ def generated(
 
 
 def with_affine(
-    result: Exploration,
-    gain: Tensor | float = 1.0,
-    bias: Tensor | float = 0.0,
-    g: Tensor | None = None,
-    b: Tensor | None = None,
+    result: Exploration, gain: float = 1.0, bias: float = 0.0, g: Tensor | None = None, b: Tensor | None = None
 ) -> Exploration:
     """Both norms' y = γ x̂ + β for γ = gain·g and β = bias + b, reusing the statistics; the time includes this step.
 
     ``gain`` and ``bias`` are the controls' values and ``g``, ``b`` the (H,)
-    per-feature parts (None: γ, β are the scalars). A tensor ``gain`` or
-    ``bias`` (H,) is γ or β itself. The result carries them as its
-    :class:`Affine`.
+    per-feature parts (:func:`lnviz.maths.data.random_affine`; None: γ, β are
+    the scalars). The result carries them as its :class:`Affine`.
     """
-    (gain, g), (bias, b) = _split(gain, 1.0, g), _split(bias, 0.0, b)
-    affine = Affine(gain, bias, g, b)
+    affine = Affine(float(gain), float(bias), g, b)
     gamma, beta = affine.gamma, affine.beta
 
     def both() -> tuple[NormResult, NormResult | None]:
-        bn = None if result.bn is None else norms.with_affine(result.bn, gamma, beta)
-        return norms.with_affine(result.ln, gamma, beta), bn
+        bn = None if result.bn is None else norms.apply_affine(result.bn, gamma, beta)
+        return norms.apply_affine(result.ln, gamma, beta), bn
 
     (ln, bn), seconds = devices.timed(both, result.device)
     return replace(result, ln=ln, bn=bn, seconds=result.seconds + seconds, affine=affine)
-
-
-def explore(x: Tensor, gain: Tensor | float = 1.0, bias: Tensor | float = 0.0, eps: float = 1e-5) -> Exploration:
-    """LN and BN of x (B, H) with γ = ``gain`` and β = ``bias`` (scalars, or (H,) tensors: γ and β themselves), timed.
-
-    The same as :func:`normalize` followed by :func:`with_affine`; a page that
-    caches the first redoes only the cheap affine step when γ or β move.
-    """
-    return with_affine(normalize(x, eps), gain, bias)
 
 
 def window(

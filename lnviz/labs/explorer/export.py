@@ -18,6 +18,7 @@ import torch
 from torch import Tensor
 
 from lnviz.maths import data
+from lnviz.views import state
 
 
 def _matrix(t: Tensor, name: str) -> Tensor:
@@ -150,8 +151,8 @@ def script(
     ``weight`` and ``bias`` are the script's results.
     """
     _check(dist, batch, features, gain, bias, eps)
-    if draw not in data.DRAWS:
-        raise ValueError(f"script: unknown draw {draw!r}; choose one of {list(data.DRAWS)}")
+    if draw not in state.DRAW.options:
+        raise ValueError(f"script: unknown draw {draw!r}; choose one of {list(state.DRAW.options)}")
     gain, bias, eps = float(gain), float(bias), float(eps)
     lines = [
         f'"""LayerNorm vs BatchNorm on "{dist}" activations, as the app shows them, in plain PyTorch."""',
@@ -178,8 +179,8 @@ DRAW = "dtype=torch.float64"  # every draw of the script, as lnviz.maths.data dr
 
 def _check(dist: str, batch: int, features: int, gain: float, bias: float, eps: float) -> None:
     """Refuse what the script could not reproduce, in words."""
-    if dist not in data.DISTS:
-        raise ValueError(f"script: unknown dist {dist!r}; choose one of {list(data.DISTS)}")
+    if dist not in state.DIST.options:
+        raise ValueError(f"script: unknown dist {dist!r}; choose one of {list(state.DIST.options)}")
     if batch < 1 or features < 1:
         raise ValueError(f"script: batch and features must be >= 1, got ({batch}, {features})")
     for name, value in (("gain", gain), ("bias", bias), ("eps", eps)):

@@ -20,20 +20,14 @@ from torch import Tensor, nn
 
 from lnviz.maths import norms
 from lnviz.maths.data import generator
+from lnviz.views.state import LAYER, TASK, VARIANT
 
-VARIANTS = ("none", "BN", "LN", "RMSNorm")
+VARIANTS = VARIANT.options  # ("none", "BN", "LN", "RMSNorm"): the Model control's, in the race's order
 
-TASKS: dict[str, str] = {
-    "spirals": "An MLP (2 → 64 → 64 → 2, ReLU, a norm before each ReLU) sorts points of two interleaved spirals.",
-    "adding": "A recurrent network (32 tanh units, the norm inside the recurrence) reads 5 to 15 pairs "
-    "(number, marker) and outputs the sum of the two marked numbers: the adding problem. Its BN normalizes each "
-    "step's summed inputs over the batch at that step, finished sequences included, and keeps one set of running "
-    "statistics for all 15 steps, updated at every step. Held-out evaluation uses that one set at every step. This "
-    "is the simple baseline, not per-step recurrent BN (Cooijmans et al. 2016).",
-}
+TASKS: dict[str, str] = dict(TASK.meanings)  # what each task is, as the state table says
 
 SPIRAL_HIDDEN = 64
-SPIRAL_LAYERS = 2
+SPIRAL_LAYERS = LAYER.hi  # the spirals MLP's norm layers: as many as the Normalized layer control offers
 SPIRAL_NOISE = 0.05
 ADDING_HIDDEN = 32
 SHORTEST, LONGEST = 5, 15

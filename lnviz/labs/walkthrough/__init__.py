@@ -34,10 +34,11 @@ from torch import Tensor
 from lnviz.labs import caveats
 from lnviz.labs.explorer.explain import num, term
 from lnviz.labs.walkthrough.text import INTRO, OUTRO, OUTRO_ONE, TITLES, texts, variance_notes
-from lnviz.maths.norms import Affine, NormResult, batch_norm, layer_norm
+from lnviz.maths.norms import AffineValue, NormResult, batch_norm, layer_norm
+from lnviz.views.state import STEP
 
 PHASES = ("input", "mean", "centred", "variance", "normalized", "affine")
-N_STEPS = 2 * len(PHASES)  # LN's six steps, then BN's
+N_STEPS = STEP.hi  # the Step control's range: LN's six steps (PHASES), then BN's
 SHOWN = 4  # a vector longer than this is written with its first two and last entries only
 
 
@@ -249,7 +250,7 @@ def _single_sample_line(x: Tensor, feature: int, gain: float, bias: float, eps: 
 
 
 def steps(
-    x: Tensor, gain: Affine = 1.0, bias: Affine = 0.0, eps: float = 1e-5, sample: int = 0, feature: int = 0
+    x: Tensor, gain: AffineValue = 1.0, bias: AffineValue = 0.0, eps: float = 1e-5, sample: int = 0, feature: int = 0
 ) -> tuple[Step, ...]:
     """The walkthrough's twelve steps: LN along row ``sample``, then BN down column ``feature``.
 
