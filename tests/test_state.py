@@ -97,7 +97,7 @@ def test_each_option_the_table_offers_runs_in_its_lab():
     for dtype in state.DTYPE.options:
         inputs = bench.make_inputs(4, 8, bench.torch_dtype(dtype), torch.device("cpu"))
         assert inputs.x.dtype == bench.torch_dtype(dtype), dtype
-    curve = numerics.variance_curve(state.OFFSET.options, rows=2, hidden=8)
+    curve = numerics.variance_curve(state.OFFSET.options, batch=2, features=8)
     assert curve.offsets == state.OFFSET.options and all(
         len(e) == len(curve.offsets) for e in curve.median_error.values()
     )
