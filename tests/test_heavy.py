@@ -109,7 +109,7 @@ def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(m
         monkeypatch.setenv("LNVIZ_LIMITS", "off")
     else:
         monkeypatch.delenv("LNVIZ_LIMITS", raising=False)
-    built = (limits.current, own_data.store, own_data.share_quota, kit.results)
+    built = (limits.current, own_data.store, own_data.share_quota, kit.results, shared_store._process_store)
     for cached in built:
         cached.cache_clear()
     monkeypatch.setattr(shared_store, "_store", None)

@@ -4,20 +4,24 @@ process's memory. The class poll keeps its rooms in it, and a link to your own d
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 
 from lnviz.serving import limits
 from lnviz.serving.store import Caps, RedisStore, Store, from_env
 
-_store: Store | None = None
+_store: Store | None = None  # a test's store, in place of the process's
+
+
+@functools.cache
+def _process_store() -> Store:
+    """This process's store, made on first use from the environment, within this process's limits."""
+    return from_env(os.environ, **dataclasses.asdict(Caps.of(limits.current())))
 
 
 def store() -> Store:
-    """This process's store, made on first use from the environment, within this process's limits."""
-    global _store
-    if _store is None:
-        _store = from_env(os.environ, **dataclasses.asdict(Caps.of(limits.current())))
-    return _store
+    """The store: this process's (:func:`_process_store`), or the one a test put in ``_store``."""
+    return _store if _store is not None else _process_store()
 
 
 def shared() -> bool:
