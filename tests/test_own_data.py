@@ -275,7 +275,7 @@ def test_an_unknown_id_is_said_plainly_and_never_echoed():
 def test_bytes_under_an_id_that_are_not_its_grid_are_not_shown(fresh_shared_store):
     stored = own_share.to_bytes(np.ones((2, 3)))
     key = "0123456789abcdef0123456789abcdef"  # not the hash of those bytes' grid
-    fresh_shared_store.put_blob(f"own:{key}", stored, "someone", own_share.QUOTA_BYTES)
+    fresh_shared_store.put_blob(f"own:{key}", stored)
     at = run_page(PAGE, {own_data.OWN_PARAM: key})
     assert_no_exception(at)
     assert [w for w in at.warning if "gone" in w.value]
@@ -297,6 +297,9 @@ class DownStore(MemoryStore):
     """A shared store that can't be reached."""
 
     def put_blob(self, *args):
+        raise StoreDown("connection refused")
+
+    def renew_blob(self, *args):
         raise StoreDown("connection refused")
 
     def get_blob(self, *args):

@@ -147,5 +147,5 @@ def test_bytes_under_an_id_that_are_not_its_grid_are_not_loaded():
     store = MemoryStore()
     x = grid(2, 3)
     other = content_id(grid(2, 3, seed=1))
-    store.put_blob(f"own:{other}", own_share.to_bytes(x), "v", own_share.QUOTA_BYTES)
+    store.put_blob(f"own:{other}", own_share.to_bytes(x))
     assert own_share.load(store, other) is None

@@ -258,14 +258,25 @@ def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_hol
     assert store.count(room.code, 0, 1) == 6
 
 
-def test_blobs_are_kept_by_key_within_a_clients_quota_and_a_second_store_of_the_same_key_is_free(store):
+def test_blobs_are_kept_by_key_and_only_a_key_that_is_held_can_be_renewed(store):
     assert store.get_blob("abc") is None
-    assert store.put_blob("abc", b"x" * 60, "ann", quota=100)
+    assert not store.renew_blob("abc")  # nothing to renew: not stored by the renewal either
+    assert store.get_blob("abc") is None
+    store.put_blob("abc", b"x" * 60)
     assert store.get_blob("abc") == b"x" * 60
-    assert store.put_blob("abc", b"x" * 60, "ann", quota=100)  # the same content again costs nothing
-    assert not store.put_blob("def", b"y" * 60, "ann", quota=100)  # 120 > 100
-    assert store.get_blob("def") is None
-    assert store.put_blob("def", b"y" * 60, "bob", quota=100)  # another client's quota
+    assert store.renew_blob("abc") and store.get_blob("abc") == b"x" * 60
+
+
+def test_a_renewed_memory_blob_lives_another_blob_ttl():
+    now = [0.0]
+    store = MemoryStore(clock=lambda: now[0], blob_ttl_s=100)
+    store.put_blob("k", b"data")
+    now[0] = 90
+    assert store.renew_blob("k")
+    now[0] = 180  # 180 s after it was stored, 90 after the renewal
+    assert store.get_blob("k") == b"data"
+    now[0] = 191
+    assert store.get_blob("k") is None and not store.renew_blob("k")
 
 
 def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
@@ -285,11 +296,11 @@ def test_redis_keys_carry_a_time_to_live(redis_server):
     store = RedisStore(redis_server.url, prefix="ttl:")
     room, _ = poll.open_room(store, QUESTIONS, client="ann", address="10.0.0.1")
     store.vote(room.code, "ann", 0, 1, "1", client="ann", address="10.0.0.1")
-    store.put_blob("k", b"data", "ann", quota=100)
+    store.put_blob("k", b"data")
     client = store._redis
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
-    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob, quota
-    assert len(client.keys("ttl:*")) == 9
+    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob
+    assert len(client.keys("ttl:*")) == 8
     assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
     assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
     assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl("ttl:opened:a:10.0.0.1") > 0
@@ -324,7 +335,7 @@ def test_a_stores_caps_are_todays_numbers_unless_given_and_a_misspelt_one_is_ref
     assert Caps() == MemoryStore().caps
     today = {"idle_s": 6 * 3600, "max_voters": 2000, "voters_per_client": 5, "voters_per_address": 500}
     today |= {"rooms_per_client": 10, "rooms_per_address": 60, "max_rooms": 10_000, "open_window_s": 3600}
-    today |= {"rate_votes": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600, "quota_window_s": 3600}
+    today |= {"rate_votes": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600}
     assert {name: getattr(Caps(), name) for name in today} == today
     assert MemoryStore(max_voters=3).caps == Caps(max_voters=3)
     with pytest.raises(TypeError):
@@ -349,15 +360,14 @@ def test_a_store_with_a_small_rate_floods_past_it_and_a_small_voters_per_client_
 
 
 def test_redis_keys_live_as_long_as_the_stores_caps_say(redis_server):
-    caps = {"idle_s": 500, "rate_window_s": 40, "open_window_s": 300, "blob_ttl_s": 700, "quota_window_s": 200}
+    caps = {"idle_s": 500, "rate_window_s": 40, "open_window_s": 300, "blob_ttl_s": 700}
     store = RedisStore(redis_server.url, prefix="caps:", **caps)
     room, secret = poll.open_room(store, QUESTIONS, client="ann")
     store.vote(room.code, "ann", 0, 1, "1", client="ann")
-    store.put_blob("k", b"data", "ann", quota=100)
+    store.put_blob("k", b"data")
     r = store._redis
     expected = {f"caps:room:{room.code}": 500, f"caps:votes:{room.code}:0:1": 500, f"caps:rate:{room.code}:ann": 40}
     expected |= {f"caps:seen:{room.code}:c:ann": 500, "caps:opened:c:ann": 300, "caps:blob:k": 700}
-    expected |= {"caps:quota:ann": 200}
     assert {key: r.ttl(key) for key in expected} == pytest.approx(expected, abs=2)
     r.expire(f"caps:room:{room.code}", 5)
     press(store, room.code, secret, "reveal")  # a presenter's action renews the room for idle_s

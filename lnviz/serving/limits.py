@@ -83,7 +83,7 @@ class Limits:
     rooms_per_address: int = 60  # rooms one address may open per open window: a campus behind one NAT address
     open_window_s: float = 3600.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
-    quota_window_s: float = 3600.0  # the window of the store's byte quotas (shared_bytes_per_client)
+    quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024

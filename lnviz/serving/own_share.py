@@ -38,8 +38,6 @@ MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which
 MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
 QUOTA_BYTES = Limits.shared_bytes_per_client  # a client's grids stored per window: eight of the largest
 QUOTA_WINDOW_S = int(Limits.quota_window_s)
-_RENEW_ONLY = 0  # put_blob's own quota: store only a grid held already (renewing it)
-_UNCOUNTED = 2**62  # put_blob's own quota: none, the Quota has counted
 TTL_S = BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
 
@@ -104,11 +102,11 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
     be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
-    if store.put_blob(key, data, client, _RENEW_ONLY):
+    if store.renew_blob(key):  # held already, by anyone: free
         return grid_id
     if not quota.hit(client, len(data)):
         return None
-    store.put_blob(key, data, client, _UNCOUNTED)
+    store.put_blob(key, data)
     return grid_id
 
 

@@ -13,8 +13,8 @@ Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:
 voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in the last ``rate_window_s``),
 ``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
 the room), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
-``open_window_s``), ``blob:{id}`` (bytes: a grid shared by a link) and ``quota:{client}`` (a counter: bytes a
-client, a browser, stored in the last ``quota_window_s``).
+``open_window_s``) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
+:class:`lnviz.serving.quota.Quota`, under ``LIMITS:``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from typing import Protocol
 
 from lnviz.serving import poll
@@ -30,7 +30,6 @@ from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
-QUOTA_WINDOW_S = int(Limits.quota_window_s)  # the bytes a client stored count against its quota for this long
 
 
 @dataclass(frozen=True)
@@ -49,23 +48,12 @@ class Caps:
     rooms_per_address: int = poll.ROOMS_PER_ADDRESS
     max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
     blob_ttl_s: int = BLOB_TTL_S
-    quota_window_s: int = QUOTA_WINDOW_S
 
     @classmethod
     def of(cls, limits: Limits) -> Caps:
-        """The caps ``limits`` sets (:func:`lnviz.serving.limits.current`: ``LNVIZ_LIMITS=off`` lifts them too)."""
-        return cls(
-            rate_votes=limits.votes_per_rate_window,
-            rate_window_s=int(limits.rate_window_s),
-            max_voters=limits.max_voters,
-            voters_per_client=limits.voters_per_client,
-            voters_per_address=limits.voters_per_address,
-            rooms_per_client=limits.rooms_per_client,
-            open_window_s=int(limits.open_window_s),
-            rooms_per_address=limits.rooms_per_address,
-            max_rooms=limits.max_rooms,
-            quota_window_s=int(limits.quota_window_s),
-        )
+        """The caps ``limits`` sets, each its field of the same name (``LNVIZ_LIMITS=off`` lifts them too)."""
+        named = {f.name: "votes_per_rate_window" if f.name == "rate_votes" else f.name for f in fields(cls)}
+        return cls(**{cap: int(getattr(limits, name)) for cap, name in named.items() if hasattr(limits, name)})
 
 
 class StoreDown(RuntimeError):
@@ -108,9 +96,12 @@ class Store(Protocol):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         """``voter``'s answer in a round, or None."""
 
-    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
-        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False if ``client`` (a browser) has stored ``quota`` bytes in
-        the last ``quota_window_s`` already. Storing a key again renews it and costs nothing."""
+    def put_blob(self, key: str, data: bytes) -> None:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s`` (what a client may store is counted by its caller, a
+        :class:`~lnviz.serving.quota.Quota`)."""
+
+    def renew_blob(self, key: str) -> bool:
+        """Keep the bytes under ``key`` another ``blob_ttl_s``; False if there are none."""
 
     def get_blob(self, key: str) -> bytes | None:
         """The bytes under ``key``, or None once expired or never stored."""
@@ -233,16 +224,16 @@ class MemoryStore:
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         return self.votes(code, index, round).get(voter)
 
-    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
+    def put_blob(self, key: str, data: bytes) -> None:
         with self._lock:
-            if self._get(f"blob:{key}") is None:
-                used = self._get(f"quota:{client}")
-                used = used if isinstance(used, int) else 0
-                if used + len(data) > quota:
-                    return False
-                self._set(f"quota:{client}", used + len(data), self.caps.quota_window_s)
             self._set(f"blob:{key}", bytes(data), self.caps.blob_ttl_s)
-            return True
+
+    def renew_blob(self, key: str) -> bool:
+        with self._lock:
+            found = self._get(f"blob:{key}")
+            if found is not None:
+                self._set(f"blob:{key}", found, self.caps.blob_ttl_s)
+            return found is not None
 
     def get_blob(self, key: str) -> bytes | None:
         with self._lock:
@@ -308,17 +299,6 @@ for i = 2, n - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
 redis.call('EXPIRE', KEYS[1], ARGV[n])
 return 1
 """
-# Store a blob if the client's quota allows. KEYS: blob, quota. ARGV: data, size, quota, blob ttl, quota window.
-_BLOB_LUA = """
-if redis.call('EXISTS', KEYS[1]) == 0 then
-  local used = tonumber(redis.call('GET', KEYS[2]) or '0')
-  if used + tonumber(ARGV[2]) > tonumber(ARGV[3]) then return 0 end
-  redis.call('INCRBY', KEYS[2], ARGV[2])
-  if redis.call('TTL', KEYS[2]) < 0 then redis.call('EXPIRE', KEYS[2], ARGV[5]) end
-end
-redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[4])
-return 1
-"""
 
 
 class RedisStore:
@@ -340,7 +320,6 @@ class RedisStore:
         self._create = self._redis.register_script(_CREATE_LUA)
         self._vote = self._redis.register_script(_VOTE_LUA)
         self._act = self._redis.register_script(_ACT_LUA)
-        self._blob = self._redis.register_script(_BLOB_LUA)
 
     def _call(self, fn: Callable[[], object]) -> object:
         try:
@@ -396,10 +375,11 @@ class RedisStore:
         found = self._call(lambda: self._redis.hget(f"{self._p}votes:{code}:{index}:{round}", voter))
         return found.decode() if isinstance(found, bytes) else None
 
-    def put_blob(self, key: str, data: bytes, client: str, quota: int) -> bool:
-        keys = [f"{self._p}blob:{key}", f"{self._p}quota:{client}"]
-        args = [data, len(data), quota, self.caps.blob_ttl_s, self.caps.quota_window_s]
-        return bool(self._call(lambda: self._blob(keys=keys, args=args)))
+    def put_blob(self, key: str, data: bytes) -> None:
+        self._call(lambda: self._redis.set(f"{self._p}blob:{key}", data, ex=self.caps.blob_ttl_s))
+
+    def renew_blob(self, key: str) -> bool:
+        return bool(self._call(lambda: self._redis.expire(f"{self._p}blob:{key}", self.caps.blob_ttl_s)))
 
     def get_blob(self, key: str) -> bytes | None:
         found = self._call(lambda: self._redis.get(f"{self._p}blob:{key}"))
