@@ -13,12 +13,12 @@ from typing import Any  # noqa: E402
 import torch  # noqa: E402
 
 from lnviz.labs import explorer  # noqa: E402
-from lnviz.labs.explorer import Exploration, figures, stage, text  # noqa: E402
+from lnviz.labs.explorer import Exploration, stage, text  # noqa: E402
 from lnviz.maths import data, device  # noqa: E402
 from ui import own_data  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import normalization_controls  # noqa: E402
-from ui.details import Inputs, Shown, cell, distributions, downloads, numbers  # noqa: E402
+from ui.details import Inputs, Shown, cell, charts, distributions, downloads, numbers  # noqa: E402
 
 
 def input_section() -> tuple[Inputs, Any]:
@@ -58,7 +58,8 @@ def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
 
 def the_stage(shown: Shown) -> None:
     """x and both outputs, live: a window of the grid around the chosen cell, and what a change of B or H kept."""
-    inputs, (batch, features) = shown.inputs, (shown.inputs.batch, shown.inputs.features)
+    inputs = shown.inputs
+    batch, features = inputs.batch, inputs.features
     rows, cols = stage.window(batch, features, *shown.cell)
     same = ("explorer", inputs.dist, inputs.seed, inputs.draw, inputs.own and inputs.own.id, shown.norm)
     note = live.resized(same, shown.result)
@@ -86,38 +87,17 @@ def badges(inputs: Inputs, result: Exploration) -> None:
 def warnings(shown: Shown, kind: str) -> None:
     """Say when the view's heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
     batch, features, rows, cols = shown.inputs.batch, shown.inputs.features, shown.rows, shown.cols
-    if kind in WINDOWED and (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
+    if kind in SHOWS_OUTPUTS and (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         what = "heatmaps" if kind == "charts" else "tables"
         st.info(text.details_window(what, batch, features, rows, cols), icon=":material/zoom_in:")
     if bad := explorer.degenerate(shown.result):
         st.warning(text.zero_over_zero(bad), icon=":material/warning:")
 
 
-def _pick_from_chart() -> None:
-    """A cell clicked on the charts view's heatmap of x: the same pick as a click on the stage."""
-    points = st.session_state["grid_chart"].selection.points
-    cells = [p for p in points if p.get("curve_number") == 1]  # fig_grid's cell picker
-    if cells:
-        live.pick(cells[0]["y"], cells[0]["x"])
-
-
-def charts(page: Page, shown: Shown) -> None:
-    """The input with each norm's statistics, and the two outputs."""
-    (batch, features), output = (shown.inputs.batch, shown.inputs.features), shown.output
-    st.subheader("The input x, with each norm's statistics")
-    page.say(text.CHARTS_INPUT)
-    alt = f"Heatmap of x ({batch} × {features}) with LN's μ and σ per row and BN's per column."
-    fig = figures.fig_grid(shown.result, shown.rows, shown.cols, shown.cell)
-    page.chart(fig, key="grid_chart", alt=alt, on_select=_pick_from_chart, selection_mode="points")
-    st.subheader("The outputs: LN normalizes each row, BN each column")
-    alt = f"Heatmaps of LN's and BN's {output}, side by side: LN's rows and BN's columns each normalized."
-    page.chart(figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output), "outputs_chart", alt)
-
-
 # The views of the details, by the value of the view control (lnviz.views.state.VIEW): one is computed, sent and
-# drawn. WINDOWED: those that draw the outputs (as y or as x̂), in a window of a large grid.
+# drawn. SHOWS_OUTPUTS: those that draw the outputs (as y or as x̂), in a window of a large grid.
 VIEWS = {"cell": cell, "charts": charts, "distributions": distributions, "numbers": numbers, "downloads": downloads}
-WINDOWED = ("charts", "numbers")
+SHOWS_OUTPUTS = ("charts", "numbers")
 
 
 def pickers(inputs: Inputs) -> tuple[str, tuple[int, int], str | None]:
@@ -126,7 +106,7 @@ def pickers(inputs: Inputs) -> tuple[str, tuple[int, int], str | None]:
     pick_i, pick_j, pick_output = st.columns(3)
     i = page.index("sample", inputs.batch, where=pick_i)
     j = page.index("feature", inputs.features, where=pick_j)
-    output = page.control("output", where=pick_output, horizontal=True) if kind in WINDOWED else None
+    output = page.control("output", where=pick_output, horizontal=True) if kind in SHOWS_OUTPUTS else None
     return kind, (i, j), output
 
 

@@ -1,5 +1,6 @@
-"""The explorer's details, the views that need no callback of the page: the chosen cell's formulas, the
-grid as tables, the chosen row against the chosen column, and the downloads; and what they are drawn from.
+"""The explorer's details: the chosen cell's formulas, the input and outputs as heatmaps (a click on x picks a
+cell, as on the stage), the grid as tables, the chosen row against the chosen column, and the downloads; and what
+they are drawn from.
 
 Each view is ``view(page, shown)``; x is (B, H), samples by features.
 """
@@ -14,6 +15,7 @@ import torch
 import ui.downloads
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration, explain, export, figures, text
+from ui import stage as live
 from ui.controls import Normalization
 from ui.own_data import OwnData
 from ui.page import Page
@@ -103,3 +105,24 @@ def downloads(page: Page, shown: Shown) -> None:
         return
     args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps)
     ui.downloads.buttons(arrays, export.script(*args, inputs.draw))
+
+
+def _pick_from_chart() -> None:
+    """A cell clicked on the charts view's heatmap of x: the same pick as a click on the stage."""
+    points = st.session_state["grid_chart"].selection.points
+    cells = [p for p in points if p.get("curve_number") == 1]  # fig_grid's cell picker
+    if cells:
+        live.pick(cells[0]["y"], cells[0]["x"])
+
+
+def charts(page: Page, shown: Shown) -> None:
+    """The input with each norm's statistics, and the two outputs."""
+    (batch, features), output = (shown.inputs.batch, shown.inputs.features), shown.output
+    st.subheader("The input x, with each norm's statistics")
+    page.say(text.CHARTS_INPUT)
+    alt = f"Heatmap of x ({batch} × {features}) with LN's μ and σ per row and BN's per column."
+    fig = figures.fig_grid(shown.result, shown.rows, shown.cols, shown.cell)
+    page.chart(fig, key="grid_chart", alt=alt, on_select=_pick_from_chart, selection_mode="points")
+    st.subheader("The outputs: LN normalizes each row, BN each column")
+    alt = f"Heatmaps of LN's and BN's {output}, side by side: LN's rows and BN's columns each normalized."
+    page.chart(figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output), "outputs_chart", alt)
