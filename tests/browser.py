@@ -11,9 +11,10 @@ marks its tests::
         assert not app.exceptions() and not app.errors
         charts = app.charts()  # each chart's traces, with x, y, z as lists
 
-- ``app_server`` (session): ``streamlit run app.py`` on a free port, up and
-  healthy; its value is the base URL. ``app_process`` is the same server as an
-  :class:`AppProcess`, whose ``log_tail()`` helps a failure message.
+- ``app_server`` (session, from tests/conftest.py): the one default server,
+  ``streamlit run app.py`` on a free port, up and healthy; its value is the
+  base URL. ``app_process`` is the same server as an :class:`AppProcess`,
+  whose ``log_tail()`` helps a failure message.
 - ``browser`` (session): Debian's Chromium through Playwright; no browser is
   ever downloaded. ``browser_context`` (session) is its one context, which
   lets no request leave the machine.
@@ -56,7 +57,7 @@ from harness.chromium import (
     launch,
     local_context,
 )
-from harness.server import ROOT, AppProcess, serving
+from harness.server import ROOT
 
 __all__ = ["ROOT", "AppPage", "charts_json", "overlapping"]
 
@@ -136,19 +137,6 @@ def overlapping(texts: list[dict[str, Any]], min_px: float = 1.0) -> list[tuple[
 def charts_json(charts: list[dict[str, Any]]) -> str:
     """A canonical text of :meth:`AppPage.charts`, for exact comparisons (NaN included)."""
     return json.dumps(charts, sort_keys=True)
-
-
-@pytest.fixture(scope="session")
-def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
-    """The app served on a free port, healthy; stopped after the session."""
-    with serving(tmp_path_factory.mktemp("app_server") / "streamlit.log") as app:
-        yield app
-
-
-@pytest.fixture(scope="session")
-def app_server(app_process: AppProcess) -> str:
-    """The served app's base URL, such as ``http://127.0.0.1:40123``."""
-    return app_process.url
 
 
 @pytest.fixture(scope="session")
