@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness import nginx
 from harness.apptest import (  # noqa: F401  (what the tests import from here)
     WIDGETS,
     assert_no_exception,
@@ -15,6 +16,7 @@ from harness.apptest import (  # noqa: F401  (what the tests import from here)
     stage_data,
     stage_x,
 )
+from harness.replicas import Replicas, running_replicas
 from harness.server import ROOT, AppProcess, serving  # noqa: F401  (ROOT: what the tests import)
 
 pytest_plugins = ("browser",)
@@ -45,3 +47,14 @@ def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess
 def app_server(app_process: AppProcess) -> str:
     """The served app's base URL, such as ``http://127.0.0.1:40123``."""
     return app_process.url
+
+
+@pytest.fixture(scope="session")
+def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
+    """Replicas A and B sharing one real Redis, nginx's documented balancer in front of them and a door to each
+    (:mod:`harness.replicas`): the one such set of a session (each xdist worker has its own), shared by
+    test_replicas and test_shared_own_data; stopped after the session."""
+    if not nginx.executable().is_file():
+        pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
+    with running_replicas(tmp_path_factory.mktemp("replicas")) as running:
+        yield running

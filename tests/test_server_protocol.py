@@ -81,7 +81,7 @@ async def clear_cache_during_a_race(base: str) -> tuple[list[str], bool]:
         msg = BackMsg()
         msg.clear_cache = True
         await clearer.ws.send(msg.SerializeToString())
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # real time: the server handles the clearer's message before the next press
         await press_run(second)
         read = await until(second, lambda f: bool(alert_bodies(f)) or progressing(f), 60)
         told = [body for f in read for body in alert_bodies(f)]
