@@ -10,8 +10,8 @@ goes first, so both see the same machine load; the ratio of their medians is
 the headline, the absolute times are only as quiet as the machine.
 
 Each press is timed from its keydown to the settled page
-(:mod:`benchmarks.settle`), and split at the ``script_finished`` message that
-Chromium's network layer saw (:mod:`benchmarks.wire`).
+(:mod:`harness.settle`), and split at the ``script_finished`` message that
+Chromium's network layer saw (:mod:`harness.wire`).
 """
 
 from __future__ import annotations
@@ -26,10 +26,11 @@ from pathlib import Path
 from playwright.sync_api import sync_playwright
 
 from benchmarks import browser_work
-from benchmarks.settle import QUIET_MS, Settle
-from benchmarks.tabs import BARE_APP, MAIN_APP, SEED, Tab, enter, new_context, open_tab, press, stage_drawn
+from benchmarks.tabs import BARE_APP, GAIN, MAIN_APP, SEED, new_context
 from harness.chromium import LAPTOP, launch
 from harness.server import AppProcess, free_port, start_app, stop, wait_app
+from harness.settle import QUIET_MS, Settle
+from harness.tab import AppPage, open_tab
 from lnviz.views import links
 
 # The largest grid, in the view of the details that sends the most: the charts (heatmap windows of 64 × 64).
@@ -134,7 +135,7 @@ def measure(
         browser = launch(p)
         servers: list[AppProcess] = []
 
-        def cold_open(script: str, log: Path) -> tuple[AppProcess, Tab, Settle, ColdStart]:
+        def cold_open(script: str, log: Path) -> tuple[AppProcess, AppPage, Settle, ColdStart]:
             """Start ``script``'s server and open its first tab, timing the cold start."""
             t0 = time.time()
             server = start_app(free_port(), log, script)
@@ -143,7 +144,7 @@ def measure(
             healthy = time.time()
             tab, first = open_tab(context, server.url + "/")
             if script == MAIN_APP:
-                first = stage_drawn(tab, first)
+                first = tab.stage_drawn(first)
             return server, tab, first, ColdStart.of(t0, healthy, first)
 
         try:
@@ -155,21 +156,21 @@ def measure(
             bare_series = Series("bare page (one slider, one line)", bare.url + "/", bare_first)
             for tab in (main_tab, bare_tab):
                 for i in range(warmup):
-                    press(tab, _key(i))
+                    tab.press(_key(i), GAIN)
             for i in range(pairs):
                 order = ((main, main_tab), (bare_series, bare_tab))
                 for series, tab in order if i % 2 == 0 else order[::-1]:
-                    series.presses.append(press(tab, _key(i)))
+                    series.presses.append(tab.press(_key(i), GAIN))
             query = "&".join(f"{k}={v}" for k, v in BIG.items())
             big_tab, big_first = open_tab(context, f"{app.url}/?{query}")
             big = Series("explorer, B = H = 1024, charts view", big_tab.page.url, big_first)
             for i in range(warmup):
-                press(big_tab, _key(i))
+                big_tab.press(_key(i), GAIN)
             for i in range(big_presses):
-                big.presses.append(press(big_tab, _key(i)))
+                big.presses.append(big_tab.press(_key(i), GAIN))
             big_seed = Series("explorer, B = H = 1024, charts view, new seed (all data changes)", big_tab.page.url)
             for i in range(seed_changes):
-                big_seed.presses.append(enter(big_tab, SEED, str(i + 1)))
+                big_seed.presses.append(big_tab.enter(SEED, str(i + 1)))
             busy: dict[str, list[float]] = {"main": [], "bare": []}
             for i in range(traced):
                 for name, tab in (("main", main_tab), ("bare", bare_tab)):

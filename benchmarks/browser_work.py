@@ -24,8 +24,9 @@ from pathlib import Path
 import plotly
 from playwright.sync_api import Browser
 
-from benchmarks.tabs import Tab, press
+from benchmarks.tabs import GAIN
 from harness.chromium import local_context
+from harness.tab import AppPage
 
 PLOTLY_JS = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
 RENDERER_MAIN = "CrRendererMain"
@@ -49,12 +50,12 @@ def _busy_ms(trace: bytes) -> float:
     )
 
 
-def main_thread_ms(browser: Browser, tab: Tab, key: str) -> float:
+def main_thread_ms(browser: Browser, tab: AppPage, key: str) -> float:
     """Press ``key`` on ``tab``'s gain slider under a trace, until settled; the renderer's busy milliseconds."""
     # RunTask, the scheduler's top-level task, is only in the disabled-by-default category.
     browser.start_tracing(page=tab.page, categories=["devtools.timeline", "disabled-by-default-devtools.timeline"])
     try:
-        press(tab, key)
+        tab.press(key, GAIN)
     finally:
         trace = browser.stop_tracing()
     return _busy_ms(trace)

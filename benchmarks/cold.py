@@ -31,9 +31,10 @@ from pathlib import Path
 from playwright.sync_api import Browser, sync_playwright
 
 from benchmarks.browser_latency import ColdStart
-from benchmarks.tabs import BARE_APP, MAIN_APP, new_context, open_tab, stage_drawn
+from benchmarks.tabs import BARE_APP, MAIN_APP, new_context
 from harness.chromium import launch
 from harness.server import free_port, start_app, stop, wait_app
+from harness.tab import open_tab
 
 TARGET_RATIO = 1.5
 # (the server's cores, the browser's) as taskset -c takes them; None: every core.
@@ -78,7 +79,7 @@ def cold_start(browser: Browser, script: str, log: Path, cpus: str | None) -> Co
         try:
             tab, first = open_tab(context, server.url + "/")
             if script == MAIN_APP:
-                first = stage_drawn(tab, first)
+                first = tab.stage_drawn(first)
         finally:
             context.close()
     finally:

@@ -23,7 +23,7 @@ Two kinds of session:
   cores with twenty browsers. Latency: rerun request out to
   ``script_finished`` in.
 - ``browser``: a tab of one headless Chromium, pressing the real slider and
-  typing in the real seed box (:mod:`benchmarks.settle` defines the
+  typing in the real seed box (:mod:`harness.settle` defines the
   settle). Latency: key press to settled page. Twenty tabs need more CPU than
   a shared 2-core machine has; use it where the machine is quiet.
 
@@ -59,12 +59,21 @@ from benchmarks import attack, class_poll, crowd
 from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
-from benchmarks.settle import COUNTED_JS, DIAGNOSE_JS, INSTRUMENT_JS, QUIET_MS, SETTLED_JS, Settle, settle_from
 from benchmarks.stats import percentile
 from benchmarks.tabs import GAIN, MAIN_APP, SEED
-from benchmarks.wire import Wire
 from harness.chromium import CHARTS_JS, LAPTOP, decode_array, foreign_console_error, keep_local, launch
 from harness.server import free_port, start_app, wait_app
+from harness.settle import (
+    COUNTED_JS,
+    DIAGNOSE_JS,
+    INPUT_GRACE_MS,
+    INSTRUMENT_JS,
+    QUIET_MS,
+    SETTLED_JS,
+    Settle,
+    settle_from,
+)
+from harness.wire import Wire
 from harness.wsclient import Session
 
 SESSIONS = 20
@@ -175,7 +184,7 @@ class TabSession:
     async def _settled(self, kind: str, need_key: bool, since: int, timeout: float = ACTION_TIMEOUT) -> Action:
         try:
             handle = await self.page.wait_for_function(
-                SETTLED_JS, arg=[QUIET_MS, need_key], polling=100, timeout=timeout * 1000
+                SETTLED_JS, arg=[QUIET_MS, need_key, INPUT_GRACE_MS], polling=100, timeout=timeout * 1000
             )
         except PlaywrightTimeout:
             raise TimeoutError(f"not settled after {timeout:.0f} s: {await self.page.evaluate(DIAGNOSE_JS)}") from None

@@ -47,9 +47,11 @@ from pathlib import Path
 from playwright.sync_api import Browser, sync_playwright
 
 from benchmarks.stats import percentile
-from benchmarks.tabs import BARE_APP, GAIN, Tab, new_context, open_tab, press
-from harness.chromium import STAGE_ROOT_JS, launch
+from benchmarks.tabs import BARE_APP, GAIN, new_context
+from harness.chromium import launch
 from harness.server import free_port, start_app, stop, wait_app
+from harness.settle import STAGE_ROOT_JS
+from harness.tab import AppPage, open_tab
 from lnviz.labs import explorer
 from lnviz.labs.explorer import stage
 from lnviz.maths import data
@@ -152,7 +154,7 @@ def main_thread_cpu_ms(trace: bytes) -> float:
     return sum(e.get("tdur", e.get("dur", 0)) for e in tasks) / 1000
 
 
-def drag(browser: Browser, tab: Tab, moves: int) -> dict[str, float]:
+def drag(browser: Browser, tab: AppPage, moves: int) -> dict[str, float]:
     """Drag the stage's gain thumb back and forth ``moves`` times: latencies, CPU and messages sent meanwhile."""
     page = tab.page
     page.evaluate(DRAG_JS)
@@ -189,7 +191,7 @@ def drag(browser: Browser, tab: Tab, moves: int) -> dict[str, float]:
     }
 
 
-def _alternating(bare: Tab, presses: int, on_stage: Callable[[str], None]) -> list[float]:
+def _alternating(bare: AppPage, presses: int, on_stage: Callable[[str], None]) -> list[float]:
     """``presses`` key presses on each page, ArrowRight and ArrowLeft in turn, alternating which page goes first:
     ``on_stage(key)`` presses and measures the app's side; the bare slider's press to settled is returned."""
     bare_settled = []
@@ -198,20 +200,20 @@ def _alternating(bare: Tab, presses: int, on_stage: Callable[[str], None]) -> li
         order = ("stage", "bare") if k % 2 == 0 else ("bare", "stage")
         for which in order:
             if which == "bare":
-                bare_settled.append(press(bare, key, GAIN).latency_ms)
+                bare_settled.append(bare.press(key, GAIN).latency_ms)
             else:
                 on_stage(key)
     return bare_settled
 
 
-def release(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
+def release(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
     """Keyboard releases on the stage's gain (to torch's Δ on the badge, to settled) and on the bare slider."""
     tab.page.evaluate(BADGE_JS)
     to_badge, page_settled, stage_bytes = [], [], []
 
     def on_stage(key: str) -> None:
         tab.page.evaluate("window.__torchAt = null")
-        settle = press(tab, key, STAGE_GAIN)
+        settle = tab.press(key, STAGE_GAIN)
         tab.page.wait_for_function("() => window.__torchAt !== null", timeout=30_000)
         key_at = tab.page.evaluate("window.__bench.keyAt")
         to_badge.append(tab.page.evaluate("window.__torchAt") - key_at)
@@ -229,7 +231,7 @@ def release(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
     }
 
 
-def sidebar(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
+def sidebar(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
     """Key presses on the sidebar's gain slider, to torch's new numbers on the stage, against the bare page's
     press to settled, alternating which goes first."""
     tab.page.evaluate(SIDEBAR_JS)
@@ -237,7 +239,7 @@ def sidebar(tab: Tab, bare: Tab, presses: int) -> dict[str, float]:
 
     def on_stage(key: str) -> None:
         tab.page.evaluate("window.__sidebar.arm()")
-        settle = press(tab, key, SIDEBAR_GAIN)
+        settle = tab.press(key, SIDEBAR_GAIN)
         tab.page.wait_for_function("() => window.__sidebar.at !== null", timeout=30_000)
         to_stage.append(tab.page.evaluate("window.__sidebar.at - window.__bench.keyAt"))
         page_settled.append(settle.latency_ms)

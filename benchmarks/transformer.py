@@ -51,8 +51,9 @@ def measure_typed(repeats: int) -> list[float]:
     """Milliseconds from Ctrl+Enter in the box to the new sentence's token drawn as a row label, per try."""
     from playwright.sync_api import sync_playwright
 
-    from harness.chromium import LAPTOP, SETTLED_JS, launch, local_context
+    from harness.chromium import LAPTOP, launch, local_context
     from harness.server import serving
+    from harness.settle import wait_settled
 
     times = []
     with tempfile.TemporaryDirectory() as tmp, serving(Path(tmp) / "app.log") as app, sync_playwright() as p:
@@ -60,7 +61,7 @@ def measure_typed(repeats: int) -> list[float]:
         try:
             page = local_context(browser, viewport=LAPTOP).new_page()
             page.goto(f"{app.url}/transformer", wait_until="domcontentloaded")
-            page.wait_for_function(SETTLED_JS, timeout=180_000, polling=100)
+            wait_settled(page, timeout=180)
             box = page.get_by_role("textbox", name="Sentences")
             for word in WORDS[: repeats + 1]:
                 box.fill(f"The {word} is here.")
@@ -74,7 +75,7 @@ def measure_typed(repeats: int) -> list[float]:
                     polling="raf",
                 )
                 times.append((time.perf_counter() - start) * 1000)
-                page.wait_for_function(SETTLED_JS, timeout=60_000, polling=100)
+                wait_settled(page, timeout=60)
         finally:
             browser.close()
     return times[1:]  # the first new sentence warms the page's code paths

@@ -2,9 +2,11 @@
 machine, and what to ask a page.
 
 Shared by tests/ and benchmarks/, which import this and not each other. The
-JavaScript probes read the app's state from the page: settled (``SETTLED_JS``),
-what it is doing (``STATE_JS``), each plotly chart's data (``CHARTS_JS``), and
-the stage's shadow root (``STAGE_ROOT_JS``).
+JavaScript probes read the app's state from the page: what it is doing
+(``STATE_JS``) and each plotly chart's data (``CHARTS_JS``); whether it has
+settled, and the stage's shadow root (``STAGE_ROOT_JS``), are
+:mod:`harness.settle`'s, whose instrumentation every context
+:func:`local_context` makes carries.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
+from harness.settle import INSTRUMENT_JS
+
 if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext
 
@@ -30,34 +34,12 @@ CHROMIUM_ARGS = [
     "--disable-sync",
     "--no-first-run",
 ]
-SETTLE_TIMEOUT = 90.0
 VIEWPORT = {"width": 1400, "height": 2400}  # every browser test's pages, unless a test sets its own
 LAPTOP = {"width": 1440, "height": 900}  # a laptop's screen: the benchmarks' window, the stage tests' default
 PHONE = {"width": 390, "height": 844}
 # Opened at /bench, Streamlit's frontend looks for its server at /bench/_stcore/...
 # first and then one level up: those 404s are how it finds its base URL.
 BASE_URL_PROBES = ("/_stcore/health", "/_stcore/host-config")
-
-# True once the page has run its script and drawn it: connected, the script not
-# running (no status widget), something in the main block and no placeholder
-# left there, and every plotly chart drawn.
-SETTLED_JS = """() => {
-    const app = document.querySelector('[data-testid="stApp"]');
-    if (!app) return false;
-    if (app.getAttribute('data-test-connection-state') !== 'CONNECTED') return false;
-    if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-    if (document.querySelector('[data-testid="stStatusWidget"]')) return false;
-    const main = document.querySelector('[data-testid="stMainBlockContainer"]');
-    if (!main || !main.querySelector('[data-testid="stElementContainer"]')) return false;
-    // A skeleton stands in for an element whose code is still loading (plotly is
-    // loaded lazily); a stale element is left over from the previous run.
-    if (main.querySelector('[data-testid="stSkeleton"], [data-stale="true"]')) return false;
-    for (const chart of document.querySelectorAll('[data-testid="stPlotlyChart"]')) {
-        const plot = chart.querySelector('.js-plotly-plot');
-        if (!plot || !plot.data || !plot._fullLayout) return false;
-    }
-    return true;
-}"""
 
 STATE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
@@ -72,10 +54,6 @@ STATE_JS = """() => {
         plotlyCharts: count('[data-testid="stPlotlyChart"]'),
     };
 }"""
-
-# The stage's root: it draws inside the shadow DOM of its component's host element. Undefined until the
-# host is on the page, so `${STAGE_ROOT_JS}?.querySelector(...)` may be polled from the first paint on.
-STAGE_ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=\"stBidiComponentIsolated\"]')?.shadowRoot"
 
 # Each plotly chart's traces as plain JSON: typed arrays become arrays; a
 # base64 array spec ({dtype, bdata, shape}) is passed on for Python to decode.
@@ -130,12 +108,14 @@ def keep_local(context: Any) -> Any:
 
 
 def local_context(browser: Browser, init_script: str | None = None, **options: Any) -> BrowserContext:
-    """A new context of the (sync) ``browser`` that stays on this machine; ``init_script`` runs first in each page.
+    """A new context of the (sync) ``browser`` that stays on this machine, its pages instrumented for the settle
+    probe (:data:`harness.settle.INSTRUMENT_JS`); ``init_script`` runs in each page too, before the page's own.
 
     ``options`` go to ``browser.new_context`` (``viewport``, ``reduced_motion``, ...).
     """
     context = browser.new_context(**options)
     keep_local(context)
+    context.add_init_script(INSTRUMENT_JS)
     if init_script:
         context.add_init_script(init_script)
     return context

@@ -11,17 +11,19 @@ marks its tests::
         assert not app.exceptions() and not app.errors
         charts = app.charts()  # each chart's traces, with x, y, z as lists
 
-- ``app_server`` (session): ``streamlit run app.py`` on a free port, up and
-  healthy; its value is the base URL. ``app_process`` is the same server as an
-  :class:`AppProcess`, whose ``log_tail()`` helps a failure message.
+- ``app_server`` (session, from tests/conftest.py): the one default server,
+  ``streamlit run app.py`` on a free port, up and healthy; its value is the
+  base URL. ``app_process`` is the same server as an :class:`AppProcess`,
+  whose ``log_tail()`` helps a failure message.
 - ``browser`` (session): Debian's Chromium through Playwright; no browser is
   ever downloaded. ``browser_context`` (session) is its one context, which
   lets no request leave the machine.
 - ``open_app`` (per test): opens a URL in a new tab (a new Streamlit
-  session), waits until the app has settled, and returns an :class:`AppPage`.
-  Every tab it opened is closed after the test.
+  session), waits until the app has settled, and returns an :class:`AppPage`
+  (:mod:`harness.tab`, the tab the benchmarks drive too; its ``settle()`` is
+  :mod:`harness.settle`'s probe). Every tab it opened is closed after the test.
 
-The server and the browser's settings come from :mod:`harness` (shared with
+The server, the browser's settings and the tab come from :mod:`harness` (shared with
 benchmarks/): a test that runs several servers or browser contexts
 (tests/test_replicas.py, tests/test_browser_stage.py) takes its steps from
 :mod:`harness.server` and :mod:`harness.chromium` too. :func:`overlapping`
@@ -32,92 +34,18 @@ from __future__ import annotations
 
 import json
 import os
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import pytest
-from playwright.sync_api import Browser, BrowserContext, ConsoleMessage, Page, Request, sync_playwright
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
-from harness.chromium import (
-    CHARTS_JS,
-    CHROMIUM,
-    SETTLE_TIMEOUT,
-    SETTLED_JS,
-    STATE_JS,
-    VIEWPORT,
-    decode_array,
-    foreign_console_error,
-    is_local,
-    launch,
-    local_context,
-)
-from harness.server import ROOT, AppProcess, serving
+from harness.chromium import CHROMIUM, VIEWPORT, launch, local_context
+from harness.server import ROOT
+from harness.settle import SETTLE_TIMEOUT
+from harness.tab import AppPage, watch
 
-__all__ = ["ROOT", "AppPage", "charts_json", "overlapping"]
-
-
-@dataclass
-class AppPage:
-    """A Playwright page showing the app, with the JS errors it has raised."""
-
-    page: Page
-    errors: list[str] = field(default_factory=list)  # uncaught exceptions and console errors
-    offsite: list[str] = field(default_factory=list)  # requests to other hosts (each refused)
-
-    def goto(self, url: str, timeout: float = SETTLE_TIMEOUT) -> AppPage:
-        self.page.goto(url, wait_until="domcontentloaded", timeout=timeout * 1000)
-        self.settle(timeout)
-        return self
-
-    def settle(self, timeout: float = SETTLE_TIMEOUT, quiet: float = 0.5) -> None:
-        """Wait until the app is idle and stays so for ``quiet`` seconds.
-
-        The quiet spell catches a rerun that starts right after a run ends
-        (a widget bound to the URL, st.rerun).
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            left = max(deadline - time.monotonic(), 0.1)
-            try:
-                self.page.wait_for_function(SETTLED_JS, timeout=left * 1000, polling=100)
-            except PlaywrightTimeout:
-                raise TimeoutError(f"{self.page.url} not settled after {timeout:.0f} s: {self.state()}") from None
-            self.page.wait_for_timeout(quiet * 1000)
-            if self.page.evaluate(SETTLED_JS):
-                return
-
-    def state(self) -> dict[str, Any]:
-        """What the page is doing: script and connection state, elements drawn, placeholders."""
-        return self.page.evaluate(STATE_JS)
-
-    def exceptions(self) -> list[str]:
-        """The text of every exception box Streamlit shows (``stException``)."""
-        return self.page.locator('[data-testid="stException"]').all_inner_texts()
-
-    def charts(self) -> list[dict[str, Any]]:
-        """Each plotly chart in page order: ``{"key": ..., "traces": [...]}``.
-
-        ``key`` is the ``st.plotly_chart`` key (None without one); each trace
-        has ``type``, ``name`` and those of x, y, z, text, customdata it has,
-        as nested lists of plain numbers or strings.
-        """
-        charts = self.page.evaluate(CHARTS_JS)
-        for chart in charts:
-            for trace in chart["traces"]:
-                for k in ("x", "y", "z", "text", "customdata"):
-                    if k in trace:
-                        trace[k] = decode_array(trace[k])
-        return charts
-
-    def screenshot(self, path: Path) -> Path:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.page.screenshot(path=str(path), full_page=True, timeout=SETTLE_TIMEOUT * 1000)
-        return path
+__all__ = ["ROOT", "SETTLE_TIMEOUT", "AppPage", "charts_json", "overlapping"]
 
 
 def overlapping(texts: list[dict[str, Any]], min_px: float = 1.0) -> list[tuple[str, str]]:
@@ -136,19 +64,6 @@ def overlapping(texts: list[dict[str, Any]], min_px: float = 1.0) -> list[tuple[
 def charts_json(charts: list[dict[str, Any]]) -> str:
     """A canonical text of :meth:`AppPage.charts`, for exact comparisons (NaN included)."""
     return json.dumps(charts, sort_keys=True)
-
-
-@pytest.fixture(scope="session")
-def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
-    """The app served on a free port, healthy; stopped after the session."""
-    with serving(tmp_path_factory.mktemp("app_server") / "streamlit.log") as app:
-        yield app
-
-
-@pytest.fixture(scope="session")
-def app_server(app_process: AppProcess) -> str:
-    """The served app's base URL, such as ``http://127.0.0.1:40123``."""
-    return app_process.url
 
 
 @pytest.fixture(scope="session")
@@ -206,25 +121,7 @@ def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPag
     def _open(url: str, timeout: float = SETTLE_TIMEOUT) -> AppPage:
         page = browser_context.new_page()
         pages.append(page)
-        app = AppPage(page)
-
-        def on_console(message: ConsoleMessage) -> None:
-            if message.type != "error":
-                return
-            where = message.location.get("url", "")
-            if foreign_console_error(message.text, where):
-                return
-            app.errors.append(f"console.error: {message.text} ({where})")
-
-        def on_request(request: Request) -> None:
-            # Every request, not only those that log an error: a refused favicon logs none.
-            if urlsplit(request.url).scheme not in ("data", "blob") and not is_local(request.url):
-                app.offsite.append(request.url)
-
-        page.on("request", on_request)
-        page.on("console", on_console)
-        page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
-        return app.goto(url, timeout)
+        return watch(AppPage(page)).goto(url, timeout)
 
     yield _open
     for page in pages:

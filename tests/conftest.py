@@ -1,9 +1,12 @@
-"""Shared test helpers: run a page through the real router with AppTest."""
+"""Shared test helpers: run a page through the real router with AppTest, and the one default server."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
 
+from harness import nginx
 from harness.apptest import (  # noqa: F401  (what the tests import from here)
     WIDGETS,
     assert_no_exception,
@@ -13,7 +16,8 @@ from harness.apptest import (  # noqa: F401  (what the tests import from here)
     stage_data,
     stage_x,
 )
-from harness.server import ROOT  # noqa: F401
+from harness.replicas import Replicas, running_replicas
+from harness.server import ROOT, AppProcess, serving  # noqa: F401  (ROOT: what the tests import)
 
 pytest_plugins = ("browser",)
 
@@ -24,3 +28,33 @@ def error_details():
     from streamlit import config
 
     config.set_option("client.showErrorDetails", "full")
+
+
+@pytest.fixture(scope="session")
+def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
+    """The app served with its default config on a free port, healthy; stopped after the session.
+
+    The one default server of a session (with ``-n 2`` each worker has its own): the browser tests and the
+    server tests that speak to it as a client (test_server_protocol, test_ready_probe, test_upload_share_server,
+    test_server_limits) share it. A module that needs another config, or a process it may kill, starts its own
+    and says why.
+    """
+    with serving(tmp_path_factory.mktemp("app_server") / "streamlit.log") as app:
+        yield app
+
+
+@pytest.fixture(scope="session")
+def app_server(app_process: AppProcess) -> str:
+    """The served app's base URL, such as ``http://127.0.0.1:40123``."""
+    return app_process.url
+
+
+@pytest.fixture(scope="session")
+def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
+    """Replicas A and B sharing one real Redis, nginx's documented balancer in front of them and a door to each
+    (:mod:`harness.replicas`): the one such set of a session (each xdist worker has its own), shared by
+    test_replicas and test_shared_own_data; stopped after the session."""
+    if not nginx.executable().is_file():
+        pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
+    with running_replicas(tmp_path_factory.mktemp("replicas")) as running:
+        yield running

@@ -21,8 +21,9 @@ import torch
 from playwright.sync_api import Browser
 
 from harness import nginx
-from harness.chromium import LAPTOP, STAGE_ROOT_JS, local_context
+from harness.chromium import LAPTOP, local_context
 from harness.server import ROOT, AppProcess, free_port, start_app, stop, wait_app, wait_healthy
+from harness.settle import STAGE_ROOT_JS
 from lnviz.maths import data
 from lnviz.views import links
 
@@ -47,6 +48,7 @@ class Proxied:
 @pytest.fixture(scope="module")
 def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
     """The app under PATH, and nginx in front of it with the documented block moved under PATH."""
+    # A server of its own: it is configured with server.baseUrlPath, unlike the session's default one.
     if not nginx.executable().is_file():
         pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
     port, listen = free_port(), free_port()
@@ -144,7 +146,7 @@ def test_the_stage_draws_and_a_release_brings_torchs_numbers_through_nginx_under
         if any(r.websocket for r in requests):
             break
         assert time.monotonic() < deadline, f"no websocket logged (nginx logs one when it closes): {requests}"
-        time.sleep(0.2)
+        time.sleep(0.2)  # nginx writes its log as requests end: real time
     assert all(r.request.split()[1].startswith(f"{PATH}/") for r in requests), requests
     # The routing cookie (Path=/) covers the path: from the page on, every request kept the page's route.
     first = next(k for k, r in enumerate(requests) if r.request.startswith(f"GET {PATH}/?"))

@@ -14,7 +14,8 @@ import pytest
 from browser import AppPage, overlapping
 from playwright.sync_api import Browser
 
-from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
+from harness.chromium import LAPTOP, PHONE, local_context
+from harness.settle import STAGE_ROOT_JS
 from lnviz.views import links
 
 pytestmark = pytest.mark.browser

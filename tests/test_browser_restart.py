@@ -26,6 +26,7 @@ def alerts(app: AppPage) -> str:
 
 
 def test_after_a_restart_the_tab_says_its_data_is_gone(browser_context, tmp_path):
+    # Servers of its own: the test kills one, and starts the next on the same port.
     port = free_port()
     first = start_app(port, tmp_path / "first.log")
     second = None

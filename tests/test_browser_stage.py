@@ -18,7 +18,8 @@ from browser import AppPage, overlapping
 from playwright.sync_api import Browser, Response
 from streamlit.proto.BackMsg_pb2 import BackMsg
 
-from harness.chromium import LAPTOP, PHONE, STAGE_ROOT_JS, local_context
+from harness.chromium import LAPTOP, PHONE, local_context
+from harness.settle import STAGE_ROOT_JS
 from lnviz.labs import explorer
 from lnviz.maths import data
 from lnviz.views import links

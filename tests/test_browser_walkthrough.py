@@ -13,7 +13,8 @@ import pytest
 from browser import AppPage
 from playwright.sync_api import Browser
 
-from harness.chromium import LAPTOP, STAGE_ROOT_JS, local_context
+from harness.chromium import LAPTOP, local_context
+from harness.settle import STAGE_ROOT_JS
 from lnviz.labs.explorer.explain import num
 from lnviz.maths import data
 from lnviz.views import links

@@ -1,7 +1,9 @@
 """docs/deploy.md's nginx block limits one address as docs/deploy.md says ("Limits per address"): 300 connections
 at once and 100 requests a second after a burst of 500 outside /static/, 429 past them; /static/ has a rate of its
 own. nginx runs the documented block (harness/nginx.py) in front of a stand-in upstream that holds or answers at
-once: what is measured is nginx's limits, not Streamlit."""
+once: what is measured is nginx's limits, not Streamlit. Each test comes from an address of its own (all of
+127.0.0.0/8 is this machine), so it finds a full burst and no connection held without waiting for the rate to
+refill."""
 
 from __future__ import annotations
 
@@ -46,8 +48,14 @@ class Upstream:
         writer.close()
 
 
-async def status(port: int, path: str) -> int:
-    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+def address(n: int) -> str:
+    """The ``n``-th client address of these tests: a loopback address nginx keys its limits by, used by no other."""
+    return f"127.0.0.{10 + n}"
+
+
+async def status(port: int, path: str, source: str) -> int:
+    """The status nginx on ``port`` answers ``GET path`` from the client address ``source``."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port, local_addr=(source, 0))
     writer.write(f"GET {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nConnection: close\r\n\r\n".encode())
     await writer.drain()
     line = await reader.readline()
@@ -81,14 +89,14 @@ def balancer() -> Iterator[tuple[int, Upstream, asyncio.AbstractEventLoop]]:
 
 def test_one_address_gets_300_connections_at_once_and_then_429(balancer):
     lb, upstream, loop = balancer
-    time.sleep(BURST / RATE + 1)  # a full burst again
+    source = address(1)
 
     async def crowd() -> list[int]:
-        holders = [asyncio.create_task(status(lb, f"/hold/{i}")) for i in range(CONNECTIONS + 20)]
+        holders = [asyncio.create_task(status(lb, f"/hold/{i}", source)) for i in range(CONNECTIONS + 20)]
         deadline = time.monotonic() + 30
         while upstream.held < CONNECTIONS and time.monotonic() < deadline:
             await asyncio.sleep(0.1)
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # real time: the 20 past the limit reach nginx and are answered by it
         loop.call_soon_threadsafe(upstream.release.set)
         return await asyncio.gather(*holders)
 
@@ -100,13 +108,13 @@ def test_one_address_gets_300_connections_at_once_and_then_429(balancer):
 
 def test_one_address_gets_the_burst_then_100_a_second_and_429_past_it(balancer):
     lb, _, _ = balancer
-    time.sleep(BURST / RATE + 1)
+    source = address(2)
     wave = CONNECTIONS - 20  # at once, under the connection limit: a slow machine can't refill the rate between them
 
     async def hammer() -> tuple[list[int], list[int], float]:
         start = time.monotonic()
-        burst = [await status(lb, f"/page?{i}") for i in range(BURST)]
-        past = await asyncio.gather(*(status(lb, f"/page?past{i}") for i in range(wave)))
+        burst = [await status(lb, f"/page?{i}", source) for i in range(BURST)]
+        past = await asyncio.gather(*(status(lb, f"/page?past{i}", source) for i in range(wave)))
         return burst, list(past), time.monotonic() - start
 
     burst, past, seconds = arun(hammer())
@@ -117,11 +125,11 @@ def test_one_address_gets_the_burst_then_100_a_second_and_429_past_it(balancer):
 
 def test_static_files_have_a_rate_of_their_own(balancer):
     lb, _, _ = balancer
-    time.sleep(BURST / RATE + 1)
+    source = address(3)
 
     async def load() -> list[int]:
-        app = [await status(lb, f"/page?{i}") for i in range(BURST)]  # the app's burst used up
-        files = [await status(lb, f"/static/js/{i}.js") for i in range(1000)]  # 200 students' pages: more
+        app = [await status(lb, f"/page?{i}", source) for i in range(BURST)]  # the app's burst used up
+        files = [await status(lb, f"/static/js/{i}.js", source) for i in range(1000)]  # 200 students' pages: more
         return app + files
 
     statuses = arun(load())

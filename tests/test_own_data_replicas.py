@@ -1,18 +1,16 @@
-"""Two real app servers sharing one real Redis: data pasted on one is opened by its link on the other, and again
-after that server restarts, with the same numbers to the last bit."""
+"""Two real app servers sharing one real Redis (tests/conftest.py's ``replicas``): data pasted on one is opened by
+its link on the other, and again after that server restarts, with the same numbers to the last bit."""
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
 from test_server_limits import arun, paste
 
-from harness import redis
 from harness.apptest import stage_data, stage_grid
-from harness.server import AppProcess, free_port, start_app, stop, wait_app
+from harness.replicas import Replicas
 from harness.wsclient import Session
 from lnviz.serving.own_store import content_id
 
@@ -43,29 +41,17 @@ async def opened_stage(base: str, query: str) -> tuple[np.ndarray, str]:
         await session.close()
 
 
-def test_a_link_opens_the_same_data_on_another_replica_and_after_it_restarts(tmp_path: Path):
+def test_a_link_opens_the_same_data_on_another_replica_and_after_it_restarts(replicas: Replicas):
     x = np.random.default_rng(21).standard_normal((6, 9)) * 1e-3  # every float64 digit in the text
     text = "\n".join(",".join(map(repr, row)) for row in x.tolist())
-    with redis.running() as store:
-        env = {"LNVIZ_REDIS_URL": store.url}
-        port_b = free_port()
-        apps: list[AppProcess] = [start_app(free_port(), tmp_path / "a.log", env=env)]
-        try:
-            apps.append(start_app(port_b, tmp_path / "b.log", env=env))
-            for app in apps:
-                wait_app(app)
-            query = arun(paste_for_link(apps[0].url, text))
-            assert parse_qs(query)["own"] == [content_id(x)]
+    a, b = replicas.apps
+    query = arun(paste_for_link(a.url, text))
+    assert parse_qs(query)["own"] == [content_id(x)]
 
-            on_b, said = arun(opened_stage(apps[1].url, query))
-            assert on_b.tobytes() == x.tobytes(), (on_b, apps[1].log_tail())
-            assert "Shared data, kept on the server until about" in said and "every replica" in said, said
+    on_b, said = arun(opened_stage(b.url, query))
+    assert on_b.tobytes() == x.tobytes(), (on_b, b.log_tail())
+    assert "Shared data, kept on the server until about" in said and "every replica" in said, said
 
-            stop(apps[1].proc)  # replica B restarts: nothing of the data is left in its memory
-            apps[1] = start_app(port_b, tmp_path / "b2.log", env=env)
-            wait_app(apps[1])
-            again, _ = arun(opened_stage(apps[1].url, query))
-            assert again.tobytes() == x.tobytes(), apps[1].log_tail()
-        finally:
-            for app in apps:
-                stop(app.proc)
+    b = replicas.restart(1)  # replica B restarts: nothing of the data is left in its memory
+    again, _ = arun(opened_stage(b.url, query))
+    assert again.tobytes() == x.tobytes(), b.log_tail()

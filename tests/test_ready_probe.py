@@ -75,6 +75,7 @@ def test_an_exception_element_is_read_as_streamlit_writes_it():
 
 
 def test_not_ready_while_runs_take_seconds_though_health_stays_fast(tmp_path: Path, monkeypatch):
+    # A server of its own: it serves a page whose runs take as long as the test says, not the app.
     page, seconds = tmp_path / "slow_page.py", tmp_path / "run_seconds"
     page.write_text(SLOW_PAGE)
     seconds.write_text("0")
@@ -93,6 +94,7 @@ def test_not_ready_while_runs_take_seconds_though_health_stays_fast(tmp_path: Pa
 
 @pytest.mark.parametrize("script", ["this is not python\n", "import streamlit as st\nst.write(1 / 0)\n"])
 def test_a_page_that_fails_is_not_ready(tmp_path: Path, script: str):
+    # A server of its own: it serves a broken page, not the app.
     page = tmp_path / "broken.py"
     page.write_text(script)
     with serving(tmp_path / "broken.log", str(page)) as app:
@@ -106,9 +108,8 @@ def test_nothing_listening_is_not_ready():
     assert result.returncode == 1 and result.stderr.startswith("not ready:")
 
 
-def test_the_real_app_is_ready(tmp_path: Path):
-    with serving(tmp_path / "app.log") as app:
-        result = probe(app.url, within=60)  # its first view imports torch
-        assert result.returncode == 0, result.stderr
-        again = probe(app.url, within=5)  # what the pod's readiness probe asks
-        assert again.returncode == 0, again.stderr
+def test_the_real_app_is_ready(app_process):
+    result = probe(app_process.url, within=60)  # on a fresh server, its first view imports torch
+    assert result.returncode == 0, result.stderr
+    again = probe(app_process.url, within=5)  # what the pod's readiness probe asks
+    assert again.returncode == 0, again.stderr

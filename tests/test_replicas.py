@@ -1,8 +1,9 @@
 """Two app processes behind nginx: one link, the same numbers through either replica.
 
-The nginx configuration is the one docs/deploy.md gives (read from it by
+The set is tests/conftest.py's ``replicas`` (:mod:`harness.replicas`, shared with
+tests/test_shared_own_data.py). The nginx configuration is the one docs/deploy.md gives (read from it by
 :mod:`harness.nginx`, so the documented block is the tested one), plus a door
-to each replica (:func:`door`). Chromium opens the same link through replica
+to each replica (:func:`harness.replicas.door`). Chromium opens the same link through replica
 A and through replica B and compares every plotly chart's data. Then
 browsers, all from 127.0.0.1 like a class behind one NAT address, open the link
 through the load balancer: nginx's access log (upstream and routing key of each
@@ -21,15 +22,12 @@ import re
 import time
 import urllib.error
 import urllib.request
-from collections.abc import Iterator
-from dataclasses import dataclass
 
 import pytest
 
 from harness import nginx
-from harness import redis as redis_harness
 from harness.chromium import VIEWPORT, local_context
-from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
+from harness.replicas import Replicas
 from lnviz.serving.store import RedisStore
 
 # The fixtures browser and open_app; the helpers are imported where used, after
@@ -42,24 +40,6 @@ LINK = (
 OTHER_LINK = LINK.replace("seed=7", "seed=8")
 
 pytestmark = [pytest.mark.browser, pytest.mark.replicas]
-
-
-def door(listen: int, port: int) -> str:
-    """A server on ``listen`` proxying to the replica on ``port`` as the balancer does: a test chooses the replica."""
-    return f"""
-    server {{
-        listen 127.0.0.1:{listen};
-        location / {{
-            proxy_pass http://127.0.0.1:{port};
-            proxy_http_version 1.1;
-            proxy_set_header Upgrade $http_upgrade;
-            proxy_set_header Connection $connection_upgrade;
-            proxy_set_header Host $http_host;
-            proxy_read_timeout 1d;
-            proxy_buffering off;
-        }}
-    }}
-"""
 
 
 def test_the_documented_balancer_is_sticky_by_browser_not_by_address():
@@ -77,66 +57,6 @@ def test_the_balancer_is_the_documented_block_with_only_its_ports_swapped():
         assert block.count(old) == 1, f"expected {old!r} once in docs/deploy.md's nginx block"
         want = want.replace(old, new)
     assert nginx.balancer([1111, 2222], 3333) == want
-
-
-@dataclass
-class Replicas:
-    lb: str  # the sticky upstream of docs/deploy.md
-    via_a: str  # replica A only
-    via_b: str  # replica B only
-    port_a: int
-    port_b: int
-    lb_port: int
-    proxy: nginx.Nginx
-    apps: list[AppProcess]  # A and B, for their logs
-    redis: redis_harness.RedisServer  # the class poll's store, shared by A and B (LNVIZ_REDIS_URL)
-
-    def logs(self) -> str:
-        return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
-
-    def upstreams(
-        self, port: int, timeout: float = 10.0, websockets: int = 1, route: str | None = None
-    ) -> list[tuple[str, str, str]]:
-        """(upstream address, status, request) of each request nginx took on ``port`` (with ``route``, if given).
-
-        nginx logs a websocket when it closes: wait (up to ``timeout``) until
-        ``websockets`` of them are logged.
-        """
-        deadline = time.monotonic() + timeout
-        while True:
-            rows = [r for r in self.proxy.log() if r.port == port and route in (None, r.route)]
-            if sum(r.websocket for r in rows) >= websockets or time.monotonic() > deadline:
-                return [(r.upstream, r.status, r.request) for r in rows]
-            time.sleep(0.2)
-
-
-@pytest.fixture(scope="module")
-def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
-    """Replicas A and B sharing one Redis, and nginx in front of them; everything stopped afterwards."""
-    if not nginx.executable().is_file():
-        pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
-    logs = tmp_path_factory.mktemp("replicas")
-    port_a, port_b, lb, via_a, via_b = (free_port() for _ in range(5))
-    apps: list[AppProcess] = []
-    proxy = None
-    redis = redis_harness.RedisServer()
-    try:
-        redis.start()
-        for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
-            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url}))
-        for app in apps:
-            wait_app(app)
-        proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))
-        urls = [f"http://127.0.0.1:{port}" for port in (lb, via_a, via_b)]
-        for url in urls:
-            wait_healthy(url, timeout=20, alive=proxy.alive)
-        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps, redis=redis)
-    finally:
-        if proxy is not None:
-            proxy.stop()
-        for app in reversed(apps):
-            stop(app.proc)
-        redis.stop()
 
 
 def assert_clean(app, where: str, replicas: Replicas) -> None:

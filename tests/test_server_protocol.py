@@ -1,4 +1,4 @@
-"""One real server, spoken to as a hostile client would: the parts of Streamlit's protocol a viewer never needs
+"""One real server (the session's default one, tests/conftest.py's ``app_process``), spoken to as a hostile client would: the parts of Streamlit's protocol a viewer never needs
 cost the others nothing.
 
 - A ``clear_cache`` message neither resets the gate for heavy work nor throws away anyone's cached computations.
@@ -17,25 +17,17 @@ import os
 import time
 import urllib.parse
 import urllib.request
-from collections.abc import Iterator
 
-import pytest
 from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the id the frontend computes too
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 from test_server_limits import arun
 
-from harness.server import ROOT, serving
+from harness.server import ROOT
 from harness.wsclient import Session
 
 STAGE_MESSAGE_CPU_S = 0.050  # the target: what one stage message may cost the server
-
-
-@pytest.fixture(scope="module")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator:
-    with serving(tmp_path_factory.mktemp("protocol") / "streamlit.log") as app:
-        yield app
 
 
 def cpu_s(pid: int) -> float:
@@ -89,12 +81,15 @@ async def clear_cache_during_a_race(base: str) -> tuple[list[str], bool]:
         msg = BackMsg()
         msg.clear_cache = True
         await clearer.ws.send(msg.SerializeToString())
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.5)  # real time: the server handles the clearer's message before the next press
         await press_run(second)
         read = await until(second, lambda f: bool(alert_bodies(f)) or progressing(f), 60)
         told = [body for f in read for body in alert_bodies(f)]
         return told, any(progressing(f) for f in read)
     finally:
+        stop = BackMsg()
+        stop.stop_script = True  # the race would run on after its tab closed, on the server other tests share
+        await racer.ws.send(stop.SerializeToString())
         for s in (racer, clearer, second):
             await s.close()
 
@@ -106,9 +101,9 @@ async def visit(base: str) -> None:
     await session.close()
 
 
-def test_clear_cache_from_a_browser_resets_neither_the_gate_nor_the_caches(server):
-    arun(visit(server.url))
-    told, started = arun(clear_cache_during_a_race(server.url))
+def test_clear_cache_from_a_browser_resets_neither_the_gate_nor_the_caches(app_process):
+    arun(visit(app_process.url))
+    told, started = arun(clear_cache_during_a_race(app_process.url))
     assert not started and told and told[0].startswith("Waiting for a turn on this shared server"), told
 
 
@@ -164,7 +159,7 @@ async def stage_costs(base: str, pid: int, texts: dict[str, str]) -> dict[str, f
         await session.close()
 
 
-def test_one_stage_message_costs_the_server_little_whatever_its_size(server):
+def test_one_stage_message_costs_the_server_little_whatever_its_size(app_process):
     texts = {
         "one event": scrubs(1),
         "10,800 events (0.67 MB)": scrubs(10_800),
@@ -172,7 +167,7 @@ def test_one_stage_message_costs_the_server_little_whatever_its_size(server):
     }
     sizes = [len(text) for text in texts.values()]
     assert 0.66e6 < sizes[1] < 0.68e6 and 4.8e6 < sizes[-1] < 4.99e6, sizes  # server.maxWidgetStateSize: 5 MB
-    costs = arun(stage_costs(server.url, server.proc.pid, texts))
+    costs = arun(stage_costs(app_process.url, app_process.proc.pid, texts))
     print({name: f"{cost * 1e3:.0f} ms" for name, cost in costs.items()})
     for name, cost in costs.items():
         # Each rerun also redraws the page: the message itself may add at most the target.
@@ -197,12 +192,12 @@ async def stage_sends(base: str, texts: list[str]) -> list[tuple[dict[str, str],
         await session.close()
 
 
-def test_a_stage_list_is_handled_once_its_last_values_count_and_any_value_is_coerced(server):
+def test_a_stage_list_is_handled_once_its_last_values_count_and_any_value_is_coerced(app_process):
     huge = 10**400
     picks = json.dumps([{"event": "pick", "value": {"row": 3, "col": 2}}, {"event": "pick", "value": {"row": huge}}])
     outcomes = arun(
         stage_sends(
-            server.url,
+            app_process.url,
             [
                 scrubs(100, gain=1.5),  # a list a browser could send: the last release counts
                 scrubs(1, gain=huge, bias=-huge),  # numbers no float holds: the defaults

@@ -1,4 +1,4 @@
-"""One real server: a client that fills the upload ceiling from many sessions can't keep a newcomer out."""
+"""One real server (the session's default one, tests/conftest.py's ``app_process``): a client that fills the upload ceiling from many sessions can't keep a newcomer out."""
 
 from __future__ import annotations
 
@@ -6,7 +6,6 @@ import time
 
 from test_server_limits import arun, held_upload_bytes, opened
 
-from harness.server import serving
 from harness.upload import put_file, xsrf_cookie
 
 MIB = 2**20
@@ -30,11 +29,10 @@ async def fill_then_newcomer(base: str) -> tuple[list[int], int, int]:
             await s.close()
 
 
-def test_a_newcomers_small_file_is_taken_while_one_client_holds_the_ceiling(tmp_path):
-    with serving(tmp_path / "streamlit.log") as app:
-        filled, status, held = arun(fill_then_newcomer(app.url))
-        time.sleep(0.5)
-        assert app.proc.poll() is None, app.log_tail()
+def test_a_newcomers_small_file_is_taken_while_one_client_holds_the_ceiling(app_process):
+    filled, status, held = arun(fill_then_newcomer(app_process.url))
+    time.sleep(0.5)  # a server that falls over does so a moment after its last answer: real time, on the server
+    assert app_process.proc.poll() is None, app_process.log_tail()
     assert filled[:17] == [204] * 17  # the ceiling, 512 MiB, is full to the byte
     # The 18th takes the place of a larger session's oldest file (all these sessions are one client, here).
     assert status == 204  # the newcomer's 16 KiB got in: the largest holder's oldest file made room

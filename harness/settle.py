@@ -1,7 +1,8 @@
-"""When a page has settled after an action, as the page itself sees it: the instrumentation and the wait.
+"""When a page has settled, as the page itself sees it: the one probe of tests and benchmarks.
 
 How "settled" is decided, in the page itself (:data:`INSTRUMENT_JS`, installed
-before Streamlit loads):
+before Streamlit loads, in every context :func:`harness.chromium.local_context`
+makes):
 
 - the WebSocket is wrapped, and each message's top-level protobuf fields are
   read (field numbers from Streamlit's own ``ForwardMsg``/``BackMsg``
@@ -14,16 +15,24 @@ before Streamlit loads):
 - a MutationObserver notes the time of the last DOM change outside the header,
   and when Streamlit's status widget comes and goes.
 
-A press is settled once a successful ``script_finished`` has arrived after the
-last rerun request it caused, the app is connected and not running, no status
-widget, stale element or skeleton is left, every chart has drawn its current
-data, and nothing of the above has happened for :data:`QUIET_MS`. Its latency
-is the last of those events minus the keydown's own timestamp, all on the
-page's clock; the quiet spell only guards against stopping early and is not
-counted. The bytes are the WebSocket payloads received in that time
-(Streamlit's server does not compress its messages; framing adds a few bytes
-each). The page's own count of them (:data:`COUNTED_JS`) is set against what
-Chromium's network layer saw (:class:`benchmarks.wire.Wire`).
+A page is settled once a successful ``script_finished`` has arrived after the
+last rerun request it sent (after the armed key press, for a press: the
+frontend sends it a moment after the key; otherwise, after the last input
+too, or :data:`INPUT_GRACE_MS` after an input that sent none), the app is connected and not
+running, no status widget, stale element or skeleton is left, every chart has
+drawn its current data, and nothing of the above has happened for
+:data:`QUIET_MS`. So a rerun the page asks for right after a run (a component
+that reports back, a widget bound to the URL) is waited for by its own
+``script_finished``, and a page that is already idle is settled at once: the
+quiet spell only guards against stopping before a request that is about to go
+out, and is not counted.
+
+For a benchmark: a press's latency is the last of those events minus the
+keydown's own timestamp, all on the page's clock. The bytes are the WebSocket
+payloads received in that time (Streamlit's server does not compress its
+messages; framing adds a few bytes each). The page's own count of them
+(:data:`COUNTED_JS`) is set against what Chromium's network layer saw
+(:class:`harness.wire.Wire`).
 """
 
 from __future__ import annotations
@@ -37,9 +46,15 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from harness.chromium import SETTLE_TIMEOUT, STAGE_ROOT_JS
-
 QUIET_MS = 300
+# How long an input (a click, a key, a change) that no rerun request has followed yet may still send one: the
+# frontend sends a button's at once, a slider's after its debounce; an input that sends none costs this once.
+INPUT_GRACE_MS = 500
+SETTLE_TIMEOUT = 90.0  # seconds: the longest a page may take to settle, a first view that imports torch included
+
+# The stage's root: it draws inside the shadow DOM of its component's host element. Undefined until the
+# host is on the page, so `${STAGE_ROOT_JS}?.querySelector(...)` may be polled from the first paint on.
+STAGE_ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=\"stBidiComponentIsolated\"]')?.shadowRoot"
 
 _FIELDS = {
     "SCRIPT_FINISHED": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
@@ -55,10 +70,14 @@ _INSTRUMENT = """
     const now = () => performance.now();
     const b = (window.__bench = {
         F: F, mark: 0, keyAt: null, sends: [], recv: [], finished: [],
-        lastMutation: 0, lastAfterplot: 0, statusAt: 0, status: false, recent: [],
+        lastMutation: 0, lastAfterplot: 0, statusAt: 0, status: false, recent: [], inputAt: -Infinity,
     });
     b.arm = () => { b.mark = now(); b.keyAt = null; };
     document.addEventListener('keydown', (e) => { if (b.keyAt === null) b.keyAt = e.timeStamp || now(); }, true);
+    // The last thing a person (or a test) did, which may ask for a rerun a moment later.
+    for (const type of ['pointerdown', 'click', 'keydown', 'input', 'change']) {
+        document.addEventListener(type, () => { b.inputAt = now(); }, true);
+    }
 
     // The top-level fields of a protobuf message: [field number, varint value or null].
     const scan = (bytes) => {
@@ -145,19 +164,20 @@ _INSTRUMENT = """
 # stage's root is looked up as the tests look it up.
 INSTRUMENT_JS = f"({_INSTRUMENT})({json.dumps(_FIELDS)}, () => {STAGE_ROOT_JS});"
 
-# The page has settled after the armed action (see the module docstring); null until then.
+# The page has settled since the armed action (see the module docstring); null until then. The argument is
+# [quiet ms, whether to wait for a rerun request after the armed key press, INPUT_GRACE_MS].
 SETTLED_JS = """
-([quiet, needKey]) => {
+([quiet, needKey, grace]) => {
     const b = window.__bench;
     if (!b) return null;
     const start = needKey ? b.keyAt : b.mark;
     if (start === null) return null;
-    let from = start;
-    if (needKey) {
-        const sends = b.sends.filter((t) => t >= start);
-        if (!sends.length) return null;
-        from = sends[sends.length - 1];
-    }
+    // The last rerun request since the start: the page's first, or one it sent after a run (needKey: the press's).
+    const sends = b.sends.filter((t) => t >= start);
+    if (!sends.length) return null;
+    const from = sends[sends.length - 1];
+    // An input after it (a click, a key) may send its request a moment later: wait for it, or for `grace` ms.
+    if (!needKey && b.inputAt > from && performance.now() - b.inputAt < grace) return null;
     const fin = b.finished.find(([t, s]) => t >= from && (s === b.F.FINISHED_OK || s === b.F.FRAGMENT_OK));
     if (!fin) return null;
     const app = document.querySelector('[data-testid="stApp"]');
@@ -165,6 +185,8 @@ SETTLED_JS = """
     if (app.getAttribute('data-test-script-state') !== 'notRunning') return null;
     if (document.querySelector('[data-testid="stStatusWidget"]')) return null;
     if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')) return null;
+    // A chart whose plot is not made yet (plotly loads lazily) is pending too.
+    if (Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]')).some((c) => !c.querySelector('.js-plotly-plot'))) return null;
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
     if (plots.some((gd) => !gd.data || !gd._fullLayout || (gd.__benchHooked && gd.data !== gd.__drawn))) return null;
     const settled = Math.max(fin[0], ...[b.lastMutation, b.lastAfterplot, b.statusAt].filter((t) => t >= start));
@@ -199,7 +221,7 @@ DIAGNOSE_JS = """
         plots: plots.length,
         undrawn: plots.filter((gd) => !gd._fullLayout || (gd.__benchHooked && gd.data !== gd.__drawn)).length,
         finished: b.finished.map(([at, s]) => [Math.round(at), s]).slice(-3),
-        sends: b.sends.length, received: b.recv.length,
+        sends: b.sends.length, received: b.recv.length, sinceInput: Math.round(t - b.inputAt),
         sinceMutation: Math.round(t - b.lastMutation), now: Math.round(t), recentMutations: b.recent,
         shows: (document.querySelector('[data-testid="stMain"]') || document.body).innerText.slice(0, 200),
     });
@@ -251,10 +273,12 @@ def _epoch(raw: dict[str, Any], key: str) -> float | None:
     return None if raw.get(key) is None else (raw["origin"] + raw["start"] + raw[key]) / 1000
 
 
-def wait_settled(page: Page, need_key: bool, timeout: float = SETTLE_TIMEOUT) -> Settle:
-    """Wait until ``page`` has settled after its armed action (a key press when ``need_key``, else the navigation)."""
+def wait_settled(page: Page, need_key: bool = False, timeout: float = SETTLE_TIMEOUT) -> Settle:
+    """Wait until ``page`` has settled: after its armed key press when ``need_key``, else after its last request."""
     try:
-        handle = page.wait_for_function(SETTLED_JS, arg=[QUIET_MS, need_key], polling=50, timeout=timeout * 1000)
+        handle = page.wait_for_function(
+            SETTLED_JS, arg=[QUIET_MS, need_key, INPUT_GRACE_MS], polling=50, timeout=timeout * 1000
+        )
     except PlaywrightTimeout:
         raise TimeoutError(f"{page.url} not settled after {timeout:.0f} s: {page.evaluate(DIAGNOSE_JS)}") from None
     return settle_from(handle.json_value())

@@ -4,7 +4,7 @@ Parsed with Streamlit's protobuf classes. Two things the page itself cannot
 tell: when each frame went out and came in at the network layer, which splits
 a press at the ``script_finished`` message; and an independent count of the
 messages, bytes and finished runs, which must agree with the page's own
-(:data:`benchmarks.settle.COUNTED_JS`), or the run reports an error.
+(:data:`harness.settle.COUNTED_JS`), or the run reports an error.
 """
 
 from __future__ import annotations

@@ -1,0 +1,105 @@
+"""Two app replicas sharing one real Redis, behind docs/deploy.md's nginx block: the set a deployment runs.
+
+:func:`running_replicas` starts it for a block: replicas A and B (``streamlit run app.py`` with ``LNVIZ_REDIS_URL``
+set to one :class:`harness.redis.RedisServer`), nginx with the documented balancer in front of both
+(:func:`harness.nginx.balancer`), and a door to each replica (:func:`door`), so a test can choose the replica.
+tests/conftest.py serves it to every test that needs the set (``replicas``, one per session and worker).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness import nginx
+from harness import redis as redis_harness
+from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
+
+
+def door(listen: int, port: int) -> str:
+    """A server on ``listen`` proxying to the replica on ``port`` as the balancer does: a test chooses the replica."""
+    return f"""
+    server {{
+        listen 127.0.0.1:{listen};
+        location / {{
+            proxy_pass http://127.0.0.1:{port};
+            proxy_http_version 1.1;
+            proxy_set_header Upgrade $http_upgrade;
+            proxy_set_header Connection $connection_upgrade;
+            proxy_set_header Host $http_host;
+            proxy_read_timeout 1d;
+            proxy_buffering off;
+        }}
+    }}
+"""
+
+
+@dataclass
+class Replicas:
+    lb: str  # the sticky upstream of docs/deploy.md
+    via_a: str  # replica A only
+    via_b: str  # replica B only
+    port_a: int
+    port_b: int
+    lb_port: int
+    proxy: nginx.Nginx
+    apps: list[AppProcess]  # A and B, for their logs
+    redis: redis_harness.RedisServer  # the class poll's store, shared by A and B (LNVIZ_REDIS_URL)
+
+    def logs(self) -> str:
+        return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
+
+    def restart(self, i: int) -> AppProcess:
+        """Stop replica ``i`` (0: A, 1: B) and start a new process on its port, healthy: nothing of what it held
+        in memory is left."""
+        old = self.apps[i]
+        stop(old.proc)
+        port = (self.port_a, self.port_b)[i]
+        log = old.log.with_name(f"{old.log.stem}+{old.log.suffix}")  # the old log stays, for a failure message
+        self.apps[i] = start_app(port, log, env={"LNVIZ_REDIS_URL": self.redis.url})
+        wait_app(self.apps[i])
+        return self.apps[i]
+
+    def upstreams(
+        self, port: int, timeout: float = 10.0, websockets: int = 1, route: str | None = None
+    ) -> list[tuple[str, str, str]]:
+        """(upstream address, status, request) of each request nginx took on ``port`` (with ``route``, if given).
+
+        nginx logs a websocket when it closes: wait (up to ``timeout``) until
+        ``websockets`` of them are logged.
+        """
+        deadline = time.monotonic() + timeout
+        while True:
+            rows = [r for r in self.proxy.log() if r.port == port and route in (None, r.route)]
+            if sum(r.websocket for r in rows) >= websockets or time.monotonic() > deadline:
+                return [(r.upstream, r.status, r.request) for r in rows]
+            time.sleep(0.2)  # nginx writes its log as requests end: real time
+
+
+@contextmanager
+def running_replicas(logs: Path) -> Iterator[Replicas]:
+    """Replicas A and B sharing one Redis, and nginx in front of them, for the block; their logs in ``logs``."""
+    port_a, port_b, lb, via_a, via_b = (free_port() for _ in range(5))
+    apps: list[AppProcess] = []
+    proxy = None
+    redis = redis_harness.RedisServer()
+    try:
+        redis.start()
+        for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
+            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url}))
+        for app in apps:
+            wait_app(app)
+        proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))
+        urls = [f"http://127.0.0.1:{port}" for port in (lb, via_a, via_b)]
+        for url in urls:
+            wait_healthy(url, timeout=20, alive=proxy.alive)
+        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps, redis=redis)
+    finally:
+        if proxy is not None:
+            proxy.stop()
+        for app in reversed(apps):
+            stop(app.proc)
+        redis.stop()
