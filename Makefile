@@ -55,7 +55,7 @@ lint: $(VENV)/.dev
 # loadscope keeps a module's tests on one worker, so its module-scoped server or nginx starts once.
 test: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps lint
 	node --test tests/js/
-	$(PY) -m pytest -n 2 --dist loadscope -q
+	$(PY) -m pytest -n 2 --dist loadscope -q --durations=25
 
 # The link fuzz at full size: 200 junk links a page (the suite runs 20).
 fuzz: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz

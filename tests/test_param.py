@@ -122,8 +122,8 @@ def test_one_pick_for_the_stage_and_the_chart(monkeypatch):
 
     live = _live(monkeypatch)
 
-    page = (ROOT / "pages" / "explorer.py").read_text()
-    assert "live.pick(" in page and 'session_state["sample"]' not in page
+    views = (ROOT / "ui" / "details.py").read_text()  # the charts view, whose heatmap of x picks a cell
+    assert "live.pick(" in views and 'session_state["sample"]' not in views
     assert "pick(" in inspect.getsource(live._on_pick)
     held = {}
     monkeypatch.setattr(live.st, "session_state", held)
