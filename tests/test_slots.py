@@ -178,6 +178,23 @@ def test_a_newcomer_does_not_jump_the_queue_and_a_full_queue_says_when_to_come_b
     assert isinstance(bob.outcome, Ticket) and g.waiting() == 0
 
 
+def test_a_full_queue_makes_room_for_a_newcomer_who_has_held_less_than_its_last_waiter(clock):
+    """Clients that ask back to back keep a short queue full; a newcomer between their asks still gets in."""
+    g = gate(clock, concurrent=1, share_s=20, waiting=1)
+    earlier = g.begin("bob", "download")
+    clock.now += 30
+    g.end(earlier)  # bob has held a slot for 30 s lately
+    first = g.begin("alice", "download")
+    bob = g.ask("bob", "download", wait=True)
+    assert isinstance(bob, Place) and bob.outcome is None
+    carol = g.ask("carol", "download", wait=True)  # has held nothing: takes bob's place
+    assert isinstance(carol, Place) and carol.outcome is None
+    assert isinstance(bob.outcome, Busy) and bob.outcome.why == "server" and g.order(lane=HEAVY) == ["carol"]
+    assert isinstance(g.ask("bob", "download", wait=True), Busy)  # bob asking again: carol has held less
+    g.end(first)
+    assert isinstance(carol.outcome, Ticket) and g.waiting() == 0
+
+
 def test_a_place_given_up_says_when_to_come_back_and_leaves_the_queue(clock):
     g = gate(clock, concurrent=1, share_s=20)
     first = g.begin("alice", "race")

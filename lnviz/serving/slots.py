@@ -271,8 +271,17 @@ class Slots:
         queue = [p for p in self._waiting if p.lane == lane]
         if len(mine) < rules.per_client and not queue and self._in(lane) < rules.slots:
             return self._admit(client, action, lane, now)
-        if not may_wait or len(queue) >= rules.waiting:
+        if not may_wait:
             return self._refuse(lane, now, len(queue) + 1)
+        if len(queue) >= rules.waiting:
+            # A full queue keeps the clients that have held least lately: a newcomer who has held less than its
+            # last waiter takes that place, and the waiter is told when to try again. Else clients that ask back
+            # to back keep the queue full, and whoever comes between their asks never gets in.
+            last = self._order(lane, now)[-1]
+            if self._held(client, now) >= self._held(last.client, now):
+                return self._refuse(lane, now, len(queue) + 1)
+            self._waiting.remove(last)
+            last.outcome = self._refuse(lane, now, len(queue))
         place = Place(client, action, lane, next(self._arrivals))
         self._waiting.append(place)
         # The client's own last action may still be unwinding (a rerun starts a new script before the one it
