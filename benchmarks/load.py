@@ -61,7 +61,7 @@ from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from benchmarks.tabs import GAIN, MAIN_APP, SEED
-from harness.chromium import CHARTS_JS, LAPTOP, decode_array, foreign_console_error, keep_local, launch
+from harness.chromium import CHARTS_JS, LAPTOP, app_console_error, decode_array, keep_local, launch
 from harness.server import free_port, start_app, wait_app
 from harness.settle import (
     COUNTED_JS,
@@ -171,12 +171,8 @@ class TabSession:
 
     def _watch(self) -> None:
         def on_console(message: ConsoleMessage) -> None:
-            if message.type != "error":
-                return
-            where = message.location.get("url", "")
-            if foreign_console_error(message.text, where):
-                return
-            self.out.error(f"console.error: {message.text} ({where})")
+            if (error := app_console_error(message)) is not None:
+                self.out.error(error)
 
         self.page.on("console", on_console)
         self.page.on("pageerror", lambda e: self.out.error(f"pageerror: {e}"))

@@ -136,6 +136,15 @@ def foreign_console_error(text: str, where: str) -> str | None:
     return None
 
 
+def app_console_error(message: Any) -> str | None:
+    """A console message (Playwright's, sync or async) as the line a test or benchmark records: None unless it is
+    an error and the app's (:func:`foreign_console_error`)."""
+    if message.type != "error":
+        return None
+    where = message.location.get("url", "")
+    return None if foreign_console_error(message.text, where) else f"console.error: {message.text} ({where})"
+
+
 def decode_array(value: Any) -> Any:
     """A plotly array as nested lists: a base64 spec {dtype, bdata, shape} is decoded."""
     if isinstance(value, dict) and "bdata" in value and "dtype" in value:

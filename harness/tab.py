@@ -16,7 +16,7 @@ from urllib.parse import urlsplit
 
 from playwright.sync_api import BrowserContext, ConsoleMessage, Page, Request
 
-from harness.chromium import CHARTS_JS, STATE_JS, decode_array, foreign_console_error, is_local
+from harness.chromium import CHARTS_JS, STATE_JS, app_console_error, decode_array, is_local
 from harness.settle import COUNTED_JS, SETTLE_TIMEOUT, Settle, wait_settled
 from harness.wire import Wire
 
@@ -107,12 +107,8 @@ def watch(app: AppPage) -> AppPage:
     machines (each refused at once) in ``app.offsite``; a console error that is not the app's is left out."""
 
     def on_console(message: ConsoleMessage) -> None:
-        if message.type != "error":
-            return
-        where = message.location.get("url", "")
-        if foreign_console_error(message.text, where):
-            return
-        app.errors.append(f"console.error: {message.text} ({where})")
+        if (error := app_console_error(message)) is not None:
+            app.errors.append(error)
 
     def on_request(request: Request) -> None:
         # Every request, not only those that log an error: a refused favicon logs none.
