@@ -29,8 +29,9 @@ import torch
 from torch import Tensor, nn
 
 from lnviz.labs.transformer import files
+from lnviz.views import state
 
-SITES = ("embeddings", "attention", "ffn")
+SITES = state.SITE.options  # the three LayerNorms a student can pick, as the state table offers them
 _SHARED: list[Model | str] = []  # the process's one model, or why there is none (see shared)
 _SHARED_LOCK = threading.Lock()
 
