@@ -59,8 +59,11 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
     CMD ["python", "-c", "import urllib.request; urllib.request.urlopen('http://127.0.0.1:8501/_stcore/health', timeout=4)"]
 
 # .streamlit/config.toml holds the hosting settings (headless, no file watcher,
-# viewer toolbar, no error details, XSRF on, 32 MiB uploads); the flags repeat
-# the ones a container must have.
+# viewer toolbar, no error details, XSRF on, 32 MiB uploads, IPv4 on every
+# interface); the flags repeat the ones a container must have. A proxy in front
+# is believed about the visitor's address (X-Forwarded-For) only from the
+# addresses in FORWARDED_ALLOW_IPS (uvicorn's; 127.0.0.1,::1 by default): pass
+# -e FORWARDED_ALLOW_IPS=<your proxy's address> (docs/deploy.md, "Whose address the app sees").
 CMD ["python", "-m", "streamlit", "run", "app.py", \
      "--server.address=0.0.0.0", "--server.port=8501", "--server.headless=true", \
      "--server.fileWatcherType=none", "--browser.gatherUsageStats=false"]

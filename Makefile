@@ -40,6 +40,8 @@ $(VENV)/.lnviz: pyproject.toml $(VENV)/.runtime
 system-deps:
 	@bash scripts/system-deps.sh
 
+# Both listen on IPv4 (.streamlit/config.toml's server.address), so that a proxy on this host, as docs/deploy.md's
+# nginx block, is trusted to say whose request it forwards (FORWARDED_ALLOW_IPS, uvicorn's, names others).
 run: $(VENV)/.runtime $(VENV)/.model $(VENV)/.lnviz
 	$(PY) -m streamlit run app.py --server.port $(PORT)
 

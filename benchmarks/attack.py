@@ -52,6 +52,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
+from benchmarks import attack_store
 from benchmarks.crowd import LECTURE, Student, attend, students, warm_up
 from benchmarks.memory import Memory, sampling
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
@@ -638,6 +639,7 @@ def main(args: argparse.Namespace) -> int:
     limit = OPEN_TIMEOUT + 60 + seconds + sum_phases(seconds) + 7 * (SETTLE_S + 2 * ANSWER_TIMEOUT)
     report = asyncio.run(asyncio.wait_for(run, limit))
     text = attack_markdown(report, load_start, load_average())
+    text += "\n" + attack_store.markdown(attack_store.run())  # issue 30's attacks 1 and 2, on the shared store
     print(text)
     write_section("attack", text, args.out)
     return 0

@@ -20,7 +20,7 @@ import socket
 import subprocess
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -69,8 +69,10 @@ def answering_pid(port: int, timeout: float = 1.0) -> int | None:
 class RedisServer:
     """One redis-server process; :meth:`start` and :meth:`stop` as often as a test likes, always on one port."""
 
-    def __init__(self, port: int | None = None) -> None:
+    def __init__(self, port: int | None = None, args: Sequence[str] = ()) -> None:
+        """``args``: more of redis-server's options, after the harness's own (``("--maxmemory", "256mb")``)."""
         self._port = port or free_port()
+        self.args = tuple(args)
         self.proc: subprocess.Popen | None = None
         self.folder: Path | None = None
 
@@ -104,7 +106,7 @@ class RedisServer:
         # No snapshots while it runs, no append-only file, loopback only, in the foreground; at start it loads
         # the folder's dump.rdb, which only stop(keep=True) writes.
         cmd = [str(binary), "--port", str(self._port), "--bind", "127.0.0.1", "--daemonize", "no"]
-        cmd += ["--save", "", "--appendonly", "no", "--dir", str(self.folder)]
+        cmd += ["--save", "", "--appendonly", "no", "--dir", str(self.folder), *self.args]
         with self.log.open("wb") as out:
             self.proc = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + STARTUP_TIMEOUT
@@ -147,9 +149,9 @@ class RedisServer:
 
 
 @contextmanager
-def running() -> Iterator[RedisServer]:
-    """A started :class:`RedisServer` for the block, stopped after it."""
-    server = RedisServer()
+def running(args: Sequence[str] = ()) -> Iterator[RedisServer]:
+    """A started :class:`RedisServer` (with ``args``, more of redis-server's options) for the block, stopped after it."""
+    server = RedisServer(args=args)
     try:
         yield server.start()
     finally:

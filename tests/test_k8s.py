@@ -414,11 +414,11 @@ def redis_args() -> dict[str, str]:
     return {flag.removeprefix("--"): value for flag, value in zip(args[1::2], args[2::2], strict=True)}
 
 
-def test_redis_keeps_nothing_on_disk_and_evicts_by_ttl_within_its_limit():
+def test_redis_keeps_nothing_on_disk_and_evicts_nothing_within_its_limit():
     args = redis_args()
     assert args["save"] == "" and args["appendonly"] == "no"
     assert args["maxmemory"] == f"{REDIS_MAXMEMORY_MIB}mb"
-    assert args["maxmemory-policy"] == "volatile-ttl"  # everything lnviz writes has a TTL
+    assert args["maxmemory-policy"] == "noeviction"  # never a room or a vote (tests/test_store_blobs.py)
     resources_ = redis_container()["resources"]
     assert mebibytes(resources_["requests"]["memory"]) > REDIS_MAXMEMORY_MIB  # the data and Redis's overhead
     assert mebibytes(resources_["limits"]["memory"]) >= REDIS_MAXMEMORY_MIB * HEADROOM

@@ -299,8 +299,8 @@ def test_redis_keys_carry_a_time_to_live(redis_server):
     store.put_blob("k", b"data")
     client = store._redis
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
-    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob
-    assert len(client.keys("ttl:*")) == 8
+    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob, the blobs' count (3)
+    assert len(client.keys("ttl:*")) == 11
     assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
     assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
     assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl("ttl:opened:a:10.0.0.1") > 0

@@ -232,6 +232,8 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
         try:
             shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client())
             outcome = "shared" if shared else "quota"
+        except own_share.Full:
+            outcome = "full"
         except StoreDown:
             outcome = "down"
     record = {"id": key, "outcome": outcome, "at": now}

@@ -17,7 +17,7 @@ from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
 from lnviz.serving import poll
-from ui import classroom
+from ui import address_seen, classroom
 from ui.page import Page
 from ui.store import store
 
@@ -121,6 +121,7 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
             st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
+        address_seen.say_if_unseen()
         classroom.follow(room.code, room.version, show_count=count_of)
         if revealed:
             classroom.explain(question, page.presenting)

@@ -87,6 +87,8 @@ class Limits:
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
+    # The shared store (lnviz.serving.store): what one visitor can put there must not crowd out a class
+    shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
 
     # The spans a budget is counted over: no limit themselves, so off() keeps them (the budgets in them go).
     WINDOWS: ClassVar[tuple[str, ...]] = ("window_s", "rate_window_s", "open_window_s", "quota_window_s")

@@ -14,6 +14,7 @@ finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
 A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
 counted where the shared store is); a grid stored already, by anyone, costs
 nothing and renews its time-to-live (:data:`lnviz.serving.store.BLOB_TTL_S`).
+All clients' grids together are capped in the store itself (:mod:`lnviz.serving.store_blobs`).
 Pure: no Streamlit.
 """
 
@@ -40,6 +41,10 @@ QUOTA_BYTES = Limits.shared_bytes_per_client  # a client's grids stored per wind
 QUOTA_WINDOW_S = int(Limits.quota_window_s)
 TTL_S = BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
+
+
+class Full(RuntimeError):
+    """The store holds as many shared grids as it takes (``Caps.shared_grid_bytes``, all clients together)."""
 
 
 class BadGrid(ValueError):
@@ -98,15 +103,17 @@ def new_quota(storage: Storage | None = None, amount: int = QUOTA_BYTES, window_
 
 def share(store: Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
     """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` in ``quota``: its id, or None when the
-    client's quota for the window is used. Raises :class:`~lnviz.serving.store.StoreDown` when the store can't
-    be reached."""
+    client's quota for the window is used. Raises :class:`Full` when the store's grids are at their cap (the
+    client's quota is charged all the same: a script gains nothing by trying), and
+    :class:`~lnviz.serving.store.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
     if store.renew_blob(key):  # held already, by anyone: free
         return grid_id
     if not quota.hit(client, len(data)):
         return None
-    store.put_blob(key, data)
+    if not store.put_blob(key, data):
+        raise Full(f"the store holds {store.caps.shared_grid_bytes // 2**20} MiB of shared grids")
     return grid_id
 
 

@@ -14,7 +14,8 @@ voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in 
 ``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
 the room), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
 ``open_window_s``) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
-:class:`lnviz.serving.quota.Quota`, under ``LIMITS:``).
+:class:`lnviz.serving.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`lnviz.serving.store_blobs`,
+under ``blobs:``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,7 @@ from typing import Protocol
 from lnviz.serving import poll
 from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
+from lnviz.serving.store_blobs import MemoryBlobs, RedisBlobs
 
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
 
@@ -48,6 +50,7 @@ class Caps:
     rooms_per_address: int = poll.ROOMS_PER_ADDRESS
     max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
     blob_ttl_s: int = BLOB_TTL_S
+    shared_grid_bytes: int = Limits.shared_grid_bytes  # blobs held at once, all together (store_blobs)
 
     @classmethod
     def of(cls, limits: Limits) -> Caps:
@@ -96,8 +99,9 @@ class Store(Protocol):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         """``voter``'s answer in a round, or None."""
 
-    def put_blob(self, key: str, data: bytes) -> None:
-        """Keep ``data`` under ``key`` for ``blob_ttl_s`` (what a client may store is counted by its caller, a
+    def put_blob(self, key: str, data: bytes) -> bool:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False, with nothing stored, when the blobs held would
+        pass ``shared_grid_bytes`` (what one client may store is counted by its caller, a
         :class:`~lnviz.serving.quota.Quota`)."""
 
     def renew_blob(self, key: str) -> bool:
@@ -107,7 +111,7 @@ class Store(Protocol):
         """The bytes under ``key``, or None once expired or never stored."""
 
 
-class MemoryStore:
+class MemoryStore(MemoryBlobs):
     """The embedded default: this process's memory, one lock. Expiry as Redis's: reset by each write."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, **caps: int) -> None:
@@ -224,22 +228,6 @@ class MemoryStore:
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         return self.votes(code, index, round).get(voter)
 
-    def put_blob(self, key: str, data: bytes) -> None:
-        with self._lock:
-            self._set(f"blob:{key}", bytes(data), self.caps.blob_ttl_s)
-
-    def renew_blob(self, key: str) -> bool:
-        with self._lock:
-            found = self._get(f"blob:{key}")
-            if found is not None:
-                self._set(f"blob:{key}", found, self.caps.blob_ttl_s)
-            return found is not None
-
-    def get_blob(self, key: str) -> bytes | None:
-        with self._lock:
-            found = self._get(f"blob:{key}")
-            return found if isinstance(found, bytes) else None
-
 
 # A new room, unless the opener's counters are at their limits or its code is taken; a room created counts
 # once in each. KEYS: room, the client's counter, the address's. ARGV: ttl, window, the client's limit, the
@@ -301,7 +289,7 @@ return 1
 """
 
 
-class RedisStore:
+class RedisStore(RedisBlobs):
     """Redis (``LNVIZ_REDIS_URL``): every replica sees the same rooms; each write one atomic command or script.
 
     A Redis that can't be reached raises :class:`StoreDown` within about a
@@ -374,16 +362,6 @@ class RedisStore:
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         found = self._call(lambda: self._redis.hget(f"{self._p}votes:{code}:{index}:{round}", voter))
         return found.decode() if isinstance(found, bytes) else None
-
-    def put_blob(self, key: str, data: bytes) -> None:
-        self._call(lambda: self._redis.set(f"{self._p}blob:{key}", data, ex=self.caps.blob_ttl_s))
-
-    def renew_blob(self, key: str) -> bool:
-        return bool(self._call(lambda: self._redis.expire(f"{self._p}blob:{key}", self.caps.blob_ttl_s)))
-
-    def get_blob(self, key: str) -> bytes | None:
-        found = self._call(lambda: self._redis.get(f"{self._p}blob:{key}"))
-        return found if isinstance(found, bytes) else None
 
 
 def _text(reply: object) -> str:

@@ -35,7 +35,8 @@ def until(at: float) -> str:
 def kept(outcome: str, at: float, shared: bool, quota_bytes: int) -> str:
     """Where the data shown is kept and until when, or why the link doesn't carry it: one plain sentence.
 
-    ``outcome``: "shared", "quota" (the browser's ``quota_bytes`` an hour are used) or "down"; ``at``: when it was.
+    ``outcome``: "shared", "quota" (the browser's ``quota_bytes`` an hour are used), "full" (the store's grids,
+    everyone's, are at their cap) or "down"; ``at``: when it was.
     """
     if outcome == "shared" and shared:
         return f"Shared data, kept on the server until about {until(at)}: {where(shared)}."
@@ -43,6 +44,8 @@ def kept(outcome: str, at: float, shared: bool, quota_bytes: int) -> str:
         return f"Shared data, kept {where(shared)}."
     if outcome == "quota":
         why = f"this browser has stored the {quota_bytes // 2**20} MiB of data an hour that links may hold"
+    elif outcome == "full":
+        why = "the server already holds as much data for links as it keeps at once"
     else:
         why = "the store that keeps data for links can't be reached now"
     return f"Not in the link: {why}. It is shown in this session only, and the link notes only its shape."
