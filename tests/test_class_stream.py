@@ -13,9 +13,12 @@ from __future__ import annotations
 import asyncio
 import http.client
 import json
+import queue
 import threading
+import time
 from collections.abc import Iterator
 from dataclasses import replace
+from urllib.parse import urlsplit
 
 import pytest
 import uvicorn
@@ -193,12 +196,14 @@ def served(monkeypatch) -> Iterator[tuple[int, MemoryStore]]:
 
 
 class Stream:
-    """One stream read as a browser's EventSource would: event by event (comments skipped)."""
+    """One stream read as a browser's EventSource would: event by event (comments skipped). ``url``: the server's
+    (``http://127.0.0.1:PORT``, with a path if served under one); ``headers``: the request's, its cookies, say."""
 
-    def __init__(self, port: int, code: str, cookie: str = "") -> None:
-        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-        headers = {"Cookie": cookie} if cookie else {}
-        self.conn.request("GET", f"/api/class/{code}/events", headers=headers)
+    def __init__(self, url: str, code: str, cookie: str = "", headers: dict[str, str] | None = None) -> None:
+        parts = urlsplit(url)
+        self.conn = http.client.HTTPConnection(parts.hostname, parts.port, timeout=30)
+        sent = {**({"Cookie": cookie} if cookie else {}), **(headers or {})}
+        self.conn.request("GET", f"{parts.path.rstrip('/')}/api/class/{code}/events", headers=sent)
         self.response = self.conn.getresponse()
 
     def event(self) -> dict[str, str] | None:
@@ -218,8 +223,41 @@ class Stream:
             name, _, value = line.partition(":")
             fields[name] = value.removeprefix(" ")
 
+    def events(self) -> Iterator[dict[str, str]]:
+        while (event := self.event()) is not None:
+            yield event
+
     def close(self) -> None:
         self.conn.close()
+
+
+class Follower(threading.Thread):
+    """A stream read on a thread of its own, each event put on :attr:`seen` as it comes (None at the end), so a
+    test can drive a browser meanwhile."""
+
+    def __init__(self, url: str, code: str, cookie: str = "") -> None:
+        super().__init__(daemon=True)
+        self.stream = Stream(url, code, cookie)
+        self.seen: queue.Queue[dict | None] = queue.Queue()
+        self.start()
+
+    def run(self) -> None:
+        try:
+            for event in self.stream.events():
+                self.seen.put(event)
+        except (OSError, AttributeError, ValueError):  # closed under it (http.client drops its file)
+            pass
+        self.seen.put(None)
+
+    def until(self, test, timeout: float = 30.0) -> dict:
+        """The first event's data (a ``room`` event's JSON) for which ``test`` holds, within ``timeout``."""
+        deadline = time.monotonic() + timeout
+        while True:
+            event = self.seen.get(timeout=max(0.01, deadline - time.monotonic()))
+            assert event is not None, "the stream ended"
+            data = json.loads(event["data"])
+            if test(data):
+                return data
 
 
 def _data(event: dict[str, str] | None) -> dict:
@@ -236,7 +274,7 @@ def _cookie(token: bytes) -> str:
 def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_then_ends(served):
     port, store = served
     room, secret = _opened(store)
-    phone = Stream(port, room.code)
+    phone = Stream(f"http://127.0.0.1:{port}", room.code)
     assert phone.response.status == 200
     assert phone.response.getheader("content-type").startswith("text/event-stream")
     first = phone.event()
@@ -246,7 +284,7 @@ def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_the
     store.act(room.code, secret, "reveal", 0)
     shown = phone.event()
     assert shown["id"] == "1.1" and _data(shown)["rounds"] == [{"0": 1, "1": 0}] and _data(shown)["answer"] == "0"
-    again = Stream(port, room.code)  # a reconnect: the state at once
+    again = Stream(f"http://127.0.0.1:{port}", room.code, headers={"Last-Event-ID": "1.1"})  # a reconnect: at once
     assert _data(again.event())["phase"] == "reveal"
     store.act(room.code, secret, "close", 1)
     assert _data(phone.event())["closed"] is True
@@ -258,23 +296,23 @@ def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_the
 
 def test_an_unknown_room_is_gone_and_a_browser_past_its_streams_is_refused_in_a_sentence(served):
     port, store = served
-    gone = Stream(port, "ABCDEFGH")
+    gone = Stream(f"http://127.0.0.1:{port}", "ABCDEFGH")
     event = gone.event()
     assert event["event"] == "gone" and json.loads(event["data"])["message"] == poll.REFUSED["unknown"]
     assert gone.event() is None
     room, _ = _opened(store)
     cookie = _cookie(b"a browser's token")
-    held = [Stream(port, room.code, cookie) for _ in range(2)]
+    held = [Stream(f"http://127.0.0.1:{port}", room.code, cookie) for _ in range(2)]
     assert all(_data(s.event())["code"] == room.code for s in held)
-    refused = Stream(port, room.code, cookie)
+    refused = Stream(f"http://127.0.0.1:{port}", room.code, cookie)
     assert refused.response.status == 429
     assert refused.response.read().decode() == events.REFUSED["client"]
     assert refused.response.getheader("retry-after") == str(routes.RETRY_AFTER_S)
-    other = Stream(port, room.code, _cookie(b"another browser"))
+    other = Stream(f"http://127.0.0.1:{port}", room.code, _cookie(b"another browser"))
     assert other.response.status == 200
     held[0].close()  # a closed stream gives its place back
     for _ in range(100):
         if routes.gate().open == 2:
             break
         threading.Event().wait(0.05)
-    assert Stream(port, room.code, cookie).response.status == 200
+    assert Stream(f"http://127.0.0.1:{port}", room.code, cookie).response.status == 200
