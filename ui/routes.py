@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import json
+import threading
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -47,9 +48,18 @@ def revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
     return rounds, question.parse(question.answer)
 
 
+def _bank() -> None:
+    from lnviz.labs.classroom.questions import bank
+
+    bank()
+
+
 @functools.cache
 def hub() -> events.Hub:
-    """This process's one watcher of the rooms it streams."""
+    """This process's one watcher of the rooms it streams. The question bank, which a reveal reads, is built
+    meanwhile on a thread of its own (torch computes its answers): a replica that serves only streams has not
+    built it for a page, and the first reveal would wait for it."""
+    threading.Thread(target=_bank, name="lnviz-class-bank", daemon=True).start()
     return events.Hub(store, revealed, limits.current())
 
 

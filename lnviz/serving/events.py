@@ -27,6 +27,7 @@ asyncio loop and are handed events with ``loop.call_soon_threadsafe``.
 from __future__ import annotations
 
 import asyncio
+import logging
 import threading
 from collections import deque
 from collections.abc import Callable
@@ -38,6 +39,7 @@ from lnviz.serving.poll import REFUSED as VOTE_REFUSED
 from lnviz.serving.poll import Room
 from lnviz.serving.store import StoreDown
 
+_log = logging.getLogger(__name__)
 LOOK_S = 0.5  # how often the hub reads each streamed room
 HEARTBEAT_S = 15  # a comment line this often keeps proxies from closing an idle stream
 GONE_MESSAGE = VOTE_REFUSED["unknown"]  # what a stream of an unknown or expired room says, in its one event
@@ -190,6 +192,8 @@ class Hub:
                 self._look(code)
             except StoreDown:
                 continue  # the phones keep what they show; the next look after the store is back sends the change
+            except Exception:  # a bug of one room's must not stop every room's stream: said, and looked at again
+                _log.exception("class stream: the look at room %s failed", code)
 
     def _look(self, code: str) -> None:
         found = look(self._store(), code)
