@@ -7,6 +7,8 @@ import asyncio
 import itertools
 import json
 
+from test_class_stream import arun
+
 from benchmarks import class_stream
 
 
@@ -39,7 +41,7 @@ def test_a_light_phone_reads_each_room_event_whatever_the_chunks_and_skips_comme
         server.close()
         return phone, got[0]
 
-    phone, request = asyncio.run(main())
+    phone, request = arun(main())
     assert phone.status == 200
     assert [state for _, state in phone.seen] == [first, second]
     assert request.startswith(b"GET /api/class/X/events HTTP/1.1\r\n") and b"Cookie: lnviz_route=k\r\n" in request

@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import streamlit as st
 from sse_starlette import EventSourceResponse, ServerSentEvent
+from sse_starlette.sse import SendTimeoutError
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
@@ -73,12 +74,14 @@ class _Stream(EventSourceResponse):
     """An event stream that hands its place back when it ends, however it ends (even before its first byte)."""
 
     def __init__(self, content: AsyncIterator[ServerSentEvent], release: Callable[[], None]) -> None:
-        super().__init__(content, ping=events.HEARTBEAT_S)
+        super().__init__(content, ping=events.HEARTBEAT_S, send_timeout=limits.current().stream_send_s)
         self._release = release
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
             await super().__call__(scope, receive, send)
+        except* SendTimeoutError:
+            pass  # its phone stopped reading: the stream ends, and its place is free again
         finally:
             self._release()
 
