@@ -4,7 +4,8 @@ The block's ``/api/`` location and the ``lnviz-streams`` Ingress pass a stream a
 buffering, a read timeout far above the app's 15 s heartbeat) and hold as many streams per address as the app
 does. Then, through nginx's balancer in front of replicas A and B (:mod:`harness.replicas`): a phone's stream
 pinned to replica A by its routing cookie sees the vote a phone makes on replica B's page, and the presenter's
-reveal made there, while it stays open; nginx's log says replica A served it.
+reveal made there, while it stays open; nginx's log says replica A served it. When replica A is killed, its
+stream ends, and the reconnect (with the same cookie) gets the room as it is now at once, from replica B.
 """
 
 from __future__ import annotations
@@ -16,8 +17,10 @@ import urllib.request
 import pytest
 
 from harness import nginx
+from lnviz.serving import poll
 from lnviz.serving.events import HEARTBEAT_S
 from lnviz.serving.limits import Limits
+from lnviz.serving.store import RedisStore
 
 
 def _location(block: str, path: str) -> str:
@@ -99,3 +102,27 @@ def test_a_stream_on_replica_a_sees_a_vote_and_the_reveal_made_on_replica_b(repl
     assert shown["rounds"][0]["1"] == 1 and sum(shown["rounds"][0].values()) == 1
     stream.stream.close()
     assert _served(replicas, key, f"/api/class/{code}/events").endswith(f":{replicas.port_a}")
+
+
+@pytest.mark.browser
+@pytest.mark.replicas
+def test_a_stream_whose_replica_is_killed_ends_and_its_reconnect_gets_the_state_at_once_from_the_other(replicas):
+    from test_class_stream import Follower
+
+    store = RedisStore(replicas.redis.url)
+    room, secret = poll.open_room(store, ("bn-one-sample", "ln-invariance"))
+    key = _route_to(replicas, replicas.port_a)
+    stream = Follower(replicas.lb, room.code, cookie=f"lnviz_route={key}")
+    assert stream.until(lambda s: True)["answers"] == 0
+    replicas.apps[0].proc.kill()  # replica A dies mid-round, as a pod killed does
+    replicas.apps[0].proc.wait()
+    try:
+        assert stream.seen.get(timeout=30) is None  # its stream ended: the browser's EventSource reconnects
+        store.vote(room.code, "voter-1", 0, 1, "2")  # meanwhile, on B
+        store.act(room.code, secret, "reveal", 0)
+        again = Follower(replicas.lb, room.code, cookie=f"lnviz_route={key}")  # the same cookie: nginx tries B
+        shown = again.until(lambda s: True, timeout=30)  # the first event, at once: the room as it is now
+        assert (shown["phase"], shown["answers"], shown["rounds"][0]["2"]) == ("reveal", 1, 1)
+        again.stream.close()
+    finally:
+        replicas.restart(0)
