@@ -73,6 +73,7 @@ def test_the_moved_block_puts_the_path_before_every_location_and_nothing_else():
         f"{PATH}/_stcore/metrics",
         f"{PATH}/static/",
         f"{PATH}/_stcore/bidi-components/",
+        f"{PATH}/api/",
         f"{PATH}/",
     ]
     assert re.sub(rf"(location\s+(?:=\s+)?){PATH}/", r"\1/", moved) == block
@@ -154,3 +155,26 @@ def test_the_stage_draws_and_a_release_brings_torchs_numbers_through_nginx_under
     with pytest.raises(urllib.error.HTTPError) as refused:
         urllib.request.urlopen(proxied.url + "/_stcore/metrics", timeout=30)
     assert refused.value.code == 404
+
+
+def test_the_class_stream_comes_under_the_path_through_nginx_unbuffered(proxied, contexts):
+    """The stream's route carries the path (Streamlit does not prefix our routes: ui/routes.py does): through
+    the moved block, a stream of a room opened on the projector shows it at once, then its reveal while the
+    stream stays open; an unknown room is `gone`; the route is not served outside the path."""
+    from test_browser_classroom import PROJECTOR, open_in, press, start_room
+    from test_class_stream import Follower, Stream
+
+    gone = Stream(proxied.url, "ABCDEFGH")
+    assert gone.response.status == 200 and [e["event"] for e in gone.events()] == ["gone"]
+    with pytest.raises(urllib.error.HTTPError) as outside:
+        urllib.request.urlopen(proxied.url.removesuffix(PATH) + "/api/class/ABCDEFGH/events", timeout=30)
+    assert outside.value.code == 404
+    presenter = open_in(contexts(PROJECTOR), f"{proxied.url}/class?present=1")
+    code = start_room(presenter)
+    phone = Follower(proxied.url, code)
+    assert phone.stream.response.getheader("content-type").startswith("text/event-stream")
+    assert phone.until(lambda s: True)["phase"] == "ask"
+    press(presenter, "reveal")
+    shown = phone.until(lambda s: s["phase"] == "reveal", timeout=15)
+    assert shown["code"] == code and len(shown["rounds"]) == 1 and shown["answer"] is not None
+    phone.stream.close()
