@@ -5,5 +5,8 @@ manifests start the app as before.
 """
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-app = st.App("router.py")
+from ui import proof
+
+app = st.App("router.py", middleware=[Middleware(proof.Middleware)])

@@ -84,12 +84,26 @@ class Limits:
     open_window_s: float = 3600.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
+    # The proved client (lnviz.serving.proof): a browser that kept the signed cookie it was given on its first visit
+    proofs_per_address: int = 600  # new proved browsers one public address gets per proof window: a class of 500
+    proofs_per_replica: int = 600  # the same for every address a replica can't see together, counted per replica
+    proof_window_s: float = 3600.0
+    code_misses_per_client: int = 20  # room codes one browser may try that open no room, per code window
+    code_misses_per_address: int = 1000  # the same for one address: a class of 500 mistyping its code twice
+    code_window_s: float = 3600.0
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
 
     # The spans a budget is counted over: no limit themselves, so off() keeps them (the budgets in them go).
-    WINDOWS: ClassVar[tuple[str, ...]] = ("window_s", "rate_window_s", "open_window_s", "quota_window_s")
+    WINDOWS: ClassVar[tuple[str, ...]] = (
+        "window_s",
+        "rate_window_s",
+        "open_window_s",
+        "quota_window_s",
+        "proof_window_s",
+        "code_window_s",
+    )
 
     @classmethod
     def off(cls) -> Limits:
