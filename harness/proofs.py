@@ -38,3 +38,36 @@ class Browser:
     def forget(self) -> None:
         """Send no cookies at all, as a script that discards them does."""
         self.cookies = {}
+
+
+async def _html(scope: dict, receive: Any, send: Any) -> None:
+    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
+    await send({"type": "http.response.body", "body": b""})
+
+
+def first_visit(ip: str, cookie: str = "") -> str:
+    """What a page's HTML sets in the ``lnviz_proof`` cookie for a visitor from ``ip`` who sends ``cookie`` (a
+    proof, or "" as a script that discards its cookies), through :class:`ui.proof.Middleware`; "" for nothing."""
+    import asyncio
+
+    from ui import proof as ui_proof
+
+    headers = [(b"cookie", f"{proof.COOKIE}={cookie}".encode())] if cookie else []
+    scope = {"type": "http", "method": "GET", "path": "/class", "headers": headers, "client": (ip, 40000)}
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    asyncio.run(ui_proof.Middleware(_html)(scope, None, send))
+    for name, value in sent[0]["headers"]:
+        if name == b"set-cookie":
+            return value.decode().split(";")[0].split("=", 1)[1]
+    return ""
+
+
+def proved_client(token: str) -> str | None:
+    """The client a session whose browser sent ``token`` is proved as (:func:`ui.proof.client`'s answer)."""
+    from ui import proof as ui_proof
+
+    return proof.client(ui_proof.secret(), token, time.time())
