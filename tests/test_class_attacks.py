@@ -153,3 +153,29 @@ def test_a_round_stuffed_from_one_address_with_50_fresh_cookies_still_counts_its
     votes = fresh.votes(code, 0, 1)
     assert len(votes) == 250 + 4 < Limits.max_voters  # every honest vote counted; the round still open
     assert len(set(votes.values())) == 2  # the stuffers' answer and the class's
+
+
+def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_joining_by_its_code_spends_none(
+    monkeypatch, fresh, proved
+):
+    from dataclasses import replace
+
+    from lnviz.serving.quota import CodeTries
+    from ui import classroom
+
+    tries = CodeTries(replace(Limits(), code_misses_per_client=2, code_misses_per_address=3))
+    monkeypatch.setattr(classroom, "_code_tries", lambda: tries)
+    room, _ = poll.open_room(fresh, ("q",))
+    from_address(monkeypatch, ATTACKER)
+    for _ in range(3):
+        assert classroom.TRIES[:20] not in " ".join(w.value for w in run_page(PAGE, {"room": room.code}).warning)
+    for guess in ("AAAAAAAA", "BBBBBBBB"):
+        assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": guess}).warning[0].value
+    (refused,) = run_page(PAGE, {"room": room.code}).warning  # the right code too, now
+    assert refused.value.startswith("Too many room codes") and "try again in" in refused.value
+    proved.fresh()  # a new cookie from the same address: one miss left there
+    assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": "CCCCCCCC"}).warning[0].value
+    assert run_page(PAGE, {"room": "DDDDDDDD"}).warning[0].value.startswith("Too many room codes")
+    from_address(monkeypatch, CLASS)
+    proved.fresh()
+    assert not run_page(PAGE, {"room": room.code}).warning  # elsewhere, the class joins
