@@ -34,6 +34,7 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import limits, proof, quota, who
 
+NEEDS = proof.NEEDS  # what a run, or an upload, without a proof is told
 _REMEMBERED = 10_000  # proved sessions remembered for the upload hook, the least recently seen forgotten first
 _noted: OrderedDict[str, str] = OrderedDict()
 _lock = threading.Lock()
