@@ -42,3 +42,13 @@ def test_a_paste_needs_a_proved_browser_and_the_explorer_still_draws_without_one
     at.button(key="use_paste").click().run()
     assert not any(proof.NEEDS in w.value for w in at.warning)
     assert at.text_area(key="paste").value == ""  # read, and held
+
+
+def test_with_the_limits_off_no_proof_is_asked(proved, monkeypatch):
+    from lnviz.serving import limits
+    from lnviz.serving.limits import Limits
+
+    monkeypatch.setattr(limits, "current", lambda: Limits.off())
+    proved.forget()
+    at = AppTest.from_function(queued, default_timeout=60).run()
+    assert [t.value for t in at.text] == ["ran", "running afterwards: 0"] and not at.warning
