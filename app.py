@@ -5,7 +5,8 @@ manifests start the app as before.
 """
 
 import streamlit as st
+from starlette.middleware import Middleware
 
-from ui import routes
+from ui import proof, routes
 
-app = st.App("router.py", routes=routes.routes())
+app = st.App("router.py", routes=routes.routes(), middleware=[Middleware(proof.Middleware)])

@@ -59,7 +59,7 @@ class Replicas:
         stop(old.proc)
         port = (self.port_a, self.port_b)[i]
         log = old.log.with_name(f"{old.log.stem}+{old.log.suffix}")  # the old log stays, for a failure message
-        self.apps[i] = start_app(port, log, env={"LNVIZ_REDIS_URL": self.redis.url})
+        self.apps[i] = start_app(port, log, env={"LNVIZ_REDIS_URL": self.redis.url, **SECRET})
         wait_app(self.apps[i])
         return self.apps[i]
 
@@ -79,6 +79,9 @@ class Replicas:
             time.sleep(0.2)  # nginx writes its log as requests end: real time
 
 
+SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (ui.proof)
+
+
 @contextmanager
 def running_replicas(logs: Path) -> Iterator[Replicas]:
     """Replicas A and B sharing one Redis, and nginx in front of them, for the block; their logs in ``logs``."""
@@ -89,7 +92,7 @@ def running_replicas(logs: Path) -> Iterator[Replicas]:
     try:
         redis.start()
         for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
-            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url}))
+            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url, **SECRET}))
         for app in apps:
             wait_app(app)
         proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -21,6 +22,16 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState, WidgetStates
 from streamlit.testing.v1.element_tree import ElementTree, parse_tree_from_messages
+
+
+def proof_cookie(base: str, page: str = "") -> str:
+    """``lnviz_proof=…`` as the page's HTML at ``base`` sets it for a new browser; "" if it sets none."""
+    with urllib.request.urlopen(f"{base}/{page}", timeout=TIMEOUT) as r:
+        for header in r.headers.get_all("Set-Cookie") or []:
+            if header.startswith("lnviz_proof="):
+                return header.split(";", 1)[0]
+    return ""
+
 
 # A run counts as finished on these statuses; "finished early" is a run interrupted by a newer one.
 FINISHED = (ForwardMsg.FINISHED_SUCCESSFULLY, ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY)
@@ -40,8 +51,13 @@ class Session:
     seen: dict[str, ForwardMsg] = field(default_factory=dict)  # by hash: the server may send a reference
     ids: dict[str, str] = field(default_factory=dict)  # widget key -> widget id
     fragments: dict[str, str] = field(default_factory=dict)  # widget id -> the fragment it was drawn in
+    keeps_cookies: bool = True  # False: a script that discards them, and so is never a proved browser
 
     async def connect(self) -> None:
+        if self.keeps_cookies and "lnviz_proof=" not in self.headers.get("Cookie", ""):
+            # As a browser: the page's HTML first, whose proof cookie (ui.proof) the WebSocket then sends
+            proof = await asyncio.to_thread(proof_cookie, self.base, self.page)
+            self.headers = {**self.headers, "Cookie": "; ".join(filter(None, [self.headers.get("Cookie"), proof]))}
         url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"
         self.ws = await websockets.connect(
             url,

@@ -12,7 +12,6 @@ import streamlit as st
 from lnviz.labs.classroom import questions, text
 from lnviz.serving import poll
 from ui import classroom, phone, projector
-from ui import store as shared_store
 from ui.page import Page
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
@@ -46,8 +45,7 @@ with classroom.down_shown(code):  # the next run that reaches the store says so 
         if st.query_params.get("room"):
             st.warning(text.BAD_LINK)
         lobby()
-    elif (room := shared_store.store().room(code)) is None:
-        st.warning(poll.REFUSED["unknown"] + text.UNKNOWN)
+    elif (room := classroom.look_up(code)) is None:  # it says why: no proof, too many codes tried, or no room
         lobby()
     elif (secret := classroom.secret_for(code)) and poll.presenter_of(room, secret):
         projector.projector(page, room, secret)

@@ -30,6 +30,14 @@ def error_details():
     config.set_option("client.showErrorDetails", "full")
 
 
+@pytest.fixture(autouse=True)
+def proved(monkeypatch):
+    """AppTest has no HTTP request: each test's runs come from one proved browser (harness/proofs.py)."""
+    from harness.proofs import Browser
+
+    return Browser(monkeypatch)
+
+
 @pytest.fixture(scope="session")
 def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     """The app served with its default config on a free port, healthy; stopped after the session.

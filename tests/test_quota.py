@@ -158,3 +158,24 @@ def test_uploads_are_not_counted_with_the_limits_off(clock):
     q = UploadQuota(Limits.off())
     for _ in range(100):
         assert q.admit("s", 30 * MIB, [("a", 30 * MIB)] * 5, 10**12) == []
+
+
+def test_room_codes_that_open_no_room_are_counted_per_client_and_per_address_until_the_window_passes(clock, storage):
+    from dataclasses import replace
+
+    from lnviz.serving.quota import CodeTries
+
+    lim = replace(Limits(), code_misses_per_client=2, code_misses_per_address=3, code_window_s=60.0)
+    tries = CodeTries(lim, storage)
+    client, address = f"proved c{next(_names)}", f"address a{next(_names)}"
+    for _ in range(2):
+        assert tries.wait_s(client, address) == 0
+        tries.missed(client, address)
+    assert 0 < tries.wait_s(client, address) <= 60  # the client's two are spent
+    assert tries.wait_s("proved other", address) == 0
+    tries.missed("proved other", address)
+    assert tries.wait_s("proved another", address) > 0  # the address's three are spent, whoever tries
+    assert tries.wait_s("proved another", "address elsewhere") == 0
+    clock.now += 61
+    assert tries.wait_s(client, address) == 0
+    assert CodeTries(Limits.off(), storage).wait_s(client, address) == 0

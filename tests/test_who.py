@@ -31,3 +31,9 @@ def test_a_public_address_is_counted_by_its_hash_only():
 @pytest.mark.parametrize("ip", ["10.0.0.7", "192.168.1.20", "127.0.0.1", "::1", "fd00::1", "not an ip", "", None, 42])
 def test_a_proxy_a_lan_or_no_address_is_not_counted(ip):
     assert who.address(ip) == ""
+
+
+@pytest.mark.parametrize("ip", ["10.0.0.7", "::ffff:127.0.0.1", "127.0.0.1", None])
+def test_the_poll_counts_every_address_it_cant_see_as_one_and_a_public_one_by_its_hash(ip):
+    assert who.counted(ip) == who.UNSEEN
+    assert who.counted("8.8.4.4") == who.address("8.8.4.4") != who.UNSEEN

@@ -6,11 +6,12 @@
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
   reload, a reconnect or a move to another replica keeps the same vote. It is
   no name and says nothing about the person.
-- Who sends a vote or opens a room (:func:`sender`): the browser, by the hash
-  of Streamlit's XSRF cookie (:func:`ui.heavy.client`), and its address
+- Who sends a vote or opens a room (:func:`sender`): the proved browser
+  (:mod:`ui.proof`; without a proof nothing is sent), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
-  documented nginx block forwards it), hashed, when it is a public one. The
-  store limits both (:mod:`lnviz.serving.poll`).
+  documented nginx block forwards it), hashed, when it is a public one, else
+  one address for every other. The store limits both (:mod:`lnviz.serving.poll`).
+  Room codes that open no room are counted (:func:`look_up`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
@@ -36,8 +37,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import ipaddress
+import os
 import re
 import secrets
 import threading
@@ -50,15 +50,16 @@ from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
-from lnviz.serving import poll
+from lnviz.serving import limits, poll, quota, who
 from lnviz.serving.store import StoreDown
-from ui import heavy, streamlit_private
+from ui import heavy, proof, streamlit_private
 from ui.store import store
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600
 POLL_S = 1.0  # the projector's count, and a page waiting for the store to come back, look this often
 WATCH_S = 0.5  # the watcher reads each watched room this often: a reveal reaches the phones within it
+TRIES = "Too many room codes that open no room were tried from this browser or your network: try again in {s} s."
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 # A browser's cookies, set from the page: components v2 runs this in the page itself (no iframe).
@@ -96,22 +97,44 @@ def voter() -> str:
 
 
 def sender() -> tuple[str, str]:
-    """(client, address) of this run, as the store's limits count them: the browser's key, and a hash of the
-    address, so the store never holds an address as it is.
+    """(client, address) of this run, as the store's limits count them: the proved browser's key
+    (:func:`ui.heavy.client`), and a hash of the address, so the store never holds an address as it is.
 
-    The address is "" (not limited) unless it is a public one: a private or
-    loopback address is a proxy's that the server does not trust to forward
-    the visitor's (a Kubernetes ingress, a hosting platform's front), shared
-    by every visitor, or a LAN's.
+    An address that is not a public one is :data:`lnviz.serving.who.UNSEEN`, one
+    address for all such: a private or loopback address is a proxy's that the
+    server does not trust to forward the visitor's (a Kubernetes ingress, a
+    hosting platform's front), shared by every visitor, or a LAN's.
     """
-    address = st.context.ip_address
     try:
-        public = isinstance(address, str) and ipaddress.ip_address(address).is_global
-    except ValueError:
-        public = False
-    if not public:  # also AppTest's mock connection, whose address is no string
-        return heavy.client(), ""
-    return heavy.client(), "address " + hashlib.sha256(address.encode()).hexdigest()[:16]
+        ip = st.context.ip_address
+    except Exception:  # no request behind this run
+        ip = None
+    return heavy.client(), who.counted(ip)
+
+
+@functools.cache
+def _code_tries() -> quota.CodeTries:
+    return quota.CodeTries(limits.current(), quota.storage_from_env(os.environ))
+
+
+def look_up(code: str) -> poll.Room | None:
+    """The room ``code``, for a proved browser within its tries of codes; None (and why, on the page) otherwise.
+
+    A code that opens no room counts against the browser and its address
+    (:class:`lnviz.serving.quota.CodeTries`), so a script can't try codes at speed.
+    """
+    if not proof.require():
+        return None
+    client, address = sender()
+    wait = _code_tries().wait_s(client, address)
+    if wait:
+        st.warning(TRIES.format(s=wait))
+        return None
+    room = store().room(code)
+    if room is None:
+        _code_tries().missed(client, address)
+        st.warning(poll.REFUSED["unknown"] + text.UNKNOWN)
+    return room
 
 
 def secret_for(code: str) -> str | None:

@@ -28,7 +28,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import limits, quota, slots, who
-from ui import streamlit_private, upload_share
+from ui import proof, streamlit_private, upload_share
 
 T = TypeVar("T")
 
@@ -55,8 +55,12 @@ def session_id() -> str:
 
 
 def client() -> str:
-    """Whom the current run's work is counted against (:func:`lnviz.serving.who.client`): its browser, known by
-    Streamlit's XSRF cookie, so that tabs share one share; else its session."""
+    """Whom the current run's work is counted against: its proved browser (:func:`ui.proof.client`), so that tabs
+    share one share; else (it may only read) its browser by Streamlit's XSRF cookie, or its session
+    (:func:`lnviz.serving.who.client`)."""
+    proved = proof.client()
+    if proved is not None:
+        return proved
     try:
         cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
     except Exception:  # no request behind this run (AppTest)
@@ -89,6 +93,9 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
     the block ends, a Streamlit rerun or stop included.
     """
     where = st if where is None else where
+    if not proof.require(where):  # a place in the queue is for a proved browser
+        yield None
+        return
     note = where.empty()
 
     def show(waiting: limits.Waiting) -> None:
@@ -174,6 +181,10 @@ def install_upload_quota() -> bool:
     files_quota, storage, remove_file = _upload_quota(), uploaded.files, uploaded.remove
 
     def admit(session_id: str, file: Any) -> None:
+        if not proof.noted(session_id):  # an upload is for a proved browser (ui.upload_share.note_address notes it)
+            from starlette.exceptions import HTTPException
+
+            raise HTTPException(status_code=403, detail=proof.NEEDS)
         held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
         total = upload_share.make_room(
             storage, session_id, len(file.data), files_quota.limits.upload_total_bytes, remove_file

@@ -46,7 +46,7 @@ from lnviz import text
 from lnviz.labs.explorer import own_text, upload
 from lnviz.serving import budget, limits, own_share, own_store, quota
 from lnviz.serving.store import StoreDown
-from ui import boot, heavy, upload_share
+from ui import boot, heavy, proof, upload_share
 from ui import store as shared_store
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
@@ -112,6 +112,8 @@ def send(x: torch.Tensor, source: str) -> str | None:
 
     Returns None, or why the server can't keep it now (the data shown before stays).
     """
+    if (unproved := proof.refusal()) is not None:  # memory the server holds is for a proved browser (ui.proof)
+        return unproved
     try:
         held = hold(x, source, heavy.session_id())
     except own_store.StoreFull as full:

@@ -14,7 +14,7 @@ from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question, plain
 from lnviz.serving import poll
 from lnviz.serving.store import StoreDown
-from ui import boot, classroom
+from ui import boot, classroom, proof
 from ui.store import store
 
 
@@ -30,6 +30,9 @@ def join() -> None:
 def vote(code: str, room: poll.Room, question: Question) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. The page then shows the answer the store holds, whatever this came to."""
+    if proof.refusal() is not None:
+        classroom.say("warning", proof.refusal())
+        return
     raw = st.session_state.get("answer")
     choice = question.parse(raw)
     if choice is None:

@@ -17,7 +17,7 @@ from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
 from lnviz.serving import poll
-from ui import address_seen, classroom
+from ui import address_seen, classroom, proof
 from ui.page import Page
 from ui.store import store
 
@@ -42,6 +42,9 @@ BUTTONS = (  # in one row, in this order; the first is the primary one
 
 def start() -> None:
     """Start a room of the whole bank, with this session as its presenter, and open it."""
+    if proof.refusal() is not None:
+        classroom.say("warning", proof.refusal())
+        return
     with classroom.down_said():
         try:
             room, secret = poll.open_room(store(), tuple(q.id for q in questions.bank()), *classroom.sender())

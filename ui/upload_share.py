@@ -18,6 +18,7 @@ import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.serving import upload_share
+from ui import proof
 
 _REMEMBERED = 10_000  # sessions whose address is remembered, the least recently seen forgotten first
 _LOCAL = "local"  # a browser on this machine, which Streamlit gives no address
@@ -35,6 +36,7 @@ def note_address() -> None:
     if ctx is None:
         return
     session = ctx.session_id
+    proof.note()  # whether the session may upload at all: ui.heavy's upload hook asks
     address = st.context.ip_address or _LOCAL
     with _lock:
         _addresses[session] = address

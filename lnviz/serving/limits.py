@@ -90,6 +90,13 @@ class Limits:
     subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
     stream_queue: int = 16  # events a stream may fall behind by before it is dropped (its browser reconnects)
     stream_send_s: float = 30.0  # a stream whose write waits this long (a phone gone without a word) is ended
+    # The proved client (lnviz.serving.proof): a browser that kept the signed cookie it was given on its first visit
+    proofs_per_address: int = 600  # new proved browsers one public address gets per proof window: a class of 500
+    proofs_per_replica: int = 600  # the same for every address a replica can't see together, counted per replica
+    proof_window_s: float = 3600.0
+    code_misses_per_client: int = 20  # room codes one browser may try that open no room, per code window
+    code_misses_per_address: int = 1000  # the same for one address: a class of 500 mistyping its code twice
+    code_window_s: float = 3600.0
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
@@ -97,7 +104,14 @@ class Limits:
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
 
     # The spans a budget is counted over: no limit themselves, so off() keeps them (the budgets in them go).
-    WINDOWS: ClassVar[tuple[str, ...]] = ("window_s", "rate_window_s", "open_window_s", "quota_window_s")
+    WINDOWS: ClassVar[tuple[str, ...]] = (
+        "window_s",
+        "rate_window_s",
+        "open_window_s",
+        "quota_window_s",
+        "proof_window_s",
+        "code_window_s",
+    )
 
     @classmethod
     def off(cls) -> Limits:

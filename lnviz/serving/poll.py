@@ -13,9 +13,11 @@ Where rooms and votes are kept, atomically and with an expiry, is
 defaults (:class:`lnviz.serving.store.Caps`).
 
 One visitor can neither fill the store nor a class's round. A *client* is a
-browser (:func:`lnviz.serving.limits.client_key`, the hash of its XSRF
-cookie) and an *address* the one its connection comes from, when the app
-knows it; the caller passes both, "" for unknown (no limit on that one).
+proved browser (:mod:`lnviz.serving.proof`: one that kept the signed cookie
+the server gave it; a session without one opens and votes nothing) and an
+*address* the one its connection comes from, hashed, every address the app
+can't see counted as one (:func:`lnviz.serving.who.counted`); the caller passes
+both, "" for a limit it does not apply.
 
 - Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
   :data:`OPEN_WINDOW_S`, an address :data:`ROOMS_PER_ADDRESS` (many lecturers
@@ -26,8 +28,8 @@ knows it; the caller passes both, "" for unknown (no limit on that one).
   (a shared classroom computer serves a few students), an address as
   :data:`VOTERS_PER_ADDRESS` (a class behind one NAT address), so a script
   that mints voter cookies can't take a round's :data:`MAX_VOTERS` places.
-  A script that also discards its browser cookie is a new client each
-  time; only the address limit holds it.
+  A script that mints cookies gets the budget of new proofs
+  (:class:`lnviz.serving.proof.Minter`), and the address limit holds it.
 """
 
 from __future__ import annotations

@@ -135,3 +135,39 @@ class UploadQuota:
             f"This session sent {lim.uploads_per_window} files in {lim.window_s / 60:.0f} minutes, the most it may.",
             self.sent.retry_after_s(session),
         )
+
+
+@dataclass
+class CodeTries:
+    """Room codes tried that opened no room: at most ``code_misses_per_client`` per client and
+    ``code_misses_per_address`` per address per ``code_window_s``, counted in ``storage`` (the shared Redis, else
+    this process). Only misses count, so a class joining by its QR code spends nothing; a client or an address
+    past its misses can't try another code, a right one included, until the window lets it."""
+
+    limits: Limits
+    storage: Storage | None = None
+
+    def __post_init__(self) -> None:
+        lim, window = self.limits, max(1, math.ceil(self.limits.code_window_s))
+        self._quotas = (
+            Quota("code-misses-client", lim.code_misses_per_client, window, self.storage),
+            Quota("code-misses-address", lim.code_misses_per_address, window, self.storage),
+        )
+
+    def wait_s(self, client: str, address: str) -> int:
+        """0 when ``client`` from ``address`` may try a code now; else the whole seconds until it may."""
+        if not self.limits.enabled:
+            return 0
+        waits = [
+            q.retry_after_s(key)
+            for q, key in zip(self._quotas, (client, address), strict=True)
+            if key and not q.test(key)
+        ]
+        return max(waits, default=0)
+
+    def missed(self, client: str, address: str) -> None:
+        """Count a code that opened no room."""
+        if self.limits.enabled:
+            for q, key in zip(self._quotas, (client, address), strict=True):
+                if key:
+                    q.hit(key)

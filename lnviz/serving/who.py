@@ -7,7 +7,13 @@
   classroom behind one NAT shares it.
 - :func:`address`: a public address, hashed so that nothing keeps it as it is;
   "" for any other (not limited). The poll limits voters and rooms per address
-  too, for a script that discards its cookies.
+  too, for a script that discards its cookies. An address the app can't see
+  is :data:`UNSEEN` to the poll (:func:`counted`): one address for them all,
+  so that the poll's limits per address still hold behind a proxy that does not say
+  who its visitors are.
+- Acting on shared state needs a *proved* client (:mod:`lnviz.serving.proof`):
+  a browser that kept the signed cookie the server gave it; its key is then
+  "proved " and a hash.
 
 A *session* is one tab's Streamlit session: what uploads are held per. A
 *visitor* is the person, in the words a page shows.
@@ -53,3 +59,12 @@ def address(ip: object) -> str:
     except ValueError:
         public = False
     return "address " + hashlib.sha256(ip.encode()).hexdigest()[:16] if public else ""
+
+
+UNSEEN = "address unseen"  # every address the app can't see, counted as one by the poll's limits per address
+
+
+def counted(ip: object) -> str:
+    """The address the poll's limits count ``ip`` as: its hash when it is public (:func:`address`), else
+    :data:`UNSEEN`."""
+    return address(ip) or UNSEEN

@@ -1,0 +1,181 @@
+"""Issue 30's attacks on the class poll, replayed against the proved client: one client or one address can't
+open rooms until an honest Start is refused (attack 3), can't cast 500 votes as one client or fill a round
+(attack 4), and a round stuffed from one address with 50 fresh cookies still counts the honest votes.
+
+The attacker's cookies come from the real middleware (:func:`harness.proofs.first_visit`, within the real
+budget of new proofs); its rooms and votes go to the store as the page sends them (:func:`ui.classroom.sender`'s
+client and address). The honest presenter and students are AppTest sessions of the real page."""
+
+from __future__ import annotations
+
+import pytest
+from streamlit.runtime.context import ContextProxy
+
+from harness.apptest import assert_no_exception, run_page
+from harness.proofs import first_visit, proved_client
+from lnviz.labs.classroom import questions
+from lnviz.serving import poll, proof, who
+from lnviz.serving.limits import Limits
+from lnviz.serving.store import COUNTED, MemoryStore
+from ui import proof as ui_proof
+from ui import store as shared_store
+
+PAGE = "pages/class.py"
+ATTACKER, CLASS = "8.8.4.4", "8.8.8.8"  # public addresses: the attacker's, and an honest class's NAT
+LAN = "10.0.0.7"  # an address the app can't see: every such is who.UNSEEN to the poll
+
+
+@pytest.fixture(autouse=True)
+def fresh(monkeypatch) -> MemoryStore:
+    """Today's store and budget of new proofs, empty."""
+    store = MemoryStore()
+    monkeypatch.setattr(shared_store, "_store", store)
+    minter = proof.Minter(Limits())
+    monkeypatch.setattr(ui_proof, "minter", lambda: minter)
+    return store
+
+
+def from_address(monkeypatch, ip: str) -> None:
+    monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: ip))
+
+
+def script_clients(ip: str, n: int) -> list[str]:
+    """A script that discards its cookies, loading the page ``n`` times from ``ip``: the clients it is proved as
+    (a load over the address's budget is proved as none)."""
+    found = [proved_client(first_visit(ip)) for _ in range(n)]
+    return [c for c in found if c is not None]
+
+
+def start(monkeypatch, ip: str):
+    from_address(monkeypatch, ip)
+    at = run_page(PAGE)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    return at
+
+
+def code_of(at) -> str:
+    code = at.query_params["room"]
+    return code[0] if isinstance(code, list) else code
+
+
+def answer(at, question, pick: int) -> None:
+    if question.kind == "choice":
+        at.radio(key="answer").set_value(pick).run()
+    else:
+        at.number_input(key="answer").set_value(question.lo + pick * (question.hi - question.lo) / 4)
+        at.button(key="class_send").click().run()
+    assert_no_exception(at)
+
+
+def test_a_session_without_the_cookie_is_told_so_and_can_neither_open_a_room_join_nor_vote(proved, fresh):
+    proved.forget()
+    at = run_page(PAGE)
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+    assert [w.value for w in at.warning] == [proof.NEEDS]
+    assert not fresh._data and "room" not in at.query_params
+    proved.fresh()
+    room, _ = poll.open_room(fresh, ("q",))
+    proved.forget()
+    phone = run_page(PAGE, {"room": room.code})
+    assert proof.NEEDS in [w.value for w in phone.warning]
+    assert not phone.get("radio") and not phone.get("number_input")  # nothing to vote with
+
+
+def test_a_browser_over_the_budget_is_told_when_to_reload(proved):
+    proved.cookies = {proof.COOKIE: proof.waiting(120, __import__("time").time())}
+    at = run_page(PAGE)
+    at.button(key="class_start").click().run()
+    (warning,) = at.warning
+    assert warning.value.startswith("More new browsers") and "reload this page in 12" in warning.value
+
+
+def test_attack_3_one_client_or_one_address_opening_rooms_leaves_an_honest_start_its_room(monkeypatch, fresh):
+    questions_ = tuple(q.id for q in questions.bank())
+    one = proved_client(first_visit(ATTACKER))
+    opened = 0
+    with pytest.raises(poll.OpenRefused) as refused:
+        for _ in range(1000):
+            poll.open_room(fresh, questions_, one, who.counted(ATTACKER))
+            opened += 1
+    assert (opened, refused.value.why) == (Limits.rooms_per_client, "many")  # one client: 10 an hour
+    for ip in (ATTACKER, LAN):  # minting cookies, from a public address and from one the app can't see
+        for client in script_clients(ip, 100):
+            try:
+                poll.open_room(fresh, questions_, client, who.counted(ip))
+            except poll.OpenRefused as no:
+                assert no.why == "network"
+    rooms = fresh._rooms()
+    assert rooms == 2 * Limits.rooms_per_address  # 120 rooms an hour, of the store's 10,000
+    at = start(monkeypatch, CLASS)  # an honest lecturer, from another address
+    assert not at.warning
+    assert fresh.room(code_of(at)) is not None
+
+
+def test_attack_4_one_client_votes_as_its_few_and_one_address_cant_fill_a_round(monkeypatch, fresh):
+    presenter = start(monkeypatch, CLASS)
+    code = code_of(presenter)
+    room = fresh.room(code)
+    one = proved_client(first_visit(ATTACKER))
+    cast = [fresh.vote(code, f"one-{i}", 0, 1, "1", one, who.counted(ATTACKER)) for i in range(600)]
+    assert cast.count(COUNTED) == Limits.voters_per_client and cast[-1] == "crowded"  # 5 of 600
+    for ip in (ATTACKER, LAN):  # a new cookie for every 5 votes, as long as the budget gives one
+        for n, client in enumerate(script_clients(ip, 200)):
+            for i in range(Limits.voters_per_client):
+                fresh.vote(code, f"{ip}-{n}-{i}", 0, 1, "1", client, who.counted(ip))
+    stuffed = fresh.count(code, 0, 1)
+    assert stuffed == 2 * Limits.voters_per_address  # 1,000: each address's 500, of the round's 2,000
+    phone = run_page(PAGE, {"room": code})  # an honest student of the class
+    question = questions.by_id(room.question)
+    answer(phone, question, 0)
+    assert fresh.count(code, 0, 1) == stuffed + 1
+    assert not phone.warning
+
+
+def test_a_round_stuffed_from_one_address_with_50_fresh_cookies_still_counts_its_honest_class(monkeypatch, fresh):
+    presenter = start(monkeypatch, ATTACKER)  # the lecturer is behind the same NAT as the script
+    code = code_of(presenter)
+    question = questions.by_id(fresh.room(code).question)
+    clients = script_clients(ATTACKER, 50)
+    assert len(clients) == 50
+    for n, client in enumerate(clients):
+        for i in range(20):  # each tries 20 voter ids
+            fresh.vote(code, f"stuffer-{n}-{i}", 0, 1, "0", client, who.counted(ATTACKER))
+    assert fresh.count(code, 0, 1) == 50 * Limits.voters_per_client  # 250: five a cookie
+    honest = []
+    for ip in (ATTACKER, ATTACKER, CLASS, LAN):  # students behind the same NAT, and elsewhere
+        from_address(monkeypatch, ip)
+        phone = run_page(PAGE, {"room": code})
+        answer(phone, question, 1)
+        assert not phone.warning, [w.value for w in phone.warning]
+        honest.append(phone)
+    votes = fresh.votes(code, 0, 1)
+    assert len(votes) == 250 + 4 < Limits.max_voters  # every honest vote counted; the round still open
+    assert len(set(votes.values())) == 2  # the stuffers' answer and the class's
+
+
+def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_joining_by_its_code_spends_none(
+    monkeypatch, fresh, proved
+):
+    from dataclasses import replace
+
+    from lnviz.serving.quota import CodeTries
+    from ui import classroom
+
+    tries = CodeTries(replace(Limits(), code_misses_per_client=2, code_misses_per_address=3))
+    monkeypatch.setattr(classroom, "_code_tries", lambda: tries)
+    room, _ = poll.open_room(fresh, ("q",))
+    from_address(monkeypatch, ATTACKER)
+    for _ in range(3):
+        assert classroom.TRIES[:20] not in " ".join(w.value for w in run_page(PAGE, {"room": room.code}).warning)
+    for guess in ("AAAAAAAA", "BBBBBBBB"):
+        assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": guess}).warning[0].value
+    (refused,) = run_page(PAGE, {"room": room.code}).warning  # the right code too, now
+    assert refused.value.startswith("Too many room codes") and "try again in" in refused.value
+    proved.fresh()  # a new cookie from the same address: one miss left there
+    assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": "CCCCCCCC"}).warning[0].value
+    assert run_page(PAGE, {"room": "DDDDDDDD"}).warning[0].value.startswith("Too many room codes")
+    from_address(monkeypatch, CLASS)
+    proved.fresh()
+    assert not run_page(PAGE, {"room": room.code}).warning  # elsewhere, the class joins
