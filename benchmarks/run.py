@@ -117,6 +117,17 @@ open view add up to several times the bare page's one slider and one line. With 
   thread as the server starts was not tried again with the cores apart; on a shared machine other
   work runs on both cores, so `taskset` separates the server from the browser, not either from the
   rest of the load (see the load average above).
+
+**A new visitor on a warm server (issue 32)**, from the request timings in its section below: before,
+the browser asked for the stage's files (its CSS, then `index.js`, then the modules it imports, one
+round after another) only once the stage's element had been mounted, after the first screen's other
+element chunks, KaTeX and their fonts. `ui/preload.py` now names them in a `Link` header on the page
+itself (`rel=modulepreload`: the stage's modules and the frontend's chunks of the first screen's
+elements, found by name; `rel=preload` for `stage.css`), so they are fetched while the frontend loads.
+What is left: the stage is drawn in the same update as the rest of the first screen, which the code
+highlighter's chunk (about 1.5 MB, for `st.code` in the cell view and the share box) and the code
+font close: with the cell view's formulas and code and the share box's code left out (tried once, not
+kept), the stage was drawn after 7.7 s against 13.8 s (medians of 4, alternating, at a load of about 12).
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [
