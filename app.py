@@ -1,5 +1,9 @@
 """lnviz's server: Streamlit's ``st.App`` running the page router (``router.py``), with lnviz's own routes beside it.
 
+- ``routes``: the class room's public state as Server-Sent Events (:mod:`ui.routes`).
+- ``middleware``, on each page's HTML: the stage's modules to preload (:mod:`ui.preload`), and the signed cookie
+  that proves a browser keeps cookies (:mod:`ui.proof`).
+
 ``streamlit run app.py`` finds ``app`` and serves it, so ``make run``, the Dockerfile and the Kubernetes
 manifests start the app as before.
 """
@@ -7,6 +11,10 @@ manifests start the app as before.
 import streamlit as st
 from starlette.middleware import Middleware
 
-from ui import proof, routes
+from ui import preload, proof, routes
 
-app = st.App("router.py", routes=routes.routes(), middleware=[Middleware(proof.Middleware)])
+app = st.App(
+    "router.py",
+    routes=routes.routes(),
+    middleware=[preload.middleware(), Middleware(proof.Middleware)],
+)

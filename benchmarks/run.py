@@ -12,7 +12,9 @@ It measures, on this machine, against the targets of issue 6:
    slider against a bare Streamlit page, alternating, and the ratio of the
    medians (:mod:`benchmarks.browser_latency`);
 3. the bytes sent to the browser per rerun, and the first paint of a cold start;
-4. the norm kernels on the CPU (:mod:`benchmarks.kernels`, a short sweep).
+4. the norm kernels on the CPU (:mod:`benchmarks.kernels`, a short sweep);
+5. a new visitor on a warm server, to the stage drawn, against the bare page's first paint, and where its
+   time goes (:mod:`benchmarks.visit`, issue 32).
 
 Each command owns its sections of docs/benchmarks.md, between
 ``<!-- NAME:start -->`` and ``<!-- NAME:end -->``, and replaces only those:
@@ -115,6 +117,17 @@ open view add up to several times the bare page's one slider and one line. With 
   thread as the server starts was not tried again with the cores apart; on a shared machine other
   work runs on both cores, so `taskset` separates the server from the browser, not either from the
   rest of the load (see the load average above).
+
+**A new visitor on a warm server (issue 32)**, from the request timings in its section below: before,
+the browser asked for the stage's files (its CSS, then `index.js`, then the modules it imports, one
+round after another) only once the stage's element had been mounted, after the first screen's other
+element chunks, KaTeX and their fonts. `ui/preload.py` now names them in a `Link` header on the page
+itself (`rel=modulepreload`: the stage's modules and the frontend's chunks of the first screen's
+elements, found by name; `rel=preload` for `stage.css`), so they are fetched while the frontend loads.
+What is left: the stage is drawn in the same update as the rest of the first screen, which the code
+highlighter's chunk (about 1.5 MB, for `st.code` in the cell view and the share box) and the code
+font close: with the cell view's formulas and code and the share box's code left out (tried once, not
+kept), the stage was drawn after 7.7 s against 13.8 s (medians of 4, alternating, at a load of about 12).
 """
 # A short CPU sweep, about a minute on 2 shared cores: three dtypes, four widths, no torch.compile.
 KERNEL_ARGS = [
@@ -268,7 +281,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         write_section("transformer", transformer.measure(args.quick), args.out)
         return 0
 
-    from benchmarks import browser_latency, cold, pages, stage
+    from benchmarks import browser_latency, cold, pages, stage, visit
 
     started = time.monotonic()
     load_start = load_average()
@@ -302,6 +315,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     staged = stage.measure(quick=args.quick)
     say("browser: cold starts, the server and the browser on cores of their own, then on shared cores")
     started_cold = cold.measure(pairs=1 if args.quick else 3)
+    say("browser: new visitors on warm servers, the servers and the browser on cores of their own")
+    visited = visit.measure(visits=2 if args.quick else 5)
     load_end = load_average()
     minutes = (time.monotonic() - started) / 60
     quick = " (`--quick`: few repeats)" if args.quick else ""
@@ -316,7 +331,14 @@ is the number to compare between runs. The whole run took {minutes:.1f} minutes{
 ### Targets
 
 {targets(page_results, browser)}
-{stage.markdown(staged)}{cold.target_row(started_cold)}
+{stage.markdown(staged)}{cold.target_row(started_cold)}{visit.target_row(visited)}
+### A new visitor on a warm server: where the time goes
+
+`benchmarks/visit.py`: a server that has served one visitor, a new browser context opening `/` (nothing
+cached), the app and the bare page in turn, alternating which goes first; the servers under `taskset -c 0`,
+Chromium under `taskset -c 1`. Each request from the browser's own timings, by what it is for.
+
+{visit.markdown(visited)}
 {WHAT_WAS_DONE}
 ### Server-side rerun time per page (AppTest)
 

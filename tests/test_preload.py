@@ -1,0 +1,70 @@
+"""ui/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
+frontend loads (issue 32). The timing itself is ``make bench``'s (benchmarks/visit.py); here, what the header
+names and where it goes."""
+
+from __future__ import annotations
+
+import asyncio
+
+from ui import preload
+
+
+def _serve(content_type: bytes, method: str = "GET", kind: str = "http") -> list[dict]:
+    """What :class:`ui.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": b"x"})
+
+    sent: list[dict] = []
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request"}
+
+    scope = {"type": kind, "method": method, "path": "/"}
+    asyncio.run(preload.PreloadMiddleware(app)(scope, receive, send))
+    return sent
+
+
+def _link(sent: list[dict]) -> str | None:
+    links = [v.decode() for k, v in sent[0]["headers"] if k == b"link"]
+    assert len(links) <= 1
+    return links[0] if links else None
+
+
+def test_a_page_carries_the_stage_modules_and_css_and_the_component_chunk():
+    link = _link(_serve(b"text/html; charset=utf-8"))
+    assert link is not None
+    for module in preload.stage_modules():
+        assert f"</_stcore/bidi-components/lnviz.stage/{module}>; rel=modulepreload" in link
+    assert "</_stcore/bidi-components/lnviz.stage/stage.css>; rel=preload; as=style" in link
+    assert "/static/js/BidiComponent." in link
+
+
+def test_files_and_heads_of_other_kinds_get_no_header():
+    assert _link(_serve(b"text/javascript")) is None
+    assert _link(_serve(b"text/html", method="POST")) is None
+
+
+def test_every_module_named_exists_and_the_entry_comes_first_without_katex():
+    modules = preload.stage_modules()
+    assert modules[0] == "index.js" and "model.js" in modules and "view/paint.js" in modules
+    assert all((preload.STAGE_DIR / m).is_file() for m in modules)
+    assert not [m for m in modules if "katex" in m.lower()]
+
+
+def test_each_chunk_named_is_a_file_of_the_installed_frontend():
+    static_js = preload._static_js()
+    chunks = preload.streamlit_chunks(static_js)
+    assert chunks and chunks[0].startswith("BidiComponent.")
+    assert all((static_js / c).is_file() for c in chunks)
+    assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []
+
+
+def test_the_header_sits_under_the_base_path_and_fits_an_nginx_buffer():
+    header = preload.link_header("/lnviz", preload.streamlit_chunks(preload._static_js()), preload.stage_modules())
+    assert all(part.strip().startswith("</lnviz/") for part in header.split(","))
+    assert len(header) < 2500  # nginx's default proxy_buffer_size is 4 KB for all of a response's headers

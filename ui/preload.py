@@ -1,0 +1,101 @@
+"""A ``Link`` header on every page the app serves: the browser fetches the stage's modules while the frontend
+loads.
+
+Without it a new visitor's browser asks for the stage's files only once the stage's element has arrived and
+React has mounted it, behind the rest of the first screen (KaTeX, the code highlighter, their fonts), and then
+one module after another as each import is read (issue 32). With it, the browser fetches and compiles them in
+parallel with Streamlit's own bundle, from the HTML's response on:
+
+- ``rel=modulepreload`` for the installed frontend's chunks of the elements on the explorer's first screen
+  (:data:`FIRST_SCREEN`, found by name: React reveals that screen, the stage with it, only once each of them has
+  loaded; measured, they were fetched one after another after the first run's elements arrived) and for each of
+  the stage's ES modules (lnviz/web/stage/);
+- ``rel=preload; as=style`` for ``stage.css``.
+
+Each is a file the server itself serves, under ``server.baseUrlPath``: nothing comes from elsewhere.
+:func:`middleware` is the ``st.App`` middleware (``app.py``).
+"""
+
+from __future__ import annotations
+
+import functools
+from pathlib import Path
+from typing import Any
+
+STAGE_DIR = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage"
+COMPONENT = "lnviz.stage"  # its name in pyproject.toml's [tool.streamlit.component]
+# The frontend's chunks of the elements on the stage's first screen (the component, the sidebar's widgets, the
+# cell view's code and formulas): React reveals the screen once every one of them has loaded, the stage with it.
+FIRST_SCREEN = (
+    "BidiComponent", "StreamlitSyntaxHighlighter", "rehype-katex", "Slider", "Selectbox", "NumberInput",
+    "Radio", "Checkbox", "ButtonGroup", "FileUploader", "TextArea",
+)  # fmt: skip
+
+
+def stage_modules(root: Path = STAGE_DIR) -> list[str]:
+    """The stage's JS modules, relative to its folder: the entry first, then the rest sorted. The vendored KaTeX
+    (``katex.mjs``, which only the walkthrough's formula imports) is not one of them."""
+    files = sorted(p.relative_to(root).as_posix() for p in root.rglob("*.js"))
+    return sorted(files, key=lambda f: f != "index.js")
+
+
+def streamlit_chunks(static_js: Path, prefixes: tuple[str, ...] = FIRST_SCREEN) -> list[str]:
+    """The installed frontend's chunks named by ``prefixes``, as file names in ``static_js``: only those, since
+    Chromium fetches what a preloaded module imports itself, and a header past 4 KB would not pass an nginx in
+    front with its default buffer. A prefix this Streamlit has no chunk for is skipped: a preload is a hint, and
+    without it the page works as before."""
+    return [found[0].name for p in prefixes if (found := sorted(static_js.glob(f"{p}.*.js")))]
+
+
+def _static_js() -> Path:
+    from streamlit import file_util
+
+    return Path(file_util.get_static_dir()) / "static" / "js"
+
+
+def link_header(base: str, chunks: list[str], modules: list[str]) -> str:
+    """The ``Link`` header's value for a page under ``base`` (``server.baseUrlPath``, "" or "/lnviz")."""
+    stage = f"{base}/_stcore/bidi-components/{COMPONENT}"
+    links = [f"<{stage}/stage.css>; rel=preload; as=style"]
+    links += [f"<{base}/static/js/{name}>; rel=modulepreload" for name in chunks]
+    links += [f"<{stage}/{name}>; rel=modulepreload" for name in modules]
+    return ", ".join(links)
+
+
+@functools.cache
+def _header() -> bytes:
+    """This server's header, built on its first page (Streamlit's config is read by then)."""
+    from streamlit import config
+
+    base = (config.get_option("server.baseUrlPath") or "").strip("/")
+    return link_header(f"/{base}" if base else "", streamlit_chunks(_static_js()), stage_modules()).encode()
+
+
+class PreloadMiddleware:
+    """ASGI middleware: adds :func:`link_header` to each HTML response (the pages; never a file or the
+    WebSocket)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict, receive: Any, send: Any) -> None:
+        if scope["type"] != "http" or scope.get("method") not in ("GET", "HEAD"):
+            await self.app(scope, receive, send)
+            return
+
+        async def send_with_link(message: dict) -> None:
+            if message["type"] == "http.response.start":
+                headers = list(message.get("headers", []))
+                html = any(k.lower() == b"content-type" and v.startswith(b"text/html") for k, v in headers)
+                if html:
+                    message = {**message, "headers": [*headers, (b"link", _header())]}
+            await send(message)
+
+        await self.app(scope, receive, send_with_link)
+
+
+def middleware() -> Any:
+    """The ``st.App`` middleware entry for :class:`PreloadMiddleware`."""
+    from starlette.middleware import Middleware
+
+    return Middleware(PreloadMiddleware)
