@@ -103,7 +103,7 @@ def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, o
     Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
-    return {"id": own_store.put(store(), session, values), "source": source}
+    return {"id": own_store.put(store(), session, values, heavy.client()), "source": source}
 
 
 def send(x: torch.Tensor, source: str) -> str | None:
