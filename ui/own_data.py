@@ -43,7 +43,7 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.labs.explorer import own_text, upload
+from lnviz.labs.explorer import own_text, upload, upload_worker
 from lnviz.serving import budget, limits, own_share, own_store, quota
 from lnviz.serving.store import StoreDown
 from ui import boot, heavy, upload_share
@@ -184,14 +184,16 @@ def _read(file: Any, file_id: str) -> None:
     A large file (over 4 MiB) waits for the heavy-work gate: eight 31 MiB CSV files read at
     once took a bystander's rerun from 14 to 520 ms and the server's memory
     from 446 to 1,343 MiB. Refused by the gate, the file is not marked as
-    read, so the next rerun tries again.
+    read, so the next rerun tries again. Admitted, it is parsed in a worker
+    process (:mod:`lnviz.labs.explorer.upload_worker`), so that the parse does
+    not hold this process's interpreter while other sessions rerun.
     """
     refused = None
     try:
         with _reading(file.size) as admitted:
             if not admitted:
                 return
-            refused = send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
+            refused = send(upload_worker.parse_bytes(file.name, file.getvalue()), file_source(file.name))
     except upload.UploadError as e:
         refused = str(e)
     st.session_state[_SEEN_FILE] = file_id
