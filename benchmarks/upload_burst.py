@@ -128,11 +128,12 @@ def markdown(results: dict[str, dict[str, object]], bursts: int, kind: str, star
         "| files read (p50 s each) | target ≤ 2 × |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
+    when = {"inline": " (before)", "worker": " (after)"}
     for mode, r in results.items():
         q, b, w = r["quiet"], r["burst"], r["reading"]
         ratio = percentile(b, 95) / percentile(q, 95)
         rows.append(
-            f"| {'in the server (before)' if mode == 'inline' else 'in the worker (after)'} | {len(q)} "
+            f"| {'in the server' if mode == 'inline' else 'in the worker'}{when[mode] if 'CSV' in kind else ''} | {len(q)} "
             f"| {percentile(q, 50):.0f} | {percentile(q, 95):.0f} | {len(b)} | {percentile(b, 50):.0f} "
             f"| {percentile(b, 95):.0f} | {max(b, default=float('nan')):.0f} | {ratio:.1f} "
             f"| {len(w)} | {percentile(w, 50):.0f} | {percentile(w, 95):.0f} | {r['read']} ({percentile(r['reads'], 50) / 1000:.1f}) | {verdict(ratio <= TARGET_RATIO)} |"
