@@ -43,7 +43,7 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.labs.explorer import own_text, upload
+from lnviz.labs.explorer import own_text, upload, upload_worker
 from lnviz.serving import budget, limits, own_share, own_store, quota
 from lnviz.serving.store import StoreDown
 from ui import boot, heavy, proof, upload_share
@@ -103,7 +103,7 @@ def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, o
     Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
-    return {"id": own_store.put(store(), session, values), "source": source}
+    return {"id": own_store.put(store(), session, values, heavy.client()), "source": source}
 
 
 def send(x: torch.Tensor, source: str) -> str | None:
@@ -186,14 +186,16 @@ def _read(file: Any, file_id: str) -> None:
     A large file (over 4 MiB) waits for the heavy-work gate: eight 31 MiB CSV files read at
     once took a bystander's rerun from 14 to 520 ms and the server's memory
     from 446 to 1,343 MiB. Refused by the gate, the file is not marked as
-    read, so the next rerun tries again.
+    read, so the next rerun tries again. Admitted, it is parsed in a worker
+    process (:mod:`lnviz.labs.explorer.upload_worker`), so that the parse does
+    not hold this process's interpreter while other sessions rerun.
     """
     refused = None
     try:
         with _reading(file.size) as admitted:
             if not admitted:
                 return
-            refused = send(upload.parse_bytes(file.name, file.getvalue()), file_source(file.name))
+            refused = send(upload_worker.parse_bytes(file.name, file.getvalue()), file_source(file.name))
     except upload.UploadError as e:
         refused = str(e)
     st.session_state[_SEEN_FILE] = file_id

@@ -84,33 +84,39 @@ def _walk(value: Any, seen: set[Hashable], depth: int) -> int:
 class Full(ValueError):
     """A value refused, and why: ``"budget"`` (over the whole budget) and ``"holder"`` (over a holder's cap) never
     fit (``retry_after_s`` 0); ``"in use"``: every byte it needs is in recent use, and trying again in
-    ``retry_after_s`` seconds will work."""
+    ``retry_after_s`` seconds will work; ``"share"``: the budget is full, the value would take its client over an
+    equal share of it (``share`` bytes each for ``clients`` clients), and the bytes it needs are in use: trying
+    again in ``retry_after_s`` seconds works if no one uses them meanwhile."""
 
-    def __init__(self, why: str, limit: int, retry_after_s: int = 0) -> None:
+    def __init__(self, why: str, limit: int, retry_after_s: int = 0, share: int = 0, clients: int = 0) -> None:
         super().__init__(f"{why}: {limit} bytes" + (f", try again in {retry_after_s} s" if retry_after_s else ""))
         self.why, self.limit, self.retry_after_s = why, limit, retry_after_s
+        self.share, self.clients = share, clients
 
 
 @dataclass
 class _Entry:
     value: Any
     nbytes: int
-    used: float  # clock of the last put or get
-    holders: dict[Hashable, float] = field(default_factory=dict)  # holder -> when it put this
+    used: float  # clock of the last put or get: the order entries are dropped in, and their time to live
+    since: float  # clock of its first put: its protection runs from here, and no later use renews it
+    holders: dict[Hashable, tuple[Hashable, float]] = field(default_factory=dict)  # holder -> (its client, put at)
 
 
 class Budget(Generic[K, V]):
     """A thread-safe store of at most ``budget`` bytes (as ``size`` counts, :func:`nbytes` by default).
 
-    Past the budget, the least recently used entries are dropped to make room,
-    except one used within ``protect_s`` seconds: while only those could make
-    room, a new value is refused (:class:`Full`, "in use"), saying when trying
-    again will work. An entry unused for ``ttl_s`` seconds is dropped. A value
-    :meth:`put` for a *holder* is counted against that holder's
-    ``holder_bytes``, its older entries released first to make room; an entry
-    with holders is dropped once the last one releases it (:meth:`release`).
-    A key names its value (a content hash, a computation's inputs): putting a
-    key that is held already keeps the value held.
+    Past the budget, entries are dropped to make room (:meth:`_make_room`):
+    first those of a *client* over its equal share of the budget, then the
+    least recently used, except one put within ``protect_s`` seconds (from
+    its first put: a rerun that uses it does not renew that). While only
+    those could make room, a new value is refused (:class:`Full`), saying
+    when trying again will work. An entry unused for ``ttl_s`` seconds is
+    dropped. A value :meth:`put` for a *holder* is counted against that
+    holder's ``holder_bytes``, its older entries released first to make room;
+    an entry with holders is dropped once the last one releases it
+    (:meth:`release`). A key names its value (a content hash, a computation's
+    inputs): putting a key that is held already keeps the value held.
 
     :meth:`get_or_compute` computes each key once at a time: sessions that ask
     for the same key together wait for the first one's result instead of each
@@ -168,10 +174,12 @@ class Budget(Generic[K, V]):
             self._entries.move_to_end(key)
             return entry.value
 
-    def put(self, key: K, value: V, holder: Hashable = None) -> None:
+    def put(self, key: K, value: V, holder: Hashable = None, client: Hashable = None) -> None:
         """Keep ``value`` under ``key`` (for ``holder``, if given), dropping what makes room; :class:`Full` if none can.
 
         The holder's older entries are released first (oldest first) if this one would take it over its cap.
+        ``client`` (the holder itself by default) is whom the holder's entries count against for the fair
+        shares (:meth:`_make_room`): a browser's tabs are holders of one client.
         """
         size = self._size(value)
         if size > self.budget:
@@ -185,11 +193,11 @@ class Budget(Generic[K, V]):
                 self._within_cap(holder, key, size)
             entry = self._entries.get(key)
             if entry is None:
-                self._make_room(size, now)
-                entry = self._entries[key] = _Entry(value, size, now)
+                self._make_room(size, now, holder if client is None else client)
+                entry = self._entries[key] = _Entry(value, size, now, now)
                 self._bytes += size
-            if holder is not None:
-                entry.holders[holder] = now
+            if holder is not None and holder not in entry.holders:  # a put again is a use, not a new protection
+                entry.holders[holder] = (holder if client is None else client, now)
             entry.used = now
             self._entries.move_to_end(key)
 
@@ -214,7 +222,7 @@ class Budget(Generic[K, V]):
             self._drop(key)
 
     def _within_cap(self, holder: Hashable, key: K, size: int) -> None:
-        mine = sorted((e.holders[holder], k) for k, e in self._entries.items() if holder in e.holders and k != key)
+        mine = sorted((e.holders[holder][1], k) for k, e in self._entries.items() if holder in e.holders and k != key)
         held = sum(self._entries[k].nbytes for _, k in mine)
         for _, old in mine:  # oldest first
             if held + size <= self.holder_bytes:
@@ -222,12 +230,68 @@ class Budget(Generic[K, V]):
             held -= self._entries[old].nbytes
             self._release(holder, old)
 
-    def _make_room(self, size: int, now: float) -> None:
+    def _make_room(self, size: int, now: float, client: Hashable) -> None:
+        """Drop entries until ``size`` more bytes fit, for ``client``; :class:`Full` if what is left may not go.
+
+        The budget is shared fairly: each client holding entries, and the
+        newcomer, may keep an equal share of it. First to go are the entries
+        of a client over its share, the one furthest over first (the
+        newcomer's own older ones too, if that is the newcomer), whatever their
+        protection; only a client further over than the newcomer will be, and
+        never an entry that a client within its share holds. Then the least
+        recently used entry whose protection (``protect_s`` from its first
+        put, which no rerun renews) is over; a newcomer that is over its share
+        even then may only drop an entry no one has used for ``protect_s``.
+        """
         while self._bytes + size > self.budget:
-            key, entry = next(iter(self._entries.items()))  # the least recently used
-            if entry.used > now - self.protect_s:
-                raise Full("in use", self.budget, max(1, math.ceil(entry.used + self.protect_s - now)))
-            self._drop(key)
+            held = self._held_by_client()
+            if client is not None:
+                held[client] = held.get(client, 0) + size
+            share = self.budget / max(1, len(held))
+            over_share = client is not None and held[client] > share
+            victim = self._over_share(held, share, client) or self._unprotected(now, idle=over_share)
+            if victim is None:
+                raise self._refusal(size, now, over_share, share, len(held))
+            self._drop(victim)
+
+    def _held_by_client(self) -> dict[Hashable, int]:
+        held: dict[Hashable, int] = {}
+        for entry in self._entries.values():
+            for c in {c for c, _ in entry.holders.values()}:
+                held[c] = held.get(c, 0) + entry.nbytes
+        return held
+
+    def _over_share(self, held: dict[Hashable, int], share: float, client: Hashable) -> K | None:
+        """The least recently used entry of the client furthest over ``share``, and further over than ``client``."""
+        floor = max(share, held[client]) if client is not None else share
+        over = {c for c, n in held.items() if n > share}
+        for c in sorted((c for c in over if held[c] > floor or c == client), key=lambda c: -held[c]):
+            for key, entry in self._entries.items():
+                clients = {h for h, _ in entry.holders.values()}
+                if c in clients and clients <= over:
+                    return key
+        return None
+
+    def _unprotected(self, now: float, idle: bool) -> K | None:
+        for key, entry in self._entries.items():  # least recently used first
+            if self._free_at(entry, idle) <= now:
+                return key
+        return None
+
+    def _free_at(self, entry: _Entry, idle: bool) -> float:
+        return max(entry.since, entry.used) + self.protect_s if idle else entry.since + self.protect_s
+
+    def _refusal(self, size: int, now: float, over_share: bool, share: float, clients: int) -> Full:
+        """Why nothing more may go, and in how many seconds enough of it may (if no one uses it meanwhile)."""
+        needed, retry = self._bytes + size - self.budget, now
+        for free_at, nbytes in sorted((self._free_at(e, over_share), e.nbytes) for e in self._entries.values()):
+            needed, retry = needed - nbytes, free_at
+            if needed <= 0:
+                break
+        retry_s = max(1, math.ceil(retry - now))
+        if over_share:
+            return Full("share", self.budget, retry_s, int(share), clients)
+        return Full("in use", self.budget, retry_s)
 
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.

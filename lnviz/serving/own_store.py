@@ -9,10 +9,14 @@ and however often, in a budget of bytes (:func:`new`) that counts it:
 
 - per session (``session_bytes``, the budget's cap per holder): a session's
   newest matrices, the older ones released first to make room;
-- per process (``budget``): a new matrix that does not fit drops the least
-  recently used ones that no one has used for ``protect_s`` seconds; if every
-  one is in use, it is refused with :class:`StoreFull`, which says when
-  trying again will work;
+- per process (``budget``), shared fairly between *clients* (browsers, or a
+  session without cookies): a new matrix that does not fit drops first the
+  matrices of a client over its equal share of the budget, then the least
+  recently used ones put more than ``protect_s`` seconds ago (a rerun that
+  shows a matrix does not renew that: 16 sessions that kept rerunning held
+  the whole budget for as long as they liked, and refused a newcomer's
+  2 × 3 paste); if none may go, it is refused with :class:`StoreFull`, which
+  says when trying again will work;
 - in time (``ttl_s``): a matrix no one has used for that long is dropped.
 
 A visitor whose matrix was dropped finds the budget's ``get`` answering None,
@@ -68,8 +72,9 @@ def new(
     return Budget(budget, _nbytes, clock=clock, holder_bytes=session_bytes, ttl_s=ttl_s, protect_s=protect_s)
 
 
-def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray) -> str:
-    """Keep ``x`` (B, H) in ``store`` for ``session``; its id. Raises :class:`StoreFull` when there is no room now.
+def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray, client: str | None = None) -> str:
+    """Keep ``x`` (B, H) in ``store`` for ``session`` of ``client`` (:func:`lnviz.serving.who.client`; the session
+    itself by default); its id. Raises :class:`StoreFull` when there is no room now.
 
     A matrix already held (by anyone) is not stored again. The session's older
     matrices are released first if the new one would take it over its share.
@@ -77,7 +82,7 @@ def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray) -> str:
     x = np.ascontiguousarray(x, dtype=np.float64)
     key = content_id(x)
     try:
-        store.put(key, x, session)
+        store.put(key, x, session, client)
     except Full as full:
         raise StoreFull(_sentence(full, x.nbytes), full.retry_after_s) from None
     return key
@@ -89,6 +94,13 @@ def _sentence(full: Full, size: int) -> str:
         return f"The matrix is {size / MIB:.1f} MiB, over the {limit} a visitor may keep."
     if full.why == "budget":
         return f"The matrix is over the {limit} this server keeps for visitors' data."
+    if full.why == "share":
+        return (
+            f"This server holds as much of visitors' own data as it keeps ({limit}), all of it in use, and the "
+            f"matrix ({size / MIB:.1f} MiB) is over an equal share of it ({full.share / MIB:.1f} MiB for each of the "
+            f"{full.clients} visitors with data, you included). Try a smaller matrix, or again in {full.retry_after_s} s "
+            "if the others' data is no longer in use by then."
+        )
     return (
         f"This server holds as much of visitors' own data as it keeps ({limit}), all of it in use. "
         f"Try again in {full.retry_after_s} s."

@@ -1,0 +1,44 @@
+"""lnviz.labs.explorer.upload_worker: a large upload is parsed in a worker process, with the same result and the
+same refusals as in the server's own (issue 30, attack 8: parsed there, it held the interpreter for seconds)."""
+
+import numpy as np
+import pytest
+
+from lnviz.labs.explorer import upload, upload_worker
+from lnviz.labs.explorer.upload import UploadError
+
+
+def big_csv(rows: int = 1024, cols: int = 256) -> tuple[np.ndarray, bytes]:
+    x = np.arange(rows * cols, dtype=np.float64).reshape(rows, cols) / 7
+    data = "\n".join(",".join(map(repr, row)) for row in x.tolist()).encode()
+    assert len(data) > upload.LIGHT_BYTES
+    return x, data
+
+
+def test_a_large_file_is_parsed_in_another_process_exactly_and_its_refusal_comes_back_in_the_same_words(
+    monkeypatch,
+):
+    x, data = big_csv()
+    bad = data.replace(b",", b",x", 1)
+    with pytest.raises(UploadError) as here:
+        upload.parse_bytes("x.csv", bad)
+
+    def not_here(name, data):
+        raise AssertionError("parsed in the server's process")
+
+    monkeypatch.setattr(upload, "parse_bytes", not_here)  # the worker imports its own, unpatched
+    np.testing.assert_array_equal(upload_worker.parse_bytes("x.csv", data).numpy(), x)
+    with pytest.raises(UploadError) as there:
+        upload_worker.parse_bytes("x.csv", bad)
+    assert str(there.value) == str(here.value) and "not a number" in there.value.problem
+
+
+def test_a_small_file_and_every_file_with_the_worker_inline_are_parsed_here(monkeypatch):
+    here = []
+    parse = upload.parse_bytes
+    monkeypatch.setattr(upload, "parse_bytes", lambda name, data: here.append(name) or parse(name, data))
+    assert upload_worker.parse_bytes("small.csv", b"1,2\n3,4\n").shape == (2, 2)
+    monkeypatch.setenv(upload_worker.ENV, "inline")
+    x, data = big_csv()
+    np.testing.assert_array_equal(upload_worker.parse_bytes("big.csv", data).numpy(), x)
+    assert here == ["small.csv", "big.csv"]
