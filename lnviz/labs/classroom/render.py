@@ -1,0 +1,81 @@
+"""The class poll's questions as the phone's element draws them (``lnviz/web/class/``), with no HTML.
+
+A question's words are short Markdown: code in backticks, bold in double
+asterisks, nothing else (:data:`.text.QUESTIONS`). :func:`spans` cuts such text
+into ``[tag, text]`` parts that the browser puts in as text (``textContent``),
+so no question, option or reason is ever read as HTML there.
+:func:`entry` is one question for the element; :func:`state` a room's public
+state in the stream's shape (the stream's contract), for the element's first
+picture, drawn before the stream connects.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from lnviz.labs.classroom.question import LiveQuestion, Question, written
+
+_MARKS = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*")
+
+
+def spans(markdown: str) -> list[list[str]]:
+    """``markdown`` as parts ``[tag, text]``: tag "" for plain text, "code" for `code`, "strong" for **bold**.
+
+    >>> spans("a `b` **c**")
+    [['', 'a '], ['code', 'b'], ['', ' '], ['strong', 'c']]
+    """
+    parts: list[list[str]] = []
+    at = 0
+    for found in _MARKS.finditer(markdown):
+        if found.start() > at:
+            parts.append(["", markdown[at : found.start()]])
+        parts.append(["code", found.group(1)] if found.group(1) is not None else ["strong", found.group(2)])
+        at = found.end()
+    if at < len(markdown):
+        parts.append(["", markdown[at:]])
+    return parts
+
+
+def known(question: Question) -> bool:
+    """Whether ``question``'s answer and reasons are computed already (a live one computes them when first read)."""
+    return not isinstance(question, LiveQuestion) or question.computed
+
+
+def entry(question: Question) -> dict[str, Any]:
+    """``question`` for the phone's element: its words as :func:`spans`, its range, and torch's answer and reasons
+    where :func:`known` (else None: the stream's reveal carries the answer, and a page run the reasons)."""
+    ready = known(question)
+    number = question.kind == "number"
+    return {
+        "kind": question.kind,
+        "prompt": spans(question.prompt),
+        "choices": [spans(choice) for choice in question.choices],
+        "span": question.span if number else "",
+        "decimals": question.decimals,
+        "tolerance": question.tolerance,
+        "link": question.link,
+        "answer": question.answer if ready else None,
+        "answer_text": written(question.answer) if ready and number else None,
+        "why": spans(question.why) if ready else None,
+    }
+
+
+def state(room: Any, answers: int, rounds: Sequence[Mapping[str, int]] | None, answer: str | None) -> dict[str, Any]:
+    """``room`` (:class:`lnviz.serving.poll.Room`) as one of the stream's events gives it: ``rounds`` and ``answer``
+    only at the reveal."""
+    reveal = room.phase == "reveal"
+    return {
+        "code": room.code,
+        "version": room.version,
+        "phase": room.phase,
+        "closed": room.closed,
+        "index": room.index,
+        "questions": len(room.questions),
+        "question": room.question,
+        "round": room.round,
+        "answers": answers,
+        "rounds": [dict(r) for r in rounds] if reveal and rounds is not None else None,
+        "answer": answer if reveal else None,
+    }

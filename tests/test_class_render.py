@@ -1,0 +1,52 @@
+"""The class poll's questions as the phone's element gets them (lnviz.labs.classroom.render): text as parts,
+never HTML, and a live question's answer only once it is computed."""
+
+from __future__ import annotations
+
+from lnviz.labs.classroom import questions, render
+from lnviz.labs.classroom.question import LiveQuestion
+from lnviz.serving.poll import Room
+
+
+def test_markdown_becomes_text_parts_and_html_stays_text():
+    assert render.spans("x `F.batch_norm(x)` is **not** <b>bold</b>") == [
+        ["", "x "],
+        ["code", "F.batch_norm(x)"],
+        ["", " is "],
+        ["strong", "not"],
+        ["", " <b>bold</b>"],
+    ]
+    assert render.spans("") == []
+    assert render.spans("running_mean and running_var") == [["", "running_mean and running_var"]]
+
+
+def test_every_question_of_the_bank_round_trips_through_its_parts():
+    for question in questions.bank():
+        entry = render.entry(question)
+        joined = "".join(t for _, t in entry["prompt"])
+        assert joined == question.prompt.replace("`", "").replace("**", ""), question.id
+        assert len(entry["choices"]) == len(question.choices)
+
+
+def test_a_live_question_is_given_without_its_answer_until_it_is_computed():
+    calls = []
+    live = LiveQuestion(
+        lambda: calls.append(1) or (1, "torch's **reason**"),
+        id="live-one",
+        kind="choice",
+        prompt="?",
+        choices=("a", "b"),
+    )
+    entry = render.entry(live)
+    assert entry["answer"] is None and entry["why"] is None and not calls  # reading it would run the model
+    assert live.answer == 1
+    entry = render.entry(live)
+    assert entry["answer"] == 1 and entry["why"] == [["", "torch's "], ["strong", "reason"]]
+
+
+def test_the_first_picture_has_the_counts_and_torch_s_answer_only_at_the_reveal():
+    room = Room(code="ABCDEFGH", questions=("a", "b"), version=2)
+    asked = render.state(room, 3, [{"0": 3}], "1")
+    assert asked["rounds"] is None and asked["answer"] is None and asked["answers"] == 3
+    shown = render.state(Room(code="ABCDEFGH", questions=("a", "b"), phase="reveal"), 3, [{"0": 3}], "1")
+    assert shown["rounds"] == [{"0": 3}] and shown["answer"] == "1" and shown["question"] == "a"
