@@ -6,4 +6,6 @@ manifests start the app as before.
 
 import streamlit as st
 
-app = st.App("router.py")
+from ui import routes
+
+app = st.App("router.py", routes=routes.routes())

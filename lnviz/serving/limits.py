@@ -84,6 +84,11 @@ class Limits:
     open_window_s: float = 3600.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
+    # The class stream (lnviz.serving.events): rooms' public states as Server-Sent Events (ui/routes.py)
+    streams_per_client: int = 8  # streams one browser holds open at once: a phone's page, a projector, a few tabs
+    streams_per_address: int = 600  # streams one address holds open: a class behind one NAT (voters_per_address)
+    subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
+    stream_queue: int = 16  # events a stream may fall behind by before it is dropped (its browser reconnects)
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024

@@ -1,0 +1,259 @@
+"""The class poll's public stream: a room's state as one event, and the hub that fans a room's change out.
+
+What a phone or the projector may know of a room, and nothing more (the contract the ``phone`` element reads):
+
+- :func:`state`: the room's public state, one JSON object: its version, phase, question, round and how many
+  have answered; after the reveal only, each revealed round's counts and torch's answer. Never a choice before
+  the reveal, never the presenter's secret or its hash, never a voter id.
+- :func:`event_id`: ``{version}.{answers}``, which changes exactly when a phone has something new to show.
+- :class:`Hub`: this process's one look at each room it streams, every :data:`LOOK_S`, not one per subscriber:
+  two reads of the store per room (the room, its round's count), and the round's votes only when that changed
+  during a reveal. A change goes to every subscriber of the room, each a bounded queue
+  (:attr:`Limits.stream_queue`): one that doesn't keep up is dropped, and its browser reconnects and gets the
+  current state at once. A room that closes or expires ends its streams.
+- :class:`Gate`: the open streams one browser, one address and the whole process may hold
+  (:attr:`Limits.streams_per_client`, :attr:`Limits.streams_per_address`, :attr:`Limits.subscribers`), and the
+  plain sentence each refusal is said in (:data:`REFUSED`).
+
+Why a look every 0.5 s and not Redis pub/sub: the look costs a replica a few reads per streamed room per second,
+whatever the number of subscribers, and a change reaches the phones within :data:`LOOK_S` plus a write; pub/sub
+would need every write of the store (a vote, an action, on both backends) to publish, and a connection per
+replica that must be watched and reopened. docs/benchmarks.md has the figures.
+
+Pure: no Streamlit. The store's calls block, so the hub makes them on its own thread; subscribers live on an
+asyncio loop and are handed events with ``loop.call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from lnviz.serving.limits import Limits
+from lnviz.serving.poll import REFUSED as VOTE_REFUSED
+from lnviz.serving.poll import Room
+from lnviz.serving.store import StoreDown
+
+LOOK_S = 0.5  # how often the hub reads each streamed room
+HEARTBEAT_S = 15  # a comment line this often keeps proxies from closing an idle stream
+GONE_MESSAGE = VOTE_REFUSED["unknown"]  # what a stream of an unknown or expired room says, in its one event
+
+# Why a stream was refused, the sentence a phone shows (an HTTP 429's body).
+REFUSED = {
+    "client": "This browser already follows as many class streams as one browser may: close another tab of the "
+    "class, then reload.",
+    "address": "As many class streams are open from your network as one address may. Try again in a minute.",
+    "server": "This server follows as many phones as it can just now. Try again in a minute.",
+}
+
+
+class Reads(Protocol):
+    """What the stream reads of a store: :class:`lnviz.serving.store.Store` is one."""
+
+    def room(self, code: str) -> Room | None: ...
+
+    def count(self, code: str, index: int, round: int) -> int: ...
+
+
+# The revealed rounds' counts and torch's answer as a vote is stored, for a room in its reveal: the labs' business
+# (lnviz.labs.classroom.question.tally), handed in by the caller, since lnviz.serving sits below the labs.
+Revealed = Callable[[Room], tuple[list[dict[str, int]], str | None]]
+
+
+def state(room: Room, answers: int, revealed: Revealed) -> dict[str, Any]:
+    """The room's public state with ``answers`` voters in its current round (the contract's ``room`` event)."""
+    rounds, answer = revealed(room) if room.phase == "reveal" else (None, None)
+    return {
+        "code": room.code,
+        "version": room.version,
+        "phase": room.phase,
+        "closed": room.closed,
+        "index": room.index,
+        "questions": len(room.questions),
+        "question": room.question,
+        "round": room.round,
+        "answers": answers,
+        "rounds": rounds,
+        "answer": answer,
+    }
+
+
+def event_id(public: dict[str, Any]) -> str:
+    """The event's id: ``{version}.{answers}``."""
+    return f"{public['version']}.{public['answers']}"
+
+
+def look(store: Reads, code: str) -> tuple[Room, int] | None:
+    """The room and its current round's count (two reads), or None when there is no such room."""
+    room = store.room(code)
+    if room is None:
+        return None
+    return room, (store.count(code, room.index, room.round) if room.question is not None else 0)
+
+
+GONE = None  # what a subscriber is handed when its room is gone: its stream sends `gone` and ends
+
+
+@dataclass(eq=False)
+class Subscriber:
+    """One open stream of ``code``: the events not yet sent, at most ``size`` of them, on ``loop``."""
+
+    code: str
+    loop: asyncio.AbstractEventLoop
+    size: int
+    pending: deque[dict[str, Any] | None] = field(default_factory=deque)
+    dropped: bool = False  # it fell ``size`` events behind: its stream ends, the browser reconnects
+    ready: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def offer(self, item: dict[str, Any] | None) -> None:
+        """Queue ``item`` (on the loop's thread); past ``size`` unsent, drop this subscriber instead."""
+        if len(self.pending) >= self.size:
+            self.dropped = True
+            self.pending.clear()
+        else:
+            self.pending.append(item)
+        self.ready.set()
+
+    async def next(self) -> list[dict[str, Any] | None]:
+        """The events queued since the last call, waiting for one; [] once dropped."""
+        await self.ready.wait()
+        self.ready.clear()
+        if self.dropped:
+            return []
+        items = list(self.pending)
+        self.pending.clear()
+        return items
+
+
+class Hub:
+    """This process's one watcher of the rooms it streams (see the module's docstring)."""
+
+    def __init__(self, store: Callable[[], Reads], revealed: Revealed, limits: Limits, look_s: float = LOOK_S):
+        self._store, self._revealed, self._limits, self._look_s = store, revealed, limits, look_s
+        self._lock = threading.Lock()
+        self._rooms: dict[str, set[Subscriber]] = {}
+        self._seen: dict[str, tuple[int, int]] = {}  # room -> (version, answers) of its last look
+        self._latest: dict[str, dict[str, Any]] = {}  # room -> its last state sent
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+        self.looks = 0  # reads of rooms since the start (a test's and a benchmark's count)
+
+    def subscribe(self, code: str, loop: asyncio.AbstractEventLoop) -> Subscriber:
+        sub = Subscriber(code, loop, max(1, int(min(self._limits.stream_queue, 2**20))))
+        with self._lock:
+            self._rooms.setdefault(code, set()).add(sub)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="lnviz-class-stream", daemon=True)
+                self._thread.start()
+        return sub
+
+    def unsubscribe(self, sub: Subscriber) -> None:
+        with self._lock:
+            subs = self._rooms.get(sub.code)
+            if subs is not None:
+                subs.discard(sub)
+                if not subs:
+                    del self._rooms[sub.code]
+                    self._seen.pop(sub.code, None)
+                    self._latest.pop(sub.code, None)
+
+    def subscribers(self) -> int:
+        with self._lock:
+            return sum(len(subs) for subs in self._rooms.values())
+
+    def latest(self, code: str) -> dict[str, Any] | None:
+        """The state last sent to ``code``'s subscribers, if the hub watches it: a new subscriber's first event."""
+        with self._lock:
+            return self._latest.get(code)
+
+    def current(self, code: str) -> dict[str, Any] | None:
+        """``code``'s state now, read from the store (blocking); None when there is no such room."""
+        found = look(self._store(), code)
+        return None if found is None else state(*found, self._revealed)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait(self._look_s)
+            self._wake.clear()
+            self.look_all()
+
+    def look_all(self) -> None:
+        """One look at every streamed room: each change goes to its subscribers (the thread's step; a test's)."""
+        with self._lock:
+            codes = list(self._rooms)
+        for code in codes:
+            try:
+                self._look(code)
+            except StoreDown:
+                continue  # the phones keep what they show; the next look after the store is back sends the change
+
+    def _look(self, code: str) -> None:
+        found = look(self._store(), code)
+        self.looks += 1
+        if found is None:
+            self._send(code, GONE, end=True)
+            return
+        room, answers = found
+        if self._seen.get(code) == (room.version, answers):
+            return
+        public = state(room, answers, self._revealed)
+        with self._lock:
+            if code not in self._rooms:
+                return
+            self._seen[code] = (room.version, answers)
+            self._latest[code] = public
+        self._send(code, public, end=room.closed)
+
+    def _send(self, code: str, item: dict[str, Any] | None, end: bool) -> None:
+        with self._lock:
+            subs = list(self._rooms.get(code, ()))
+            if end:
+                self._rooms.pop(code, None)
+                self._seen.pop(code, None)
+                self._latest.pop(code, None)
+        for sub in subs:
+            try:
+                sub.loop.call_soon_threadsafe(sub.offer, item)  # a closed room's state ends its stream
+            except RuntimeError:  # its loop has closed: the server is stopping
+                continue
+
+
+class Gate:
+    """The open streams each browser, each address and this process hold, within their limits."""
+
+    def __init__(self, limits: Limits) -> None:
+        self._limits = limits
+        self._lock = threading.Lock()
+        self._clients: dict[str, int] = {}
+        self._addresses: dict[str, int] = {}
+        self.open = 0
+
+    def enter(self, client: str, address: str) -> str | None:
+        """Count one more stream for ``client`` and ``address`` ("": unknown, not limited): None, or why it is
+        refused (a key of :data:`REFUSED`), with nothing counted."""
+        lim = self._limits
+        with self._lock:
+            if self.open >= lim.subscribers:
+                return "server"
+            if client and self._clients.get(client, 0) >= lim.streams_per_client:
+                return "client"
+            if address and self._addresses.get(address, 0) >= lim.streams_per_address:
+                return "address"
+            self.open += 1
+            for counts, key in ((self._clients, client), (self._addresses, address)):
+                if key:
+                    counts[key] = counts.get(key, 0) + 1
+            return None
+
+    def leave(self, client: str, address: str) -> None:
+        with self._lock:
+            self.open -= 1
+            for counts, key in ((self._clients, client), (self._addresses, address)):
+                if key:
+                    counts[key] -= 1
+                    if not counts[key]:
+                        del counts[key]

@@ -1,0 +1,280 @@
+"""The class stream (``GET /api/class/{code}/events``, ui/routes.py; lnviz/serving/events.py).
+
+First the pure parts: a room's public state (never a choice before the reveal, never the secret), the hub that
+reads each room once per look whatever its subscribers, drops a subscriber that falls behind, and ends the
+streams of a room that closes or expires; the gate's limits. Then the route itself, served by uvicorn on a port
+of the OS's choosing from the process's in-memory store (as ``make run`` has it): a phone's stream sees the
+room at once, a vote's count, the reveal with its counts and torch's answer, a reconnect's state at once, the
+close and its end, `gone` for an unknown room, and a 429 with its sentence past a browser's limit.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import threading
+from collections.abc import Iterator
+from dataclasses import replace
+
+import pytest
+import uvicorn
+from starlette.applications import Starlette
+
+from lnviz.labs.classroom.questions import by_id
+from lnviz.serving import events, poll
+from lnviz.serving.limits import Limits
+from lnviz.serving.store import MemoryStore
+from ui import routes
+from ui import store as ui_store
+
+QUESTIONS = ("bn-one-sample", "ln-cell")
+
+
+def _revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
+    return [{"0": 1, "1": 0}], "0"
+
+
+class CountingStore(MemoryStore):
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    def room(self, code: str) -> poll.Room | None:
+        self.reads += 1
+        return super().room(code)
+
+
+def _opened(store: MemoryStore) -> tuple[poll.Room, str]:
+    return poll.open_room(store, QUESTIONS)
+
+
+def test_the_state_before_the_reveal_has_no_choice_and_never_the_secret_or_a_voter():
+    store = MemoryStore()
+    room, secret = _opened(store)
+    store.vote(room.code, "voter-abc", 0, 1, "1")
+    public = events.state(*events.look(store, room.code), _revealed)
+    assert public == {
+        "code": room.code,
+        "version": 0,
+        "phase": "ask",
+        "closed": False,
+        "index": 0,
+        "questions": 2,
+        "question": "bn-one-sample",
+        "round": 1,
+        "answers": 1,
+        "rounds": None,
+        "answer": None,
+    }
+    assert events.event_id(public) == "0.1"
+    text = json.dumps(public)
+    assert secret not in text and room.secret_sha not in text and "voter-abc" not in text
+    revealed = store.act(room.code, secret, "reveal", 0)
+    shown = events.state(revealed, 1, _revealed)
+    assert (shown["phase"], shown["rounds"], shown["answer"]) == ("reveal", [{"0": 1, "1": 0}], "0")
+
+
+def test_the_routes_reveal_is_rounds_of_the_store_and_torchs_answer_as_a_vote_is_stored(monkeypatch):
+    store = MemoryStore()
+    monkeypatch.setattr(ui_store, "_store", store)
+    room, secret = _opened(store)
+    for voter, choice in (("a", "0"), ("b", "2"), ("c", "2")):
+        store.vote(room.code, voter, 0, 1, choice)
+    room = store.act(room.code, secret, "reveal", 0)
+    question = by_id("bn-one-sample")
+    rounds, answer = routes.revealed(room)
+    assert rounds == [{str(i): n for i, n in enumerate([1, 0, 2, 0])}]
+    assert answer == "3" == str(question.answer)
+
+
+def _hub(store: MemoryStore, **limits: int) -> events.Hub:
+    return events.Hub(lambda: store, _revealed, replace(Limits(), **limits), look_s=3600)
+
+
+def test_the_hub_reads_a_room_once_a_look_for_all_its_subscribers_and_sends_only_changes():
+    async def main() -> None:
+        store = CountingStore()
+        room, secret = _opened(store)
+        hub = _hub(store)
+        loop = asyncio.get_running_loop()
+        subs = [hub.subscribe(room.code, loop) for _ in range(50)]
+        store.reads = 0
+        hub.look_all()
+        await asyncio.sleep(0)  # the loop runs the hand-overs the look scheduled
+        assert store.reads == 1
+        assert [[e["version"] for e in s.pending] for s in subs] == [[0]] * 50
+        for s in subs:
+            await s.next()
+        hub.look_all()  # nothing changed: nothing sent
+        await asyncio.sleep(0)
+        assert all(not s.pending for s in subs)
+        store.vote(room.code, "v1", 0, 1, "0")
+        hub.look_all()
+        await asyncio.sleep(0)
+        assert [e["answers"] for e in subs[0].pending] == [1]
+        store.act(room.code, secret, "reveal", 0)
+        hub.look_all()
+        await asyncio.sleep(0)
+        assert [e["phase"] for e in subs[7].pending] == ["ask", "reveal"]
+        assert store.reads == 4 and hub.subscribers() == 50
+
+    asyncio.run(main())
+
+
+def test_a_subscriber_that_falls_behind_is_dropped_and_a_closed_or_expired_room_ends_the_streams():
+    async def main() -> None:
+        store = MemoryStore()
+        room, secret = _opened(store)
+        hub = _hub(store, stream_queue=2)
+        loop = asyncio.get_running_loop()
+        slow, quick = hub.subscribe(room.code, loop), hub.subscribe(room.code, loop)
+        for i in range(3):
+            store.vote(room.code, f"v{i}", 0, 1, "0")
+            hub.look_all()
+            await asyncio.sleep(0)
+            assert len(await quick.next()) == 1
+        assert slow.dropped and await slow.next() == []  # its stream ends; its browser reconnects
+        store.act(room.code, secret, "close", 0)
+        hub.look_all()
+        await asyncio.sleep(0)
+        assert [e["closed"] for e in await quick.next()] == [True]
+        assert hub.subscribers() == 0  # the hub let the closed room go
+        other, _ = _opened(store)
+        gone = hub.subscribe(other.code, loop)
+        store._data.clear()  # the room expired
+        hub.look_all()
+        await asyncio.sleep(0)
+        assert await gone.next() == [events.GONE]
+
+    asyncio.run(main())
+
+
+def test_the_gate_counts_streams_per_browser_per_address_and_in_all_and_lifts_with_the_limits_off():
+    gate = events.Gate(replace(Limits(), streams_per_client=2, streams_per_address=3, subscribers=4))
+    assert [gate.enter("browser a", "address x") for _ in range(3)] == [None, None, "client"]
+    assert gate.enter("browser b", "address x") is None
+    assert gate.enter("browser c", "address x") == "address"
+    assert gate.enter("browser c", "") is None
+    assert gate.enter("", "") == "server"
+    gate.leave("browser a", "address x")
+    assert gate.enter("browser d", "address x") is None
+    lifted = events.Gate(Limits.off())
+    assert all(lifted.enter("browser a", "address x") is None for _ in range(100))
+    assert set(events.REFUSED) == {"client", "address", "server"}
+
+
+# The route, served ---------------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def served(monkeypatch) -> Iterator[tuple[int, MemoryStore]]:
+    """ui/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
+    store = MemoryStore()
+    monkeypatch.setattr(ui_store, "_store", store)
+    lim = replace(Limits(), streams_per_client=2)
+    hub = events.Hub(ui_store.store, _revealed, lim, look_s=0.05)
+    monkeypatch.setattr(routes, "hub", lambda: hub)
+    gate = events.Gate(lim)
+    monkeypatch.setattr(routes, "gate", lambda: gate)
+    server = uvicorn.Server(uvicorn.Config(Starlette(routes=routes.routes()), port=0, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    for _ in range(200):
+        if server.started:
+            break
+        threading.Event().wait(0.05)
+    port = server.servers[0].sockets[0].getsockname()[1]
+    try:
+        yield port, store
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+class Stream:
+    """One stream read as a browser's EventSource would: event by event (comments skipped)."""
+
+    def __init__(self, port: int, code: str, cookie: str = "") -> None:
+        self.conn = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+        headers = {"Cookie": cookie} if cookie else {}
+        self.conn.request("GET", f"/api/class/{code}/events", headers=headers)
+        self.response = self.conn.getresponse()
+
+    def event(self) -> dict[str, str] | None:
+        """The next event's fields (event, id, data), or None at the stream's end."""
+        fields: dict[str, str] = {}
+        while True:
+            line = self.response.readline()
+            if not line:
+                return None
+            line = line.decode().rstrip("\r\n")
+            if not line:
+                if fields:
+                    return fields
+                continue
+            if line.startswith(":"):
+                continue
+            name, _, value = line.partition(":")
+            fields[name] = value.removeprefix(" ")
+
+    def close(self) -> None:
+        self.conn.close()
+
+
+def _data(event: dict[str, str] | None) -> dict:
+    assert event is not None and event["event"] == "room", event
+    return json.loads(event["data"])
+
+
+def _cookie(token: bytes) -> str:
+    mask = b"\x01\x02\x03\x04"
+    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
+    return f"{routes.XSRF_COOKIE}=2|{mask.hex()}|{masked.hex()}|1"
+
+
+def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_then_ends(served):
+    port, store = served
+    room, secret = _opened(store)
+    phone = Stream(port, room.code)
+    assert phone.response.status == 200
+    assert phone.response.getheader("content-type").startswith("text/event-stream")
+    first = phone.event()
+    assert first["id"] == "0.0" and _data(first)["phase"] == "ask"
+    store.vote(room.code, "v1", 0, 1, "0")
+    assert _data(phone.event())["answers"] == 1
+    store.act(room.code, secret, "reveal", 0)
+    shown = phone.event()
+    assert shown["id"] == "1.1" and _data(shown)["rounds"] == [{"0": 1, "1": 0}] and _data(shown)["answer"] == "0"
+    again = Stream(port, room.code)  # a reconnect: the state at once
+    assert _data(again.event())["phase"] == "reveal"
+    store.act(room.code, secret, "close", 1)
+    assert _data(phone.event())["closed"] is True
+    assert phone.event() is None  # the end
+    assert _data(again.event())["closed"] is True and again.event() is None
+    phone.close()
+    again.close()
+
+
+def test_an_unknown_room_is_gone_and_a_browser_past_its_streams_is_refused_in_a_sentence(served):
+    port, store = served
+    gone = Stream(port, "ABCDEFGH")
+    event = gone.event()
+    assert event["event"] == "gone" and json.loads(event["data"])["message"] == poll.REFUSED["unknown"]
+    assert gone.event() is None
+    room, _ = _opened(store)
+    cookie = _cookie(b"a browser's token")
+    held = [Stream(port, room.code, cookie) for _ in range(2)]
+    assert all(_data(s.event())["code"] == room.code for s in held)
+    refused = Stream(port, room.code, cookie)
+    assert refused.response.status == 429
+    assert refused.response.read().decode() == events.REFUSED["client"]
+    assert refused.response.getheader("retry-after") == str(routes.RETRY_AFTER_S)
+    other = Stream(port, room.code, _cookie(b"another browser"))
+    assert other.response.status == 200
+    held[0].close()  # a closed stream gives its place back
+    for _ in range(100):
+        if routes.gate().open == 2:
+            break
+        threading.Event().wait(0.05)
+    assert Stream(port, room.code, cookie).response.status == 200

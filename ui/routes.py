@@ -1,0 +1,152 @@
+"""lnviz's own HTTP routes beside Streamlit's (``app.py`` passes :func:`routes` to ``st.App``).
+
+- ``GET {base}/api/class/{code}/events``: the class room ``code``'s public state as Server-Sent Events
+  (:mod:`lnviz.serving.events` says what is in it, and what never is). On connect, the state at once, whatever
+  ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
+  15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end.
+  Too many streams from one browser, one address or in all: HTTP 429 with the sentence to show, in plain text.
+
+Streamlit does not put ``server.baseUrlPath`` before a route of ours: :func:`routes` does. Nothing happens at
+import; the process's hub and gate are made on the first stream.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import anyio
+import streamlit as st
+from sse_starlette import EventSourceResponse, ServerSentEvent
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from lnviz.serving import events, limits, poll, who
+from lnviz.serving.store import StoreDown
+from ui.store import store
+from ui.streamlit_private import XSRF_COOKIE
+
+EVENTS_PATH = "/api/class/{code}/events"
+RETRY_AFTER_S = 60  # a refused stream's Retry-After
+
+
+def revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
+    """Each revealed round's counts, round 1 first (as :func:`ui.classroom.rounds_of`), and torch's answer as a
+    vote is stored. Imports the question bank on the first reveal, not when the server starts."""
+    from lnviz.labs.classroom.question import tally
+    from lnviz.labs.classroom.questions import by_id
+
+    question = by_id(room.question or "")
+    last = room.round if room.phase != "ask" else room.round - 1
+    rounds = [tally(question, store().votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
+    return rounds, question.parse(question.answer)
+
+
+@functools.cache
+def hub() -> events.Hub:
+    """This process's one watcher of the rooms it streams."""
+    return events.Hub(store, revealed, limits.current())
+
+
+@functools.cache
+def gate() -> events.Gate:
+    """This process's count of open streams, per browser, per address and in all."""
+    return events.Gate(limits.current())
+
+
+class _Stream(EventSourceResponse):
+    """An event stream that hands its place back when it ends, however it ends (even before its first byte)."""
+
+    def __init__(self, content: AsyncIterator[ServerSentEvent], release: Callable[[], None]) -> None:
+        super().__init__(content, ping=events.HEARTBEAT_S)
+        self._release = release
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        try:
+            await super().__call__(scope, receive, send)
+        finally:
+            self._release()
+
+
+def _room_event(public: dict[str, Any]) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps(public, separators=(",", ":")), event="room", id=events.event_id(public))
+
+
+def _gone(code: str) -> ServerSentEvent:
+    return ServerSentEvent(data=json.dumps({"code": code, "message": events.GONE_MESSAGE}), event="gone")
+
+
+async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSentEvent]:
+    """The stream of one subscriber: the state now, then each change, until the room ends or the stream lags."""
+    first = hub().latest(code)
+    if first is None:
+        try:
+            first = await anyio.to_thread.run_sync(hub().current, code)
+        except StoreDown:
+            return  # the browser's EventSource tries again in a few seconds
+    if first is None:
+        yield _gone(code)
+        return
+    yield _room_event(first)
+    last = events.event_id(first)
+    if first["closed"]:
+        return
+    while True:
+        items = await sub.next()
+        if not items:  # dropped: it fell too far behind; the browser reconnects and gets the state then
+            return
+        for item in items:
+            if item is events.GONE:
+                yield _gone(code)
+                return
+            if events.event_id(item) == last:
+                continue
+            yield _room_event(item)
+            last = events.event_id(item)
+            if item["closed"]:
+                return
+
+
+def _client(request: Request) -> str:
+    """The browser, by its XSRF cookie's token (as the page's limits count it); "" without one (not limited)."""
+    key = who.client("", request.cookies.get(XSRF_COOKIE))
+    return key if key.startswith("browser ") else ""
+
+
+async def class_events(request: Request) -> Response:
+    code = poll.valid_code(request.path_params["code"])
+    if code is None:
+        return EventSourceResponse(iter([_gone(str(request.path_params["code"])[:32])]), ping=0)
+    client = _client(request)
+    address = who.address(request.client.host if request.client else None)
+    refused = gate().enter(client, address)
+    if refused is not None:
+        headers = {"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"}
+        return PlainTextResponse(events.REFUSED[refused], status_code=429, headers=headers)
+    sub = hub().subscribe(code, asyncio.get_running_loop())
+    released = False
+
+    def release() -> None:
+        nonlocal released
+        if not released:
+            released = True
+            hub().unsubscribe(sub)
+            gate().leave(client, address)
+
+    return _Stream(_events(code, sub), release)
+
+
+def prefix() -> str:
+    """``server.baseUrlPath`` as a route's prefix: "" or "/lnviz"."""
+    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
+    return f"/{base}" if base else ""
+
+
+def routes() -> list[Route]:
+    """lnviz's routes, under ``server.baseUrlPath``."""
+    return [Route(prefix() + EVENTS_PATH, class_events, methods=["GET"])]
