@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from lnviz.labs.classroom import questions, render
 from lnviz.labs.classroom.question import LiveQuestion
-from lnviz.serving.poll import Room
 
 
 def test_markdown_becomes_text_parts_and_html_stays_text():
@@ -42,11 +41,3 @@ def test_a_live_question_is_given_without_its_answer_until_it_is_computed():
     assert live.answer == 1
     entry = render.entry(live)
     assert entry["answer"] == 1 and entry["why"] == [["", "torch's "], ["strong", "reason"]]
-
-
-def test_the_first_picture_has_the_counts_and_torch_s_answer_only_at_the_reveal():
-    room = Room(code="ABCDEFGH", questions=("a", "b"), version=2)
-    asked = render.state(room, 3, [{"0": 3}], "1")
-    assert asked["rounds"] is None and asked["answer"] is None and asked["answers"] == 3
-    shown = render.state(Room(code="ABCDEFGH", questions=("a", "b"), phase="reveal"), 3, [{"0": 3}], "1")
-    assert shown["rounds"] == [{"0": 3}] and shown["answer"] == "1" and shown["question"] == "a"

@@ -18,7 +18,8 @@ import os
 from typing import Any
 
 import streamlit as st
-from streamlit import config
+
+from ui import routes
 
 # A test reads how many page runs the class's element was drawn in (tests/test_browser_phone.py): the path of a
 # file each run appends a line to, when this variable names one. Unset, nothing is counted.
@@ -31,15 +32,9 @@ def _component() -> Any:
     return st.components.v2.component("lnviz.class", js="index.js", css="class.css")
 
 
-def base() -> str:
-    """The app's path prefix (``server.baseUrlPath``): "" or "/prefix"; the stream's routes carry it."""
-    prefix = str(config.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{prefix}" if prefix else ""
-
-
 def stream_url(code: str) -> str:
-    """The address of room ``code``'s stream, on the app's own origin."""
-    return f"{base()}/api/class/{code}/events"
+    """The address of room ``code``'s stream on the app's own origin, under ``server.baseUrlPath`` (:mod:`ui.routes`)."""
+    return routes.prefix() + routes.EVENTS_PATH.format(code=code)
 
 
 def count_run(mode: str) -> None:

@@ -17,7 +17,7 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
-from lnviz.serving import poll
+from lnviz.serving import events, poll
 from lnviz.serving.store import StoreDown
 from ui import boot, classroom, live
 from ui.store import store
@@ -109,9 +109,7 @@ def words() -> dict[str, Any]:
 def initial(room: poll.Room, question: Question) -> dict[str, Any]:
     """The room as the stream's first event will give it: the element's picture until the stream connects."""
     answers = store().count(room.code, room.index, room.round)
-    if room.phase != "reveal":
-        return render.state(room, answers, None, None)
-    return render.state(room, answers, classroom.rounds_of(room, question), question.parse(question.answer))
+    return events.state(room, answers, lambda r: (classroom.rounds_of(r, question), question.parse(question.answer)))
 
 
 def phone(room: poll.Room, presenting: bool) -> None:

@@ -14,9 +14,9 @@ from typing import NamedTuple
 import streamlit as st
 
 from lnviz.figures.qr import qr_svg
-from lnviz.labs.classroom import figures, questions, render, text
+from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
-from lnviz.serving import poll
+from lnviz.serving import events, poll
 from ui import classroom, live
 from ui.page import Page
 from ui.store import store
@@ -102,7 +102,7 @@ def count_of(room: poll.Room) -> None:
     data = {
         "mode": "count",
         "url": live.stream_url(room.code),
-        "room": render.state(room, n, None, None),
+        "room": events.state(room, n, lambda r: ([], None)),  # the count needs no results
         "version": room.version,
         "text": {"count_help": text.COUNT_HELP},
     }

@@ -4,15 +4,12 @@ A question's words are short Markdown: code in backticks, bold in double
 asterisks, nothing else (:data:`.text.QUESTIONS`). :func:`spans` cuts such text
 into ``[tag, text]`` parts that the browser puts in as text (``textContent``),
 so no question, option or reason is ever read as HTML there.
-:func:`entry` is one question for the element; :func:`state` a room's public
-state in the stream's shape (the stream's contract), for the element's first
-picture, drawn before the stream connects.
+:func:`entry` is one question for the element.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from typing import Any
 
 from lnviz.labs.classroom.question import LiveQuestion, Question, written
@@ -59,23 +56,4 @@ def entry(question: Question) -> dict[str, Any]:
         "answer": question.answer if ready else None,
         "answer_text": written(question.answer) if ready and number else None,
         "why": spans(question.why) if ready else None,
-    }
-
-
-def state(room: Any, answers: int, rounds: Sequence[Mapping[str, int]] | None, answer: str | None) -> dict[str, Any]:
-    """``room`` (:class:`lnviz.serving.poll.Room`) as one of the stream's events gives it: ``rounds`` and ``answer``
-    only at the reveal."""
-    reveal = room.phase == "reveal"
-    return {
-        "code": room.code,
-        "version": room.version,
-        "phase": room.phase,
-        "closed": room.closed,
-        "index": room.index,
-        "questions": len(room.questions),
-        "question": room.question,
-        "round": room.round,
-        "answers": answers,
-        "rounds": [dict(r) for r in rounds] if reveal and rounds is not None else None,
-        "answer": answer if reveal else None,
     }
