@@ -195,17 +195,23 @@ def class_round(
 
 @pytest.fixture(scope="module")
 def counted(tmp_path_factory) -> Iterator[tuple[str, Callable[[], int]]]:
-    """A server of this module's own that counts its phone page runs (ui.live.RUNS_FILE), and the count."""
-    from harness.server import serving
+    """A server of this module's own, under ``server.baseUrlPath`` (so the element's stream must carry the prefix),
+    that counts its phone page runs (ui.live.RUNS_FILE); its URL and the count."""
+    from harness.server import free_port, start_app, stop, wait_app
     from ui import live
 
     where = tmp_path_factory.mktemp("class_runs")
-    with serving(where / "streamlit.log", env={live.RUNS_FILE: str(where / "runs")}) as app:
+    app = start_app(free_port(), where / "streamlit.log", env={live.RUNS_FILE: str(where / "runs")}, base_path="lnviz")
+    try:
+        wait_app(app)
         yield app.url, page_runs(where / "runs")
+    finally:
+        stop(app.proc)
 
 
 def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(counted, contexts):
     base, runs = counted
+    assert base.endswith("/lnviz")
     class_round(base, [base] * 3, contexts, check_looks=True, runs=runs)
     assert runs() >= 3 + 4  # the count is kept: each phone's first run, and a run per vote at least
 
