@@ -1,4 +1,4 @@
-"""Streamlit's side of the class poll: who is the presenter, who is a voter, and the poll that notices changes.
+"""Streamlit's side of the class poll: who is the presenter, who is a voter, and a page that lost the store.
 
 - The store is the process's one :class:`lnviz.serving.store.Store`
   (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
