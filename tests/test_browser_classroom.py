@@ -160,6 +160,8 @@ def class_round(
         shown = results(phone)
         assert "3 votes ✓ right" in shown or "— 3 votes" in shown, shown  # all three answers on the same one
         assert "Your answer:" in phone.page.locator(f"{ELEMENT} .mine").inner_text()
+        why = questions.bank()[0].why.replace("`", "").replace("**", "")  # fetched at the reveal, not held before
+        expect(phone.page.locator(f"{ELEMENT} .why p")).to_have_text(why, timeout=SEEN_S * 1000)
     assert "3" in projected
 
     press(presenter, "again")

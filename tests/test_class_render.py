@@ -1,5 +1,5 @@
 """The class poll's questions as the phone's element gets them (lnviz.labs.classroom.render): text as parts,
-never HTML, and a live question's answer only once it is computed."""
+never HTML, and torch's answer and reasons only for a reveal."""
 
 from __future__ import annotations
 
@@ -27,7 +27,7 @@ def test_every_question_of_the_bank_round_trips_through_its_parts():
         assert len(entry["choices"]) == len(question.choices)
 
 
-def test_a_live_question_is_given_without_its_answer_until_it_is_computed():
+def test_torch_s_answer_and_reasons_are_given_only_for_a_reveal_and_a_live_one_is_computed_only_then():
     calls = []
     live = LiveQuestion(
         lambda: calls.append(1) or (1, "torch's **reason**"),
@@ -38,6 +38,7 @@ def test_a_live_question_is_given_without_its_answer_until_it_is_computed():
     )
     entry = render.entry(live)
     assert entry["answer"] is None and entry["why"] is None and not calls  # reading it would run the model
-    assert live.answer == 1
-    entry = render.entry(live)
-    assert entry["answer"] == 1 and entry["why"] == [["", "torch's "], ["strong", "reason"]]
+    entry = render.entry(live, reveal=True)
+    assert entry["answer"] == 1 and entry["why"] == [["", "torch's "], ["strong", "reason"]] and calls == [1]
+    for question in questions.bank()[:3]:
+        assert render.entry(question)["answer"] is None and render.entry(question)["why"] is None

@@ -100,6 +100,9 @@ def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_
     assert data["room"]["rounds"] == [tally(question, [question.parse(_value(question, 0))])]
     assert data["room"]["answer"] == question.parse(question.answer)
     assert data["mine"]["answer"] == question.parse(_value(question, 0))
+    shown = data["questions"][question.id]  # the question revealed now, and only it, with torch's answer
+    assert shown["answer"] == question.answer and shown["why"]
+    assert all(e["why"] is None for qid, e in data["questions"].items() if qid != question.id)
     assert not phone.get("plotly_chart")  # a phone gets the counts as text; the projector draws the chart
     presenter_text = "\n".join(t.value for t in presenter.text)
     assert presenter_text  # the class_results text is on the projector too
@@ -362,6 +365,8 @@ def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_
     assert data["url"] == f"/api/class/{code}/events"
     assert set(data["questions"]) == set(room.questions)  # Next is drawn from the stream alone
     assert all(entry["kind"] == questions.by_id(qid).kind for qid, entry in data["questions"].items())
+    assert all(e["answer"] is None and e["why"] is None for e in data["questions"].values())  # before the reveal
+    assert data["reveal_url"] == f"/api/class/{code}/reveal"
     config.set_option("server.baseUrlPath", "lnviz/")
     try:
         assert element(student(code))["url"] == f"/lnviz/api/class/{code}/events"

@@ -37,6 +37,13 @@ def stream_url(code: str) -> str:
     return routes.prefix() + routes.EVENTS_PATH.format(code=code)
 
 
+def reveal_url(code: str) -> str:
+    """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`ui.class_reveal`)."""
+    from ui.class_reveal import REVEAL_PATH
+
+    return routes.prefix() + REVEAL_PATH.format(code=code)
+
+
 def count_run(mode: str) -> None:
     """Under a test that set :data:`RUNS_FILE`: one line, ``mode``, for this page run."""
     path = os.environ.get(RUNS_FILE)

@@ -126,6 +126,7 @@ def phone(room: poll.Room, presenting: bool) -> None:
     mine = store().mine(room.code, classroom.voter(), room.index, room.round)
     if classroom.came_back():
         back_from_outage(question, mine)
+    revealed = room.phase == "reveal"
     found = st.session_state.pop("class_said", None)  # what the last vote came to: the element says it
     said = None
     if found:
@@ -136,7 +137,12 @@ def phone(room: poll.Room, presenting: bool) -> None:
             "mode": "phone",
             "url": live.stream_url(room.code),
             "room": initial(room, question),
-            "questions": {qid: render.entry(questions.by_id(qid)) for qid in dict.fromkeys(room.questions)},
+            "reveal_url": live.reveal_url(room.code),
+            # torch's answers and reasons only for the question revealed now: the element asks for them at a reveal
+            "questions": {
+                qid: render.entry(questions.by_id(qid), reveal=revealed and qid == room.question)
+                for qid in dict.fromkeys(room.questions)
+            },
             "mine": {"index": room.index, "round": room.round, "answer": mine, "n": st.session_state.get(_VOTED)},
             "said": said,
             "presenting": presenting,

@@ -31,6 +31,15 @@ class FakeEventSource {
 }
 globalThis.EventSource = FakeEventSource;
 
+// The reveal route: torch's answer and reasons for the question revealed now (ui/class_reveal.py).
+const fetched = [];
+let revealReply = null;
+globalThis.fetch = async (url) => {
+  fetched.push(url);
+  return { ok: !!revealReply, json: async () => revealReply };
+};
+const settle = () => new Promise((r) => setImmediate(r));
+
 const { default: mount } = await import("../../lnviz/web/class/index.js");
 
 const choiceQ = {
@@ -53,7 +62,8 @@ const text = {
 };
 const pageData = (more = {}) => ({
   mode: "phone", url: "/api/class/ABCDEFGH/events", room: state(), questions: { c: choiceQ, n: numberQ },
-  mine: { index: 0, round: 1, answer: null, n: null }, said: null, presenting: false, text, ...more,
+  reveal_url: "/api/class/ABCDEFGH/reveal", mine: { index: 0, round: 1, answer: null, n: null }, said: null,
+  presenting: false, text, ...more,
 });
 
 function phone() {
@@ -63,9 +73,10 @@ function phone() {
   return { parent, sent, run, text: () => parent.textContent };
 }
 
-test("a phone draws the question, votes by its trigger value, and follows the reveal, Ask again and Next", () => {
+test("a phone draws the question, votes by its trigger value, and follows the reveal, Ask again and Next", async () => {
   const p = phone();
-  p.run(pageData());
+  const hidden = { ...choiceQ, answer: null, why: null }; // no phone holds torch's answer before the reveal
+  p.run(pageData({ questions: { c: hidden, n: numberQ } }));
   const source = FakeEventSource.made.at(-1);
   assert.equal(source.url, "/api/class/ABCDEFGH/events");
   assert.match(p.text(), /Question 1 of 2 · round 1: first answers/);
@@ -82,19 +93,25 @@ test("a phone draws the question, votes by its trigger value, and follows the re
   assert.equal(name, "vote");
   assert.deepEqual({ ...vote, n: 0 }, { index: 0, round: 1, answer: "1", n: 0 });
   assert.match(p.text(), /Sending…/);
-  p.run(pageData({ mine: { index: 0, round: 1, answer: "1", n: vote.n } })); // the page run after the vote
+  p.run(pageData({ questions: { c: hidden, n: numberQ }, mine: { index: 0, round: 1, answer: "1", n: vote.n } }));
   assert.match(p.text(), /Your answer is in\./);
   assert.ok(p.parent.querySelectorAll("input")[1].checked);
   assert.equal(FakeEventSource.made.at(-1), source); // one stream across the page's runs
 
   const runs = p.sent.length;
+  revealReply = { question: "c", index: 0, answer: 1, answer_text: null, why: choiceQ.why };
   source.emit("room", state({ version: 1, phase: "reveal", rounds: [{ 0: 1, 1: 2 }], answer: "1", answers: 3 }));
+  await settle();
+  assert.deepEqual(fetched.slice(-1), ["/api/class/ABCDEFGH/reveal"]);
   assert.match(p.text(), /Your answer:\s*two \(right\)\./);
   assert.match(p.text(), /B\. two — 2 votes ✓ right/);
   assert.match(p.text(), /torch's answer: two/);
   assert.match(p.text(), /Because two\./);
   assert.equal(p.parent.querySelector("a").getAttribute("href"), "/coupling?v=4");
   assert.equal(p.parent.querySelectorAll("input").length, 0);
+  p.run(pageData({ questions: { c: hidden, n: numberQ }, mine: { index: 0, round: 1, answer: "1", n: vote.n } }));
+  assert.match(p.text(), /Because two\./); // a later page run, without them, keeps what the reveal brought
+  assert.equal(fetched.length, 1);
 
   source.emit("room", state({ version: 2, round: 2 })); // Ask again: the same question, nothing chosen
   assert.match(p.text(), /round 2: second answers/);
@@ -124,14 +141,18 @@ test("the page's state is not drawn over a newer one from the stream, and a vote
   assert.doesNotMatch(p.text(), /Moved on\./); // said of the asking round, not of its reveal
 });
 
-test("a question whose reasons come at the reveal asks the page for one run; a stream given up on is retried", () => {
-  mock.timers.enable({ apis: ["setTimeout"] });
+test("a reveal the route can't answer asks the page for one run; a stream given up on is retried", async () => {
   const p = phone();
   p.run(pageData({ questions: { c: { ...choiceQ, answer: null, why: null } } }));
   const source = FakeEventSource.made.at(-1);
+  revealReply = null;
   source.emit("room", state({ version: 1, phase: "reveal", rounds: [{ 0: 0, 1: 1 }], answer: "1" }));
   source.emit("room", state({ version: 1, phase: "reveal", rounds: [{ 0: 0, 1: 1 }], answer: "1", answers: 1 }));
+  await settle();
   assert.deepEqual(p.sent, [["need", { why: "c" }]]); // once, not at each event
+  p.run(pageData({ room: state({ version: 1, phase: "reveal", rounds: [{ 0: 0, 1: 1 }], answer: "1" }) }));
+  assert.match(p.text(), /Because two\./); // that run's question has them: the reveal is drawn again
+  mock.timers.enable({ apis: ["setTimeout"] });
   source.readyState = 2;
   source.emit("error");
   assert.match(p.text(), /Reconnecting…/);

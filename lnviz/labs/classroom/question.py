@@ -186,11 +186,6 @@ class LiveQuestion(Question):
     def __post_init__(self) -> None:  # everything but the answer, which is not computed yet
         Question(**{name: getattr(self, name) for name in ("id", "kind", "prompt", "choices")})
 
-    @property
-    def computed(self) -> bool:
-        """Whether ``live()`` has run (so reading the answer costs nothing)."""
-        return self._live.cache_info().currsize > 0
-
     # Data descriptors win over the dataclass's fields; the frozen __init__'s assignments to them are ignored.
     answer = property(lambda self: self._live()[0], lambda self, value: None)
     why = property(lambda self: self._live()[1], lambda self, value: None)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lnviz.labs.classroom.question import LiveQuestion, Question, written
+from lnviz.labs.classroom.question import Question, written
 
 _MARKS = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*")
 
@@ -35,15 +35,11 @@ def spans(markdown: str) -> list[list[str]]:
     return parts
 
 
-def known(question: Question) -> bool:
-    """Whether ``question``'s answer and reasons are computed already (a live one computes them when first read)."""
-    return not isinstance(question, LiveQuestion) or question.computed
-
-
-def entry(question: Question) -> dict[str, Any]:
-    """``question`` for the phone's element: its words as :func:`spans`, its range, and torch's answer and reasons
-    where :func:`known` (else None: the stream's reveal carries the answer, and a page run the reasons)."""
-    ready = known(question)
+def entry(question: Question, reveal: bool = False) -> dict[str, Any]:
+    """``question`` for the phone's element: its words as :func:`spans` and its range; with ``reveal``, torch's
+    answer and reasons too (computing a live question's). Without, they are None: no phone holds torch's answer
+    before the reveal (the element asks for them then: ``ui/class_reveal.py``)."""
+    ready = reveal
     number = question.kind == "number"
     return {
         "kind": question.kind,

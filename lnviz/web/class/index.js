@@ -45,7 +45,7 @@ function create(parentElement) {
   return {
     root, status, body, send: null, data: null, room: null, sent: null, source: null, url: "", attempt: 0,
     retry: 0, shownKey: "", needed: "", moved: -1, heading: null, controls: null, input: null, note: null,
-    mine: null, countValue: null,
+    mine: null, countValue: null, revealed: {},
     n: Math.floor(Math.random() * 1e9), // each vote's number: the page says which one its stored answer followed
   };
 }
@@ -104,6 +104,23 @@ function setStatus(s, text) {
   s.status.hidden = !text;
 }
 
+// torch's answer and reasons for the question revealed now, from the page's route, put into the page's entry;
+// should that fail (an old replica, a store down), one page run brings them instead.
+async function reveal(s, question, index) {
+  let found = null;
+  try {
+    const response = await fetch(s.data.reveal_url, { credentials: "same-origin", cache: "no-store" });
+    if (response.ok) found = await response.json();
+  } catch {
+    found = null;
+  }
+  if (found && found.question === question && found.index === index && found.why) {
+    s.revealed[question] = { answer: found.answer, answer_text: found.answer_text, why: found.why };
+    s.shownKey = ""; // drawn again, with torch's answer
+    draw(s);
+  } else if (s.room && s.room.index === index && s.room.phase === "reveal") s.send?.("need", { why: question });
+}
+
 // --- drawing ----------------------------------------------------------------------------------------------
 
 function el(tag, className, text) {
@@ -126,17 +143,17 @@ function spans(parent, parts) {
 function draw(s) {
   const d = s.data;
   if (d.mode === "count") return drawCount(s);
-  const v = screen(s.room, d, s.sent);
+  const v = screen(s.room, withRevealed(d, s.revealed), s.sent);
   if (!v) return;
   // A question the page did not give (the bank changed under a long-open page): one page run brings it.
   if (v.kind === "missing" && s.needed !== v.key) {
     s.needed = v.key;
     s.send?.("need", { question: s.room.question });
   }
-  // torch's reasons for a question whose answer is computed only at the reveal: one page run brings them.
+  // torch's answer and reasons: no phone holds them before the reveal; one request brings them, no page run.
   if (v.kind === "reveal" && !v.q.why && s.needed !== v.key) {
     s.needed = v.key;
-    s.send?.("need", { why: s.room.question });
+    reveal(s, s.room.question, s.room.index);
   }
   const focused = s.root.contains(document.activeElement);
   if (v.key !== s.shownKey) {
@@ -146,6 +163,15 @@ function draw(s) {
     if (focused && s.heading) s.heading.focus(); // a new question: a screen reader reads it from its heading
   }
   update(s, v);
+}
+
+// The page's questions with the answers and reasons fetched at reveals, which a later page run doesn't carry.
+function withRevealed(d, revealed) {
+  const questions = { ...(d.questions || {}) };
+  for (const [id, found] of Object.entries(revealed)) {
+    if (questions[id] && !questions[id].why) questions[id] = { ...questions[id], ...found };
+  }
+  return { ...d, questions };
 }
 
 function build(s, v) {

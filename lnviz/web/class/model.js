@@ -145,7 +145,8 @@ export function screen(room, data, sent) {
   const own = ownAnswer(room, data.mine, sent);
   const said = data.said && sameRound(data.said, room) && data.said.phase === room.phase ? data.said : null;
   const base = {
-    key: `${room.index}.${room.round}.${room.phase}`,
+    // A reveal is drawn again once torch's reasons arrive.
+    key: `${room.index}.${room.round}.${room.phase}${room.phase === "reveal" && !q.why ? ".waiting" : ""}`,
     caption: `Question ${room.index + 1} of ${room.questions} · round ${room.round}: ${phases[room.round] || ""}`,
     q,
     own,
