@@ -1,17 +1,21 @@
 """The class poll in real browsers: a presenter and three phones, each its own browser context (its own cookies),
 through a vote, a changed vote, a reveal, a second round, a reload and a late join (the same across two replicas
-sharing Redis is in tests/test_replicas.py); a presenter's double click; the projector's every question at
-1280 × 720; and the phone's form at 390 × 844."""
+sharing Redis is in tests/test_replicas.py), where each phone draws the reveal, Ask again and Next from the room's
+stream with no run of its page on the server (the server counts them: ui.live.RUNS_FILE); a presenter's double
+click; the projector's every question at 1280 × 720; and the phone's element at 390 × 844."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
+from pathlib import Path
 from urllib.parse import parse_qs, urlparse
 
 import pytest
 import zxingcpp
 from browser import SETTLE_TIMEOUT, AppPage, overlapping
 from PIL import Image
+from playwright.sync_api import expect
 from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from lnviz.figures import theme
@@ -20,7 +24,12 @@ from lnviz.labs.classroom import questions
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
-SEEN_S = 15  # the poll runs every second; a loaded 2-core machine may take a few more to draw
+SEEN_S = 15  # the stream looks every 0.5 s; a loaded 2-core machine may take a few more to draw
+ELEMENT = ".st-key-class_phone .lnviz-class"  # the phone's element (its shadow DOM: Playwright's CSS pierces it)
+CHOICES = f"{ELEMENT} label.choice"
+GUESS = f"{ELEMENT} form.guess input"
+RESULTS = f".st-key-class_results, {ELEMENT} section.results"  # the projector's text, a phone's element
+COUNT = ".st-key-class_count .lnviz-class .value"
 
 
 def open_in(context, url: str) -> AppPage:
@@ -37,29 +46,35 @@ def start_room(presenter: AppPage) -> str:
     return code
 
 
-def answer(phone: AppPage, option: int) -> None:
-    """Option ``option`` of a choice question; for a number question, the guess ``option`` (typed, then Enter)."""
-    box = phone.page.locator(".st-key-answer")
-    box.wait_for(timeout=SEEN_S * 1000)
-    if box.locator("input[type=radio]").count():
-        box.locator("label[data-testid=stRadioOption]").nth(option).click()
+def asked(phone: AppPage) -> None:
+    """Until the phone's element shows answer controls: a choice's options, or a guess's box."""
+    phone.page.locator(f"{CHOICES}, {GUESS}").first.wait_for(timeout=SEEN_S * 1000)
+
+
+def pick(phone: AppPage, option: int) -> None:
+    """A tap on option ``option`` of a choice question; for a number question, the guess ``option`` typed and
+    sent with Enter (as the Send button does)."""
+    asked(phone)
+    if phone.page.locator(CHOICES).count():
+        phone.page.locator(CHOICES).nth(option).click()
     else:
-        box.locator("input").fill(str(option))
-        box.locator("input").press("Enter")  # Enter sends, as the Send button does
-    phone.page.get_by_text("Your answer is in").first.wait_for(timeout=SEEN_S * 1000)
+        phone.page.locator(GUESS).fill(str(option))
+        phone.page.locator(GUESS).press("Enter")
+
+
+def answer(phone: AppPage, option: int) -> None:
+    """:func:`pick`, then until the phone says the store holds it."""
+    pick(phone, option)
+    expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"), timeout=SEEN_S * 1000)
     phone.settle()
 
 
 def count(presenter: AppPage) -> str:
-    return presenter.page.locator(".st-key-class_count [data-testid='stMetricValue']").inner_text()
+    return presenter.page.locator(COUNT).inner_text()
 
 
 def wait_count(presenter: AppPage, n: int) -> None:
-    presenter.page.wait_for_function(
-        "n => document.querySelector(\".st-key-class_count [data-testid='stMetricValue']\")?.innerText === String(n)",
-        arg=n,
-        timeout=SEEN_S * 1000,
-    )
+    expect(presenter.page.locator(COUNT)).to_have_text(str(n), timeout=SEEN_S * 1000)
 
 
 def presenter_button(presenter: AppPage, action: str):
@@ -73,22 +88,28 @@ def press(presenter: AppPage, action: str) -> None:
     presenter.settle()
 
 
-def results(phone: AppPage) -> str:
-    box = phone.page.locator(".st-key-class_results")
+def results(app: AppPage) -> str:
+    box = app.page.locator(RESULTS).first
     box.wait_for(timeout=SEEN_S * 1000)
     return box.inner_text()
 
 
 def checked(phone: AppPage) -> int | None:
     """The option a choice question shows as chosen, or the guess a number question shows."""
-    box = phone.page.locator(".st-key-answer")
-    radios = box.locator("input[type=radio]")
+    asked(phone)
+    radios = phone.page.locator(f"{CHOICES} input[type=radio]")
     if not radios.count():
-        return round(float(box.locator("input").input_value()))
+        shown = phone.page.locator(GUESS).input_value()
+        return round(float(shown)) if shown else None
     for i in range(radios.count()):
         if radios.nth(i).is_checked():
             return i
     return None
+
+
+def page_runs(path: Path | None) -> Callable[[], int]:
+    """How many runs of a phone's page the server has made so far (ui.live.RUNS_FILE); -1 when not counted."""
+    return lambda: path.read_text().split().count("phone") if path and path.exists() else -1
 
 
 def looks(presenter: AppPage, phone: AppPage) -> None:
@@ -108,7 +129,12 @@ def looks(presenter: AppPage, phone: AppPage) -> None:
         assert not violations, violations
 
 
-def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool = False) -> None:
+def class_round(
+    base: str, phone_bases: list[str], contexts, check_looks: bool = False, runs: Callable[[], int] | None = None
+) -> None:
+    """The round of the module's docstring; ``runs()``, where the server counts its phone page runs, must not move
+    while the phones draw the reveal, Ask again and Next."""
+    runs = runs or page_runs(None)
     presenter = open_in(contexts(PROJECTOR), f"{base}/class?present=1")
     code = start_room(presenter)
     assert count(presenter) == "0"
@@ -125,16 +151,24 @@ def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool =
     presenter.page.wait_for_timeout(2000)
     assert count(presenter) == "3"
 
+    for phone in phones:
+        phone.settle()
+    before = runs()
     press(presenter, "reveal")
     projected = results(presenter)
     for phone in phones:
         shown = results(phone)
-        assert re.search(r"\b3\b", shown) or "3" in shown, shown  # all three answers on option B
+        assert "3 votes ✓ right" in shown or "— 3 votes" in shown, shown  # all three answers on the same one
+        assert "Your answer:" in phone.page.locator(f"{ELEMENT} .mine").inner_text()
+        why = questions.bank()[0].why.replace("`", "").replace("**", "")  # fetched at the reveal, not held before
+        expect(phone.page.locator(f"{ELEMENT} .why p")).to_have_text(why, timeout=SEEN_S * 1000)
     assert "3" in projected
 
     press(presenter, "again")
     for phone in phones:
-        phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)
+        asked(phone)
+        assert checked(phone) is None  # a new round: nothing chosen yet
+    assert runs() == before  # the reveal and Ask again reached every phone with no run of its page
     answer(phones[1], 0)
     phones[1].page.reload()  # a reconnect: the cookie keeps the voter, and the answer shows again
     phones[1].settle()
@@ -151,13 +185,37 @@ def class_round(base: str, phone_bases: list[str], contexts, check_looks: bool =
     if check_looks:
         looks(presenter, late)
 
+    for phone in [*phones, late]:
+        phone.settle()
+    before = runs()
     press(presenter, "next")
     for phone in [*phones, late]:
-        phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)
+        phone.page.get_by_text(re.compile(r"^Question 2 of")).first.wait_for(timeout=SEEN_S * 1000)
+        asked(phone)
+    assert runs() == before  # Next too
 
 
-def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(app_server, contexts):
-    class_round(app_server, [app_server] * 3, contexts, check_looks=True)
+@pytest.fixture(scope="module")
+def counted(tmp_path_factory) -> Iterator[tuple[str, Callable[[], int]]]:
+    """A server of this module's own, under ``server.baseUrlPath`` (so the element's stream must carry the prefix),
+    that counts its phone page runs (ui.live.RUNS_FILE); its URL and the count."""
+    from harness.server import free_port, start_app, stop, wait_app
+    from ui import live
+
+    where = tmp_path_factory.mktemp("class_runs")
+    app = start_app(free_port(), where / "streamlit.log", env={live.RUNS_FILE: str(where / "runs")}, base_path="lnviz")
+    try:
+        wait_app(app)
+        yield app.url, page_runs(where / "runs")
+    finally:
+        stop(app.proc)
+
+
+def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_join_late(counted, contexts):
+    base, runs = counted
+    assert base.endswith("/lnviz")
+    class_round(base, [base] * 3, contexts, check_looks=True, runs=runs)
+    assert runs() >= 3 + 4  # the count is kept: each phone's first run, and a run per vote at least
 
 
 def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_the_room(app_server, contexts, tmp_path):
@@ -170,7 +228,7 @@ def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_t
     (read,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr.png").convert("L"))
     assert read.format == zxingcpp.BarcodeFormat.QRCode and read.text == shown
     phone = open_in(contexts(PHONE), read.text)
-    phone.page.locator(".st-key-answer").wait_for(timeout=SEEN_S * 1000)  # the scanned link joins the room
+    asked(phone)  # the scanned link joins the room
 
 
 def question_number(presenter: AppPage) -> int:
@@ -251,9 +309,10 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
         press(presenter, "next")
 
 
-def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts):
+def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts, tmp_path):
     """390 × 844: Enter after the code joins; a guess has its range and a Send button on screen, and a value out
-    of range gets a sentence; each choice is a 44 px tap target; Start a room is the secondary button."""
+    of range gets a sentence; each choice is a 44 px tap target reached by the keyboard; Start a room is the
+    secondary button."""
     presenter = open_in(contexts(PROJECTOR), f"{app_server}/class?present=1")
     code = start_room(presenter)
     phone = open_in(contexts(PHONE), f"{app_server}/class")
@@ -261,23 +320,61 @@ def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts
     assert phone.page.locator(".st-key-class_join_go [data-testid=stBaseButton-primaryFormSubmit]").count() == 1
     phone.page.locator(".st-key-class_join input").fill(f"{code[:4]}-{code[4:]}".lower())
     phone.page.locator(".st-key-class_join input").press("Enter")
-    box = phone.page.locator(".st-key-answer")
-    box.wait_for(timeout=SEEN_S * 1000)
+    asked(phone)
     first = questions.bank()[0]
     assert first.kind == "number"
     lo, hi = (f"{v:g}".replace("-", "\u2212") for v in (first.lo, first.hi))
-    box.get_by_text(f"Your guess, from {lo} to {hi}").wait_for(timeout=SEEN_S * 1000)  # its range beside it
+    expect(phone.page.locator(f"{ELEMENT} form.guess label")).to_have_text(f"Your guess, from {lo} to {hi}")
     phone.settle()
-    send = phone.page.locator(".st-key-class_send button")
+    send = phone.page.locator(f"{ELEMENT} button.send")
     assert send.is_visible() and send.bounding_box()["y"] + send.bounding_box()["height"] <= PHONE["height"]
-    box.locator("input").fill(f"{first.hi * 5:g}")
-    box.locator("input").press("Enter")
-    phone.page.get_by_text("outside this question's range").wait_for(timeout=SEEN_S * 1000)
+    phone.page.screenshot(path=tmp_path / "phone-guess.png")
+    phone.page.locator(GUESS).fill(f"{first.hi * 5:g}")
+    phone.page.locator(GUESS).press("Enter")
+    expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(
+        re.compile("outside this question's range"), timeout=SEEN_S * 1000
+    )
     press(presenter, "next")
-    options = phone.page.locator(".st-key-answer label[data-testid=stRadioOption]")
+    options = phone.page.locator(CHOICES)
     options.first.wait_for(timeout=SEEN_S * 1000)
     heights = [options.nth(i).bounding_box()["height"] for i in range(options.count())]
     assert len(heights) >= 2 and min(heights) >= 44, heights
     assert checked(phone) is None  # nothing chosen until the student taps
-    answer(phone, 1)
+    radios = phone.page.locator(f"{CHOICES} input[type=radio]")
+    radios.first.focus()
+    phone.page.keyboard.press("ArrowDown")  # the keyboard moves through the options, each sent as chosen
+    expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"), timeout=SEEN_S * 1000)
     assert checked(phone) == 1
+    answer(phone, 2)
+    assert checked(phone) == 2
+    phone.page.screenshot(path=tmp_path / "phone-choice.png")
+
+
+def test_a_replica_killed_mid_round_loses_or_doubles_no_vote_and_its_phones_see_the_reveal(replicas, contexts):
+    """Through nginx, two replicas and Redis: replica B is killed and started again mid-round; its phones come
+    back by themselves (the page's connection, the element's stream), a change of mind sent after it replaces the
+    earlier vote, and the reveal reaches every phone on either replica."""
+    from lnviz.serving.store import RedisStore
+
+    store = RedisStore(replicas.redis.url)
+    presenter = open_in(contexts(PROJECTOR), f"{replicas.via_a}/class?present=1")
+    code = start_room(presenter)
+    press(presenter, "next")  # a choice question
+    room = store.room(code)
+    bases = [replicas.via_b, replicas.via_b, replicas.via_a]
+    phones = [open_in(contexts(PHONE), f"{b}/class?room={code}") for b in bases]
+    for phone, option in zip(phones, (0, 1, 2), strict=True):
+        answer(phone, option)
+    wait_count(presenter, 3)
+    replicas.restart(1)  # replica B's process and all it held in memory are gone
+    back = 60_000  # B's start, then the element's next try (at most 15 s and a third apart)
+    for phone in phones[:2]:
+        phone.page.locator(CHOICES).first.wait_for(timeout=back)
+        phone.settle()
+    answer(phones[0], 2)  # sent to the new replica B
+    press(presenter, "reveal")
+    for phone in phones:
+        phone.page.locator(f"{ELEMENT} section.results").wait_for(timeout=back)
+        assert "2 votes" in results(phone) and "1 vote" in results(phone)
+    votes = store.votes(code, room.index, room.round)
+    assert sorted(votes.values()) == ["1", "2", "2"]  # three voters, each once, the change replacing its vote

@@ -3,10 +3,15 @@ in-process store), through the real router."""
 
 from __future__ import annotations
 
+import itertools
+import json
+
 import pytest
+from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the id the frontend computes too
 
 from harness.apptest import assert_no_exception, run_page
 from lnviz.labs.classroom import questions
+from lnviz.labs.classroom.question import tally
 from lnviz.serving import poll
 from lnviz.serving.store import MemoryStore, RedisStore, StoreDown
 from ui import store as shared_store
@@ -86,10 +91,18 @@ def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_
     button(presenter, "reveal").click().run()
     assert_no_exception(presenter)
     assert fresh_store.room(code).phase == "reveal"
-    phone.run()  # what the poll does once it sees the new version
+    drawn = element(phone)["room"]
+    assert drawn["phase"] == "ask" and drawn["rounds"] is None and drawn["answer"] is None  # nothing before it
+    phone.run()  # a reload: the element draws the reveal at once, before its stream connects
     assert_no_exception(phone)
-    shown = "\n".join(m.value for m in phone.markdown)
-    assert "Your answer" in shown and "torch's answer" in shown and "1 vote" in shown
+    data = element(phone)
+    assert data["room"]["phase"] == "reveal" and data["room"]["answers"] == 1
+    assert data["room"]["rounds"] == [tally(question, [question.parse(_value(question, 0))])]
+    assert data["room"]["answer"] == question.parse(question.answer)
+    assert data["mine"]["answer"] == question.parse(_value(question, 0))
+    shown = data["questions"][question.id]  # the question revealed now, and only it, with torch's answer
+    assert shown["answer"] == question.answer and shown["why"]
+    assert all(e["why"] is None for qid, e in data["questions"].items() if qid != question.id)
     assert not phone.get("plotly_chart")  # a phone gets the counts as text; the projector draws the chart
     presenter_text = "\n".join(t.value for t in presenter.text)
     assert presenter_text  # the class_results text is on the projector too
@@ -125,20 +138,41 @@ def _value(question, pick: int) -> int | float:
     return pick if question.kind == "choice" else question.lo + pick * (question.hi - question.lo) / 4
 
 
-def _answer(phone, question, pick: int) -> None:
-    """A tap on choice ``pick``; for a number question, a guess typed and sent."""
-    if question.kind == "choice":
-        phone.radio(key="answer").set_value(pick).run()
-    else:
-        phone.number_input(key="answer").set_value(_value(question, pick))
-        phone.button(key="class_send").click().run()
+_votes = itertools.count(1)
+
+
+def element(phone) -> dict:
+    """What the page gave the phone's element (ui.phone) at its last run."""
+    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
+    return json.loads(found.proto.json)
+
+
+def send(phone, answer: str, index: int | None = None, round: int | None = None) -> None:
+    """What the element does at a tap or Send: its trigger value ``vote``, for the round it drew (or another)."""
+    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
+    drawn = json.loads(found.proto.json)["room"]
+    vote = {"index": drawn["index"] if index is None else index, "round": drawn["round"] if round is None else round}
+    states = phone._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(found.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "vote", "value": {**vote, "answer": answer, "n": next(_votes)}}])
+    phone._run(states)
     assert_no_exception(phone)
 
 
-def _shown(phone, question) -> int | float | None:
-    """What the phone's answer widget shows: the choice, the guess, or None (nothing chosen)."""
-    widget = phone.radio(key="answer") if question.kind == "choice" else phone.number_input(key="answer")
-    return widget.value
+def _answer(phone, question, pick: int) -> None:
+    """A tap on choice ``pick``; for a number question, a guess typed and sent."""
+    send(phone, str(_value(question, pick)))
+
+
+def _shown(phone, question) -> str | None:
+    """The answer the phone's element is given as this voter's: the stored one, or None."""
+    return element(phone)["mine"]["answer"]
+
+
+def said(phone) -> str:
+    """What the phone's element says the last vote came to ("" if nothing)."""
+    return (element(phone)["said"] or {}).get("text", "")
 
 
 def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(fresh_store):
@@ -147,7 +181,7 @@ def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(f
     phone = student(code)
     for i in range(poll.RATE_VOTES + 2):
         _answer(phone, question, i % 2)
-    assert any("Too many answers" in w.value for w in phone.warning)
+    assert "Too many answers" in said(phone)
     assert fresh_store.count(code, 0, 1) == 1
 
 
@@ -203,7 +237,7 @@ def test_after_an_outage_each_phone_shows_the_answer_the_store_holds_never_a_def
                 phone.run()  # what the page's poll does once the store answers
                 assert_no_exception(phone)
                 assert any("store is back" in i.value for i in phone.info)
-            assert _shown(sent, question) == _value(question, 2)  # the answer the store holds, not the one it missed
+            assert _shown(sent, question) == question.parse(_value(question, 2))  # the store's, not the missed one
             assert _shown(late, question) is None and _shown(silent, question) is None  # not option A, not the min
             assert any("holds no answer" in i.value for i in late.info)
             assert list(store.votes(code, room.index, room.round).values()) == [question.parse(_value(question, 2))]
@@ -237,8 +271,8 @@ def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fr
     for phone in phones:
         _answer(phone, question, 1)
     assert fresh_store.count(code, 0, 1) == poll.VOTERS_PER_CLIENT
-    assert not phones[0].warning
-    assert any("already answered as" in w.value and "own phone" in w.value for w in phones[-1].warning)
+    assert element(phones[0])["said"]["kind"] == "success"
+    assert "already answered as" in said(phones[-1]) and "own phone" in said(phones[-1])
 
 
 def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only_its_hash(fresh_store, monkeypatch):
@@ -259,7 +293,7 @@ def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only
     for phone in phones:
         _answer(phone, question, 1)
     assert fresh_store.count(code, 0, 1) == 2
-    assert any("voters from your network" in w.value for w in phones[-1].warning)
+    assert "voters from your network" in said(phones[-1])
     assert "8.8.4.4" not in repr(fresh_store._data)
     monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "10.1.2.3"))  # a proxy's, not a visitor's
     _answer(student(code), question, 1)
@@ -304,3 +338,37 @@ def test_a_press_whose_store_is_down_is_said_on_the_page_not_raised(fresh_store,
     lobby.button(key="class_start").click().run()
     assert_no_exception(lobby)
     assert any("can't be reached" in e.value for e in lobby.error) and "room" not in lobby.query_params
+
+
+def test_a_phone_behind_the_room_is_told_it_moved_on_and_a_guess_out_of_range_is_refused_in_words(fresh_store):
+    presenter, code = presenter_opens_a_room()
+    question = questions.by_id(fresh_store.room(code).question)
+    assert question.kind == "number"
+    phone = student(code)
+    send(phone, str(question.hi + 1))
+    assert said(phone) == f"{question.hi + 1:g} is outside this question's range, {question.span}: nothing was sent."
+    send(phone, "twelve")
+    assert said(phone) == "That is not one of this question's answers."
+    button(presenter, "next").click().run()
+    send(phone, str(_value(question, 1)), index=0, round=1)  # drawn before Next, sent after it
+    assert "moved on to another question" in said(phone)
+    assert fresh_store.count(code, 0, 1) == 0 and fresh_store.count(code, 1, 1) == 0
+    assert element(phone)["room"]["index"] == 1  # the run after it draws the room as it is
+
+
+def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_the_base_path(fresh_store):
+    from streamlit import config
+
+    _, code = presenter_opens_a_room()
+    room = fresh_store.room(code)
+    data = element(student(code))
+    assert data["url"] == f"/api/class/{code}/events"
+    assert set(data["questions"]) == set(room.questions)  # Next is drawn from the stream alone
+    assert all(entry["kind"] == questions.by_id(qid).kind for qid, entry in data["questions"].items())
+    assert all(e["answer"] is None and e["why"] is None for e in data["questions"].values())  # before the reveal
+    assert data["reveal_url"] == f"/api/class/{code}/reveal"
+    config.set_option("server.baseUrlPath", "lnviz/")
+    try:
+        assert element(student(code))["url"] == f"/lnviz/api/class/{code}/events"
+    finally:
+        config.set_option("server.baseUrlPath", "")

@@ -243,7 +243,7 @@ def test_a_double_click_and_a_second_tab_on_the_other_replica_each_move_the_room
 def test_redis_stopped_mid_vote_each_phone_shows_what_it_holds_once_back_by_itself(replicas, contexts):
     """Redis goes away with the votes it held and comes back with them: each phone retries by itself, says the
     store is back, and shows its stored answer or none (never option A by default); no vote lost or doubled."""
-    from test_browser_classroom import PHONE, PROJECTOR, SEEN_S, answer, checked, open_in, press, start_room
+    from test_browser_classroom import PHONE, PROJECTOR, SEEN_S, answer, checked, open_in, pick, press, start_room
 
     store = RedisStore(replicas.redis.url)
     presenter = open_in(contexts(PROJECTOR), f"{replicas.via_a}/class?present=1")
@@ -256,7 +256,7 @@ def test_redis_stopped_mid_vote_each_phone_shows_what_it_holds_once_back_by_itse
     replicas.redis.stop(keep=True)
     try:
         for phone, option in ((voted, 2), (late, 3)):  # a change of mind and a first answer, neither sent
-            phone.page.locator(".st-key-answer label[data-testid=stRadioOption]").nth(option).click()
+            pick(phone, option)
             phone.page.get_by_text("can't be reached").first.wait_for(timeout=SEEN_S * 1000)
     finally:
         replicas.redis.start()

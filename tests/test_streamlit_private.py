@@ -14,7 +14,6 @@ from streamlit.runtime import backend_operation_handler
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
 from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.session_manager import ActiveSessionInfo
 from streamlit.runtime.state.query_params import QueryParams
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 from streamlit.web.server.starlette import starlette_server_config
@@ -53,8 +52,6 @@ GONE = [
         lambda mp: mp.delattr(bidi_serialization, "deserialize_trigger_list"),
     ),
     pytest.param("backend_operation_handler._LOGGER", lambda mp: mp.delattr(backend_operation_handler, "_LOGGER")),
-    pytest.param("AppSession.request_rerun", lambda mp: mp.delattr(AppSession, "request_rerun")),
-    pytest.param("Runtime._session_mgr", lambda mp: _without_field(mp, ActiveSessionInfo, "session")),
     pytest.param(
         "Runtime.uploaded_file_mgr.file_storage",
         lambda mp: mp.setattr(MemoryUploadedFileManager, "__init__", lambda self, endpoint: None),

@@ -1,4 +1,4 @@
-"""Streamlit's side of the class poll: who is the presenter, who is a voter, and the poll that notices changes.
+"""Streamlit's side of the class poll: who is the presenter, who is a voter, and a page that lost the store.
 
 - The store is the process's one :class:`lnviz.serving.store.Store`
   (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
@@ -16,15 +16,12 @@
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
   secret is never in a link, the QR code or the page.
-- Phones wait at no cost: :func:`watch` hands the phone's session to this
-  process's one watcher, a thread that reads each watched room (one key) every
-  :data:`WATCH_S` and, when the presenter has acted, starts a run of each of
-  its phones from the server (:func:`ui.streamlit_private.rerun_session`). A
-  fragment on a timer per phone cost a replica about 4.5 ms of CPU per phone
-  per second (``make load LOAD_ARGS="--mode poll"``): half a core for 100
-  phones doing nothing.
-- :func:`poll` is that fragment, kept where it is cheap: the presenter's
-  count (one session), and a page that could not reach the store.
+- Phones wait at no cost: the class's element (:mod:`ui.live`) follows the
+  room's stream in the browser and draws each change, with no script run on
+  the server; so does the projector's count. (A fragment on a timer per phone
+  cost a replica about 4.5 ms of CPU per phone per second, and a server-started
+  rerun of each phone about 25 ms per phone at each reveal, one after another.)
+- :func:`follow` is the one timer left: a page that could not reach the store.
 - A store that can't be reached is said, never raised: :func:`down_said` for a
   press, :func:`down_shown` for the page's run (a banner, then a poll that
   reruns the page once the store answers, and that run says it is back).
@@ -40,25 +37,21 @@ import functools
 import os
 import re
 import secrets
-import threading
-import time
 from collections.abc import Iterator
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.serving import limits, poll, quota, who
 from lnviz.serving.store import StoreDown
-from ui import heavy, proof, streamlit_private
+from ui import heavy, proof
 from ui.store import store
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600
-POLL_S = 1.0  # the projector's count, and a page waiting for the store to come back, look this often
-WATCH_S = 0.5  # the watcher reads each watched room this often: a reveal reaches the phones within it
+POLL_S = 1.0  # a page waiting for the store to come back looks this often
 TRIES = "Too many room codes that open no room were tried from this browser or your network: try again in {s} s."
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
@@ -163,25 +156,19 @@ def keep_cookies() -> None:
     _cookies()(key="class_cookies", data={"cookies": cookies})
 
 
-def follow(code: str, version: int | None, show_count: Any = None) -> None:
-    """Every :data:`POLL_S`: rerun the page if the room changed since it was drawn at ``version``.
+def follow(code: str) -> None:
+    """Every :data:`POLL_S`, while the page could not reach the store: rerun it once the store answers again.
 
-    ``version`` None: the page could not reach the store; rerun it once the
-    store answers again. ``show_count(room)``, for the presenter, draws how
-    many have answered.
+    Nothing else reruns a class page on a timer: phones and the projector's count follow the room's stream
+    (:mod:`ui.live`).
     """
 
     def check() -> None:
         try:
-            room = store().room(code)
+            store().room(code)
         except StoreDown:
-            if version is not None:
-                st.warning(text.DOWN, icon=":material/cloud_off:")
             return
-        if room is None or room.version != version:
-            st.rerun(scope="app")
-        if show_count is not None:
-            show_count(room)
+        st.rerun(scope="app")
 
     st.fragment(check, run_every=POLL_S)()
 
@@ -230,7 +217,7 @@ def down_shown(code: str | None) -> Iterator[None]:
         went_down()
         st.error(text.DOWN, icon=":material/cloud_off:")
         if code is not None:
-            follow(code, None)
+            follow(code)
 
 
 def ask(question: Question, room: poll.Room, large: bool = True) -> None:
@@ -252,82 +239,3 @@ def rounds_of(room: poll.Room, question: Question) -> list[dict[str, int]]:
     last = room.round if room.phase != "ask" else room.round - 1
     votes = (store().votes(room.code, room.index, r).values() for r in range(1, last + 1))
     return [tally(question, found) for found in votes]
-
-
-class Watcher:
-    """This process's one thread that reads each watched room and reruns its phones when the presenter acts.
-
-    ``rooms``: room code → {session id → the room's version that session drew}.
-    A session is handed back when its room moved on: its rerun watches again.
-    Sessions whose browser has gone are let go every :data:`SWEEP_S`.
-    """
-
-    SWEEP_S = 30.0
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._rooms: dict[str, dict[str, int]] = {}
-        self._thread: threading.Thread | None = None
-
-    def add(self, code: str, session: str, version: int) -> None:
-        with self._lock:
-            self._rooms.setdefault(code, {})[session] = version
-            if self._thread is None:
-                self._thread = threading.Thread(target=self._run, name="lnviz-class-watcher", daemon=True)
-                self._thread.start()
-
-    def watched(self) -> int:
-        with self._lock:
-            return sum(len(sessions) for sessions in self._rooms.values())
-
-    def _run(self) -> None:
-        swept = time.monotonic()
-        while True:
-            time.sleep(WATCH_S)
-            self.check()
-            if time.monotonic() - swept > self.SWEEP_S:
-                swept = time.monotonic()
-                self.sweep()
-
-    def check(self) -> None:
-        """One look at every watched room: rerun the sessions that drew an earlier version of it."""
-        with self._lock:
-            snapshot = {code: dict(sessions) for code, sessions in self._rooms.items()}
-        for code, sessions in snapshot.items():
-            try:
-                room = store().room(code)
-            except StoreDown:
-                continue  # the phones keep what they show; the next look after the store is back reruns them
-            now = room.version if room is not None else None
-            moved = [session for session, version in sessions.items() if version != now]
-            with self._lock:
-                watching = self._rooms.get(code, {})
-                for session in moved:
-                    if watching.get(session) == sessions[session]:
-                        del watching[session]
-                if not watching:
-                    self._rooms.pop(code, None)
-            for session in moved:
-                streamlit_private.rerun_session(session)
-
-    def sweep(self) -> None:
-        with self._lock:
-            for code in list(self._rooms):
-                sessions = self._rooms[code]
-                for session in [s for s in sessions if not streamlit_private.session_alive(s)]:
-                    del sessions[session]
-                if not sessions:
-                    del self._rooms[code]
-
-
-@functools.cache
-def watcher() -> Watcher:
-    """This process's one watcher; its thread starts with the first phone it is handed."""
-    return Watcher()
-
-
-def watch(code: str, version: int) -> None:
-    """Rerun this session's page once room ``code`` is past ``version`` (see :class:`Watcher`)."""
-    ctx = get_script_run_ctx()
-    if ctx is not None:
-        watcher().add(code, ctx.session_id, version)

@@ -1,21 +1,29 @@
 """The class poll on a student's phone: joining a room, answering, and the results after the reveal.
 
-A phone waits at no cost: this replica's watcher (:mod:`ui.classroom`) reruns
-it when the presenter acts. What it shows is always what the store holds: the
-answer widget is set from the stored vote at each run, never left at a
-widget's default, so a vote that failed in an outage is never shown as sent.
+A phone waits at no cost to the server: its page draws the class's element
+(:mod:`ui.live`), which follows the room's stream and draws the question, the
+answer controls, this phone's answer and the results from it, with no script
+run at the reveal, Ask again or Next. The page run gives the element what the
+stream does not carry: the room's questions, this voter's stored answer (the
+store's, never a widget's, so a vote that failed in an outage is never shown as
+sent) and what the last vote came to.
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import streamlit as st
 
-from lnviz.labs.classroom import figures, questions, text
-from lnviz.labs.classroom.question import Question, plain
-from lnviz.serving import poll
+from lnviz.labs.classroom import questions, render, text
+from lnviz.labs.classroom.question import Question, number, plain
+from lnviz.serving import events, poll
 from lnviz.serving.store import StoreDown
-from ui import boot, classroom, proof
+from ui import boot, classroom, live, proof
 from ui.store import store
+
+KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
+_VOTED = "class_voted"  # the number of the last vote this session's callback took (the element's own count)
 
 
 def join() -> None:
@@ -27,22 +35,44 @@ def join() -> None:
         st.query_params["room"] = code
 
 
-def vote(code: str, room: poll.Room, question: Question) -> None:
+def sent_vote() -> dict[str, Any] | None:
+    """The element's vote of this run, ``{index, round, answer, n}``, if it is one."""
+    found = (st.session_state.get(KEY) or {}).get("vote")
+    if not isinstance(found, dict):
+        return None
+    index, round_, n = found.get("index"), found.get("round"), found.get("n")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (index, round_, n)):
+        return None
+    return {"index": index, "round": round_, "answer": found.get("answer"), "n": n}
+
+
+def vote(code: str) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
-    replaces it. The page then shows the answer the store holds, whatever this came to."""
+    replaces it. It is for the question and round the element drew, which the store checks against the room's:
+    a phone behind the room is told it moved on. The page then shows the answer the store holds."""
     if proof.refusal() is not None:
         classroom.say("warning", proof.refusal())
         return
-    raw = st.session_state.get("answer")
-    choice = question.parse(raw)
-    if choice is None:
-        if question.kind == "number" and raw is not None:
-            classroom.say("warning", text.OUT_OF_RANGE.format(guess=plain(raw), span=question.span))
-        else:
-            classroom.say("warning", text.NOT_AN_ANSWER)
+    sent = sent_vote()
+    if sent is None:
         return
+    st.session_state[_VOTED] = sent["n"]
     try:
-        outcome = store().vote(code, classroom.voter(), room.index, room.round, choice, *classroom.sender())
+        room = store().room(code)
+        qid = room.questions[sent["index"]] if room is not None and 0 <= sent["index"] < len(room.questions) else None
+        if qid is None:
+            classroom.say("warning", poll.REFUSED["unknown" if room is None else "moved"])
+            return
+        question = questions.by_id(qid)
+        choice = question.parse(sent["answer"])
+        if choice is None:
+            guess = number(sent["answer"]) if question.kind == "number" else None
+            if guess is not None:
+                classroom.say("warning", text.OUT_OF_RANGE.format(guess=plain(guess), span=question.span))
+            else:
+                classroom.say("warning", text.NOT_AN_ANSWER)
+            return
+        outcome = store().vote(code, classroom.voter(), sent["index"], sent["round"], choice, *classroom.sender())
     except StoreDown:  # perhaps counted, perhaps not: once the store answers, the page shows which
         classroom.went_down()
         return
@@ -50,10 +80,6 @@ def vote(code: str, room: poll.Room, question: Question) -> None:
         classroom.say("warning", poll.REFUSED[outcome])
     else:
         classroom.say("success", text.SENT)
-
-
-def stored_widget_value(question: Question, mine: str | None) -> int | float | None:
-    return None if mine is None else int(mine) if question.kind == "choice" else float(mine)
 
 
 def back_from_outage(question: Question, mine: str | None) -> None:
@@ -67,51 +93,32 @@ def back_from_outage(question: Question, mine: str | None) -> None:
     st.info(text.BACK.format(held=held), icon=":material/cloud_done:")
 
 
-def answer_form(room: poll.Room, question: Question) -> None:
-    """A tap sends a choice; a guess is typed, with its range beside it, and sent by Send or Enter."""
-    if question.kind == "choice":
-        st.radio(
-            "Your answer",
-            range(len(question.choices)),
-            format_func=lambda i: f"{chr(65 + i)}. {question.choices[i]}",
-            index=None,
-            key="answer",
-            on_change=vote,
-            args=(room.code, room, question),
-        )
-        return
-    with st.form("class_guess", border=False, enter_to_submit=True):
-        st.number_input(  # no min or max: a value out of range is sent to vote(), which says so in words
-            f"Your guess, {question.span}",
-            value=None,
-            step=10.0**-question.decimals,
-            format=f"%.{question.decimals}f",
-            key="answer",
-        )
-        st.form_submit_button("Send", key="class_send", on_click=vote, args=(room.code, room, question), type="primary")
+def words() -> dict[str, Any]:
+    """The page's words the element draws (:mod:`lnviz.labs.classroom.text`)."""
+    return {
+        "phases": text.PHASE_NAMES,
+        "sent": text.SENT,
+        "sending": text.SENDING,
+        "not_answered": text.NOT_ANSWERED,
+        "none": text.NONE_REVEALED,
+        "closed": text.CLOSED_PHONE,
+        "done": text.LAST,
+        "gone": text.GONE,
+        "missing": text.MISSING,
+        "reconnecting": text.RECONNECTING,
+    }
 
 
-def results(room: poll.Room, question: Question, mine: str | None, presenting: bool) -> None:
-    """After the reveal: this phone's own answer, the class's as text, torch's, and why.
-
-    No chart: every phone of the class reruns at the reveal, and a chart each cost a replica seconds of CPU
-    with a hundred phones on it (``make load LOAD_ARGS="--mode poll"``); the projector shows the chart.
-    """
-    if mine is not None:
-        shown = question.choices[int(mine)] if question.kind == "choice" else mine
-        verdict = "right" if question.right(mine) else "not the answer torch gives"
-        st.markdown(f"**Your answer:** {shown} ({verdict}).")
-    else:
-        st.markdown(text.NOT_ANSWERED)
-    with st.container(key="class_results"):
-        st.markdown(figures.results_markdown(question, classroom.rounds_of(room, question)))
-    classroom.explain(question, presenting)
+def initial(room: poll.Room, question: Question) -> dict[str, Any]:
+    """The room as the stream's first event will give it: the element's picture until the stream connects."""
+    answers = store().count(room.code, room.index, room.round)
+    return events.state(room, answers, lambda r: (classroom.rounds_of(r, question), question.parse(question.answer)))
 
 
 def phone(room: poll.Room, presenting: bool) -> None:
-    """A student's view of ``room``: the question and the answer form, or the results once revealed."""
-    classroom.watch(room.code, room.version)  # this replica's watcher reruns the page when the presenter acts
-    boot.rerun_on_reconnect()  # a phone whose replica went lands on the current question on its next one
+    """A student's view of ``room``: the class's element, which follows the room from here on."""
+    live.count_run("phone")
+    boot.rerun_on_reconnect()  # a phone whose replica went is drawn again, with its stored answer, on its next one
     if room.closed:
         st.info(text.CLOSED_PHONE)
         return
@@ -119,17 +126,30 @@ def phone(room: poll.Room, presenting: bool) -> None:
         st.success(text.LAST)
         return
     question = questions.by_id(room.question)
-    classroom.ask(question, room)
     mine = store().mine(room.code, classroom.voter(), room.index, room.round)
     if classroom.came_back():
         back_from_outage(question, mine)
-    if room.phase == "ask":
-        # The store's answer, never a widget's default: a run that could not reach the store drew no widget,
-        # so Streamlit dropped its state, and a vote that failed may or may not have been counted.
-        st.session_state["answer"] = stored_widget_value(question, mine)
-        answer_form(room, question)
-        if not classroom.said() and mine is not None:
-            st.caption(text.SENT)
-    else:
-        classroom.said()
-        results(room, question, mine, presenting)
+    revealed = room.phase == "reveal"
+    found = st.session_state.pop("class_said", None)  # what the last vote came to: the element says it
+    said = None
+    if found:
+        said = {"kind": found[0], "text": found[1], "index": room.index, "round": room.round, "phase": room.phase}
+    live.element(
+        KEY,
+        {
+            "mode": "phone",
+            "url": live.stream_url(room.code),
+            "room": initial(room, question),
+            "reveal_url": live.reveal_url(room.code),
+            # torch's answers and reasons only for the question revealed now: the element asks for them at a reveal
+            "questions": {
+                qid: render.entry(questions.by_id(qid), reveal=revealed and qid == room.question)
+                for qid in dict.fromkeys(room.questions)
+            },
+            "mine": {"index": room.index, "round": room.round, "answer": mine, "n": st.session_state.get(_VOTED)},
+            "said": said,
+            "presenting": presenting,
+            "text": words(),
+        },
+        on_vote=lambda: vote(room.code),
+    )

@@ -16,8 +16,8 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
-from lnviz.serving import poll
-from ui import address_seen, classroom, proof
+from lnviz.serving import events, poll
+from ui import address_seen, classroom, live, proof
 from ui.page import Page
 from ui.store import store
 
@@ -94,13 +94,22 @@ def join_link(code: str) -> str:
     return f"{base}?room={code}"
 
 
-def count_of(room: poll.Room | None) -> None:
-    """How many have answered this round (the poll draws it each second), what they answered hidden."""
-    if room is None or room.question is None:
+def count_of(room: poll.Room) -> None:
+    """How many have answered this round, what they answered hidden: the class's element follows the room's
+    stream, so the count moves with each vote and no timer reruns this page. If the room moves on in another
+    tab of the presenter's, the element asks for a run of this page, which draws it as it is."""
+    live.count_run("projector")
+    if room.question is None or room.closed:
         return
     n = store().count(room.code, room.index, room.round)
-    with st.container(key="class_count"):
-        st.metric("Answered", f"{n}", help=text.COUNT_HELP)
+    data = {
+        "mode": "count",
+        "url": live.stream_url(room.code),
+        "room": events.state(room, n, lambda r: ([], None)),  # the count needs no results
+        "version": room.version,
+        "text": {"count_help": text.COUNT_HELP},
+    }
+    live.element("class_count", data)
 
 
 def chart(page: Page, room: poll.Room, question: Question) -> None:
@@ -125,7 +134,7 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
         with st.container(key="class_code"):
             st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
         address_seen.say_if_unseen()
-        classroom.follow(room.code, room.version, show_count=count_of)
+        count_of(room)
         if revealed:
             classroom.explain(question, page.presenting)
     with main:

@@ -162,4 +162,9 @@ def prefix() -> str:
 
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
-    return [Route(prefix() + EVENTS_PATH, class_events, methods=["GET"])]
+    from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
+
+    return [
+        Route(prefix() + EVENTS_PATH, class_events, methods=["GET"]),
+        Route(prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
+    ]

@@ -148,47 +148,6 @@ def quiet_refused_downloads(refused: type[BaseException]) -> None:
         logger.addFilter(_OneLine(refused))
 
 
-def _session(session_id: str) -> AppSession | None:
-    from streamlit.runtime import Runtime
-
-    if not Runtime.exists():
-        return None
-    manager = getattr(Runtime.instance(), "_session_mgr", None)  # AppTest's runtime is a mock without one
-    info = manager.get_active_session_info(session_id) if manager is not None else None
-    return getattr(info, "session", None)
-
-
-def session_alive(session_id: str) -> bool:
-    """Whether ``session_id`` is a session with a browser connected to it now."""
-    return _session(session_id) is not None
-
-
-def rerun_session(session_id: str) -> bool:
-    """Start a full run of another session, as Streamlit's run-on-save does; False if it is gone.
-
-    The run has the session's own last page and link, and no widget values:
-    the session keeps the ones it has. Its saved client state may be older than
-    a run still in flight (a phone's changed answer), and sending its values
-    again replayed that older answer; one-off presses are never repeated.
-    Not a fragment's run either.
-    Streamlit has no public way for one session (or a thread) to rerun another:
-    this is ``AppSession.request_rerun`` with the session's saved
-    ``_client_state``, which the file watcher uses from its own thread too.
-    """
-    from streamlit.proto.ClientState_pb2 import ClientState
-
-    session = _session(session_id)
-    if session is None:
-        return False
-    state = ClientState()
-    state.CopyFrom(session._client_state)
-    state.fragment_id = ""
-    state.is_auto_rerun = False
-    state.ClearField("widget_states")
-    session.request_rerun(state)
-    return True
-
-
 @dataclasses.dataclass(frozen=True)
 class Uploads:
     """Streamlit's in-memory store of the files browsers uploaded, and how one is removed from it."""
@@ -309,28 +268,6 @@ def _download_logger() -> bool:
     )
 
 
-def _rerun() -> bool:
-    from streamlit.proto.ClientState_pb2 import ClientState
-
-    cleared = {"fragment_id", "is_auto_rerun", "widget_states"}
-    return (
-        _takes(AppSession.request_rerun, "client_state")
-        and _loads(AppSession.__init__, "_client_state")
-        and cleared <= set(ClientState.DESCRIPTOR.fields_by_name)
-    )
-
-
-def _session_by_id() -> bool:
-    from streamlit.runtime import Runtime
-    from streamlit.runtime.session_manager import ActiveSessionInfo, SessionManager
-
-    return (
-        _loads(Runtime.__init__, "_session_mgr")
-        and _takes(SessionManager.get_active_session_info, "session_id")
-        and "session" in _fields(ActiveSessionInfo)
-    )
-
-
 def _upload_store() -> bool:
     from streamlit.runtime import Runtime
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager
@@ -362,8 +299,6 @@ USES: dict[str, Callable[[], bool]] = {
     "bidi_component.main.deserialize_trigger_list, looked up when a component is drawn": _trigger_list_looked_up,
     "bidi_component.serialization.deserialize_trigger_list(text)": _trigger_list_decoder,
     "backend_operation_handler._LOGGER, where a failed download's build is logged": _download_logger,
-    "AppSession.request_rerun and AppSession._client_state, with which a room reruns its phones": _rerun,
-    "Runtime._session_mgr and ActiveSessionInfo.session, where a session is found by its id": _session_by_id,
     "Runtime.uploaded_file_mgr.file_storage, the in-memory store of uploaded files": _upload_store,
     "MemoryUploadedFileManager.add_file and remove_file, where uploads are admitted": _upload_hooks,
     f"the XSRF cookie's name, {XSRF_COOKIE}": _xsrf_cookie,

@@ -35,6 +35,22 @@ def plain(value: float) -> str:
     return f"{value:g}".replace("-", MINUS)
 
 
+def number(raw: object) -> float | None:
+    """``raw`` as a finite number if it is one as a person types it (text of ASCII digits, or an int or float)."""
+    if isinstance(raw, bool):
+        return None
+    try:
+        if isinstance(raw, int | float):
+            value = float(raw)
+        elif isinstance(raw, str) and len(raw) <= MAX_TEXT and _NUMBER.fullmatch(raw.strip()):
+            value = float(raw.strip())
+        else:
+            return None
+    except OverflowError:  # an int too large for a float
+        return None
+    return value if math.isfinite(value) else None
+
+
 @dataclass(frozen=True)
 class Question:
     """One poll question and its right answer.

@@ -1,0 +1,126 @@
+// The class poll element's pure part (lnviz/web/class/model.js): the room's state from the stream's events,
+// this phone's answer, and what to draw, against the contract's event format and results_markdown's words.
+
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import {
+  count, mineShown, newer, ownAnswer, readEvent, results, retryDelay, screen, written,
+} from "../../lnviz/web/class/model.js";
+
+const choiceQ = {
+  kind: "choice", prompt: [["", "Which?"]], choices: [[["", "one"]], [["", "two "], ["code", "x"]], [["", "three"]]],
+  span: "", decimals: 2, tolerance: 0.05, link: "/coupling?v=4", answer: 1, answer_text: null, why: [["", "Because."]],
+};
+const numberQ = {
+  kind: "number", prompt: [["", "How much?"]], choices: [], span: "from −10 to 10", decimals: 2, tolerance: 0.05,
+  link: "/?v=4", answer: 0.3512, answer_text: "0.3512", why: [["", "torch: 0.3512."]],
+};
+const liveQ = { ...choiceQ, answer: null, why: null };
+const data = {
+  questions: { c: choiceQ, n: numberQ, live: liveQ },
+  mine: null,
+  text: { phases: { 1: "first answers", 2: "second answers, after discussion" } },
+};
+const room = (more = {}) => ({
+  code: "ABCDEFGH", version: 3, phase: "ask", closed: false, index: 0, questions: 13, question: "c", round: 1,
+  answers: 0, rounds: null, answer: null, ...more,
+});
+const event = (more) => JSON.stringify(room(more));
+
+test("a room event is read; a gone event, a malformed one and an unknown type are told apart", () => {
+  assert.deepEqual(readEvent("room", event({ answers: 4 })).room.answers, 4);
+  assert.deepEqual(readEvent("gone", ""), { gone: true });
+  assert.equal(readEvent("room", "{not json"), null);
+  assert.equal(readEvent("room", event({ phase: "secret" })), null);
+  assert.equal(readEvent("room", event({ round: 3 })), null);
+  assert.equal(readEvent("message", event()), null);
+});
+
+test("a page run's state never replaces a newer one from the stream, and any change of the same version does", () => {
+  assert.ok(newer(null, room()));
+  assert.ok(!newer(room({ version: 4 }), room({ version: 3 })));
+  assert.ok(newer(room({ version: 3 }), room({ version: 4 })));
+  assert.ok(newer(room({ answers: 1 }), room({ answers: 2 })));
+  assert.ok(!newer(room(), room()));
+});
+
+test("the phone's answer: the one just sent until the page brings the stored one, and only in its own round", () => {
+  const r = room();
+  const sent = { index: 0, round: 1, answer: "2", n: 5 };
+  assert.deepEqual(ownAnswer(r, { index: 0, round: 1, answer: "1", n: 4 }, sent), { answer: "2", sending: true });
+  assert.deepEqual(ownAnswer(r, { index: 0, round: 1, answer: "1", n: 5 }, sent), { answer: "1", sending: false });
+  assert.equal(ownAnswer(room({ round: 2 }), { index: 0, round: 1, answer: "1", n: 5 }, sent), null); // Ask again
+  assert.equal(ownAnswer(room({ index: 1 }), null, sent), null); // Next
+  assert.equal(ownAnswer(r, { index: 0, round: 1, answer: null, n: null }, null), null);
+});
+
+test("what to draw follows the stream alone: ask, reveal, Ask again, Next, the end, a closed room, a gone one", () => {
+  const ask = screen(room(), data, null);
+  assert.equal(ask.kind, "ask");
+  assert.equal(ask.caption, "Question 1 of 13 · round 1: first answers");
+  const reveal = screen(room({ phase: "reveal", version: 4, rounds: [{ 0: 1, 1: 2, 2: 0 }], answer: "1" }), data, null);
+  assert.equal(reveal.kind, "reveal");
+  assert.notEqual(reveal.key, ask.key); // the controls are built again
+  const again = screen(room({ round: 2, version: 5 }), data, null);
+  assert.equal(again.kind, "ask");
+  assert.equal(again.caption, "Question 1 of 13 · round 2: second answers, after discussion");
+  const next = screen(room({ index: 1, question: "n", version: 6 }), data, null);
+  assert.equal(next.q, numberQ);
+  assert.equal(screen(room({ phase: "done", question: null }), data, null).kind, "done");
+  assert.equal(screen(room({ closed: true }), data, null).kind, "closed");
+  assert.equal(screen({ gone: true }, data, null).kind, "gone");
+  assert.equal(screen(room({ question: "unheard-of" }), data, null).kind, "missing");
+});
+
+test("the results say what results_markdown says: each choice's count per round, the right one, torch's answer", () => {
+  const r = results(choiceQ, room({ phase: "reveal", rounds: [{ 0: 1, 1: 2, 2: 0 }, { 0: 0, 1: 3, 2: 1 }] }));
+  assert.equal(r.head, "Round 1 → round 2:");
+  assert.deepEqual(r.lines.map((l) => l.counts), ["1 vote → 0 votes", "2 votes → 3 votes", "0 votes → 1 vote"]);
+  assert.deepEqual(r.lines.map((l) => l.right), [false, true, false]);
+  assert.deepEqual(r.lines[1].label, [["", "B. "], ["", "two "], ["code", "x"]]);
+  assert.deepEqual(r.torch, choiceQ.choices[1]);
+  assert.equal(r.note, "");
+  const one = results(choiceQ, room({ phase: "reveal", rounds: [{ 0: 1, 1: 0, 2: 0 }] }));
+  assert.equal(one.head, "The class:");
+  assert.ok(results(choiceQ, room({ phase: "reveal", rounds: [] })).empty);
+});
+
+test("a number question's results list each guess given, in order, right within the tolerance", () => {
+  const r = results(numberQ, room({ question: "n", phase: "reveal", rounds: [{ "-1.00": 1, "0.35": 2, "0.50": 1 }] }));
+  assert.deepEqual(r.lines.map((l) => l.label[0][1]), ["-1.00", "0.35", "0.50"]);
+  assert.deepEqual(r.lines.map((l) => l.right), [false, true, false]);
+  assert.deepEqual(r.torch, [["", "0.3512"]]);
+  assert.equal(r.note, " (guesses within 0.05 count as right)");
+});
+
+test("a question whose answer is computed at the reveal takes torch's answer from the stream", () => {
+  const r = results(liveQ, room({ question: "live", phase: "reveal", rounds: [{ 0: 0, 1: 0, 2: 2 }], answer: "2" }));
+  assert.deepEqual(r.lines.map((l) => l.right), [false, false, true]);
+  assert.deepEqual(r.torch, liveQ.choices[2]);
+  const mine = mineShown(liveQ, room({ phase: "reveal", answer: "2" }), { answer: "0" });
+  assert.deepEqual(mine, { shown: liveQ.choices[0], right: false });
+});
+
+test("torch's value is written as Python's :.4g with a real minus sign", () => {
+  assert.equal(written(0.35123), "0.3512");
+  assert.equal(written(0.7), "0.7");
+  assert.equal(written(-2.5), "−2.5");
+  assert.equal(written(12345.6), "1.235e+04");
+  assert.equal(written(0.0000123), "1.23e−05"); // every minus, as Python's replace
+  assert.equal(written(0), "0");
+});
+
+test("the projector's count is the round's answers, and none once the room has ended", () => {
+  assert.equal(count(room({ answers: 7 })), 7);
+  assert.equal(count(room({ closed: true })), null);
+  assert.equal(count({ gone: true }), null);
+  assert.equal(count(null), null);
+});
+
+test("a stream the browser gave up on is tried again later each time, spread over a third more", () => {
+  assert.equal(retryDelay(0, () => 0), 1);
+  assert.equal(retryDelay(3, () => 0), 8);
+  assert.equal(retryDelay(10, () => 0), 15);
+  assert.equal(retryDelay(0, () => 0.999), 1 + 0.999 / 3);
+});

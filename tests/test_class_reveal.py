@@ -1,0 +1,55 @@
+"""The reveal route (ui/class_reveal.py): torch's answer and reasons for the question a room has revealed now,
+and nothing before the reveal, nor of another room."""
+
+from __future__ import annotations
+
+import pytest
+from starlette.applications import Starlette
+from starlette.routing import Route
+from starlette.testclient import TestClient
+
+from lnviz.labs.classroom import questions, render
+from lnviz.serving import poll
+from lnviz.serving.store import MemoryStore, StoreDown
+from ui import class_reveal
+from ui import store as shared_store
+
+
+@pytest.fixture
+def served(monkeypatch):
+    store = MemoryStore()
+    monkeypatch.setattr(shared_store, "_store", store)
+    app = Starlette(routes=[Route(class_reveal.REVEAL_PATH, class_reveal.class_reveal)])
+    return store, TestClient(app)
+
+
+def test_only_a_room_in_its_reveal_gives_torch_s_answer_and_reasons(served):
+    store, client = served
+    room, secret = poll.open_room(store, ("bn-one-sample", "ln-cell"))
+    url = class_reveal.REVEAL_PATH.format(code=room.code)
+    assert client.get(url).status_code == 404 and client.get(url).json() == {}  # asking: nothing
+    store.act(room.code, secret, "reveal", room.version)
+    got = client.get(url)
+    assert got.status_code == 200 and got.headers["cache-control"] == "no-store"
+    question = questions.by_id("bn-one-sample")
+    assert got.json() == {
+        "question": question.id,
+        "index": 0,
+        "answer": question.answer,
+        "answer_text": None,
+        "why": render.spans(question.why),
+    }
+    store.act(room.code, secret, "next", room.version + 1)
+    assert client.get(url).status_code == 404  # the next question is being asked
+    assert client.get(class_reveal.REVEAL_PATH.format(code="ZZZZZZZZ")).status_code == 404
+    assert client.get(class_reveal.REVEAL_PATH.format(code="<b>")).status_code == 404
+
+
+def test_a_store_that_is_down_is_503_not_an_error(served, monkeypatch):
+    store, client = served
+
+    def down(code):
+        raise StoreDown("refused")
+
+    monkeypatch.setattr(store, "room", down)
+    assert client.get(class_reveal.REVEAL_PATH.format(code="ABCDEFGH")).status_code == 503
