@@ -6,10 +6,12 @@ Shared by tests/ and benchmarks/, which import this and not each other.
 from __future__ import annotations
 
 import base64
+import itertools
 import json
 
 import numpy as np
 import plotly.graph_objects as go
+from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the id the frontend computes too
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
@@ -114,3 +116,26 @@ def stage_x(at: AppTest) -> np.ndarray:
     """x as the stage shows it: its window of the grid (the whole grid when it fits), float64."""
     data = stage_data(at)
     return stage_grid(data, data["x"])
+
+
+# The class poll's element (ui.live): what the page gave it, and a vote as the element sends one.
+_votes = itertools.count(1)
+
+
+def class_element(phone) -> dict:
+    """What the page gave the phone's element (ui.phone) at its last run."""
+    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
+    return json.loads(found.proto.json)
+
+
+def class_vote(phone, answer: str, index: int | None = None, round: int | None = None) -> None:
+    """What the element does at a tap or Send: its trigger value ``vote``, for the round it drew (or another)."""
+    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
+    drawn = json.loads(found.proto.json)["room"]
+    vote = {"index": drawn["index"] if index is None else index, "round": drawn["round"] if round is None else round}
+    states = phone._tree.get_widget_states()
+    state = states.widgets.add()
+    state.id = _make_trigger_id(found.proto.id, "events")
+    state.json_trigger_value = json.dumps([{"event": "vote", "value": {**vote, "answer": answer, "n": next(_votes)}}])
+    phone._run(states)
+    assert_no_exception(phone)

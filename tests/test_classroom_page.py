@@ -4,12 +4,10 @@ in-process store), through the real router."""
 from __future__ import annotations
 
 import itertools
-import json
 
 import pytest
-from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the id the frontend computes too
 
-from harness.apptest import assert_no_exception, run_page
+from harness.apptest import assert_no_exception, class_element, class_vote, run_page
 from lnviz.labs.classroom import questions
 from lnviz.labs.classroom.question import tally
 from lnviz.serving import poll
@@ -91,11 +89,11 @@ def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_
     button(presenter, "reveal").click().run()
     assert_no_exception(presenter)
     assert fresh_store.room(code).phase == "reveal"
-    drawn = element(phone)["room"]
+    drawn = class_element(phone)["room"]
     assert drawn["phase"] == "ask" and drawn["rounds"] is None and drawn["answer"] is None  # nothing before it
     phone.run()  # a reload: the element draws the reveal at once, before its stream connects
     assert_no_exception(phone)
-    data = element(phone)
+    data = class_element(phone)
     assert data["room"]["phase"] == "reveal" and data["room"]["answers"] == 1
     assert data["room"]["rounds"] == [tally(question, [question.parse(_value(question, 0))])]
     assert data["room"]["answer"] == question.parse(question.answer)
@@ -138,41 +136,19 @@ def _value(question, pick: int) -> int | float:
     return pick if question.kind == "choice" else question.lo + pick * (question.hi - question.lo) / 4
 
 
-_votes = itertools.count(1)
-
-
-def element(phone) -> dict:
-    """What the page gave the phone's element (ui.phone) at its last run."""
-    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
-    return json.loads(found.proto.json)
-
-
-def send(phone, answer: str, index: int | None = None, round: int | None = None) -> None:
-    """What the element does at a tap or Send: its trigger value ``vote``, for the round it drew (or another)."""
-    (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
-    drawn = json.loads(found.proto.json)["room"]
-    vote = {"index": drawn["index"] if index is None else index, "round": drawn["round"] if round is None else round}
-    states = phone._tree.get_widget_states()
-    state = states.widgets.add()
-    state.id = _make_trigger_id(found.proto.id, "events")
-    state.json_trigger_value = json.dumps([{"event": "vote", "value": {**vote, "answer": answer, "n": next(_votes)}}])
-    phone._run(states)
-    assert_no_exception(phone)
-
-
 def _answer(phone, question, pick: int) -> None:
     """A tap on choice ``pick``; for a number question, a guess typed and sent."""
-    send(phone, str(_value(question, pick)))
+    class_vote(phone, str(_value(question, pick)))
 
 
 def _shown(phone, question) -> str | None:
     """The answer the phone's element is given as this voter's: the stored one, or None."""
-    return element(phone)["mine"]["answer"]
+    return class_element(phone)["mine"]["answer"]
 
 
 def said(phone) -> str:
     """What the phone's element says the last vote came to ("" if nothing)."""
-    return (element(phone)["said"] or {}).get("text", "")
+    return (class_element(phone)["said"] or {}).get("text", "")
 
 
 def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(fresh_store):
@@ -271,12 +247,11 @@ def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fr
     for phone in phones:
         _answer(phone, question, 1)
     assert fresh_store.count(code, 0, 1) == poll.VOTERS_PER_CLIENT
-    assert element(phones[0])["said"]["kind"] == "success"
+    assert class_element(phones[0])["said"]["kind"] == "success"
     assert "already answered as" in said(phones[-1]) and "own phone" in said(phones[-1])
 
 
 def test_phones_behind_one_address_are_limited_together_and_the_store_keeps_only_its_hash(fresh_store, monkeypatch):
-    import itertools
     from dataclasses import replace
 
     from streamlit.runtime.context import ContextProxy
@@ -345,15 +320,15 @@ def test_a_phone_behind_the_room_is_told_it_moved_on_and_a_guess_out_of_range_is
     question = questions.by_id(fresh_store.room(code).question)
     assert question.kind == "number"
     phone = student(code)
-    send(phone, str(question.hi + 1))
+    class_vote(phone, str(question.hi + 1))
     assert said(phone) == f"{question.hi + 1:g} is outside this question's range, {question.span}: nothing was sent."
-    send(phone, "twelve")
+    class_vote(phone, "twelve")
     assert said(phone) == "That is not one of this question's answers."
     button(presenter, "next").click().run()
-    send(phone, str(_value(question, 1)), index=0, round=1)  # drawn before Next, sent after it
+    class_vote(phone, str(_value(question, 1)), index=0, round=1)  # drawn before Next, sent after it
     assert "moved on to another question" in said(phone)
     assert fresh_store.count(code, 0, 1) == 0 and fresh_store.count(code, 1, 1) == 0
-    assert element(phone)["room"]["index"] == 1  # the run after it draws the room as it is
+    assert class_element(phone)["room"]["index"] == 1  # the run after it draws the room as it is
 
 
 def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_the_base_path(fresh_store):
@@ -361,7 +336,7 @@ def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_
 
     _, code = presenter_opens_a_room()
     room = fresh_store.room(code)
-    data = element(student(code))
+    data = class_element(student(code))
     assert data["url"] == f"/api/class/{code}/events"
     assert set(data["questions"]) == set(room.questions)  # Next is drawn from the stream alone
     assert all(entry["kind"] == questions.by_id(qid).kind for qid, entry in data["questions"].items())
@@ -369,6 +344,6 @@ def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_
     assert data["reveal_url"] == f"/api/class/{code}/reveal"
     config.set_option("server.baseUrlPath", "lnviz/")
     try:
-        assert element(student(code))["url"] == f"/lnviz/api/class/{code}/events"
+        assert class_element(student(code))["url"] == f"/lnviz/api/class/{code}/events"
     finally:
         config.set_option("server.baseUrlPath", "")
