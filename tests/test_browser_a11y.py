@@ -12,7 +12,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 
 import pytest
 from browser import ROOT, AppPage, overlapping
@@ -79,23 +79,6 @@ def with_query(path: str, query: str) -> str:
 PROJECTOR = {"width": 1280, "height": 720}
 
 
-@pytest.fixture
-def open_at(app_server: str, browser_context: BrowserContext) -> Iterator[Callable[[str, dict], AppPage]]:
-    """``open_at(path, viewport)``: the page in a new tab of that size from the start (no redraw for a resize),
-    settled; closed after the test."""
-    pages = []
-
-    def _open(path: str, viewport: dict) -> AppPage:
-        page = browser_context.new_page()
-        pages.append(page)
-        page.set_viewport_size(viewport)
-        return watch(AppPage(page)).goto(f"{app_server}/{path}")
-
-    yield _open
-    for page in pages:
-        page.close()
-
-
 @pytest.fixture(scope="module")
 def at_laptop(request: pytest.FixtureRequest, app_server: str, browser_context: BrowserContext) -> Iterator[AppPage]:
     """The page ``request.param`` opened at a laptop's size and settled: one visit per page, which the
@@ -118,8 +101,8 @@ def test_page_has_no_serious_accessibility_violation(at_laptop):
 
 
 @pytest.mark.parametrize("path", CHART_VIEWS)
-def test_lecture_mode_draws_chart_text_at_lecture_size(path, open_at):
-    app = open_at(with_query(path, "present=1"), PROJECTOR)
+def test_lecture_mode_draws_chart_text_at_lecture_size(path, app_server, open_app):
+    app = open_app(f"{app_server}/{with_query(path, 'present=1')}", viewport=PROJECTOR)
     sizes = [s for chart in app.page.evaluate(_TICK_SIZES_JS) for s in chart]
     assert sizes, f"/{path}: no chart ticks drawn"
     assert min(sizes) >= theme.FONT_SIZE * theme.LECTURE_SCALE - 0.5, sorted(set(sizes))

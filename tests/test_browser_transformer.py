@@ -34,12 +34,9 @@ def at_desk(app_server: str, browser_context: BrowserContext) -> Iterator[AppPag
 @pytest.mark.parametrize(
     "size, query", [(LAPTOP, ""), (PROJECTOR, "&present=1"), (PHONE, "")], ids=["laptop", "projector", "phone"]
 )
-def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, browser_context, request):
+def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, open_app, request):
     if query:
-        page = browser_context.new_page()
-        request.addfinalizer(page.close)
-        page.set_viewport_size(size)  # that size from the start
-        app = watch(AppPage(page)).goto(app_server + LINK + query)
+        app = open_app(app_server + LINK + query, viewport=size)
     else:
         app = request.getfixturevalue("at_desk").resize(size)
     assert not app.exceptions() and not app.errors, (app.exceptions(), app.errors)
