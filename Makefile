@@ -54,7 +54,8 @@ lint: $(VENV)/.dev
 	$(PY) -m ruff format --check .
 
 # The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
-# loadscope keeps a module's tests on one worker, so its module-scoped server or nginx starts once.
+# loadscope keeps a module's tests on one worker, so its module-scoped server or nginx starts once; tests/conftest.py
+# makes it queue the longest modules first and keep the replicas' two modules on one worker (harness/schedule.py).
 test: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps lint
 	node --test tests/js/
 	$(PY) -m pytest -n 2 --dist loadscope -q --durations=25

@@ -20,6 +20,8 @@ from harness.chromium import CHARTS_JS, STATE_JS, app_console_error, decode_arra
 from harness.settle import COUNTED_JS, SETTLE_TIMEOUT, Settle, wait_settled
 from harness.wire import Wire
 
+REDRAW_MS = 1500  # after a resize: how long plotly may take to start redrawing a chart for its new width
+
 
 @dataclass
 class AppPage:
@@ -57,6 +59,17 @@ class AppPage:
         self.page.keyboard.press(key)
         settled = wait_settled(self.page, need_key=True, timeout=timeout)
         return replace(settled, server_ms=self.wire.server_ms(since)) if self.wire else settled
+
+    def resize(
+        self, viewport: dict[str, int], redraw_ms: float = REDRAW_MS, timeout: float = SETTLE_TIMEOUT
+    ) -> AppPage:
+        """The window at ``viewport``, its charts redrawn for the new width (plotly takes a moment to start) and
+        settled; nothing to wait for when it is that size already."""
+        if self.page.viewport_size != viewport:
+            self.page.set_viewport_size(viewport)
+            self.page.wait_for_timeout(redraw_ms)
+            self.settle(timeout)
+        return self
 
     def stage_drawn(self, first: Settle, timeout: float = SETTLE_TIMEOUT) -> Settle:
         """``first`` (the tab's first load) with the time the stage drew its cells: the page may settle before the

@@ -19,7 +19,7 @@ marks its tests::
   ever downloaded. ``browser_context`` (session) is its one context, which
   lets no request leave the machine.
 - ``open_app`` (per test): opens a URL in a new tab (a new Streamlit
-  session), waits until the app has settled, and returns an :class:`AppPage`
+  session; ``viewport=`` a size of its own from the start), waits until the app has settled, and returns an :class:`AppPage`
   (:mod:`harness.tab`, the tab the benchmarks drive too; its ``settle()`` is
   :mod:`harness.settle`'s probe). Every tab it opened is closed after the test.
 
@@ -118,9 +118,11 @@ def open_app(browser_context: BrowserContext) -> Iterator[Callable[[str], AppPag
     """
     pages = []
 
-    def _open(url: str, timeout: float = SETTLE_TIMEOUT) -> AppPage:
+    def _open(url: str, timeout: float = SETTLE_TIMEOUT, viewport: dict | None = None) -> AppPage:
         page = browser_context.new_page()
         pages.append(page)
+        if viewport is not None:  # that size from the start: no redraw for a resize after the load
+            page.set_viewport_size(viewport)
         return watch(AppPage(page)).goto(url, timeout)
 
     yield _open

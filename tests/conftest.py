@@ -22,6 +22,16 @@ from harness.server import ROOT, AppProcess, serving  # noqa: F401  (ROOT: what 
 pytest_plugins = ("browser",)
 
 
+def pytest_xdist_make_scheduler(config: pytest.Config, log):
+    """``--dist loadscope`` with the replicas' modules on one worker and the longest modules first
+    (:mod:`harness.schedule`); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "loadscope":
+        return None
+    from harness.schedule import Scheduling
+
+    return Scheduling(config, log)
+
+
 @pytest.fixture(scope="session", autouse=True)
 def error_details():
     """The hosting config shows viewers no tracebacks; tests want them in AppTest's exceptions."""
@@ -60,8 +70,8 @@ def app_server(app_process: AppProcess) -> str:
 @pytest.fixture(scope="session")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
     """Replicas A and B sharing one real Redis, nginx's documented balancer in front of them and a door to each
-    (:mod:`harness.replicas`): the one such set of a session (each xdist worker has its own), shared by
-    test_replicas and test_shared_own_data; stopped after the session."""
+    (:mod:`harness.replicas`): the one such set of a run, shared by test_replicas and test_own_data_replicas,
+    which ``--dist loadscope`` keeps on one worker (:mod:`harness.schedule`); stopped after the session."""
     if not nginx.executable().is_file():
         pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
     with running_replicas(tmp_path_factory.mktemp("replicas")) as running:

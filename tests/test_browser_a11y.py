@@ -12,11 +12,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
-from browser import ROOT, overlapping
+from browser import ROOT, AppPage, overlapping
+from playwright.sync_api import BrowserContext
 from test_browser_pages import PAGES
 
 from harness.chromium import LAPTOP, PHONE
+from harness.tab import watch
 from lnviz.figures import theme
 
 pytestmark = pytest.mark.browser
@@ -72,11 +76,25 @@ def with_query(path: str, query: str) -> str:
     return path + ("&" if "?" in path else "?") + query
 
 
-@pytest.mark.parametrize("path", VIEWS, ids=lambda p: p or "default")
-def test_page_has_no_serious_accessibility_violation(path, app_server, open_app):
-    app = open_app(f"{app_server}/{path}")
-    app.page.set_viewport_size(LAPTOP)
-    app.settle()
+PROJECTOR = {"width": 1280, "height": 720}
+
+
+@pytest.fixture(scope="module")
+def at_laptop(request: pytest.FixtureRequest, app_server: str, browser_context: BrowserContext) -> Iterator[AppPage]:
+    """The page ``request.param`` opened at a laptop's size and settled: one visit per page, which the
+    accessibility check and (for a page with charts) the phone's overlap check share; pytest runs the tests of
+    one page together, and closes the tab before it opens the next page's."""
+    page = browser_context.new_page()
+    page.set_viewport_size(LAPTOP)
+    try:
+        yield watch(AppPage(page)).goto(f"{app_server}/{request.param}")
+    finally:
+        page.close()
+
+
+@pytest.mark.parametrize("at_laptop", VIEWS, ids=lambda p: p or "default", indirect=True)
+def test_page_has_no_serious_accessibility_violation(at_laptop):
+    app = at_laptop.resize(LAPTOP)  # back from the phone's size, if that test came first
     app.page.add_script_tag(path=str(AXE))
     violations = app.page.evaluate(_AXE_JS, UPSTREAM)
     assert not violations, violations
@@ -84,21 +102,17 @@ def test_page_has_no_serious_accessibility_violation(path, app_server, open_app)
 
 @pytest.mark.parametrize("path", CHART_VIEWS)
 def test_lecture_mode_draws_chart_text_at_lecture_size(path, app_server, open_app):
-    app = open_app(f"{app_server}/{with_query(path, 'present=1')}")
-    app.page.set_viewport_size({"width": 1280, "height": 720})
-    app.settle()
+    app = open_app(f"{app_server}/{with_query(path, 'present=1')}", viewport=PROJECTOR)
     sizes = [s for chart in app.page.evaluate(_TICK_SIZES_JS) for s in chart]
     assert sizes, f"/{path}: no chart ticks drawn"
     assert min(sizes) >= theme.FONT_SIZE * theme.LECTURE_SCALE - 0.5, sorted(set(sizes))
 
 
-@pytest.mark.parametrize("path", CHART_VIEWS)
-def test_no_chart_text_overlaps_on_a_phone(path, app_server, open_app):
-    app = open_app(f"{app_server}/{path}")
-    app.page.set_viewport_size(PHONE)
-    app.page.wait_for_timeout(1500)  # plotly redraws for the new width
-    app.settle()
+@pytest.mark.parametrize("at_laptop", CHART_VIEWS, indirect=True)
+def test_no_chart_text_overlaps_on_a_phone(at_laptop):
+    app = at_laptop.resize(PHONE)
     charts = app.page.evaluate(_TEXTS_JS)
-    assert charts and all(charts), f"/{path}: a chart with no text drawn"
+    path = app.page.url
+    assert charts and all(charts), f"{path}: a chart with no text drawn"
     clashes = {i: overlapping(texts) for i, texts in enumerate(charts)}
     assert not any(clashes.values()), {i: c for i, c in clashes.items() if c}

@@ -80,10 +80,7 @@ def test_lecture_mode_and_hidden_controls(app_server, open_app):
 
 def test_lecture_mode_shows_the_family_cube_on_the_first_screen_beside_its_controls(app_server, open_app):
     """At 1280 × 720 the cube stood under the title, the norms and the pickers: mostly below the fold, and small."""
-    app = open_app(f"{app_server}/family?v={links.LINK_VERSION}&present=1")
-    app.page.set_viewport_size({"width": 1280, "height": 720})
-    app.page.wait_for_timeout(1500)  # plotly redraws for the new size
-    app.settle()
+    app = open_app(f"{app_server}/family?v={links.LINK_VERSION}&present=1", viewport={"width": 1280, "height": 720})
     scene = app.page.locator(".st-key-family_cube .gl-container > div").first.bounding_box()  # the 3-D scene
     norms = app.page.locator(".st-key-norm").bounding_box()
     assert scene["y"] + scene["height"] <= 720 and scene["height"] >= 380, scene

@@ -1,0 +1,40 @@
+"""harness.schedule: the suite's order over xdist workers keeps each module whole, puts the modules that share the
+replicas in one unit, and queues the longest units first."""
+
+from __future__ import annotations
+
+from harness import schedule
+
+
+def test_the_replicas_modules_are_one_unit_and_other_modules_their_own():
+    assert schedule.unit_of("tests/test_replicas.py::test_a") == schedule.unit_of(
+        "tests/test_own_data_replicas.py::test_b[1]"
+    )
+    assert schedule.unit_of("tests/test_norms.py::test_a[x]") == "tests/test_norms.py"
+    assert schedule.unit_of("tests/test_norms.py::TestKind::test_a") == "tests/test_norms.py::TestKind"  # loadscope's
+
+
+def test_units_are_queued_longest_first_and_unknown_modules_by_their_number_of_tests():
+    units = {
+        "tests/test_a.py": {f"tests/test_a.py::t{i}": False for i in range(3)},
+        "tests/test_b.py": {f"tests/test_b.py::t{i}": False for i in range(50)},
+        "tests/test_replicas.py": {"tests/test_replicas.py::t": False, "tests/test_own_data_replicas.py::t": False},
+        "tests/test_browser_stage.py": {"tests/test_browser_stage.py::t": False},
+    }
+    order = list(schedule.longest_first(units))
+    assert order == ["tests/test_replicas.py", "tests/test_browser_stage.py", "tests/test_b.py", "tests/test_a.py"]
+    assert schedule.longest_first(units)["tests/test_b.py"] is units["tests/test_b.py"]  # the units themselves
+
+
+def test_conftest_installs_it_for_loadscope_only(pytestconfig):
+    from conftest import pytest_xdist_make_scheduler
+
+    class Config:
+        def __init__(self, dist: str) -> None:
+            self.dist = dist
+
+        def getvalue(self, name: str) -> str:
+            assert name == "dist"
+            return self.dist
+
+    assert pytest_xdist_make_scheduler(Config("load"), None) is None
