@@ -3,7 +3,7 @@
 # nginx and redis-server (the /class page's shared store: the tests start their own, through harness/redis.py).
 # `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/crowd.py).
 # `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
-# `make load LOAD_ARGS="--mode poll"`: a presenter and 200 phones voting on /class over 2 replicas sharing Redis (benchmarks/class_poll.py).
+# `make load LOAD_ARGS="--mode poll"`: 400 phones following a class room's stream over 2 replicas, nginx and Redis (benchmarks/class_stream.py).
 PYTHON ?= python3
 VENV   ?= .venv
 PY     := $(VENV)/bin/python

@@ -28,6 +28,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -36,7 +37,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks.class_poll import cpu_percent, cpu_seconds
 from harness.replicas import Replicas, running_replicas
 from lnviz.serving import poll
 from lnviz.serving.store import RedisStore
@@ -91,6 +91,18 @@ async def until(phones: list[Phone], test: Callable[[Phone], bool], timeout: flo
     deadline = time.monotonic() + timeout
     while not all(test(p) for p in phones) and time.monotonic() < deadline:
         await asyncio.sleep(0.05)
+
+
+def cpu_seconds(pid: int) -> float:
+    """utime + stime of process ``pid`` (all its threads), in seconds, from /proc/<pid>/stat."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def cpu_percent(before: float, after: float, seconds: float) -> float:
+    """CPU seconds spent over a window, as % of one core."""
+    return 100.0 * (after - before) / seconds if seconds > 0 else float("nan")
 
 
 def quantiles(delays: list[float]) -> tuple[float, float, int]:

@@ -7,7 +7,7 @@
     python -m benchmarks.load --mode class --replicas 2    # ... through the balancer of docs/deploy.md
     python -m benchmarks.load --mode throughput            # one process's reruns/s, gain moves back to back
     python -m benchmarks.load --mode attack                # a class of 30 while one client attacks (benchmarks/attack.py)
-    python -m benchmarks.load --mode poll                  # 200 phones voting on /class, 2 replicas, Redis (class_poll.py)
+    python -m benchmarks.load --mode poll                  # 400 phones on the class stream, 2 replicas, nginx, Redis (class_stream.py)
 
 One ``streamlit run app.py``. Each session opens the explorer with its own
 seed, preset, B and H (all ≤ 64, so its grid is drawn whole), then for
@@ -55,7 +55,7 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import attack, class_poll, crowd
+from benchmarks import attack, class_stream, crowd
 from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
@@ -423,9 +423,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--replicas", type=int, default=None, help="class, poll: app processes, behind nginx when over 1 (1; poll: 2)"
     )
     parser.add_argument("--arrive", type=float, default=60.0, help="class, poll: they arrive over this many s")
-    parser.add_argument("--phones", type=int, default=200, help="poll: phones voting")
-    parser.add_argument("--rounds", type=int, default=3, help="poll: rounds (ask, ask again, next question, ...)")
-    parser.add_argument("--window", type=float, default=20.0, help="poll: seconds of each CPU/Redis window")
+    parser.add_argument("--phones", type=int, default=400, help="poll: phones following the room's stream")
+    parser.add_argument("--window", type=float, default=20.0, help="poll: seconds of each CPU window")
     parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
     parser.add_argument("--own-every", type=int, default=5, help="class: every n-th session opens its own link")
     parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
@@ -438,7 +437,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.replicas is None:
         args.replicas = 2 if args.mode == "poll" else 1
     if args.mode == "poll":
-        return class_poll.main(args)
+        return class_stream.main(["--phones", str(args.phones), "--window", str(args.window)])
     if args.mode == "attack":
         return attack.main(args)
     args.seconds = SECONDS if args.seconds is None else args.seconds

@@ -6,10 +6,12 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import os
 
+import pytest
 from test_class_stream import arun
 
-from benchmarks import class_stream
+from benchmarks import class_stream, load
 
 
 def test_a_light_phone_reads_each_room_event_whatever_the_chunks_and_skips_comments_and_other_events():
@@ -51,3 +53,17 @@ def test_the_quantiles_are_the_median_and_the_95th_of_the_delays():
     p50, p95, n = class_stream.quantiles([i / 100 for i in range(100, 0, -1)])
     assert (p50, p95, n) == (0.505, 0.96, 100)
     assert class_stream.quantiles([])[2] == 0
+
+
+def test_cpu_is_a_percentage_of_one_core_read_from_proc():
+    assert class_stream.cpu_percent(10.0, 12.0, 20.0) == pytest.approx(10.0)
+    before = class_stream.cpu_seconds(os.getpid())
+    sum(i * i for i in range(200_000))
+    assert class_stream.cpu_seconds(os.getpid()) > before > 0
+
+
+def test_load_hands_the_poll_mode_to_the_stream_benchmark(monkeypatch):
+    seen: list[list[str]] = []
+    monkeypatch.setattr(class_stream, "main", lambda argv: seen.append(argv) or 0)
+    assert load.main(["--mode", "poll"]) == 0
+    assert seen == [["--phones", "400", "--window", "20.0"]]
