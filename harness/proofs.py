@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from harness import aio
 from lnviz.serving import proof
 
 
@@ -48,7 +49,6 @@ async def _html(scope: dict, receive: Any, send: Any) -> None:
 def first_visit(ip: str, cookie: str = "") -> str:
     """What a page's HTML sets in the ``lnviz_proof`` cookie for a visitor from ``ip`` who sends ``cookie`` (a
     proof, or "" as a script that discards its cookies), through :class:`ui.proof.Middleware`; "" for nothing."""
-    import asyncio
 
     from ui import proof as ui_proof
 
@@ -59,7 +59,7 @@ def first_visit(ip: str, cookie: str = "") -> str:
     async def send(message: dict) -> None:
         sent.append(message)
 
-    asyncio.run(ui_proof.Middleware(_html)(scope, None, send))
+    aio.run(ui_proof.Middleware(_html)(scope, None, send))
     for name, value in sent[0]["headers"]:
         if name == b"set-cookie":
             return value.decode().split(";")[0].split("=", 1)[1]

@@ -9,9 +9,9 @@ import json
 import os
 
 import pytest
-from test_class_stream import arun
 
 from benchmarks import class_stream, load
+from harness import aio
 
 
 def test_a_light_phone_reads_each_room_event_whatever_the_chunks_and_skips_comments_and_other_events():
@@ -43,7 +43,7 @@ def test_a_light_phone_reads_each_room_event_whatever_the_chunks_and_skips_comme
         server.close()
         return phone, got[0]
 
-    phone, request = arun(main())
+    phone, request = aio.run(main())
     assert phone.status == 200
     assert [state for _, state in phone.seen] == [first, second]
     assert request.startswith(b"GET /api/class/X/events HTTP/1.1\r\n") and b"Cookie: lnviz_route=k\r\n" in request

@@ -17,7 +17,6 @@ import queue
 import threading
 import time
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from urllib.parse import urlsplit
 
@@ -25,6 +24,7 @@ import pytest
 import uvicorn
 from starlette.applications import Starlette
 
+from harness import aio
 from lnviz.labs.classroom.questions import by_id
 from lnviz.serving import events, poll
 from lnviz.serving.limits import Limits
@@ -33,12 +33,6 @@ from ui import routes
 from ui import store as ui_store
 
 QUESTIONS = ("bn-one-sample", "ln-cell")
-
-
-def arun(coro):
-    """``asyncio.run(coro)`` in a thread of its own: Playwright's sync API (other tests) keeps a loop in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 def _revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
@@ -129,7 +123,7 @@ def test_the_hub_reads_a_room_once_a_look_for_all_its_subscribers_and_sends_only
         assert [e["phase"] for e in subs[7].pending] == ["ask", "reveal"]
         assert store.reads == 4 and hub.subscribers() == 50
 
-    arun(main())
+    aio.run(main())
 
 
 def test_a_subscriber_that_falls_behind_is_dropped_and_a_closed_or_expired_room_ends_the_streams():
@@ -157,7 +151,7 @@ def test_a_subscriber_that_falls_behind_is_dropped_and_a_closed_or_expired_room_
         await asyncio.sleep(0)
         assert await gone.next() == [events.GONE]
 
-    arun(main())
+    aio.run(main())
 
 
 def test_the_gate_counts_streams_per_browser_per_address_and_in_all_and_lifts_with_the_limits_off():

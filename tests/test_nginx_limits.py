@@ -14,15 +14,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from harness import nginx
+from harness import aio, nginx
 from harness.server import free_port, wait_healthy
 
 CONNECTIONS, RATE, BURST = 300, 100, 500  # docs/deploy.md; tests/test_k8s.py ties them to the ingress
-
-
-def arun(coro):
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 class Upstream:
@@ -100,7 +95,7 @@ def test_one_address_gets_300_connections_at_once_and_then_429(balancer):
         loop.call_soon_threadsafe(upstream.release.set)
         return await asyncio.gather(*holders)
 
-    statuses = arun(crowd())
+    statuses = aio.run(crowd())
     assert upstream.held == CONNECTIONS
     assert sorted(set(statuses)) == [200, 429]
     assert statuses.count(200) == CONNECTIONS and statuses.count(429) == 20
@@ -117,7 +112,7 @@ def test_one_address_gets_the_burst_then_100_a_second_and_429_past_it(balancer):
         past = await asyncio.gather(*(status(lb, f"/page?past{i}", source) for i in range(wave)))
         return burst, list(past), time.monotonic() - start
 
-    burst, past, seconds = arun(hammer())
+    burst, past, seconds = aio.run(hammer())
     assert burst == [200] * BURST  # a class opening the link together
     assert past.count(429) > 0
     assert BURST + past.count(200) <= BURST + RATE * seconds + 2, (past.count(200), seconds)
@@ -132,5 +127,5 @@ def test_static_files_have_a_rate_of_their_own(balancer):
         files = [await status(lb, f"/static/js/{i}.js", source) for i in range(1000)]  # 200 students' pages: more
         return app + files
 
-    statuses = arun(load())
+    statuses = aio.run(load())
     assert statuses == [200] * (BURST + 1000)

@@ -7,8 +7,9 @@ from urllib.parse import parse_qs, urlparse
 
 import numpy as np
 import pytest
-from test_server_limits import arun, paste
+from test_server_limits import paste
 
+from harness import aio
 from harness.apptest import stage_data, stage_grid
 from harness.replicas import Replicas
 from harness.wsclient import Session
@@ -45,13 +46,13 @@ def test_a_link_opens_the_same_data_on_another_replica_and_after_it_restarts(rep
     x = np.random.default_rng(21).standard_normal((6, 9)) * 1e-3  # every float64 digit in the text
     text = "\n".join(",".join(map(repr, row)) for row in x.tolist())
     a, b = replicas.apps
-    query = arun(paste_for_link(a.url, text))
+    query = aio.run(paste_for_link(a.url, text))
     assert parse_qs(query)["own"] == [content_id(x)]
 
-    on_b, said = arun(opened_stage(b.url, query))
+    on_b, said = aio.run(opened_stage(b.url, query))
     assert on_b.tobytes() == x.tobytes(), (on_b, b.log_tail())
     assert "Shared data, kept on the server until about" in said and "every replica" in said, said
 
     b = replicas.restart(1)  # replica B restarts: nothing of the data is left in its memory
-    again, _ = arun(opened_stage(b.url, query))
+    again, _ = aio.run(opened_stage(b.url, query))
     assert again.tobytes() == x.tobytes(), b.log_tail()

@@ -4,8 +4,7 @@ names and where it goes."""
 
 from __future__ import annotations
 
-import asyncio
-
+from harness import aio
 from ui import preload
 
 
@@ -25,7 +24,7 @@ def _serve(content_type: bytes, method: str = "GET", kind: str = "http") -> list
         return {"type": "http.request"}
 
     scope = {"type": kind, "method": method, "path": "/"}
-    asyncio.run(preload.PreloadMiddleware(app)(scope, receive, send))
+    aio.run(preload.PreloadMiddleware(app)(scope, receive, send))
     return sent
 
 

@@ -4,13 +4,13 @@ Time is a clock the test moves by hand."""
 
 from __future__ import annotations
 
-import asyncio
 import types
 from dataclasses import replace
 
 import limits.storage.memory
 import pytest
 
+from harness import aio
 from lnviz.serving import proof, quota, who
 from lnviz.serving.limits import Limits
 from lnviz.serving.store import StoreDown
@@ -144,7 +144,7 @@ def _get(path: str, cookie: str = "", ip: str = "8.8.4.4", method: str = "GET") 
     async def send(message):
         sent.append(message)
 
-    asyncio.run(ui_proof.Middleware(_page)(scope, None, send))
+    aio.run(ui_proof.Middleware(_page)(scope, None, send))
     found: dict[bytes, list[bytes]] = {}
     for name, value in sent[0]["headers"]:
         found.setdefault(name, []).append(value)

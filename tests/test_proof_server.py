@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import urllib.request
 
+from harness import aio
 from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
 from lnviz.serving import proof
@@ -40,8 +41,8 @@ async def start_and_upload(base: str, keeps_cookies: bool) -> tuple[list[str], b
 
 
 def test_a_browser_that_keeps_the_cookie_opens_a_room_and_uploads_and_a_script_that_does_not_is_told(app_server):
-    warnings, opened, status = asyncio.run(start_and_upload(app_server, keeps_cookies=True))
+    warnings, opened, status = aio.run(start_and_upload(app_server, keeps_cookies=True))
     assert opened and status == 204 and proof.NEEDS not in warnings
-    warnings, opened, status = asyncio.run(start_and_upload(app_server, keeps_cookies=False))
+    warnings, opened, status = aio.run(start_and_upload(app_server, keeps_cookies=False))
     assert not opened and status == 403
     assert proof.NEEDS in warnings

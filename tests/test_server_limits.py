@@ -14,11 +14,11 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 import websockets
 
+from harness import aio
 from harness.server import rss_mib, serving
 from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
@@ -26,12 +26,6 @@ from lnviz.labs.explorer import upload
 
 RSS_LIMIT_MIB = 1536  # the target: three big pastes at once stay under 1.5 GB
 PASTE_BYTES = 24_000_000  # just under Streamlit's default widget-state limit (25 MB), which let such pastes in
-
-
-def arun(coro):
-    """``asyncio.run(coro)`` in a thread of its own: Playwright's sync API (other tests) keeps a loop in this one."""
-    with ThreadPoolExecutor(1) as pool:
-        return pool.submit(asyncio.run, coro).result()
 
 
 class Peak:
@@ -93,16 +87,16 @@ def test_three_big_pastes_at_once_are_refused_and_the_server_stays_small(server)
     with Peak(server.proc.pid) as peak:
         # A client that sends a 24 MB paste (a browser can't: the box holds MAX_PASTE_CHARS) is closed
         # with 1009, "message too big", before the server parses it.
-        outcomes = arun(three_pasters(server.url, "1\n" * (PASTE_BYTES // 2)))
+        outcomes = aio.run(three_pasters(server.url, "1\n" * (PASTE_BYTES // 2)))
         assert outcomes == [1009, 1009, 1009], outcomes
         # What a browser sends of the same paste: the box's fill, cut at its limit. Each paster is told.
-        outcomes = arun(three_pasters(server.url, "1\n" * (upload.MAX_PASTE_CHARS // 2)))
+        outcomes = aio.run(three_pasters(server.url, "1\n" * (upload.MAX_PASTE_CHARS // 2)))
         for warnings in outcomes:
             assert any("cut off" in w for w in warnings), outcomes
     assert server.proc.poll() is None, server.log_tail()
     assert peak.mib < RSS_LIMIT_MIB, f"the server reached {peak.mib:.0f} MiB"
     # And everyone else is still served.
-    assert arun(stage_and_exceptions(server.url)) == (1, 0)
+    assert aio.run(stage_and_exceptions(server.url)) == (1, 0)
 
 
 async def stage_and_exceptions(base: str) -> tuple[int, int]:
@@ -150,7 +144,7 @@ async def upload_file_after_file(base: str) -> tuple[list[int], int, int, int]:
 
 
 def test_a_session_that_uploads_file_after_file_holds_two_and_is_then_refused(app_process):
-    first, held, last, held_after = arun(upload_file_after_file(app_process.url))
+    first, held, last, held_after = aio.run(upload_file_after_file(app_process.url))
     assert first == [204] * 6
     assert held == 2  # files: each upload pushed out the session's oldest beyond two, so 2 MiB held, not 6
     assert last == 429  # the 21st upload in ten minutes

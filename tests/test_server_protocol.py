@@ -22,8 +22,8 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the 
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
-from test_server_limits import arun
 
+from harness import aio
 from harness.server import ROOT
 from harness.wsclient import Session
 
@@ -102,8 +102,8 @@ async def visit(base: str) -> None:
 
 
 def test_clear_cache_from_a_browser_resets_neither_the_gate_nor_the_caches(app_process):
-    arun(visit(app_process.url))
-    told, started = arun(clear_cache_during_a_race(app_process.url))
+    aio.run(visit(app_process.url))
+    told, started = aio.run(clear_cache_during_a_race(app_process.url))
     assert not started and told and told[0].startswith("Waiting for a turn on this shared server"), told
 
 
@@ -167,7 +167,7 @@ def test_one_stage_message_costs_the_server_little_whatever_its_size(app_process
     }
     sizes = [len(text) for text in texts.values()]
     assert 0.66e6 < sizes[1] < 0.68e6 and 4.8e6 < sizes[-1] < 4.99e6, sizes  # server.maxWidgetStateSize: 5 MB
-    costs = arun(stage_costs(app_process.url, app_process.proc.pid, texts))
+    costs = aio.run(stage_costs(app_process.url, app_process.proc.pid, texts))
     print({name: f"{cost * 1e3:.0f} ms" for name, cost in costs.items()})
     for name, cost in costs.items():
         # Each rerun also redraws the page: the message itself may add at most the target.
@@ -195,7 +195,7 @@ async def stage_sends(base: str, texts: list[str]) -> list[tuple[dict[str, str],
 def test_a_stage_list_is_handled_once_its_last_values_count_and_any_value_is_coerced(app_process):
     huge = 10**400
     picks = json.dumps([{"event": "pick", "value": {"row": 3, "col": 2}}, {"event": "pick", "value": {"row": huge}}])
-    outcomes = arun(
+    outcomes = aio.run(
         stage_sends(
             app_process.url,
             [

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
-from test_server_limits import arun, held_upload_bytes, opened
+from test_server_limits import held_upload_bytes, opened
 
+from harness import aio
 from harness.upload import put_file, xsrf_cookie
 
 MIB = 2**20
@@ -30,7 +31,7 @@ async def fill_then_newcomer(base: str) -> tuple[list[int], int, int]:
 
 
 def test_a_newcomers_small_file_is_taken_while_one_client_holds_the_ceiling(app_process):
-    filled, status, held = arun(fill_then_newcomer(app_process.url))
+    filled, status, held = aio.run(fill_then_newcomer(app_process.url))
     time.sleep(0.5)  # a server that falls over does so a moment after its last answer: real time, on the server
     assert app_process.proc.poll() is None, app_process.log_tail()
     assert filled[:17] == [204] * 17  # the ceiling, 512 MiB, is full to the byte
