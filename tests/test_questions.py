@@ -420,6 +420,16 @@ def test_number_results_draw_the_guesses_and_torchs_value_as_a_labelled_line():
     assert_plotly_valid(figures.fig_results(NUMBER, []))
 
 
+def test_torchs_label_sits_on_the_side_of_its_line_that_has_room():
+    """Guesses all below torch's value put the line at the range's right end: a label anchored to its left ran off
+    the plot (a projector showed "torch: 1" of 1.969). Guesses all above it put the line at the left end."""
+    below = [f"{NUMBER.answer - d:.2f}" for d in (1.0, 2.0)]
+    above = [f"{NUMBER.answer + d:.2f}" for d in (1.0, 2.0)]
+    for guesses, side in ((below, "right"), (above, "left")):
+        (note,) = figures.fig_results(NUMBER, [tally(NUMBER, guesses)], presenting=True).layout.annotations
+        assert note.xanchor == side and (note.xshift < 0) == (side == "right")
+
+
 def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
     rounds = [tally(CHOICE, ["0", "0", "1"]), tally(CHOICE, ["0", "2", "2", "2"])]
     text = figures.results_text(CHOICE, rounds)

@@ -161,6 +161,7 @@ def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figur
     label = f"torch: {question.answer_text}"
     pad = span * 0.15 + width
     most = max([int(c) for tally in rounds for c in tally.values()] or [0])
+    leans_right = answer > (min(shown) + max(shown)) / 2
     layout = dict(
         barmode="group",
         xaxis=dict(title=dict(text="guess"), range=[min(shown) - pad, max(shown) + pad]),
@@ -178,8 +179,10 @@ def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figur
                 0.98,
                 ("x", "y domain"),
                 yanchor="top",
-                xanchor="left",
-                xshift=6,
+                # On the side of the line with room: past the middle of the range, a left-anchored label ran
+                # off the plot's right edge (a projector showed "torch: 1" of 1.969).
+                xanchor="right" if leans_right else "left",
+                xshift=-6 if leans_right else 6,
                 font=dict(size=theme.TITLE_SIZE),
             )
         ],
