@@ -133,10 +133,14 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
             st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
-        address_seen.say_if_unseen()
         count_of(room)
         if revealed:
             classroom.explain(question, page.presenting)
+        if not page.presenting:
+            address_seen.say_if_unseen()
+    if page.presenting:  # for the presenter, not the room: the projected column keeps the count in view at 1280 × 720
+        with st.sidebar:
+            address_seen.say_if_unseen()
     with main:
         if room.closed:
             st.info(text.CLOSED)
