@@ -256,7 +256,12 @@ async def faults(replicas: Replicas, span: float, outage: float, log: list[str])
     await asyncio.sleep(0.3 * span)
     replicas.apps[0].proc.kill()
     log.append(f"replica A killed at {time.monotonic() - start:.1f} s")
-    back = asyncio.create_task(asyncio.to_thread(replicas.restart, 0))
+
+    def restart() -> None:
+        replicas.restart(0)
+        log.append(f"replica A healthy again at {time.monotonic() - start:.1f} s")
+
+    back = asyncio.create_task(asyncio.to_thread(restart))
     await asyncio.sleep(max(0.0, start + 0.55 * span - time.monotonic()))
     await asyncio.to_thread(replicas.redis.stop, True)
     log.append(f"Redis shut down at {time.monotonic() - start:.1f} s")
@@ -264,7 +269,6 @@ async def faults(replicas: Replicas, span: float, outage: float, log: list[str])
     await asyncio.to_thread(replicas.redis.start)
     log.append(f"Redis back at {time.monotonic() - start:.1f} s")
     await back
-    log.append(f"replica A healthy again at {time.monotonic() - start:.1f} s")
 
 
 async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:

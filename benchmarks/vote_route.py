@@ -110,9 +110,17 @@ class Poster:
         self.writer: asyncio.StreamWriter | None = None
 
     async def post(self, path: str, body: dict) -> tuple[int, dict]:
-        """POST ``body`` as JSON; the status and the JSON answer (framed by its Content-Length)."""
-        if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        """POST ``body`` as JSON; the status and the JSON answer (framed by its Content-Length). A kept-alive
+        connection the server has closed meanwhile (uvicorn keeps one 5 s) is opened again, as a browser does."""
+        if self.writer is not None:
+            try:
+                return await self._post(path, body)
+            except (asyncio.IncompleteReadError, ConnectionError):
+                await self.close()
+        self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+        return await self._post(path, body)
+
+    async def _post(self, path: str, body: dict) -> tuple[int, dict]:
         data = json.dumps(body).encode()
         cookie = "; ".join(f"{k}={v}" for k, v in self.cookies.items())
         head = (
@@ -128,6 +136,7 @@ class Poster:
     async def close(self) -> None:
         if self.writer is not None:
             self.writer.close()
+            self.reader = self.writer = None
 
 
 @dataclass
@@ -139,16 +148,17 @@ class Way:
     cpu_s: float = 0.0
     votes: int = 0
     failed: int = 0
+    sent: int = 0  # votes sent, in blocks and bursts
     burst_s: list[float] = field(default_factory=list)  # all phones at once: until the last confirmation
     burst_cpu_s: float = 0.0
 
     def line(self, phones: int) -> str:
-        p50, p95, n = quantiles(self.took)
+        p50, p95, _ = quantiles(self.took)
         per = 1e3 * self.cpu_s / max(1, self.votes)
         burst = 1e3 * self.burst_cpu_s / max(1, phones * len(self.burst_s))
         return (
             f"| {self.name} | {p50 * 1e3:.0f} | {p95 * 1e3:.0f} | {per:.1f} | "
-            f"{', '.join(f'{b:.2f}' for b in self.burst_s)} | {burst:.1f} | {self.failed} of {n + self.failed} |"
+            f"{', '.join(f'{b:.2f}' for b in self.burst_s)} | {burst:.1f} | {self.failed} of {self.sent} |"
         )
 
 
@@ -174,6 +184,7 @@ async def measure(args: argparse.Namespace, port: int, pid: int, store: RedisSto
     counter = iter(range(1, 10**9))
 
     async def one(way: Way, i: int, answer: str) -> float | None:
+        way.sent += 1
         start = time.perf_counter()
         if way is page:
             ok = await by_page(phones[i], sessions[i], answer, next(counter))
