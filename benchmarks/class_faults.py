@@ -56,6 +56,7 @@ CHOICES = ("0", "1", "2", "3")
 RUN_TIMEOUT_S = 60.0  # one page run, on a loaded machine
 RETRY_S = 1.0  # an answer not confirmed is sent again after this (the page's own poll looks every second)
 TRIES = 60  # then the phone gives up on that answer, which stays unconfirmed
+GONE = "the page showed no room"  # a restarted empty Redis lost it: the phone gives up
 
 
 @dataclass
@@ -208,6 +209,9 @@ async def attend(
                 if session is None:
                     session = await open_page(phone, base, code)
                 element = bidi(session, "lnviz.class")
+                if element is None and not any(down(msg) for msg in session.run):  # no room: the lobby
+                    phone.refused.append(GONE)
+                    break
                 if element is None:  # the store can't be reached: the page's poll runs it again
                     await asyncio.sleep(RETRY_S)
                     await asyncio.wait_for(session.rerun([]), RUN_TIMEOUT_S)
@@ -250,8 +254,9 @@ def first_state(base: str, code: str, route: str) -> dict:
     return {}
 
 
-async def faults(replicas: Replicas, span: float, outage: float, log: list[str]) -> None:
-    """Kill replica A at 30 % of ``span`` and start it again; shut Redis down at 55 % for ``outage`` s."""
+async def faults(replicas: Replicas, span: float, outage: float, log: list[str], empty: bool = False) -> None:
+    """Kill replica A at 30 % of ``span`` and start it again; shut Redis down at 55 % for ``outage`` s, saving
+    what it holds (``empty``: not, as docs/deploy.md's redis.yaml runs it)."""
     start = time.monotonic()
     await asyncio.sleep(0.3 * span)
     replicas.apps[0].proc.kill()
@@ -263,8 +268,8 @@ async def faults(replicas: Replicas, span: float, outage: float, log: list[str])
 
     back = asyncio.create_task(asyncio.to_thread(restart))
     await asyncio.sleep(max(0.0, start + 0.55 * span - time.monotonic()))
-    await asyncio.to_thread(replicas.redis.stop, True)
-    log.append(f"Redis shut down at {time.monotonic() - start:.1f} s")
+    await asyncio.to_thread(replicas.redis.stop, not empty)
+    log.append(f"Redis {'stopped (nothing kept)' if empty else 'shut down'} at {time.monotonic() - start:.1f} s")
     await asyncio.sleep(outage)
     await asyncio.to_thread(replicas.redis.start)
     log.append(f"Redis back at {time.monotonic() - start:.1f} s")
@@ -290,7 +295,7 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     opened = time.monotonic() - opening
     events: list[str] = [f"{sum(p.ready.is_set() for p in phones)} pages opened in {opened:.1f} s"]
     go.set_result(time.monotonic())
-    await faults(replicas, args.span, args.outage, events)
+    await faults(replicas, args.span, args.outage, events, args.empty_redis)
     await asyncio.wait_for(asyncio.gather(*tasks), args.span + 600)
     lines.append(f"- {'; '.join(events)}")
     held = store.votes(room.code, 0, 1)
@@ -325,6 +330,7 @@ def parser(prog: str = "python -m benchmarks.class_faults") -> argparse.Argument
     parser.add_argument("--outage", type=float, default=3.0, help="seconds Redis is down")
     parser.add_argument("--settle", type=float, default=120.0, help="seconds at most for the phones to open pages")
     parser.add_argument("--seed", type=int, default=31)
+    parser.add_argument("--empty-redis", action="store_true", help="Redis restarts empty, as redis.yaml's does")
     parser.add_argument("--out", type=Path, default=None, help="also write the report here")
     return parser
 
