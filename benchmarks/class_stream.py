@@ -203,7 +203,8 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     if args.faults:  # last: it kills a replica and restarts Redis
         await asyncio.sleep(1.0)
         faults = class_faults.parser().parse_args(["--phones", str(args.faults)])
-        lines += ["", *(await class_faults.run(faults, replicas))[2:]]
+        report = await class_faults.run(faults, replicas)
+        lines += ["", report[0].replace("# ", "## ", 1), *report[1:]]
     return lines
 
 
