@@ -19,6 +19,8 @@ Measured, each as the issue's target has it:
   waiting, and with ``--idle`` phones waiting (straight to the replicas, half each: nginx's block holds 600
   streams per address, and every phone here comes from 127.0.0.1); and with ``--rooms`` rooms of one phone each,
   the cost of one more room watched.
+- **Faults**, last: ``--faults`` phones vote through the page while replica A is killed and Redis restarted,
+  and the votes lost or doubled are counted (:mod:`benchmarks.class_faults`).
 
 The machine is shared and loaded: compare figures of one run, and say what ran beside it.
 """
@@ -37,6 +39,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from benchmarks import class_faults
 from harness.replicas import Replicas, running_replicas
 from lnviz.serving import poll
 from lnviz.serving.store import RedisStore
@@ -197,6 +200,11 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     )
     for task in tasks:
         task.cancel()
+    if args.faults:  # last: it kills a replica and restarts Redis
+        await asyncio.sleep(1.0)
+        faults = class_faults.parser().parse_args(["--phones", str(args.faults)])
+        report = await class_faults.run(faults, replicas)
+        lines += ["", report[0].replace("# ", "## ", 1), *report[1:]]
     return lines
 
 
@@ -207,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rooms", type=int, default=100, help="rooms of one phone each, for a room's cost")
     parser.add_argument("--votes", type=int, default=20, help="votes timed to the projector's count")
     parser.add_argument("--window", type=float, default=20.0, help="seconds each CPU window lasts")
+    parser.add_argument("--faults", type=int, default=100, help="phones voting through faults, last (0: none)")
     parser.add_argument("--settle", type=float, default=15.0, help="seconds after the phones connect, unmeasured")
     parser.add_argument("--out", type=Path, default=None, help="also write the report here")
     args = parser.parse_args(argv)

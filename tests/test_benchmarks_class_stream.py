@@ -66,4 +66,4 @@ def test_load_hands_the_poll_mode_to_the_stream_benchmark(monkeypatch):
     seen: list[list[str]] = []
     monkeypatch.setattr(class_stream, "main", lambda argv: seen.append(argv) or 0)
     assert load.main(["--mode", "poll"]) == 0
-    assert seen == [["--phones", "400", "--window", "20.0"]]
+    assert seen == [["--phones", "400", "--window", "20.0", "--faults", "100"]]
