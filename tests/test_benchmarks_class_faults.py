@@ -10,10 +10,10 @@ import time
 
 from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
-from test_class_stream import arun
 
 from benchmarks import class_faults, vote_route
 from benchmarks.class_faults import Phone, count
+from harness import aio
 from lnviz.labs.classroom import text
 from lnviz.serving import poll
 from lnviz.serving.store import MemoryStore
@@ -129,7 +129,7 @@ def test_the_route_poster_sends_origin_cookies_and_json_and_reads_a_framed_answe
         server.close()
         return got, answers
 
-    got, answers = arun(main())
+    got, answers = aio.run(main())
     assert answers == [(200, {"outcome": "counted"})] * 2
     assert got[0].startswith(b"POST /api/class/X/vote HTTP/1.1\r\n")
     assert b"Cookie: lnviz_proof=p; lnviz_voter=v\r\n" in got[0] and b"Origin: http://127.0.0.1:" in got[0]
@@ -155,7 +155,7 @@ def _post(code: str, body: dict, cookies: dict[str, str], origin: str = "http://
     async def receive() -> dict:
         return {"type": "http.request", "body": raw, "more_body": False}
 
-    response = arun(vote_route.vote(Request(scope, receive)))
+    response = aio.run(vote_route.vote(Request(scope, receive)))
     return response.status_code, json.loads(response.body)
 
 
@@ -200,6 +200,6 @@ def test_the_reveals_counts_are_read_from_the_first_room_event_of_a_fresh_stream
         server.close()
         return found, got[0]
 
-    found, request = arun(main())
+    found, request = aio.run(main())
     assert found == state
     assert request.startswith(b"GET /api/class/X/events HTTP/1.1\r\n") and b"lnviz_route=k" in request
