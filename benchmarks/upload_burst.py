@@ -3,6 +3,7 @@ process (``inline``, as before issue 30) and in the upload worker (``worker``), 
 
     python -m benchmarks.upload_burst                       # inline, then worker: about 5 minutes on 2 cores
     python -m benchmarks.upload_burst --modes worker inline --bursts 2 --port 9400
+    python -m benchmarks.upload_burst --modes worker --before /tmp/main --rounds 2   # a change, side by side
 
 For each mode one ``streamlit run app.py`` on 127.0.0.1 (``LNVIZ_UPLOAD_WORKER`` set to the mode). A bystander
 session on the lecturer's link moves the gain slider (γ) every ``--every`` seconds: first with the server quiet
@@ -10,7 +11,9 @@ session on the lecturer's link moves the gain slider (γ) every ``--every`` seco
 PUT :func:`benchmarks.attack.big_csv` (1024 × 1024 in long digits, 31 MiB) and have the page read it, all at once.
 ``--file npy`` uploads the same matrix as .npy (8 MiB, read at once): what the pages' work with a 1024 × 1024
 matrix costs the bystander, the parse of the text aside. A move is the rerun request out to ``script_finished`` (:meth:`harness.wsclient.Session.rerun`). The target is
-issue 30's: the burst's p95 at most twice the quiet p95. Printed as a Markdown table.
+issue 30's: the burst's p95 at most twice the quiet p95. ``--before DIR`` measures each mode with the code of the
+checkout in DIR and then with this tree's, ``--rounds`` times in turn, each one's moves pooled. Printed as a
+Markdown table.
 """
 
 from __future__ import annotations
@@ -101,15 +104,36 @@ async def measure(base: str, quiet: int, bursts: int, every: float, kind: str) -
     }
 
 
-def run_mode(mode: str, port: int, args: argparse.Namespace, logs: Path) -> dict[str, object]:
-    app = start_app(port, logs / f"upload_burst_{mode}.log", env={"LNVIZ_UPLOAD_WORKER": mode})
+def run_mode(mode: str, port: int, args: argparse.Namespace, logs: Path, tree: Path | None = None) -> dict[str, object]:
+    """One server in ``mode``, measured: this tree's code, or with ``tree`` the code of that checkout (its
+    ``app.py``, its packages first on the path), with this tree's config."""
+    env = {"LNVIZ_UPLOAD_WORKER": mode} | ({"PYTHONPATH": str(tree)} if tree else {})
+    script = str(tree / "app.py") if tree else "app.py"
+    app = start_app(port, logs / f"upload_burst_{mode}_{port}.log", script=script, env=env)
     try:
         wait_app(app)
         result = asyncio.run(measure(app.url, args.quiet, args.bursts, args.every, args.file))
     finally:
         stop(app.proc)
-    print(f"{mode}: {summary(result)}", file=sys.stderr, flush=True)
+    print(f"{mode}{' (' + str(tree) + ')' if tree else ''}: {summary(result)}", file=sys.stderr, flush=True)
     return result
+
+
+def runs(args: argparse.Namespace, logs: Path) -> dict[tuple[str, str], dict[str, object]]:
+    """Every mode, with ``--before`` that checkout's code first and then this tree's, ``--rounds`` times in turn;
+    each (mode, whose code)'s moves pooled over the rounds."""
+    trees = [("before", args.before), ("after", None)] if args.before else [("", None)]
+    pooled: dict[tuple[str, str], dict[str, object]] = {}
+    port = args.port
+    for _ in range(args.rounds):
+        for mode in args.modes:
+            for label, tree in trees:
+                r = run_mode(mode, port, args, logs, tree)
+                port += 1
+                into = pooled.setdefault((mode, label), {k: [] if isinstance(v, list) else 0 for k, v in r.items()})
+                for key, value in r.items():
+                    into[key] = into[key] + value  # lists of ms joined, counts added
+    return {key: {k: sorted(v) if isinstance(v, list) else v for k, v in r.items()} for key, r in pooled.items()}
 
 
 def summary(r: dict[str, object]) -> str:
@@ -121,26 +145,30 @@ def summary(r: dict[str, object]) -> str:
     )
 
 
-def markdown(results: dict[str, dict[str, object]], bursts: int, kind: str, start: str, end: str) -> str:
+def markdown(
+    results: dict[tuple[str, str], dict[str, object]], bursts: int, kind: str, start: str, end: str, rounds: int = 1
+) -> str:
     rows = [
         "| large files parsed | quiet moves | quiet p50 ms | quiet p95 ms | burst moves | burst p50 ms | burst p95 ms "
         "| burst max ms | p95 ÷ quiet p95 | moves while the pages read | their p50 ms | their p95 ms "
         "| files read (p50 s each) | target ≤ 2 × |",
         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
-    when = {"inline": " (before)", "worker": " (after)"}
-    for mode, r in results.items():
+    for (mode, code), r in results.items():
         q, b, w = r["quiet"], r["burst"], r["reading"]
         ratio = percentile(b, 95) / percentile(q, 95)
+        # Without --before, the CSV runs compare the parse in the server (before issue 30) with the worker (after).
+        when = f" ({code})" if code else {"inline": " (before)", "worker": " (after)"}[mode] if "CSV" in kind else ""
         rows.append(
-            f"| {'in the server' if mode == 'inline' else 'in the worker'}{when[mode] if 'CSV' in kind else ''} | {len(q)} "
+            f"| {'in the server' if mode == 'inline' else 'in the worker'}{when} | {len(q)} "
             f"| {percentile(q, 50):.0f} | {percentile(q, 95):.0f} | {len(b)} | {percentile(b, 50):.0f} "
             f"| {percentile(b, 95):.0f} | {max(b, default=float('nan')):.0f} | {ratio:.1f} "
             f"| {len(w)} | {percentile(w, 50):.0f} | {percentile(w, 95):.0f} | {r['read']} ({percentile(r['reads'], 50) / 1000:.1f}) | {verdict(ratio <= TARGET_RATIO)} |"
         )
     return "\n".join(
         [
-            f"{bursts} bursts of {UPLOADERS} uploads of a 1024 × 1024 {kind} read at once, a bystander moving γ; "
+            f"{bursts} bursts of {UPLOADERS} uploads of a 1024 × 1024 {kind} read at once, a bystander moving γ"
+            f"{f' ({rounds} rounds in turn, pooled)' if rounds > 1 else ''}; "
             f"load average {start} before, {end} after.",
             "",
             *rows,
@@ -156,12 +184,17 @@ def main() -> int:
     parser.add_argument("--bursts", type=int, default=2)
     parser.add_argument("--file", choices=["csv", "npy"], default="csv", help="npy: the same matrix, no text to parse")
     parser.add_argument("--every", type=float, default=0.25, help="seconds between two moves")
+    parser.add_argument(
+        "--before", type=Path, help="a checkout of the code before a change (git archive main | tar -x -C DIR): each "
+        "mode is measured with its code, then with this tree's, side by side"
+    )  # fmt: skip
+    parser.add_argument("--rounds", type=int, default=1, help="with --before: before and after in turn, this often")
     args = parser.parse_args()
     start = load_average()
     with tempfile.TemporaryDirectory() as logs:
-        results = {mode: run_mode(mode, args.port + i, args, Path(logs)) for i, mode in enumerate(args.modes)}
+        results = runs(args, Path(logs))
     kind = "CSV (31 MiB)" if args.file == "csv" else ".npy (8 MiB)"
-    print(markdown(results, args.bursts, kind, start, load_average()))
+    print(markdown(results, args.bursts, kind, start, load_average(), args.rounds))
     return 0
 
 

@@ -23,6 +23,7 @@ def big_csv(rows: int = 1024, cols: int = 256) -> tuple[np.ndarray, bytes]:
 # The check runs in a fresh interpreter started with -c: a spawned worker re-imports its parent's main script, and
 # under pytest-xdist that is execnet's bootstrap, which runs only inside execnet. A server's main is streamlit's.
 _IN_A_FRESH_INTERPRETER = """
+import os
 import numpy as np, pytest
 from lnviz.labs.explorer import upload, upload_worker
 from lnviz.labs.explorer.upload import UploadError
@@ -43,11 +44,14 @@ np.testing.assert_array_equal(upload_worker.parse_bytes("x.csv", data).numpy(), 
 with pytest.raises(UploadError) as there:
     upload_worker.parse_bytes("x.csv", bad)
 assert str(there.value) == str(here.value) and "not a number" in there.value.problem
+# The worker gives the server's process the cores first: its niceness is the server's plus NICE.
+assert upload_worker._worker().submit(os.nice, 0).result() == min(19, os.nice(0) + upload_worker.NICE)
 print("parsed apart")
 """
 
 
 def test_a_large_file_is_parsed_in_another_process_exactly_and_its_refusal_comes_back_in_the_same_words():
+    # ...by a worker that runs at a lower priority than the server (upload_worker.NICE).
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     env.pop(upload_worker.ENV, None)
     done = subprocess.run(

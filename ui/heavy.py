@@ -150,7 +150,8 @@ def _upload_quota() -> quota.UploadQuota:
 
 
 def install() -> None:
-    """Once per process, before any page: the upload quota, and the protocol a viewer never needs closed.
+    """Once per process, before any page: the upload quota, uploaded files drawn without copying their bytes
+    (:func:`ui.streamlit_private.share_uploaded_bytes_on_copy`), and the protocol a viewer never needs closed.
 
     With the limits on, a browser's ``clear_cache`` is ignored (it cleared
     every visitor's cached computations), a component's event list is bounded
@@ -159,6 +160,7 @@ def install() -> None:
     """
     gate()
     install_upload_quota()
+    streamlit_private.share_uploaded_bytes_on_copy()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
     streamlit_private.quiet_refused_downloads(limits.BusyError)
     if limits.current().enabled:

@@ -9,8 +9,10 @@ instead of the workaround silently doing nothing.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
+import io
 import logging
 import threading
 from collections.abc import Callable
@@ -195,6 +197,31 @@ def before_each_upload(admit: Callable[[str, Any], None]) -> bool:
             mgr.add_file = add_file_admitted
             mgr._lnviz_admit = admit
     return True
+
+
+def _shared_copy(self: Any, memo: dict[int, Any]) -> Any:
+    """A deep copy of an uploaded file that shares its bytes: they are immutable, and BytesIO copies them only
+    when written to, so the copy is as independent as one that copied them."""
+    twin = type(self).__new__(type(self))
+    io.BytesIO.__init__(twin, self.getvalue())  # the same bytes object while neither is written to
+    twin.__dict__.update(copy.deepcopy(self.__dict__, memo))  # its id, name, type, size and URLs
+    twin.seek(self.tell())
+    return twin
+
+
+def share_uploaded_bytes_on_copy() -> None:
+    """Let ``copy.deepcopy`` of an ``UploadedFile`` share the file's bytes instead of copying them.
+
+    Streamlit deep-copies a widget's value each time the widget is drawn
+    (``SessionState.register_widget``), so every full run of a page whose
+    uploader holds a 31 MiB file copied the 31 MiB, holding the interpreter
+    for 30 to 170 ms while every other session's rerun waited (issue 30,
+    attack 8). Only the public class and the copy protocol are used: should
+    Streamlit stop copying, this changes nothing.
+    """
+    from streamlit.typing import UploadedFile
+
+    UploadedFile.__deepcopy__ = _shared_copy
 
 
 # check(): each private use above, found through the objects themselves (attributes, signatures, dataclass

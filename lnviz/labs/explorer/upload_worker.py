@@ -9,7 +9,8 @@ is sent to one worker process (a pool of one, started on first use with
 ``spawn``, never ``fork``: the server runs threads), which parses it and
 sends back the float64 values or the :class:`~lnviz.labs.explorer.upload.UploadError`'s
 words; the caller's thread waits without holding the interpreter. One
-worker: large files are read one at a time, as the heavy-work gate admits them anyway.
+worker: large files are read one at a time, as the heavy-work gate admits them anyway. The worker runs
+at a lower priority (:data:`NICE`), so that while it parses, the server's sessions get the CPU first.
 
 A smaller file is parsed where it is, as before: the worker's round trip
 would cost more than it saves. ``LNVIZ_UPLOAD_WORKER=inline`` parses every
@@ -21,6 +22,7 @@ it was reading is refused in a sentence. Pure: no Streamlit.
 
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import os
 import threading
@@ -34,6 +36,9 @@ from torch import Tensor
 from lnviz.labs.explorer import upload
 
 ENV = "LNVIZ_UPLOAD_WORKER"  # "inline": parse in the server's own process
+# The worker's niceness (Linux's 0 to 19; the server's is 0): when the cores are short, the server's sessions run
+# first and the parse takes what is left, about a tenth of a core against a busy one; on idle cores it runs as fast.
+NICE = 10
 
 _lock = threading.Lock()
 _pool: ProcessPoolExecutor | None = None
@@ -52,11 +57,18 @@ def _parse(name: str, data: bytes) -> tuple[np.ndarray | None, str | None]:
         return None, e.problem
 
 
+def _yield_the_cores() -> None:
+    """In the worker, once: give the server's process the cores first (:data:`NICE`)."""
+    with contextlib.suppress(OSError, AttributeError):  # no os.nice (Windows), or not allowed: as fast as before
+        os.nice(NICE)
+
+
 def _worker() -> ProcessPoolExecutor:
     global _pool
     with _lock:
         if _pool is None:
-            _pool = ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("spawn"))
+            context = multiprocessing.get_context("spawn")
+            _pool = ProcessPoolExecutor(1, mp_context=context, initializer=_yield_the_cores)
         return _pool
 
 
