@@ -317,3 +317,18 @@ def test_an_unknown_room_is_gone_and_a_browser_past_its_streams_is_refused_in_a_
             break
         threading.Event().wait(0.05)
     assert Stream(f"http://127.0.0.1:{port}", room.code, cookie).response.status == 200
+
+
+def test_streams_without_cookies_from_addresses_the_app_cant_see_count_as_one_address(served, monkeypatch):
+    """A script that sends no cookie, behind a proxy that does not say who its visitors are (here the loopback),
+    is one address of every such: it can't hold every stream the process serves."""
+    port, store = served
+    gate = events.Gate(replace(Limits(), streams_per_address=2, subscribers=100))
+    monkeypatch.setattr(routes, "gate", lambda: gate)
+    room, _ = _opened(store)
+    held = [Stream(f"http://127.0.0.1:{port}", room.code) for _ in range(2)]
+    assert all(_data(s.event())["code"] == room.code for s in held)
+    refused = Stream(f"http://127.0.0.1:{port}", room.code)
+    assert refused.response.status == 429 and refused.response.read().decode() == events.REFUSED["address"]
+    for s in [*held, refused]:
+        s.close()

@@ -38,15 +38,13 @@ RETRY_AFTER_S = 60  # a refused stream's Retry-After
 
 
 def revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
-    """Each revealed round's counts, round 1 first (as :func:`ui.classroom.rounds_of`), and torch's answer as a
+    """Each revealed round's counts, round 1 first (:func:`ui.classroom.rounds_of`), and torch's answer as a
     vote is stored. Imports the question bank on the first reveal, not when the server starts."""
-    from lnviz.labs.classroom.question import tally
     from lnviz.labs.classroom.questions import by_id
+    from ui.classroom import rounds_of
 
     question = by_id(room.question or "")
-    last = room.round if room.phase != "ask" else room.round - 1
-    rounds = [tally(question, store().votes(room.code, room.index, r).values()) for r in range(1, last + 1)]
-    return rounds, question.parse(question.answer)
+    return rounds_of(room, question), question.parse(question.answer)
 
 
 def _bank() -> None:
@@ -136,7 +134,9 @@ async def class_events(request: Request) -> Response:
     if code is None:
         return EventSourceResponse(iter([_gone(str(request.path_params["code"])[:32])]), ping=0)
     client = _client(request)
-    address = who.address(request.client.host if request.client else None)
+    # Every address the app can't see is one (as the poll counts them): else a script behind a proxy that does
+    # not say who its visitors are could hold every stream this process serves.
+    address = who.counted(request.client.host if request.client else None)
     refused = gate().enter(client, address)
     if refused is not None:
         headers = {"Retry-After": str(RETRY_AFTER_S), "Cache-Control": "no-store"}
