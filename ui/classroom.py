@@ -179,9 +179,14 @@ def say(kind: str, message: str) -> None:
     st.session_state["class_said"] = (kind, message)
 
 
+def taken() -> tuple[str, str] | None:
+    """What the last action came to, (kind, message) as :func:`say` left it, taken so that it is said once."""
+    return st.session_state.pop("class_said", None)
+
+
 def said() -> bool:
     """What the last action came to, said once; whether there was anything to say."""
-    found = st.session_state.pop("class_said", None)
+    found = taken()
     if found:
         kind, message = found
         getattr(st, kind)(message)

@@ -50,8 +50,8 @@ def vote(code: str) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. It is for the question and round the element drew, which the store checks against the room's:
     a phone behind the room is told it moved on. The page then shows the answer the store holds."""
-    if proof.refusal() is not None:
-        classroom.say("warning", proof.refusal())
+    if (why := proof.refusal()) is not None:
+        classroom.say("warning", why)
         return
     sent = sent_vote()
     if sent is None:
@@ -130,7 +130,7 @@ def phone(room: poll.Room, presenting: bool) -> None:
     if classroom.came_back():
         back_from_outage(question, mine)
     revealed = room.phase == "reveal"
-    found = st.session_state.pop("class_said", None)  # what the last vote came to: the element says it
+    found = classroom.taken()  # what the last vote came to: the element says it
     said = None
     if found:
         said = {"kind": found[0], "text": found[1], "index": room.index, "round": room.round, "phase": room.phase}

@@ -42,8 +42,8 @@ BUTTONS = (  # in one row, in this order; the first is the primary one
 
 def start() -> None:
     """Start a room of the whole bank, with this session as its presenter, and open it."""
-    if proof.refusal() is not None:
-        classroom.say("warning", proof.refusal())
+    if (why := proof.refusal()) is not None:
+        classroom.say("warning", why)
         return
     with classroom.down_said():
         try:
@@ -136,11 +136,9 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
         count_of(room)
         if revealed:
             classroom.explain(question, page.presenting)
-        if not page.presenting:
-            address_seen.say_if_unseen()
-    if page.presenting:  # for the presenter, not the room: the projected column keeps the count in view at 1280 × 720
-        with st.sidebar:
-            address_seen.say_if_unseen()
+    # For the presenter, not the room: in lecture mode in the sidebar, so the count stays in view at 1280 × 720.
+    with st.sidebar if page.presenting else side:
+        address_seen.say_if_unseen()
     with main:
         if room.closed:
             st.info(text.CLOSED)
