@@ -65,10 +65,9 @@ def link_header(base: str, chunks: list[str], modules: list[str]) -> str:
 @functools.cache
 def _header() -> bytes:
     """This server's header, built on its first page (Streamlit's config is read by then)."""
-    from streamlit import config
+    from ui.routes import prefix
 
-    base = (config.get_option("server.baseUrlPath") or "").strip("/")
-    return link_header(f"/{base}" if base else "", streamlit_chunks(_static_js()), stage_modules()).encode()
+    return link_header(prefix(), streamlit_chunks(_static_js()), stage_modules()).encode()
 
 
 class PreloadMiddleware:
