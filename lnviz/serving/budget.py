@@ -243,15 +243,20 @@ class Budget(Generic[K, V]):
         put, which no rerun renews) is over; a newcomer that is over its share
         even then may only drop an entry no one has used for ``protect_s``.
         """
+        held = self._held_by_client()  # counted once, then kept up to date as entries go
+        if client is not None:
+            held[client] = held.get(client, 0) + size
         while self._bytes + size > self.budget:
-            held = self._held_by_client()
-            if client is not None:
-                held[client] = held.get(client, 0) + size
             share = self.budget / max(1, len(held))
             over_share = client is not None and held[client] > share
             victim = self._over_share(held, share, client) or self._unprotected(now, idle=over_share)
             if victim is None:
                 raise self._refusal(size, now, over_share, share, len(held))
+            gone = self._entries[victim]
+            for c in {c for c, _ in gone.holders.values()}:
+                held[c] -= gone.nbytes
+                if held[c] <= 0 and c != client:
+                    del held[c]
             self._drop(victim)
 
     def _held_by_client(self) -> dict[Hashable, int]:
