@@ -221,6 +221,31 @@ def test_after_an_outage_each_phone_shows_the_answer_the_store_holds_never_a_def
             assert store.count(code, room.index, room.round) == 2
 
 
+def test_a_full_redis_is_said_as_full_not_as_down_and_the_class_keeps_what_it_had(monkeypatch):
+    """Redis at its maxmemory (noeviction): a phone's answer and the presenter's press are refused in words that say
+    the store is full and what it kept; the answer already counted stays, and the page still draws the room."""
+    import redis
+
+    from harness import redis as redis_harness
+
+    with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
+        store = RedisStore(server.url, prefix="full:")
+        monkeypatch.setattr(shared_store, "_store", store)
+        presenter, code = presenter_opens_a_room()
+        question = questions.by_id(store.room(code).question)
+        first, late = student(code), student(code)
+        _answer(first, question, 1)
+        raw = redis.Redis.from_url(server.url)
+        raw.config_set("maxmemory", raw.info("memory")["used_memory"] - 2**16)
+        _answer(late, question, 2)
+        assert_no_exception(late)
+        assert "is full just now" in said(late) and not late.error  # not the banner of a store that is down
+        button(presenter, "reveal").click().run()
+        assert_no_exception(presenter)
+        assert any("is full just now" in e.value for e in presenter.error)
+        assert store.room(code).phase == "ask" and store.count(code, 0, 1) == 1
+
+
 def test_a_browser_past_its_rooms_for_the_hour_is_told_so_and_no_room_is_opened(fresh_store, monkeypatch):
     from ui import heavy
 

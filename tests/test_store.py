@@ -372,3 +372,36 @@ def test_redis_keys_live_as_long_as_the_stores_caps_say(redis_server):
     r.expire(f"caps:room:{room.code}", 5)
     press(store, room.code, secret, "reveal")  # a presenter's action renews the room for idle_s
     assert 400 < r.ttl(f"caps:room:{room.code}") <= 500
+
+
+def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held():
+    """Redis at its maxmemory with noeviction, as deploy/k8s/redis.yaml runs it: each write (a room, a vote, a
+    presenter's press, a grid, a quota's count) is refused as StoreFull, a StoreDown that knows why; reads answer,
+    and the room and the vote already counted are whole."""
+    import redis
+
+    from lnviz.serving.quota import Quota, storage_from_env
+    from lnviz.serving.store import StoreFull
+
+    with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
+        store = RedisStore(server.url, prefix="full:")
+        room, secret = poll.open_room(store, QUESTIONS)
+        assert store.vote(room.code, "ann", 0, 1, "2") == COUNTED
+        quota = Quota("full", 10, 60, storage_from_env({"LNVIZ_REDIS_URL": server.url}))
+        assert quota.hit("someone")
+        raw = redis.Redis.from_url(server.url)
+        raw.config_set("maxmemory", raw.info("memory")["used_memory"] - 2**16)  # what it holds is past its cap
+        with pytest.raises(redis.exceptions.OutOfMemoryError):
+            raw.set("one more", b"x")
+        with pytest.raises(StoreFull):
+            store.vote(room.code, "bob", 0, 1, "1")
+        with pytest.raises(StoreFull):
+            poll.open_room(store, QUESTIONS)
+        with pytest.raises(StoreFull):
+            press(store, room.code, secret, "reveal")
+        with pytest.raises(StoreFull):
+            store.put_blob("grid", b"g" * 1024)
+        with pytest.raises(StoreFull):
+            quota.hit("someone")
+        assert issubclass(StoreFull, StoreDown)  # every caller that copes with a store down copes with this
+        assert store.room(room.code) == room and store.votes(room.code, 0, 1) == {"ann": "2"}

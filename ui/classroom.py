@@ -45,7 +45,7 @@ import streamlit as st
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.serving import limits, poll, quota, who
-from lnviz.serving.store import StoreDown
+from lnviz.serving.store import StoreDown, StoreFull
 from ui import heavy, proof
 from ui.store import store
 
@@ -198,8 +198,8 @@ def down_said() -> Iterator[None]:
     """A press (a presenter's button, Start a room) whose store can't be reached: the next run says so."""
     try:
         yield
-    except StoreDown:
-        say("error", text.DOWN)
+    except StoreDown as error:
+        say("error", text.FULL if isinstance(error, StoreFull) else text.DOWN)
 
 
 def went_down() -> None:

@@ -34,7 +34,7 @@ import functools
 import os
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +45,7 @@ import torch
 from lnviz import text
 from lnviz.labs.explorer import own_text, upload, upload_worker
 from lnviz.serving import budget, limits, own_share, own_store, quota
-from lnviz.serving.store import StoreDown
+from lnviz.serving.store import StoreDown, StoreFull
 from ui import boot, heavy, proof, upload_share
 from ui import store as shared_store
 
@@ -236,7 +236,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
         try:
             shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client())
             outcome = "shared" if shared else "quota"
-        except own_share.Full:
+        except (own_share.Full, StoreFull):  # everyone's grids at their cap, or Redis itself full
             outcome = "full"
         except StoreDown:
             outcome = "down"
@@ -264,7 +264,8 @@ def _load(key: str) -> np.ndarray | None:
         return store().get(key)
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
-        own_share.share(shared_store.store(), share_quota(), values, heavy.client())
+        with suppress(StoreFull):  # Redis full: shown all the same, renewed by a later visit
+            own_share.share(shared_store.store(), share_quota(), values, heavy.client())
     return values
 
 

@@ -18,7 +18,7 @@ import streamlit as st
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
 from lnviz.serving import events, poll
-from lnviz.serving.store import StoreDown
+from lnviz.serving.store import StoreDown, StoreFull
 from ui import boot, classroom, live, proof
 from ui.store import store
 
@@ -73,6 +73,9 @@ def vote(code: str) -> None:
                 classroom.say("warning", text.NOT_AN_ANSWER)
             return
         outcome = store().vote(code, classroom.voter(), sent["index"], sent["round"], choice, *classroom.sender())
+    except StoreFull:  # refused, not counted: the store answers, so there is no outage to come back from
+        classroom.say("warning", text.FULL)
+        return
     except StoreDown:  # perhaps counted, perhaps not: once the store answers, the page shows which
         classroom.went_down()
         return

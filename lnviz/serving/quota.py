@@ -30,7 +30,7 @@ from limits.storage import Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
 from lnviz.serving.limits import MIB, Limits, QuotaExceeded
-from lnviz.serving.store import StoreDown
+from lnviz.serving.store import StoreDown, StoreFull
 
 REDIS_ENV = "LNVIZ_REDIS_URL"
 MEMORY = "memory://"
@@ -43,6 +43,14 @@ def storage_from_env(environ: Mapping[str, str]) -> Storage:
         return storage_from_string(MEMORY)
     # Like the shared store (lnviz.serving.store.RedisStore): a Redis that can't be reached answers within a second.
     return storage_from_string(url, wrap_exceptions=True, socket_timeout=1.0, socket_connect_timeout=1.0)
+
+
+def _unavailable(error: StorageError) -> StoreDown:
+    """What a storage error means to the caller: the Redis full (it refused a write at its maxmemory) or down."""
+    cause = error.storage_error
+    from redis.exceptions import OutOfMemoryError  # only a Redis storage raises StorageError, so redis is there
+
+    return (StoreFull if isinstance(cause, OutOfMemoryError) else StoreDown)(str(cause))
 
 
 class Quota:
@@ -64,21 +72,21 @@ class Quota:
         try:
             return self._limiter.hit(self._item, key, cost=cost)
         except StorageError as error:
-            raise StoreDown(str(error.storage_error)) from error
+            raise _unavailable(error) from error
 
     def test(self, key: str, cost: int = 1) -> bool:
         """Whether ``cost`` would fit for ``key`` now, charging nothing."""
         try:
             return self._limiter.test(self._item, key, cost=cost)
         except StorageError as error:
-            raise StoreDown(str(error.storage_error)) from error
+            raise _unavailable(error) from error
 
     def retry_after_s(self, key: str) -> int:
         """Whole seconds (at least 1) until the oldest of ``key``'s window leaves it."""
         try:
             reset = self._limiter.get_window_stats(self._item, key).reset_time
         except StorageError as error:
-            raise StoreDown(str(error.storage_error)) from error
+            raise _unavailable(error) from error
         return max(1, math.ceil(reset - time.time()))
 
 

@@ -20,6 +20,7 @@ under ``blobs:``).
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -30,6 +31,8 @@ from lnviz.serving import poll
 from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from lnviz.serving.store_blobs import MemoryBlobs, RedisBlobs
+
+_log = logging.getLogger(__name__)
 
 BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
 
@@ -61,6 +64,14 @@ class Caps:
 
 class StoreDown(RuntimeError):
     """The shared store can't be reached now (Redis down or unreachable)."""
+
+
+class StoreFull(StoreDown):
+    """Redis refused a write: it holds its ``maxmemory`` and evicts nothing (``noeviction``, deploy/k8s/redis.yaml).
+
+    Reads still work and nothing it held is lost; a caller that only knows :class:`StoreDown` still copes, one that
+    knows this can say it truly (``text.FULL``).
+    """
 
 
 class Store(Protocol):
@@ -301,6 +312,7 @@ class RedisStore(RedisBlobs):
 
         self.caps = Caps(**caps)
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
+        self._full = redis.exceptions.OutOfMemoryError
         self._redis = redis.Redis.from_url(
             url, socket_timeout=1.0, socket_connect_timeout=1.0, health_check_interval=15, decode_responses=False
         )
@@ -314,6 +326,9 @@ class RedisStore(RedisBlobs):
             return fn()
         except self._errors as error:
             raise StoreDown(str(error)) from error
+        except self._full as error:
+            _log.warning("Redis refused a write, at its maxmemory: %s", error)
+            raise StoreFull(str(error)) from error
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
