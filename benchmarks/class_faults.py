@@ -17,8 +17,9 @@ balancer with its cookies, to the other replica if its own is gone.
 
 Meanwhile: replica A is killed (SIGKILL) at 30 % of the span and started again at once (it comes back when it
 is healthy); Redis is shut down at 55 % of the span for ``--outage`` s and started again holding what it held
-(``SHUTDOWN SAVE``: a Redis that keeps its data, which docs/deploy.md's ``redis.yaml`` is not; a restarted
-empty Redis loses the room itself, as the docs say). Then, against what each phone last confirmed:
+(``SHUTDOWN SAVE``: a Redis that keeps its data, as ``deploy/k8s/redis.yaml``'s does across a container
+restart, from its append-only file; ``--empty-redis``: one that starts empty, as a replaced pod without a
+PersistentVolumeClaim does, which loses the room itself, as docs/deploy.md says). Then, against what each phone last confirmed:
 
 - **lost**: a phone whose last confirmed answer is not the one the store holds for its voter;
 - **doubled**: answers in the store beyond one per phone (a phone that came back as a new voter, or a stranger);
@@ -256,7 +257,7 @@ def first_state(base: str, code: str, route: str) -> dict:
 
 async def faults(replicas: Replicas, span: float, outage: float, log: list[str], empty: bool = False) -> None:
     """Kill replica A at 30 % of ``span`` and start it again; shut Redis down at 55 % for ``outage`` s, saving
-    what it holds (``empty``: not, as docs/deploy.md's redis.yaml runs it)."""
+    what it holds (``empty``: not, as a replaced Redis pod without a PersistentVolumeClaim)."""
     start = time.monotonic()
     await asyncio.sleep(0.3 * span)
     replicas.apps[0].proc.kill()
@@ -330,7 +331,9 @@ def parser(prog: str = "python -m benchmarks.class_faults") -> argparse.Argument
     parser.add_argument("--outage", type=float, default=3.0, help="seconds Redis is down")
     parser.add_argument("--settle", type=float, default=120.0, help="seconds at most for the phones to open pages")
     parser.add_argument("--seed", type=int, default=31)
-    parser.add_argument("--empty-redis", action="store_true", help="Redis restarts empty, as redis.yaml's does")
+    parser.add_argument(
+        "--empty-redis", action="store_true", help="Redis restarts empty, as a replaced pod of redis.yaml's does"
+    )
     parser.add_argument("--out", type=Path, default=None, help="also write the report here")
     return parser
 

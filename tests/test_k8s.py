@@ -414,9 +414,14 @@ def redis_args() -> dict[str, str]:
     return {flag.removeprefix("--"): value for flag, value in zip(args[1::2], args[2::2], strict=True)}
 
 
-def test_redis_keeps_nothing_on_disk_and_evicts_nothing_within_its_limit():
+def test_redis_keeps_its_append_only_file_on_its_own_volume_and_evicts_nothing_within_its_limit():
     args = redis_args()
-    assert args["save"] == "" and args["appendonly"] == "no"
+    assert args["save"] == "" and args["appendonly"] == "yes" and args["appendfsync"] == "everysec"
+    (mount,) = [m for m in redis_container()["volumeMounts"] if m["mountPath"] == args["dir"]]
+    (volume,) = [v for v in redis_pod_spec()["volumes"] if v["name"] == mount["name"]]
+    # The file's data, as much again before a rewrite, and the rewrite's new base: a capped emptyDir that is too
+    # small gets the pod evicted, the class with it.
+    assert mebibytes(volume["emptyDir"]["sizeLimit"]) >= 3 * REDIS_MAXMEMORY_MIB
     assert args["maxmemory"] == f"{REDIS_MAXMEMORY_MIB}mb"
     assert args["maxmemory-policy"] == "noeviction"  # never a room or a vote (tests/test_store_blobs.py)
     resources_ = redis_container()["resources"]
