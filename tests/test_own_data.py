@@ -11,7 +11,7 @@ from conftest import assert_no_exception, run_page, share_link, stage_x
 from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
 from lnviz.serving import budget, own_share, own_store
-from lnviz.serving.store import BLOB_TTL_S, MemoryStore, StoreDown
+from lnviz.serving.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
 from ui import own_data
 from ui import store as shared_store
 
@@ -318,6 +318,39 @@ def test_a_store_that_cant_be_reached_is_said_plainly_and_never_raises(monkeypat
     (down,) = [w.value for w in other.warning if "can't be reached" in w.value]
     assert "generated data" in down
     np.testing.assert_allclose(stage_x(other), generated(), rtol=1e-6, atol=1e-6)
+
+
+class FillingStore(MemoryStore):
+    """A Redis that fills: once ``full``, at its maxmemory (noeviction), every write is refused and what it holds
+    is still read."""
+
+    full = False
+
+    def put_blob(self, *args):
+        if self.full:
+            raise StoreFull("OOM command not allowed")
+        return super().put_blob(*args)
+
+    def renew_blob(self, *args):
+        if self.full:
+            raise StoreFull("OOM command not allowed")
+        return super().renew_blob(*args)
+
+
+def test_a_full_store_is_said_as_full_and_a_grid_it_holds_still_opens_by_its_link(monkeypatch):
+    x = np.array([[5.0, 1, 2], [3, 9, 4]])
+    store = FillingStore()
+    own_share.share(store, own_share.new_quota(), x, "its opener")
+    store.full = True
+    monkeypatch.setattr(shared_store, "_store", store)
+    at = paste(run_page(PAGE), GOOD)
+    assert_no_exception(at)
+    np.testing.assert_array_equal(stage_x(at), GOOD_X)
+    caption = share_caption(at)
+    assert "Not in the link" in caption and "as much data for links" in caption, caption  # not "can't be reached"
+    other = run_page(PAGE, {own_data.OWN_PARAM: own_store.content_id(x)})  # its renewal refused: shown all the same
+    assert_no_exception(other)
+    np.testing.assert_array_equal(stage_x(other), x)
 
 
 def test_the_same_matrix_pasted_again_stays_shown(monkeypatch):
