@@ -48,6 +48,7 @@ class Replicas:
     proxy: nginx.Nginx
     apps: list[AppProcess]  # A and B, for their logs
     redis: redis_harness.RedisServer  # the class poll's store, shared by A and B (LNVIZ_REDIS_URL)
+    runs: Path  # a line per run of a class page on either replica, its mode ("phone": a phone's; ui.live.count_run)
 
     def logs(self) -> str:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
@@ -59,7 +60,7 @@ class Replicas:
         stop(old.proc)
         port = (self.port_a, self.port_b)[i]
         log = old.log.with_name(f"{old.log.stem}+{old.log.suffix}")  # the old log stays, for a failure message
-        self.apps[i] = start_app(port, log, env={"LNVIZ_REDIS_URL": self.redis.url, **SECRET})
+        self.apps[i] = start_app(port, log, env=replica_env(self.redis, self.runs))
         wait_app(self.apps[i])
         return self.apps[i]
 
@@ -80,6 +81,13 @@ class Replicas:
 
 
 SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (ui.proof)
+RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.live.RUNS_FILE, named here so the harness needs no Streamlit
+
+
+def replica_env(redis: redis_harness.RedisServer, runs: Path) -> dict[str, str]:
+    """A replica's environment: the shared Redis, the deployment's one secret, and where it counts class page runs
+    (both append whole lines to one file)."""
+    return {"LNVIZ_REDIS_URL": redis.url, **SECRET, RUNS_FILE: str(runs)}
 
 
 @contextmanager
@@ -89,17 +97,18 @@ def running_replicas(logs: Path) -> Iterator[Replicas]:
     apps: list[AppProcess] = []
     proxy = None
     redis = redis_harness.RedisServer()
+    runs = logs / "class_runs"
     try:
         redis.start()
         for port, name in ((port_a, "replica_a.log"), (port_b, "replica_b.log")):
-            apps.append(start_app(port, logs / name, env={"LNVIZ_REDIS_URL": redis.url, **SECRET}))
+            apps.append(start_app(port, logs / name, env=replica_env(redis, runs)))
         for app in apps:
             wait_app(app)
         proxy = nginx.start(nginx.balancer([port_a, port_b], lb) + door(via_a, port_a) + door(via_b, port_b))
         urls = [f"http://127.0.0.1:{port}" for port in (lb, via_a, via_b)]
         for url in urls:
             wait_healthy(url, timeout=20, alive=proxy.alive)
-        yield Replicas(*urls, port_a=port_a, port_b=port_b, lb_port=lb, proxy=proxy, apps=apps, redis=redis)
+        yield Replicas(*urls, port_a, port_b, lb, proxy, apps, redis, runs)
     finally:
         if proxy is not None:
             proxy.stop()

@@ -372,9 +372,14 @@ def test_a_replica_killed_mid_round_loses_or_doubles_no_vote_and_its_phones_see_
         phone.page.locator(CHOICES).first.wait_for(timeout=back)
         phone.settle()
     answer(phones[0], 2)  # sent to the new replica B
+    for phone in phones:
+        phone.settle()
+    runs = page_runs(replicas.runs)
+    before = runs()
     press(presenter, "reveal")
     for phone in phones:
         phone.page.locator(f"{ELEMENT} section.results").wait_for(timeout=back)
         assert "2 votes" in results(phone) and "1 vote" in results(phone)
+    assert before > 0 and runs() == before  # on either replica, the reveal came by the stream, not a page run
     votes = store.votes(code, room.index, room.round)
     assert sorted(votes.values()) == ["1", "2", "2"]  # three voters, each once, the change replacing its vote
