@@ -239,10 +239,10 @@ def test_a_full_redis_is_said_as_full_not_as_down_and_the_class_keeps_what_it_ha
         raw.config_set("maxmemory", raw.info("memory")["used_memory"] - 2**16)
         _answer(late, question, 2)
         assert_no_exception(late)
-        assert "is full just now" in said(late) and not late.error  # not the banner of a store that is down
+        assert "store is full" in said(late) and not late.error  # not the banner of a store that is down
         button(presenter, "reveal").click().run()
         assert_no_exception(presenter)
-        assert any("is full just now" in e.value for e in presenter.error)
+        assert any("store is full" in e.value for e in presenter.error)
         assert store.room(code).phase == "ask" and store.count(code, 0, 1) == 1
 
 

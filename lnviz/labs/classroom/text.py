@@ -164,8 +164,8 @@ DOWN = (
     "works as usual. This page tries again every second and carries on by itself once the store is back."
 )
 FULL = (
-    "The class's shared store is full just now, so it can't take this. Everything it already holds is kept: the "
-    "rooms, and every answer counted. Try again in a few minutes; if it stays full, tell whoever runs this server."
+    "The class's shared store is full, so it can't take this just now; every room and answer it holds is kept. "
+    "Try again in a few minutes, or tell whoever runs this server."
 )
 PHASE_NAMES = {1: "first answers", 2: "second answers, after discussion"}
 CLOSED = "This room is closed. Start another from the class page."
