@@ -21,8 +21,9 @@ from xdist.scheduler import LoadScopeScheduling
 
 # Modules that share one session fixture that starts processes: each list is one work unit.
 TOGETHER = (
-    # tests/conftest.py's ``replicas``: two streamlit servers, nginx and a redis-server.
-    ("tests/test_replicas.py", "tests/test_own_data_replicas.py"),
+    # tests/conftest.py's ``replicas``: two streamlit servers, nginx and a redis-server. Every module that asks for
+    # it is here: one outside would start a second set on the worker it lands on.
+    ("tests/test_replicas.py", "tests/test_own_data_replicas.py", "tests/test_class_stream_replicas.py"),
 )
 # Roughly what each slow module took in a run of `make test` (its tests' calls; --durations), for the order only:
 # a wrong figure makes a run longer, never a test pass or fail.
