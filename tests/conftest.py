@@ -52,7 +52,7 @@ def proved(monkeypatch):
 def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     """The app served with its default config on a free port, healthy; stopped after the session.
 
-    The one default server of a session (with ``-n 2`` each worker has its own): the browser tests and the
+    The one default server of a session (with ``-n 3`` each worker has its own): the browser tests and the
     server tests that speak to it as a client (test_server_protocol, test_ready_probe, test_upload_share_server,
     test_server_limits) share it. A module that needs another config, or a process it may kill, starts its own
     and says why.
