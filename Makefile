@@ -55,10 +55,12 @@ lint: $(VENV)/.dev
 
 # The stage's model in JavaScript first, under Node's own runner (tests/js/: no npm, no build step).
 # loadscope keeps a module's tests on one worker, so its module-scoped server or nginx starts once; tests/conftest.py
-# makes it queue the longest modules first and keep the replicas' two modules on one worker (harness/schedule.py).
+# makes it queue the longest modules first and keep the replicas' modules on one worker (harness/schedule.py).
+# Three workers on two cores: a browser test mostly waits on its server and its page, and a third worker fills
+# that wait (a slow subset: 164 s with -n 2, 143 s with -n 3, 137 s with -n 4, at a load average near 10).
 test: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz system-deps lint
 	node --test tests/js/
-	$(PY) -m pytest -n 2 --dist loadscope -q --durations=25
+	$(PY) -m pytest -n 3 --dist loadscope -q --durations=25
 
 # The link fuzz at full size: 200 junk links a page (the suite runs 20).
 fuzz: $(VENV)/.dev $(VENV)/.model $(VENV)/.lnviz

@@ -21,30 +21,36 @@ from xdist.scheduler import LoadScopeScheduling
 
 # Modules that share one session fixture that starts processes: each list is one work unit.
 TOGETHER = (
-    # tests/conftest.py's ``replicas``: two streamlit servers, nginx and a redis-server.
-    ("tests/test_replicas.py", "tests/test_own_data_replicas.py"),
+    # tests/conftest.py's ``replicas``: two streamlit servers, nginx and a redis-server. Every module that asks for
+    # it is here: one outside would start a second set on the worker it lands on.
+    ("tests/test_replicas.py", "tests/test_own_data_replicas.py", "tests/test_class_stream_replicas.py"),
 )
-# Roughly what each slow module took in a run of `make test` (its tests' calls; --durations), for the order only:
-# a wrong figure makes a run longer, never a test pass or fail.
+# Roughly what each slow module took in a run of the suite (its tests' times; -v and --durations=0, at a load
+# average of about 13), for the order only: a wrong figure makes a run longer, never a test pass or fail.
 SECONDS = {
-    "tests/test_replicas.py": 300,
-    "tests/test_browser_a11y.py": 190,
-    "tests/test_browser_classroom.py": 165,
-    "tests/test_browser_transformer.py": 155,
-    "tests/test_browser_links.py": 120,
-    "tests/test_fuzz_links.py": 100,
-    "tests/test_browser_keyboard.py": 90,
-    "tests/test_browser_explorer.py": 80,
-    "tests/test_browser_pages.py": 55,
-    "tests/test_browser_stage.py": 50,
-    "tests/test_browser_phone.py": 50,
-    "tests/test_base_path.py": 40,
-    "tests/test_browser_walkthrough.py": 40,
-    "tests/test_browser_own_data.py": 37,
-    "tests/test_browser_restart.py": 32,
+    "tests/test_browser_a11y.py": 260,
+    "tests/test_browser_links.py": 215,
+    "tests/test_replicas.py": 155,
+    "tests/test_browser_classroom.py": 120,
+    "tests/test_browser_stage.py": 105,
+    "tests/test_browser_keyboard.py": 85,
+    "tests/test_browser_phone.py": 65,
+    "tests/test_class_stream_replicas.py": 45,
+    "tests/test_fuzz_links.py": 40,
+    "tests/test_own_data_replicas.py": 35,
+    "tests/test_browser_transformer.py": 35,
+    "tests/test_browser_explorer.py": 35,
     "tests/test_server.py": 30,
+    "tests/test_base_path.py": 30,
+    "tests/test_server_limits.py": 25,
+    "tests/test_browser_walkthrough.py": 25,
     "tests/test_bench.py": 25,
-    "tests/test_server_limits.py": 20,
+    "tests/test_upload_worker.py": 20,
+    "tests/test_training.py": 20,
+    "tests/test_browser_address.py": 15,
+    "tests/test_browser_restart.py": 15,
+    "tests/test_purity.py": 13,
+    "tests/test_transformer_lab.py": 12,
 }
 PER_TEST = 0.3  # seconds: a module not in SECONDS (mostly fast pure-Python tests)
 

@@ -52,7 +52,7 @@ def proved(monkeypatch):
 def app_process(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AppProcess]:
     """The app served with its default config on a free port, healthy; stopped after the session.
 
-    The one default server of a session (with ``-n 2`` each worker has its own): the browser tests and the
+    The one default server of a session (with ``-n 3`` each worker has its own): the browser tests and the
     server tests that speak to it as a client (test_server_protocol, test_ready_probe, test_upload_share_server,
     test_server_limits) share it. A module that needs another config, or a process it may kill, starts its own
     and says why.
@@ -70,8 +70,8 @@ def app_server(app_process: AppProcess) -> str:
 @pytest.fixture(scope="session")
 def replicas(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Replicas]:
     """Replicas A and B sharing one real Redis, nginx's documented balancer in front of them and a door to each
-    (:mod:`harness.replicas`): the one such set of a run, shared by test_replicas and test_own_data_replicas,
-    which ``--dist loadscope`` keeps on one worker (:mod:`harness.schedule`); stopped after the session."""
+    (:mod:`harness.replicas`): the one such set of a run, shared by test_replicas, test_own_data_replicas and
+    test_class_stream_replicas, which ``--dist loadscope`` keeps on one worker (:mod:`harness.schedule`); stopped after the session."""
     if not nginx.executable().is_file():
         pytest.fail("nginx is missing: `make system-deps` installs Debian's nginx")
     with running_replicas(tmp_path_factory.mktemp("replicas")) as running:

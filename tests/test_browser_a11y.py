@@ -1,5 +1,9 @@
-"""Every page in a real browser: accessible (axe-core), readable on a projector, no text over text on a phone.
+"""Every page in a real browser: it loads clean, accessible (axe-core), readable on a projector, no text over text on
+a phone.
 
+- Each registered page (tests/test_browser_pages.py), at every path that opens it, shows no exception box, raises
+  no JS error, fetches nothing from another machine and lists exactly the registry's pages in its sidebar. A
+  screenshot of each is kept in artifacts/screenshots/ (git ignores it; CI keeps it as an artifact).
 - axe-core (vendored in tests/vendor/axe-core) finds no serious or critical
   violation. The only rules left out are ``list`` and ``listitem`` on
   Streamlit's own sidebar navigation, whose ``<ul>`` wraps each section's
@@ -13,11 +17,12 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from urllib.parse import urlparse
 
 import pytest
 from browser import ROOT, AppPage, overlapping
 from playwright.sync_api import BrowserContext
-from test_browser_pages import PAGES
+from test_browser_pages import EVERY_PATH, PAGES
 
 from harness.chromium import LAPTOP, PHONE
 from harness.tab import watch
@@ -26,6 +31,7 @@ from lnviz.figures import theme
 pytestmark = pytest.mark.browser
 
 AXE = ROOT / "tests" / "vendor" / "axe-core" / "axe.min.js"
+SCREENSHOTS = ROOT / "artifacts" / "screenshots"
 # Streamlit's sectioned sidebar navigation: <ul> > <div> > <li>, in Streamlit's own markup (upstream).
 UPSTREAM = {"list": '[data-testid="stSidebarNavItems"]', "listitem": '[data-testid="stSidebarNavItems"] li'}
 
@@ -81,15 +87,40 @@ PROJECTOR = {"width": 1280, "height": 720}
 
 @pytest.fixture(scope="module")
 def at_laptop(request: pytest.FixtureRequest, app_server: str, browser_context: BrowserContext) -> Iterator[AppPage]:
-    """The page ``request.param`` opened at a laptop's size and settled: one visit per page, which the
-    accessibility check and (for a page with charts) the phone's overlap check share; pytest runs the tests of
-    one page together, and closes the tab before it opens the next page's."""
+    """The page ``request.param`` opened at a laptop's size and settled: one visit per page, which the clean load's,
+    the accessibility and (for a page with charts) the phone's overlap checks share; pytest runs the tests of one
+    page together, in the module's order (the clean load's first, before anything is added to the page), and
+    closes the tab before it opens the next page's."""
     page = browser_context.new_page()
     page.set_viewport_size(LAPTOP)
     try:
         yield watch(AppPage(page)).goto(f"{app_server}/{request.param}")
     finally:
         page.close()
+
+
+def sidebar_paths(app: AppPage) -> set[str]:
+    """The URL paths the sidebar navigation links to ("" for the default page)."""
+    hrefs = app.page.locator('[data-testid="stSidebarNav"] a').evaluate_all("els => els.map(e => e.href)")
+    return {urlparse(href).path.strip("/") for href in hrefs}
+
+
+@pytest.mark.parametrize("at_laptop", sorted(EVERY_PATH), ids=lambda p: p or "default", indirect=True)
+def test_page_loads_clean(at_laptop, app_process):
+    app, path = at_laptop, urlparse(at_laptop.page.url).path.strip("/")
+    shot = app.screenshot(SCREENSHOTS / f"{path or 'default'}.png")
+    assert shot.stat().st_size > 0
+    log = f"\n--- server log ---\n{app_process.log_tail()}"
+    main = app.page.locator('[data-testid="stMainBlockContainer"]')
+    assert main.inner_text().strip(), f"/{path} rendered nothing{log}"
+    exceptions = app.exceptions()
+    assert not exceptions, f"/{path} shows an exception: {exceptions}{log}"
+    assert not app.errors, f"/{path} raised JavaScript errors: {app.errors}"
+    # Nothing is fetched from outside the app, the favicon included: an offline classroom sees the same page.
+    assert not app.offsite, f"/{path} asked other machines for {app.offsite}"
+    favicon = app.page.locator("link[rel='shortcut icon']").get_attribute("href")
+    assert favicon.startswith("data:image/svg+xml"), f"/{path}: the favicon is {favicon[:80]}"
+    assert sidebar_paths(app) == set(PAGES), f"/{path}: sidebar vs the page registry {sorted(PAGES)}"
 
 
 @pytest.mark.parametrize("at_laptop", VIEWS, ids=lambda p: p or "default", indirect=True)

@@ -11,8 +11,8 @@ request) shows that they spread over both replicas and that each browser's
 every request, its websocket reconnecting after a drop included, stayed on its
 own. Then ``/static/`` and the stage's files come gzipped and ``/_stcore/metrics`` is not served.
 Last, the class poll over both replicas, which share one real Redis as docs/deploy.md has
-them do: a class's round, a presenter's double click and two presenter tabs, and an outage
-of Redis mid-vote.
+them do: a class's round, a presenter's double click and two presenter tabs, an outage
+of Redis mid-vote, and replica B killed mid-round.
 """
 
 from __future__ import annotations
@@ -273,3 +273,50 @@ def test_redis_stopped_mid_vote_each_phone_shows_what_it_holds_once_back_by_itse
     assert store.votes(code, room.index, room.round) == {voter: "1"}
     answer(late, 3)  # answered again, counted once
     assert store.count(code, room.index, room.round) == 2
+
+
+def test_a_replica_killed_mid_round_loses_or_doubles_no_vote_and_its_phones_see_the_reveal(replicas, contexts):
+    """Through nginx, two replicas and Redis: replica B is killed and started again mid-round; its phones come
+    back by themselves (the page's connection, the element's stream), a change of mind sent after it replaces the
+    earlier vote, and the reveal reaches every phone on either replica."""
+    from test_browser_classroom import (
+        CHOICES,
+        ELEMENT,
+        PHONE,
+        PROJECTOR,
+        answer,
+        open_in,
+        page_runs,
+        press,
+        results,
+        start_room,
+        wait_count,
+    )
+
+    store = RedisStore(replicas.redis.url)
+    presenter = open_in(contexts(PROJECTOR), f"{replicas.via_a}/class?present=1")
+    code = start_room(presenter)
+    press(presenter, "next")  # a choice question
+    room = store.room(code)
+    bases = [replicas.via_b, replicas.via_b, replicas.via_a]
+    phones = [open_in(contexts(PHONE), f"{b}/class?room={code}") for b in bases]
+    for phone, option in zip(phones, (0, 1, 2), strict=True):
+        answer(phone, option)
+    wait_count(presenter, 3)
+    replicas.restart(1)  # replica B's process and all it held in memory are gone
+    back = 60_000  # B's start, then the element's next try (at most 15 s and a third apart)
+    for phone in phones[:2]:
+        phone.page.locator(CHOICES).first.wait_for(timeout=back)
+        phone.settle()
+    answer(phones[0], 2)  # sent to the new replica B
+    for phone in phones:
+        phone.settle()
+    runs = page_runs(replicas.runs)
+    before = runs()
+    press(presenter, "reveal")
+    for phone in phones:
+        phone.page.locator(f"{ELEMENT} section.results").wait_for(timeout=back)
+        assert "2 votes" in results(phone) and "1 vote" in results(phone)
+    assert before > 0 and runs() == before  # on either replica, the reveal came by the stream, not a page run
+    votes = store.votes(code, room.index, room.round)
+    assert sorted(votes.values()) == ["1", "2", "2"]  # three voters, each once, the change replacing its vote

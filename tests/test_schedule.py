@@ -3,7 +3,12 @@ replicas in one unit, and queues the longest units first."""
 
 from __future__ import annotations
 
+import ast
+from pathlib import Path
+
 from harness import schedule
+
+TESTS = Path(__file__).parent
 
 
 def test_the_replicas_modules_are_one_unit_and_other_modules_their_own():
@@ -12,6 +17,19 @@ def test_the_replicas_modules_are_one_unit_and_other_modules_their_own():
     )
     assert schedule.unit_of("tests/test_norms.py::test_a[x]") == "tests/test_norms.py"
     assert schedule.unit_of("tests/test_norms.py::TestKind::test_a") == "tests/test_norms.py::TestKind"  # loadscope's
+
+
+def test_every_module_that_asks_for_the_replicas_is_in_their_unit():
+    """A test module outside the unit that asks for tests/conftest.py's ``replicas`` starts a second set (two
+    servers, nginx and Redis) on whichever worker it lands on."""
+    asking = set()
+    for path in TESTS.glob("test_*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.FunctionDef) and any(a.arg == "replicas" for a in node.args.args):
+                asking.add(f"tests/{path.name}")
+    assert "tests/test_replicas.py" in asking
+    unit = schedule.unit_of("tests/test_replicas.py::t")
+    assert {m for m in asking if schedule.unit_of(f"{m}::t") != unit} == set()
 
 
 def test_units_are_queued_longest_first_and_unknown_modules_by_their_number_of_tests():
