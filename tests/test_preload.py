@@ -1,6 +1,6 @@
-"""ui/preload.py: the preload links in a page's HTML that let a new visitor's browser fetch the first screen's
-modules while the frontend loads (issue 32). The timing itself is ``make bench``'s (benchmarks/visit.py); here,
-what the links name and where they go."""
+"""ui/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
+frontend loads (issue 32). The timing itself is ``make bench``'s (benchmarks/visit.py); here, what the header
+names and where it goes."""
 
 from __future__ import annotations
 
@@ -9,18 +9,13 @@ import re
 from harness import aio
 from ui import preload
 
-PAGE = b'<html><head><script type="module" src="./static/js/%s"></script></head><body></body></html>'
 
-
-def _serve(content_type: bytes, body: list[bytes], method: str = "GET", status: int = 200, **headers) -> list[dict]:
-    """What :class:`ui.preload.PreloadMiddleware` sends for one request to an app answering ``body`` in parts."""
+def _serve(content_type: bytes, method: str = "GET", kind: str = "http") -> list[dict]:
+    """What :class:`ui.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
 
     async def app(scope, receive, send):
-        sent_headers = [(b"content-type", content_type), (b"content-length", str(sum(map(len, body))).encode())]
-        sent_headers += [(k.replace("_", "-").encode(), v) for k, v in headers.items()]
-        await send({"type": "http.response.start", "status": status, "headers": sent_headers})
-        for i, part in enumerate(body):
-            await send({"type": "http.response.body", "body": part, "more_body": i < len(body) - 1})
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
+        await send({"type": "http.response.body", "body": b"x"})
 
     sent: list[dict] = []
 
@@ -30,52 +25,29 @@ def _serve(content_type: bytes, body: list[bytes], method: str = "GET", status: 
     async def receive():
         return {"type": "http.request"}
 
-    scope = {"type": "http", "method": method, "path": "/"}
+    scope = {"type": kind, "method": method, "path": "/"}
     aio.run(preload.PreloadMiddleware(app)(scope, receive, send))
     return sent
 
 
-def _page(sent: list[dict]) -> tuple[str, int]:
-    """The body the browser gets, and the length its header says."""
-    length = int(dict(sent[0]["headers"])[b"content-length"])
-    return b"".join(m.get("body", b"") for m in sent[1:]).decode(), length
+def _link(sent: list[dict]) -> str | None:
+    links = [v.decode() for k, v in sent[0]["headers"] if k == b"link"]
+    assert len(links) <= 1
+    return links[0] if links else None
 
 
-def _hrefs(html: str, rel: str) -> list[str]:
-    return re.findall(rf'<link rel="{rel}"(?: crossorigin)? href="([^"]+)"', html)
-
-
-def test_a_page_carries_the_stage_modules_and_css_and_the_first_screens_chunks_before_its_head_ends():
-    html, length = _page(_serve(b"text/html; charset=utf-8", [PAGE[:30], PAGE[30:] % b"index.X.js"]))
-    assert length == len(html.encode())
-    head, _, _ = html.partition("</head>")
-    assert head.index('src="./static/js/index.X.js"') < head.index("<link")  # after Streamlit's own
-    modules = _hrefs(head, "modulepreload")
+def test_a_page_carries_the_stage_modules_and_css_and_the_component_chunk():
+    link = _link(_serve(b"text/html; charset=utf-8"))
+    assert link is not None
     for module in preload.stage_modules():
-        assert f"./_stcore/bidi-components/lnviz.stage/{module}" in modules
-    assert _hrefs(head, "preload") == ["./_stcore/bidi-components/lnviz.stage/stage.css"]
-    assert any(m.startswith("./static/js/BidiComponent.") for m in modules)
-    assert len(modules) == len(set(modules))
+        assert f"</_stcore/bidi-components/lnviz.stage/{module}>; rel=modulepreload" in link
+    assert "</_stcore/bidi-components/lnviz.stage/stage.css>; rel=preload; as=style" in link
+    assert "/static/js/BidiComponent." in link
 
 
-def test_a_chunk_the_page_names_itself_is_not_named_again():
-    chunks = preload.streamlit_chunks(preload._static_js())
-    html, _ = _page(_serve(b"text/html", [PAGE % chunks[0].encode()]))
-    assert f"./static/js/{chunks[0]}" not in _hrefs(html, "modulepreload")
-    assert f"./static/js/{chunks[1]}" in _hrefs(html, "modulepreload")
-
-
-def test_files_other_answers_and_other_methods_pass_as_they_are():
-    for sent in (
-        _serve(b"text/javascript", [b"<head></head>"]),
-        _serve(b"text/html", [b"<head></head>"], method="POST"),
-        _serve(b"text/html", [b"<head></head>"], method="HEAD"),
-        _serve(b"text/html", [b""], status=304),
-        _serve(b"text/html", [b"<head></head>"], content_encoding=b"gzip"),
-    ):
-        assert b"".join(m.get("body", b"") for m in sent[1:]) in (b"<head></head>", b"")
-    html, _ = _page(_serve(b"text/html", [b"no head here"]))
-    assert html == "no head here"
+def test_files_and_heads_of_other_kinds_get_no_header():
+    assert _link(_serve(b"text/javascript")) is None
+    assert _link(_serve(b"text/html", method="POST")) is None
 
 
 def test_every_module_named_exists_and_the_entry_comes_first_without_katex():
@@ -85,14 +57,22 @@ def test_every_module_named_exists_and_the_entry_comes_first_without_katex():
     assert not [m for m in modules if "katex" in m.lower()]
 
 
-def test_the_chunks_are_the_first_screens_widgets_and_what_they_import_but_not_katex_nor_the_highlighter():
+def test_the_chunks_are_the_components_and_what_it_imports_but_not_katex_nor_the_highlighter():
     static_js = preload._static_js()
     chunks = preload.streamlit_chunks(static_js)
     assert chunks[0].startswith("BidiComponent.") and all((static_js / c).is_file() for c in chunks)
-    # Chromium fetches a preloaded module alone: what the slider imports must be named too.
-    slider = next(c for c in chunks if c.startswith("Slider."))
-    imported = set(re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (static_js / slider).read_text()))
-    assert imported and imported <= set(chunks)
+    # Chromium fetches a preloaded module alone: what the component's chunk imports must be named too, but
+    # what Streamlit's page already preloads.
+    page = (static_js.parents[1] / "index.html").read_text()
+    imported = set(re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (static_js / chunks[0]).read_text()))
+    assert imported - set(chunks) and all(f"./static/js/{c}" in page for c in imported - set(chunks))
+    assert imported & set(chunks) and not [c for c in chunks if f"./static/js/{c}" in page]
     # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.waiting).
     assert not [c for c in chunks if c.startswith(("StreamlitSyntaxHighlighter.", "rehype-katex."))]
     assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []
+
+
+def test_the_header_sits_under_the_base_path_and_fits_an_nginx_buffer():
+    header = preload.link_header("/lnviz", preload.streamlit_chunks(preload._static_js()), preload.stage_modules())
+    assert all(part.strip().startswith("</lnviz/") for part in header.split(","))
+    assert len(header) < 2500  # nginx's default proxy_buffer_size is 4 KB for all of a response's headers
