@@ -66,6 +66,11 @@ def test_a_new_visitors_browser_gets_the_formulas_and_links_code_once_it_has_dra
     at.run()
     assert not stage_data(at)["waiting"] and len(at.latex) == 2
     assert [c for c in at.code if "layer_norm" in c.value.lower()] and "v=" in share_link(at)
+    # A report that never comes holds nothing back past the first run.
+    unreported = run_page(PAGE)
+    assert stage_data(unreported)["waiting"] and not unreported.latex
+    unreported.run()
+    assert not stage_data(unreported)["waiting"] and len(unreported.latex) == 2 and "v=" in share_link(unreported)
 
 
 def test_an_empty_view_in_a_link_opens_the_default_view():

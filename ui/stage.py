@@ -56,7 +56,8 @@ def _on_scrub() -> None:
         _set({p.key: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
 
 
-_DRAWN = "_lnviz_stage_drawn"  # a browser has drawn the stage in this session
+_DRAWN = "_lnviz_stage_drawn"  # a browser has drawn the stage in this session, or had a run to since
+_ASKED = "_lnviz_stage_asked"  # the stage has been sent in a run of this session
 
 
 def _on_drawn() -> None:
@@ -73,8 +74,9 @@ def _browser() -> bool:
 def waiting() -> bool:
     """True until this session's browser has drawn the stage: a page that draws it leaves out, meanwhile, what
     waits for KaTeX and the code highlighter (``st.latex``, ``st.code``), whose chunks and fonts the browser would
-    load and run before it painted the stage (issue 32). A session with no browser paints nothing, and gets
-    everything at once."""
+    load and run before it painted the stage (issue 32). Only in the first run that sends the stage: any run
+    after it holds nothing back, whether or not the stage's report came. A session with no browser paints
+    nothing, and gets everything at once."""
     return _browser() and not st.session_state.get(_DRAWN, False)
 
 
@@ -123,6 +125,9 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
     """
+    if st.session_state.get(_ASKED):
+        st.session_state[_DRAWN] = True
+    st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
     data = {
         **payload,
