@@ -12,9 +12,9 @@ With it, the browser fetches them in parallel with Streamlit's own bundle, from 
 - ``rel=preload; as=style`` for ``stage.css``.
 
 Only the stage's: the sidebar's widgets load as the first run asks for them. Preloading theirs too (50 chunks, in
-the HTML, past what a header may carry through an nginx) made the frontend start later than it saved, measured:
-a new visitor's stage at 1.67× the bare page's first paint with them, 1.29× without (docs/benchmarks.md). The
-code highlighter and KaTeX come after the stage (:func:`ui.stage.waiting`).
+the HTML, past what a header may carry through an nginx) did not pay, measured: a new visitor's stage at 1.67×
+the bare page's first paint with them, 1.29× without, in one run (docs/benchmarks.md). The code highlighter and
+KaTeX come after the stage (:func:`ui.stage.waiting`).
 
 Each is a file the server itself serves, under ``server.baseUrlPath``: nothing comes from elsewhere.
 :func:`middleware` is the ``st.App`` middleware (``app.py``).

@@ -56,7 +56,7 @@ def _on_scrub() -> None:
         _set({p.key: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
 
 
-_DRAWN = "_lnviz_stage_drawn"  # a browser has drawn the stage in this session, or had a run to since
+_DRAWN = "_lnviz_stage_drawn"  # the browser has drawn the stage, or a run came after the one that first sent it
 _ASKED = "_lnviz_stage_asked"  # the stage has been sent in a run of this session
 
 
@@ -125,7 +125,7 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
     """
-    if st.session_state.get(_ASKED):
+    if st.session_state.get(_ASKED):  # a run after the first that sent the stage: report or not, hold nothing back
         st.session_state[_DRAWN] = True
     st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
