@@ -69,6 +69,7 @@ def test_the_chunks_are_the_components_and_what_it_imports_but_not_katex_nor_the
     assert imported & set(chunks) and not [c for c in chunks if f"./static/js/{c}" in page]
     # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.waiting).
     assert not [c for c in chunks if c.startswith(("StreamlitSyntaxHighlighter.", "rehype-katex."))]
+    assert [c for c in chunks if c.startswith("Html.")]  # lnviz's stylesheet, before the stage is painted
     assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []
 
 
