@@ -133,7 +133,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     elif result.bn is not None and norm.eps == 0 and kind != "cell":  # the cell view says it beside BN's formula
         st.caption(explorer.BN_ZERO_EPS)
     VIEWS[kind](page, shown)
-    page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own))
+    page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own), link_later=live.waiting())
 
 
 st.fragment(below)(*input_section())

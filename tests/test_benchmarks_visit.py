@@ -3,7 +3,12 @@ verdict and the breakdown, from visits made up here. The run itself is a benchma
 
 from __future__ import annotations
 
+import math
+
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
 from benchmarks import visit
+from harness.wire import Frame
 
 
 def _visit(drawn_ms: float, stage: bool = True) -> visit.Visit:
@@ -37,3 +42,16 @@ def test_the_breakdown_has_each_part_beside_the_bare_page():
     assert "| requests for the stage's files (how many: first start–last end) | 14: 80–400 ms | – |" in text
     assert "| **the stage drawn** (the bare page: its first paint) | **2000** | **1500** |" in text
     assert "| the server's first run for the new session (request out to `script_finished` in) | 250 | 250 |" in text
+
+
+def test_the_server_time_is_the_first_runs_not_the_rerun_the_stage_asks_for_once_drawn():
+    ok = ForwardMsg.FINISHED_SUCCESSFULLY
+    frames = [
+        Frame(1.0, True, "rerun_script", None, 10),
+        Frame(1.1, False, "delta", None, 100),
+        Frame(1.25, False, "script_finished", ok, 4),
+        Frame(1.5, True, "rerun_script", None, 10),  # the stage's report that it is drawn
+        Frame(1.6, False, "script_finished", ok, 4),
+    ]
+    assert visit.first_run_ms(frames) == 250.0
+    assert math.isnan(visit.first_run_ms(frames[:2]))

@@ -63,6 +63,7 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
         page.on("response", lambda r: _stage_file(r) and app.files.append(_stage_file(r)))
         app.goto(url)
         page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
+        app.settle()  # the rerun the stage asks for once drawn (ui.stage.waiting) included
         return app
 
     yield _open
@@ -477,3 +478,37 @@ def test_the_stage_builds_its_ranges_from_the_state_table_a_hidden_control_is_lo
     )
     assert seen["bar"].startswith("linear-gradient") and "rgb(64, 0, 75)" in seen["bar"], seen["bar"]
     assert not app.errors, app.errors
+
+
+# When the stage's cells, the first KaTeX formula and the first st.code appear, on the page's clock.
+FIRST_SEEN_JS = f"""(() => {{
+    const t = (window.__firstSeen = {{}});
+    const look = () => {{
+        const now = performance.now();
+        if (t.cells === undefined && {STAGE_ROOT_JS}?.querySelector('.cell')) t.cells = now;
+        if (t.katex === undefined && document.querySelector('.katex')) t.katex = now;
+        if (t.code === undefined && document.querySelector('[data-testid="stCode"]')) t.code = now;
+        if (Object.keys(t).length < 3) requestAnimationFrame(look);
+    }};
+    requestAnimationFrame(look);
+}})();"""
+
+
+def test_a_new_visitor_sees_the_stage_first_and_the_cells_formulas_and_the_share_link_follow(stage_url, browser):
+    # Issue 32: KaTeX and the code highlighter, their chunks and fonts, come after the stage, not before it.
+    context = local_context(browser, FIRST_SEEN_JS, viewport=LAPTOP)
+    try:
+        app = AppPage(context.new_page()).goto(stage_url + "/")
+        page = app.page
+        page.wait_for_function("() => Object.keys(window.__firstSeen).length === 3", timeout=60_000)
+        seen = page.evaluate("window.__firstSeen")
+        assert seen["cells"] < seen["katex"] and seen["cells"] < seen["code"], seen
+        app.settle()
+        assert page.locator(".katex-display").count() == 2  # LN's formula and BN's, typeset
+        lines = page.locator('[data-testid="stMain"] [data-testid="stCode"]').all_inner_texts()
+        assert [t for t in lines if "F.layer_norm" in t] and [t for t in lines if "F.batch_norm" in t], lines
+        page.get_by_text("Share this view").click()
+        assert page.locator('[data-testid="stSidebar"] code').first.inner_text().startswith(stage_url)
+        assert not app.exceptions() and not app.errors, app.errors
+    finally:
+        context.close()

@@ -9,6 +9,7 @@ from conftest import assert_no_exception, figures, run_page, share_link, stage_d
 from lnviz.labs import explorer
 from lnviz.maths import data
 from ui import own_data
+from ui import stage as live
 
 PAGE = "pages/explorer.py"
 CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
@@ -51,6 +52,25 @@ def test_the_details_show_the_chosen_cell_alone_by_default():
     assert at.segmented_control(key="view").value == "cell"
     assert len(at.latex) == 2 and not at.get("plotly_chart") and not at.dataframe and not at.get("download_button")
     assert "output" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
+
+
+def test_a_new_visitors_browser_gets_the_formulas_and_links_code_once_it_has_drawn_the_stage(monkeypatch):
+    # Issue 32: st.latex and st.code would make the browser load KaTeX and the code highlighter before the stage.
+    monkeypatch.setattr(live, "_browser", lambda: True)  # a browser on the other end, as AppTest is not
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    assert stage_data(at)["waiting"] and not at.latex and not at.code
+    assert [e for e in at.sidebar.expander if e.label == "Share this view"]  # the box, its link to come
+    assert any("statistics of row" in m.value for m in at.markdown)  # the cell view's words are there already
+    at.session_state[live._DRAWN] = True  # what the stage's report sets (ui.stage._on_drawn)
+    at.run()
+    assert not stage_data(at)["waiting"] and len(at.latex) == 2
+    assert [c for c in at.code if "layer_norm" in c.value.lower()] and "v=" in share_link(at)
+    # A report that never comes holds nothing back past the first run.
+    unreported = run_page(PAGE)
+    assert stage_data(unreported)["waiting"] and not unreported.latex
+    unreported.run()
+    assert not stage_data(unreported)["waiting"] and len(unreported.latex) == 2 and "v=" in share_link(unreported)
 
 
 def test_an_empty_view_in_a_link_opens_the_default_view():

@@ -4,6 +4,8 @@ names and where it goes."""
 
 from __future__ import annotations
 
+import re
+
 from harness import aio
 from ui import preload
 
@@ -55,11 +57,19 @@ def test_every_module_named_exists_and_the_entry_comes_first_without_katex():
     assert not [m for m in modules if "katex" in m.lower()]
 
 
-def test_each_chunk_named_is_a_file_of_the_installed_frontend():
+def test_the_chunks_are_the_components_and_what_it_imports_but_not_katex_nor_the_highlighter():
     static_js = preload._static_js()
     chunks = preload.streamlit_chunks(static_js)
-    assert chunks and chunks[0].startswith("BidiComponent.")
-    assert all((static_js / c).is_file() for c in chunks)
+    assert chunks[0].startswith("BidiComponent.") and all((static_js / c).is_file() for c in chunks)
+    # Chromium fetches a preloaded module alone: what the component's chunk imports must be named too, but
+    # what Streamlit's page already preloads.
+    page = (static_js.parents[1] / "index.html").read_text()
+    imported = set(re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (static_js / chunks[0]).read_text()))
+    assert imported - set(chunks) and all(f"./static/js/{c}" in page for c in imported - set(chunks))
+    assert imported & set(chunks) and not [c for c in chunks if f"./static/js/{c}" in page]
+    # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.waiting).
+    assert not [c for c in chunks if c.startswith(("StreamlitSyntaxHighlighter.", "rehype-katex."))]
+    assert [c for c in chunks if c.startswith("Html.")]  # lnviz's stylesheet, before the stage is painted
     assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []
 
 

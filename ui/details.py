@@ -73,22 +73,28 @@ def distributions(page: Page, shown: Shown) -> None:
 
 
 def cell(page: Page, shown: Shown) -> None:
-    """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch."""
+    """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch.
+
+    The formulas (KaTeX) and the lines (the code highlighter) wait until the browser has drawn the stage
+    (:func:`ui.stage.waiting`): a new visitor's browser would load and run both, and their fonts, first."""
     (i, j), result, eps = shown.cell, shown.result, shown.norm.eps
     batch, features = shown.inputs.batch, shown.inputs.features
+    later = live.waiting()
     st.subheader(f"Cell (sample {i}, feature {j}), step by step")
     ln_col, bn_col = st.columns(2)
     with ln_col:
         st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
-        st.latex(explain.latex(result.ln, i, j, "LN"))
-        st.code(explain.pytorch_line("LN", i, j, features, eps), language="python", wrap_lines=True)
+        if not later:
+            st.latex(explain.latex(result.ln, i, j, "LN"))
+            st.code(explain.pytorch_line("LN", i, j, features, eps), language="python", wrap_lines=True)
     with bn_col:
         st.markdown(f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'s' * (batch != 1)}")
         if result.bn is None:
             st.info(explorer.BN_SINGLE_SAMPLE)
             return
-        st.latex(explain.latex(result.bn, i, j, "BN"))
-        st.code(explain.pytorch_line("BN", i, j, features, eps), language="python", wrap_lines=True)
+        if not later:
+            st.latex(explain.latex(result.bn, i, j, "BN"))
+            st.code(explain.pytorch_line("BN", i, j, features, eps), language="python", wrap_lines=True)
         if eps == 0:
             st.caption(explorer.BN_ZERO_EPS)
 

@@ -306,8 +306,13 @@ class Page:
         mode.add_note(text)
 
     # The end ---------------------------------------------------------------------------------------------------
-    def finish(self, caveat: str | None = None) -> str:
-        """Show the notes about the link, and the share box with the link to this view. Returns the link."""
+    def finish(self, caveat: str | None = None, link_later: bool = False) -> str:
+        """Show the notes about the link, and the share box with the link to this view. Returns the link.
+
+        ``link_later``: the box leaves its link out of this run, since ``st.code`` makes a new visitor's browser
+        load and run the code highlighter (1.5 MB) before it paints the page: a page whose stage the browser
+        has yet to draw (:func:`ui.stage.waiting`) passes it, and the stage's report reruns the page with it.
+        """
         unknown = sorted(mode.hidden() - set(self.drawn))
         if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
             st.session_state["_lnviz_noted_hide"] = unknown
@@ -324,7 +329,8 @@ class Page:
         link = self.link()
         with self._share.expander("Share this view", icon=":material/share:"):
             st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
-            st.code(link, language=None, wrap_lines=True)
+            if not link_later:
+                st.code(link, language=None, wrap_lines=True)
         return link
 
     def link(self) -> str:

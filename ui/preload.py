@@ -2,15 +2,19 @@
 loads.
 
 Without it a new visitor's browser asks for the stage's files only once the stage's element has arrived and
-React has mounted it, behind the rest of the first screen (KaTeX, the code highlighter, their fonts), and then
-one module after another as each import is read (issue 32). With it, the browser fetches and compiles them in
-parallel with Streamlit's own bundle, from the HTML's response on:
+React has mounted it, and then one module after another as each import is read (issue 32); and the component's
+own chunk (Streamlit's ``BidiComponent``), once asked for, waits for the chunks it imports, fetched only then.
+With it, the browser fetches them in parallel with Streamlit's own bundle, from the HTML's response on:
 
-- ``rel=modulepreload`` for the installed frontend's chunks of the elements on the explorer's first screen
-  (:data:`FIRST_SCREEN`, found by name: React reveals that screen, the stage with it, only once each of them has
-  loaded; measured, they were fetched one after another after the first run's elements arrived) and for each of
-  the stage's ES modules (lnviz/web/stage/);
+- ``rel=modulepreload`` for the installed frontend's chunks of :data:`FIRST_SCREEN` and every chunk they import,
+  transitively (Chromium fetches a preloaded module alone, not what it imports), and for each of the stage's ES
+  modules (lnviz/web/stage/);
 - ``rel=preload; as=style`` for ``stage.css``.
+
+Only the stage's, and the stylesheet's: the sidebar's widgets load as the first run asks for them. Preloading theirs too (50 chunks, in
+the HTML, past what a header may carry through an nginx) did not pay, measured: a new visitor's stage at 1.67×
+the bare page's first paint with them, 1.29× without, in one run (docs/benchmarks.md). The code highlighter and
+KaTeX come after the stage (:func:`ui.stage.waiting`).
 
 Each is a file the server itself serves, under ``server.baseUrlPath``: nothing comes from elsewhere.
 :func:`middleware` is the ``st.App`` middleware (``app.py``).
@@ -19,17 +23,20 @@ Each is a file the server itself serves, under ``server.baseUrlPath``: nothing c
 from __future__ import annotations
 
 import functools
+import re
 from pathlib import Path
 from typing import Any
 
 STAGE_DIR = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage"
 COMPONENT = "lnviz.stage"  # its name in pyproject.toml's [tool.streamlit.component]
-# The frontend's chunks of the elements on the stage's first screen (the component, the sidebar's widgets, the
-# cell view's code and formulas): React reveals the screen once every one of them has loaded, the stage with it.
-FIRST_SCREEN = (
-    "BidiComponent", "StreamlitSyntaxHighlighter", "rehype-katex", "Slider", "Selectbox", "NumberInput",
-    "Radio", "Checkbox", "ButtonGroup", "FileUploader", "TextArea",
-)  # fmt: skip
+# The frontend's chunks the stage's first paint waits for: its component's; and the one that puts lnviz's
+# stylesheet on the page (st.html, ui.mode.apply_style), else the stage is painted before the page's spacing and
+# lecture mode's large type apply, and moves when they do.
+FIRST_SCREEN = ("BidiComponent", "Html")
+# A chunk's static imports, as the frontend's bundler writes them: import{...}from"./x.js" and import"./x.js".
+IMPORT = re.compile(rb'(?:from|import)\s*"\./([\w.-]+\.js)"')
+# What the frontend's page names under static/js itself: its entry and the modules it preloads.
+NAMED = re.compile(rb'"\./static/js/([\w.-]+\.js)"')
 
 
 def stage_modules(root: Path = STAGE_DIR) -> list[str]:
@@ -40,11 +47,20 @@ def stage_modules(root: Path = STAGE_DIR) -> list[str]:
 
 
 def streamlit_chunks(static_js: Path, prefixes: tuple[str, ...] = FIRST_SCREEN) -> list[str]:
-    """The installed frontend's chunks named by ``prefixes``, as file names in ``static_js``: only those, since
-    Chromium fetches what a preloaded module imports itself, and a header past 4 KB would not pass an nginx in
-    front with its default buffer. A prefix this Streamlit has no chunk for is skipped: a preload is a hint, and
-    without it the page works as before."""
-    return [found[0].name for p in prefixes if (found := sorted(static_js.glob(f"{p}.*.js")))]
+    """The installed frontend's chunks named by ``prefixes``, then every chunk they import, transitively, as file
+    names in ``static_js``; but those its page (``index.html``, beside ``static/``) names itself, its entry and
+    what that imports. A prefix this Streamlit has no chunk for is skipped: a preload is a hint, and without it
+    the page works as before."""
+    page = static_js.parents[1] / "index.html"
+    named = {n.decode() for n in NAMED.findall(page.read_bytes())} if page.is_file() else set()
+    found = [hits[0].name for p in prefixes if (hits := sorted(static_js.glob(f"{p}.*.js")))]
+    seen, todo = set(found), list(found)
+    while todo:
+        for name in IMPORT.findall((static_js / todo.pop()).read_bytes()):
+            if (dep := name.decode()) not in seen | named and (static_js / dep).is_file():
+                seen.add(dep)
+                todo.append(dep)
+    return found + sorted(seen - set(found))
 
 
 def _static_js() -> Path:

@@ -14,6 +14,10 @@ widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
 the rerun, so torch recomputes and a link reproduces the view. A click on a
 cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's click uses too). A control the link hides
 (``hide=eps``) has no range on the stage either: the payload says it is locked.
+
+A new visitor's first screen is the stage (issue 32): until a browser has drawn it once in the session
+(:func:`waiting`), a page leaves out what would make the browser wait for KaTeX and the code highlighter
+first, and the stage, once drawn, reports it, which reruns the page with them.
 """
 
 from __future__ import annotations
@@ -50,6 +54,30 @@ def _on_scrub() -> None:
     scrub = st.session_state[KEY].get("scrub")
     if isinstance(scrub, dict):
         _set({p.key: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
+
+
+_DRAWN = "_lnviz_stage_drawn"  # the browser has drawn the stage, or a run came after the one that first sent it
+_ASKED = "_lnviz_stage_asked"  # the stage has been sent in a run of this session
+
+
+def _on_drawn() -> None:
+    """The browser has painted the stage's cells: the rerun this starts draws what :func:`waiting` held back."""
+    st.session_state[_DRAWN] = True
+
+
+def _browser() -> bool:
+    """Streamlit's frontend is on the other end: it sends the browser's time zone with each rerun request; AppTest
+    and a script send none."""
+    return st.context.timezone is not None
+
+
+def waiting() -> bool:
+    """True until this session's browser has drawn the stage: a page that draws it leaves out, meanwhile, what
+    waits for KaTeX and the code highlighter (``st.latex``, ``st.code``), whose chunks and fonts the browser would
+    load and run before it painted the stage (issue 32). Only in the first run that sends the stage: any run
+    after it holds nothing back, whether or not the stage's report came. A session with no browser paints
+    nothing, and gets everything at once."""
+    return _browser() and not st.session_state.get(_DRAWN, False)
 
 
 def pick(row: Any, col: Any) -> None:
@@ -97,6 +125,9 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
     """
+    if st.session_state.get(_ASKED):  # a run after the first that sent the stage: report or not, hold nothing back
+        st.session_state[_DRAWN] = True
+    st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
     data = {
         **payload,
@@ -104,10 +135,12 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
         "present": mode.presenting(),
         "walk": walk,
         "formula": formula,
+        "waiting": waiting(),  # the browser reports once it has drawn the stage
     }
     _component()(
         key=KEY,
         data=data,
         on_scrub_change=_on_scrub,
         on_pick_change=_on_pick,
+        on_drawn_change=_on_drawn,
     )

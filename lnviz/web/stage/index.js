@@ -85,6 +85,15 @@ function receive(s, raw) {
   if (s.driven && s.step === was + 1) arrive(s);
   showFormula(s, s.driven ? d.formula : "");
   showResized(s, d.resized);
+  tellDrawn(s, d.waiting);
+}
+
+// A new visitor's page leaves out what waits for KaTeX and the code highlighter (the cell's formulas, the share
+// box's link) until the stage is on the screen (issue 32): once its cells are painted, say so, once.
+function tellDrawn(s, waiting) {
+  if (!waiting || s.told) return;
+  s.told = true;
+  requestAnimationFrame(() => setTimeout(() => s.send("drawn", true), 0));
 }
 
 // After a change of B or H, what stayed: the page compared the grid with the one before (issue 27).

@@ -45,6 +45,7 @@ export function stageState() {
     formulaShown: "", // the formula typeset now (formula.js)
     timer: 0, // Play's timeout while it plays, else 0 (play.js)
     onScreen: false, // the stage is on screen: a clicker's keys step Play (index.js)
+    told: false, // the page has been told that the stage is drawn, once (index.js tellDrawn)
     // The blocks, rebuilt for another shape (layout.js build)
     paints: null, // each block's canvas { x, ln, bn }
     cells: null, // each block's cells { x, ln, bn }, over its canvas
