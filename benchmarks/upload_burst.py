@@ -43,12 +43,17 @@ async def move(probe: Session, gain: float) -> float:
     return await probe.rerun([probe.widget("gain", double_array_value=[gain])], ANSWER_TIMEOUT)
 
 
-async def burst(base: str, data: bytes, reading: list[float], name: str) -> tuple[int, list[float]]:
-    """One burst: the files put, then read by their pages at once; (files read, each read's ms). ``reading``
-    gets the reads' start and end (monotonic)."""
+async def burst(base: str, data: bytes, phases: dict[str, list[float]], name: str) -> tuple[int, list[float]]:
+    """One burst: the uploaders' pages opened, their files put, then read by their pages at once; (files read,
+    each read's ms). ``phases`` gets each phase's start and end (monotonic) under "open", "put" and "read"."""
+    phases["open"].append(time.monotonic())
     sessions = [await on_page(base, "", LECTURE.query()) for _ in range(UPLOADERS)]
+    phases["open"].append(time.monotonic())
+    reading = phases["read"]
     try:
+        phases["put"].append(time.monotonic())
         puts = await asyncio.gather(*(put_one(base, s, data, name) for s in sessions))
+        phases["put"].append(time.monotonic())
         reading.append(time.monotonic())
         reads = await asyncio.gather(
             *(s.rerun([uploaded(s, fid, name, len(data))], 600) for s, (status, fid) in zip(sessions, puts, strict=True)
@@ -83,9 +88,10 @@ async def measure(base: str, quiet: int, bursts: int, every: float, kind: str) -
             await asyncio.sleep(every)
         data = big_csv() if kind == "csv" else big_npy()
         loud: list[tuple[float, float]] = []  # (ms, answered at)
-        read, reads, reading = 0, [], []
+        read, reads = 0, []
+        phases: dict[str, list[float]] = {"open": [], "put": [], "read": []}
         for _ in range(bursts):
-            task = asyncio.create_task(burst(base, data, reading, f"x.{kind}"))
+            task = asyncio.create_task(burst(base, data, phases, f"x.{kind}"))
             while not task.done():
                 loud.append((await move(probe, next(gains)), time.monotonic()))
                 await asyncio.sleep(every)
@@ -93,12 +99,19 @@ async def measure(base: str, quiet: int, bursts: int, every: float, kind: str) -
             read, reads = read + n, reads + ms
     finally:
         await close_all([probe])
-    spans = list(zip(reading[::2], reading[1::2], strict=True))
-    while_read = [ms for ms, at in loud if any(a <= at <= b for a, b in spans)]
+
+    def answered_while(phase: str) -> list[float]:
+        """The moves answered while that phase ran (a move's answer can come just after the phase it waited on)."""
+        spans = list(zip(phases[phase][::2], phases[phase][1::2], strict=True))
+        return sorted(ms for ms, at in loud if any(a <= at <= b for a, b in spans))
+
     return {
         "quiet": sorted(calm),
         "burst": sorted(ms for ms, _ in loud),
-        "reading": sorted(while_read),
+        "opening": answered_while("open"),
+        "putting": answered_while("put"),
+        "puts_s": sorted(b - a for a, b in zip(phases["put"][::2], phases["put"][1::2], strict=True)),
+        "reading": answered_while("read"),
         "read": read,
         "reads": sorted(reads),
     }
@@ -137,11 +150,17 @@ def runs(args: argparse.Namespace, logs: Path) -> dict[tuple[str, str], dict[str
 
 
 def summary(r: dict[str, object]) -> str:
-    q, b, w = r["quiet"], r["burst"], r["reading"]
+    q, b = r["quiet"], r["burst"]
+    during = "; ".join(
+        f"while {what}: p50 {percentile(r[key], 50):.0f} p95 {percentile(r[key], 95):.0f} "
+        f"max {max(r[key], default=float('nan')):.0f} ms ({len(r[key])} moves)"
+        for key, what in (("opening", "the uploaders' pages open"), ("putting", "the files are put"),
+                          ("reading", "the pages read"))
+    )  # fmt: skip
     return (
         f"quiet p50 {percentile(q, 50):.0f} p95 {percentile(q, 95):.0f} ms; burst p50 {percentile(b, 50):.0f} "
-        f"p95 {percentile(b, 95):.0f} max {max(b, default=float('nan')):.0f} ms ({len(b)} moves); while the pages "
-        f"read: p50 {percentile(w, 50):.0f} p95 {percentile(w, 95):.0f} ms ({len(w)} moves); {r['read']} files read"
+        f"p95 {percentile(b, 95):.0f} max {max(b, default=float('nan')):.0f} ms ({len(b)} moves); {during}; "
+        f"{r['read']} files read; the {UPLOADERS} files put in {max(r['puts_s'], default=float('nan')):.1f} s at most"
     )
 
 
