@@ -2,7 +2,7 @@
 
 - ``routes``: the class room's public state as Server-Sent Events (:mod:`ui.routes`).
 - ``middleware``, on each page's HTML: the stage's modules to preload (:mod:`ui.preload`), and the signed cookie
-  that proves a browser keeps cookies (:mod:`ui.proof`).
+  that proves a browser keeps cookies (:mod:`ui.proof`); on uploads, their turns (:mod:`ui.upload_turns`).
 
 ``streamlit run app.py`` finds ``app`` and serves it, so ``make run``, the Dockerfile and the Kubernetes
 manifests start the app as before.
@@ -11,10 +11,10 @@ manifests start the app as before.
 import streamlit as st
 from starlette.middleware import Middleware
 
-from ui import preload, proof, routes
+from ui import preload, proof, routes, upload_turns
 
 app = st.App(
     "router.py",
     routes=routes.routes(),
-    middleware=[preload.middleware(), Middleware(proof.Middleware)],
+    middleware=[preload.middleware(), Middleware(proof.Middleware), upload_turns.middleware()],
 )
