@@ -47,7 +47,7 @@ def test_two_uploads_at_once_reach_the_app_one_after_the_other():
         await asyncio.gather(*tasks)
         return app.most, waiting
 
-    most, waiting = asyncio.run(go())
+    most, waiting = aio.run(go())
     assert waiting == ["/_stcore/upload_file/s/a"]  # the second waited for its turn
     assert most == 1
 
@@ -71,7 +71,7 @@ def test_other_requests_and_a_turn_waited_for_too_long_go_ahead():
         await asyncio.gather(first, second, *others)
         return before_bound, after_bound
 
-    before_bound, after_bound = asyncio.run(go())
+    before_bound, after_bound = aio.run(go())
     assert before_bound == ["/lnviz/_stcore/upload_file/s/a", "/_stcore/upload_file/s/a", "/api/x", PATH]
     assert after_bound == [*before_bound, "/lnviz/_stcore/upload_file/s/b"]
 
@@ -92,7 +92,7 @@ def test_a_turn_is_given_back_when_the_upload_fails():
                 pass
         return seen
 
-    assert asyncio.run(go()) == [f"{PATH}s/a", f"{PATH}s/b"]  # the second did not wait out the bound
+    assert aio.run(go()) == [f"{PATH}s/a", f"{PATH}s/b"]  # the second did not wait out the bound
 
 
 def one_then_another(base: str, session_id: str, xsrf: str) -> tuple[bool, str, int, float]:

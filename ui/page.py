@@ -312,6 +312,7 @@ class Page:
         ``link_later``: the box leaves its link out of this run, since ``st.code`` makes a new visitor's browser
         load and run the code highlighter (1.5 MB) before it paints the page: a page whose stage the browser
         has yet to draw (:func:`ui.stage.waiting`) passes it, and the stage's report reruns the page with it.
+        That rerun draws the notes again: they are kept for it, not shown once and gone a moment later.
         """
         unknown = sorted(mode.hidden() - set(self.drawn))
         if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
@@ -320,7 +321,7 @@ class Page:
                 f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
             )
             self.note(f"hide: {shown} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
-        notes = st.session_state.pop(mode.NOTES, None)
+        notes = st.session_state.get(mode.NOTES) if link_later else st.session_state.pop(mode.NOTES, None)
         if notes:
             self._notes.info(
                 "Some values in the link were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes),
