@@ -405,3 +405,25 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
             quota.hit("someone")
         assert issubclass(StoreFull, StoreDown)  # every caller that copes with a store down copes with this
         assert store.room(room.code) == room and store.votes(room.code, 0, 1) == {"ann": "2"}
+
+
+def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog):
+    """A flood of refused writes (a class voting into a full Redis) is one warning a minute, not one a write."""
+    import redis
+
+    from lnviz.serving.store import StoreFull
+
+    now = [0.0]
+    with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
+        store = RedisStore(server.url, prefix="flood:", clock=lambda: now[0])
+        room, _ = poll.open_room(store, QUESTIONS)
+        raw = redis.Redis.from_url(server.url)
+        raw.config_set("maxmemory", raw.info("memory")["used_memory"] - 2**16)
+        with caplog.at_level("WARNING", logger="lnviz.serving.store"):
+            for seconds in (0, 1, 2, 30, 59, 61, 62):
+                now[0] = seconds
+                with pytest.raises(StoreFull):
+                    store.vote(room.code, f"v{seconds}", 0, 1, "1")
+    said = [r.getMessage() for r in caplog.records if r.name == "lnviz.serving.store"]
+    assert len(said) == 2, said  # at 0 s, and at 61 s for the five refused since
+    assert said[0].startswith("Redis refused 1 write(s)") and said[1].startswith("Redis refused 5 write(s)")

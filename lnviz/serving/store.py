@@ -307,10 +307,17 @@ class RedisStore(RedisBlobs):
     second, so a page can say so instead of hanging.
     """
 
-    def __init__(self, url: str, prefix: str = "lnviz:", **caps: int) -> None:
+    FULL_LOG_EVERY_S = 60.0  # a Redis at its maxmemory is logged once a minute, with how many writes it refused
+
+    def __init__(
+        self, url: str, prefix: str = "lnviz:", clock: Callable[[], float] = time.monotonic, **caps: int
+    ) -> None:
         import redis
 
         self.caps = Caps(**caps)
+        self._clock = clock
+        self._full_logged_at: float | None = None
+        self._full_unlogged = 0  # writes refused since the last warning
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
         self._full = redis.exceptions.OutOfMemoryError
         self._redis = redis.Redis.from_url(
@@ -327,8 +334,17 @@ class RedisStore(RedisBlobs):
         except self._errors as error:
             raise StoreDown(str(error)) from error
         except self._full as error:
-            _log.warning("Redis refused a write, at its maxmemory: %s", error)
+            self._log_full(error)
             raise StoreFull(str(error)) from error
+
+    def _log_full(self, error: Exception) -> None:
+        """One warning a minute while Redis refuses writes: a flood of refused votes or grids is one line, not one
+        a write."""
+        now, self._full_unlogged = self._clock(), self._full_unlogged + 1
+        if self._full_logged_at is not None and now - self._full_logged_at < self.FULL_LOG_EVERY_S:
+            return
+        _log.warning("Redis refused %d write(s), at its maxmemory: %s", self._full_unlogged, error)
+        self._full_logged_at, self._full_unlogged = now, 0
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
