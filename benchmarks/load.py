@@ -61,7 +61,7 @@ from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from benchmarks.tabs import GAIN, MAIN_APP, SEED
-from harness.chromium import CHARTS_JS, LAPTOP, app_console_error, decode_array, keep_local, launch
+from harness.chromium import CHARTS_JS, LAPTOP, app_console_error, decode_array, launch
 from harness.server import free_port, start_app, wait_app
 from harness.settle import (
     COUNTED_JS,
@@ -286,9 +286,8 @@ class LoadReport:
 
 
 async def new_context(browser: Browser) -> BrowserContext:
-    """A context that refuses requests leaving the machine and instruments its pages."""
+    """A context of ``browser`` (which refuses requests leaving the machine) that instruments its pages."""
     context = await browser.new_context(viewport=LAPTOP)
-    await keep_local(context)
     await context.add_init_script(INSTRUMENT_JS)
     return context
 

@@ -1,5 +1,5 @@
-"""Headless Chromium for tests and benchmarks: Debian's browser, its flags, a context that stays on this
-machine, and what to ask a page.
+"""Headless Chromium for tests and benchmarks: Debian's browser, its flags (among them: stay on this machine),
+its contexts, and what to ask a page.
 
 Shared by tests/ and benchmarks/, which import this and not each other. The
 JavaScript probes read the app's state from the page: what it is doing
@@ -26,7 +26,14 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext
 
 CHROMIUM = "/usr/bin/chromium"
+# Every host name but this machine's resolves to nothing, IP literals included, so a request that would leave
+# the machine fails at once (net::ERR_NAME_NOT_RESOLVED) and no test depends on the network: Streamlit asks a
+# font CDN for some icons. In the browser's resolver, not a Playwright route: a route sends every request of
+# a page (about 140 a load) through Playwright to Python and back, which cost a quarter of a page load's wall
+# time and of the browser process's CPU (docs/benchmarks.md, "The test suite on a fresh clone").
+STAY_LOCAL = "--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE localhost , EXCLUDE 127.0.0.1"
 CHROMIUM_ARGS = [
+    STAY_LOCAL,
     "--no-sandbox",
     "--disable-gpu",
     "--disable-background-networking",
@@ -98,23 +105,13 @@ def launch(playwright: Any, cpus: str | None = None) -> Any:
     return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)
 
 
-def keep_local(context: Any) -> Any:
-    """Refuse at once every request of ``context`` that leaves the machine, so nothing depends on the network.
-
-    Streamlit fetches some icons from a font CDN. Works on a sync or an async
-    context (await the latter's result).
-    """
-    return context.route(lambda url: not is_local(url), lambda route: route.abort())
-
-
 def local_context(browser: Browser, init_script: str | None = None, **options: Any) -> BrowserContext:
-    """A new context of the (sync) ``browser`` that stays on this machine, its pages instrumented for the settle
-    probe (:data:`harness.settle.INSTRUMENT_JS`); ``init_script`` runs in each page too, before the page's own.
+    """A new context of the (sync) ``browser`` (which stays on this machine: :data:`STAY_LOCAL`), its pages
+    instrumented for the settle probe (:data:`harness.settle.INSTRUMENT_JS`); ``init_script`` runs in each page too, before the page's own.
 
     ``options`` go to ``browser.new_context`` (``viewport``, ``reduced_motion``, ...).
     """
     context = browser.new_context(**options)
-    keep_local(context)
     context.add_init_script(INSTRUMENT_JS)
     if init_script:
         context.add_init_script(init_script)
@@ -124,7 +121,7 @@ def local_context(browser: Browser, init_script: str | None = None, **options: A
 def foreign_console_error(text: str, where: str) -> str | None:
     """Why a console error is not the app's, or None when it is.
 
-    "offsite": a request to another machine, refused by :func:`keep_local`.
+    "offsite": a request to another machine, refused by the browser (:data:`STAY_LOCAL`).
     "probe": a 404 of :data:`BASE_URL_PROBES`, how the frontend finds its base URL.
     """
     if not text.startswith("Failed to load resource") or not where:
