@@ -52,6 +52,8 @@ def test_the_browser_reaches_this_machine_and_nothing_else(browser_context, loca
             assert page.evaluate(FETCH_JS, url) == "refused", url
         page.wait_for_timeout(100)  # requestfailed comes after the fetch's rejection
         # Refused here, by the browser's resolver, not by the network:
-        assert {url: why for url, why in failures if url in offsite} == dict.fromkeys(offsite, "net::ERR_NAME_NOT_RESOLVED")
+        assert {url: why for url, why in failures if url in offsite} == dict.fromkeys(
+            offsite, "net::ERR_NAME_NOT_RESOLVED"
+        )
     finally:
         page.close()
