@@ -19,7 +19,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import routes
+from ui import base_path, routes
 
 # A test reads how many page runs the class's element was drawn in (tests/test_browser_phone.py): the path of a
 # file each run appends a line to, when this variable names one. Unset, nothing is counted.
@@ -34,14 +34,14 @@ def _component() -> Any:
 
 def stream_url(code: str) -> str:
     """The address of room ``code``'s stream on the app's own origin, under ``server.baseUrlPath`` (:mod:`ui.routes`)."""
-    return routes.prefix() + routes.EVENTS_PATH.format(code=code)
+    return base_path.prefix() + routes.EVENTS_PATH.format(code=code)
 
 
 def reveal_url(code: str) -> str:
     """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`ui.class_reveal`)."""
     from ui.class_reveal import REVEAL_PATH
 
-    return routes.prefix() + REVEAL_PATH.format(code=code)
+    return base_path.prefix() + REVEAL_PATH.format(code=code)
 
 
 def count_run(mode: str) -> None:
