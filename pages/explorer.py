@@ -15,7 +15,7 @@ import torch  # noqa: E402
 from lnviz.labs import explorer  # noqa: E402
 from lnviz.labs.explorer import Exploration, stage, text  # noqa: E402
 from lnviz.maths import data, device  # noqa: E402
-from ui import own_data  # noqa: E402
+from ui import own_data, stage_at  # noqa: E402
 from ui import stage as live  # noqa: E402
 from ui.controls import normalization_controls  # noqa: E402
 from ui.details import Inputs, Shown, cell, charts, distributions, downloads, numbers  # noqa: E402
@@ -56,14 +56,17 @@ def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
 
 
-def the_stage(shown: Shown) -> None:
-    """x and both outputs, live: a window of the grid around the chosen cell, and what a change of B or H kept."""
+def the_stage(shown: Shown, base: Exploration, g: Any, b: Any) -> None:
+    """x and both outputs, live: a window of the grid around the chosen cell, and what a change of B or H kept;
+    the stage may ask for torch's numbers at the sidebar's next γ and β, from ``base`` (before them)."""
     inputs = shown.inputs
     batch, features = inputs.batch, inputs.features
     rows, cols = stage.window(batch, features, *shown.cell)
     same = ("explorer", inputs.dist, inputs.seed, inputs.draw, inputs.own and inputs.own.id, shown.norm)
     note = live.resized(same, shown.result)
-    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note), shown.cell)
+    values = (shown.norm.gain, shown.norm.bias)
+    offered = stage_at.offer(base, g, b, values, rows, cols, page.hidden)
+    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note), shown.cell, offered=offered)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(text.stage_window(batch, features, rows, cols))
 
@@ -126,7 +129,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     kind, chosen, output = pickers(inputs)
     shown = Shown(inputs, result, norm, chosen, output, *explorer.window(inputs.batch, inputs.features, *chosen))
     with stage_box:
-        the_stage(shown)
+        the_stage(shown, base, g, b)
     warnings(shown, kind)
     if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
         st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")

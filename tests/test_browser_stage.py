@@ -512,3 +512,65 @@ def test_a_new_visitor_sees_the_stage_first_and_the_cells_formulas_and_the_share
         assert not app.exceptions() and not app.errors, app.errors
     finally:
         context.close()
+
+
+SIDEBAR_GAIN = '[data-testid="stSidebar"] .st-key-gain input[type="range"]'
+
+
+def test_a_press_on_the_sidebars_gain_brings_torchs_numbers_to_the_stage_before_the_rerun(stage_url, browser):
+    """The stage asks the server's route (ui/stage_at.py) as the page's own γ slider moves (issue 32): with the
+    page's reruns held back, a key press on the sidebar's γ still puts torch's numbers at the new γ on the stage;
+    let through, the rerun brings the same γ to the URL."""
+    query = {"batch": "10", "features": "14", "seed": "4", "gain": "1.5", "bias": "0.25"}
+    held: list[bytes] = []
+    hold = {"on": False}
+
+    def through(ws) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: bytes | str) -> None:
+            if hold["on"] and isinstance(message, bytes) and _kind(message) == "rerun_script":
+                held.append(message)
+            else:
+                server.send(message)
+
+        hold["send"] = server.send
+        ws.on_message(from_page)
+
+    context = local_context(browser, viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        page.route_web_socket(re.compile(r".*/_stcore/stream$"), through)
+        app = AppPage(page)
+        page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+        url = stage_url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()) + f"&v={links.LINK_VERSION}"
+        app.goto(url)
+        page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
+        app.settle()
+        readout = page.locator(f"{STAGE} input[name=gain] + output")
+        assert readout.inner_text() == "1.50"
+
+        hold["on"] = True
+        page.locator(SIDEBAR_GAIN).focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function(
+            f"() => {STAGE_ROOT_JS}.querySelector('input[name=gain] + output').textContent === '1.55'", timeout=20_000
+        )
+        assert held, "the press's rerun was not held: the stage may have had it from the rerun"
+        i, j = 3, 6
+        page.locator(f'{STAGE} .cell[data-block="x"][data-k="{i * 12 + j}"]').hover()
+        page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
+        shown, want = _shown(app), _torch({**query, "gain": "1.55"}, i, j)
+        for name, value in want.items():
+            assert shown[name] == pytest.approx(float(value), abs=1e-6), name
+
+        hold["on"] = False
+        for message in held:
+            hold["send"](message)
+        app.settle()
+        assert _query(app)["gain"] == "1.55"
+        assert readout.inner_text() == "1.55"
+        assert _shown(app) == shown, "the rerun changed the stage's numbers"
+        assert not app.errors, app.errors
+    finally:
+        context.close()

@@ -5,6 +5,8 @@
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
   15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end.
   Too many streams from one browser, one address or in all: HTTP 429 with the sentence to show, in plain text.
+- ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
+- ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
 
 Streamlit does not put ``server.baseUrlPath`` before a route of ours: :func:`routes` does. Nothing happens at
 import; the process's hub and gate are made on the first stream.
@@ -20,7 +22,6 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import anyio
-import streamlit as st
 from sse_starlette import EventSourceResponse, ServerSentEvent
 from sse_starlette.sse import SendTimeoutError
 from starlette.requests import Request
@@ -30,6 +31,7 @@ from starlette.types import Receive, Scope, Send
 
 from lnviz.serving import events, limits, poll, who
 from lnviz.serving.store import StoreDown
+from ui import base_path
 from ui.store import store
 from ui.streamlit_private import XSRF_COOKIE
 
@@ -154,17 +156,13 @@ async def class_events(request: Request) -> Response:
     return _Stream(_events(code, sub), release)
 
 
-def prefix() -> str:
-    """``server.baseUrlPath`` as a route's prefix: "" or "/lnviz"."""
-    base = str(st.get_option("server.baseUrlPath") or "").strip("/")
-    return f"/{base}" if base else ""
-
-
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
     from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
+    from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
     return [
-        Route(prefix() + EVENTS_PATH, class_events, methods=["GET"]),
-        Route(prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
+        Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),
+        Route(base_path.prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
+        Route(base_path.prefix() + STAGE_AT_PATH, stage_at, methods=["GET"]),
     ]

@@ -17,12 +17,15 @@ cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's
 
 A new visitor's first screen is the stage (issue 32): until a browser has drawn it once in the session
 (:func:`waiting`), a page leaves out what would make the browser wait for KaTeX and the code highlighter
-first, and the stage, once drawn, reports it, which reruns the page with them.
+first, and the stage, once drawn, reports it, which reruns the page with them. As the page's own γ and β
+sliders move, the stage asks :mod:`ui.stage_at`'s route for torch's numbers at their values and draws them
+before the rerun the move starts; on the explorer, that route is offered in the payload's ``stage_at``.
 """
 
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from typing import Any
 
 import streamlit as st
@@ -114,7 +117,13 @@ def resized(inputs: tuple, result: Exploration) -> str:
     return stage.resized(before[1], result)
 
 
-def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None, formula: str = "") -> None:
+def draw(
+    payload: dict[str, Any],
+    cell: tuple[int, int],
+    walk: int | None = None,
+    formula: str = "",
+    offered: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+) -> None:
     """Draw the stage for ``payload`` (:func:`lnviz.labs.explorer.stage.payload`) with ``cell`` (row, col) chosen.
 
     What the user does on it reaches the widgets before the rerun it starts:
@@ -123,19 +132,20 @@ def draw(payload: dict[str, Any], cell: tuple[int, int], walk: int | None = None
     (:func:`lnviz.labs.walkthrough.stage_steps`, which the browser has as a file,
     table.js); ``walk`` (1–12) pins it to
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
-    ``formula`` (LaTeX) is typeset on the stage beside what the step lights up.
+    ``formula`` (LaTeX) is typeset on the stage beside what the step lights up. ``offered``
+    (:func:`ui.stage_at.offer`): the stage may ask for torch's numbers at another γ and β, as the sidebar's
+    move, without a rerun.
     """
     if st.session_state.get(_ASKED):  # a run after the first that sent the stage: report or not, hold nothing back
         st.session_state[_DRAWN] = True
     st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
+    extra = {"cell": [row, col], "present": mode.presenting(), "walk": walk, "formula": formula}
     data = {
         **payload,
-        "cell": [row, col],
-        "present": mode.presenting(),
-        "walk": walk,
-        "formula": formula,
+        **extra,
         "waiting": waiting(),  # the browser reports once it has drawn the stage
+        "stage_at": None if offered is None else offered({**extra, "waiting": False}),
     }
     _component()(
         key=KEY,

@@ -325,6 +325,7 @@ export function installDom(width = 1000) {
   globalThis.Element = FakeElement;
   globalThis.ResizeObserver = class extends FakeObserver {};
   globalThis.IntersectionObserver = class extends FakeObserver {};
+  globalThis.MutationObserver = class extends FakeObserver {};
   globalThis.getComputedStyle = () => ({ fontSize: "12px", fontFamily: "sans-serif", getPropertyValue: () => "20" });
   return { observers: FakeObserver.made, setWidth: (w) => (WIDTH = w) };
 }

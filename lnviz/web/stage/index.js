@@ -5,8 +5,9 @@
 // element across reruns and wires what the user does. model.js holds the numbers (decoding, the
 // preview while γ, β or ε is dragged, the deltas, Play's steps) with no DOM; view/ draws them.
 // On release the values go to Python, torch recomputes, and the badge says how far the
-// browser's preview was from torch's numbers. The browser loads these files as they are, as ES
-// modules from the component's asset_dir: no bundler, no build step.
+// browser's preview was from torch's numbers. As the page's own γ and β sliders move, the stage asks the server
+// for torch's numbers at their values, ahead of the rerun (view/follow.js). The browser loads these files as
+// they are, as ES modules from the component's asset_dir: no bundler, no build step.
 
 import {
   decode, deltaText, maxDelta, moveIn, outputs, same, shapeOf, steps, torchControls, torchLabel,
@@ -15,6 +16,7 @@ import { useTheme } from "./view/colour.js";
 import { applyControls, controlNamed, fromRange, setRanges } from "./view/controls.js";
 import { put } from "./view/dom.js";
 import { build, create, layout } from "./view/layout.js";
+import { follow, released, unfollow } from "./view/follow.js";
 import { wireNarrow } from "./view/narrow.js";
 import { paint } from "./view/paint.js";
 import { applyStep, arrive, go, play, stop } from "./view/play.js";
@@ -41,6 +43,7 @@ export default function (component) {
     setTimeout(() => {
       if (s.root.isConnected) return;
       stop(s);
+      unfollow(s);
       s.resized.disconnect();
       s.seen.disconnect();
       document.removeEventListener("keydown", s.clicker);
@@ -67,7 +70,11 @@ function receive(s, raw) {
   applyControls(s, d.controls);
   const torchCtl = torchControls(d);
   if (!s.dragging) s.ctl = torchCtl;
+  // The rerun after the route's answer (view/follow.js) brings the numbers on the stage again: the badge that
+  // speaks of them stays.
+  const had = shape === s.shape ? s.torch : null;
   s.torch = { ln: d.ln, bn: d.bn, ctl: torchCtl };
+  const again = !!had && same(had.ctl, torchCtl) && maxDelta(had, s.torch) === 0;
   if (shape !== s.shape) {
     s.shape = shape;
     s.pending = null; // another window: the preview was of other cells
@@ -76,7 +83,7 @@ function receive(s, raw) {
   if (s.pending && same(s.pending.ctl, torchCtl)) {
     badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(maxDelta(s.pending.shown, s.torch))}`));
     s.pending = null;
-  } else if (!s.pending && !s.dragging) {
+  } else if (!s.pending && !s.dragging && !again) {
     badge(s, torchLabel(d, `torch · ${d.dtype}`));
   }
   setRanges(s);
@@ -86,6 +93,7 @@ function receive(s, raw) {
   showFormula(s, s.driven ? d.formula : "");
   showResized(s, d.resized);
   tellDrawn(s, d.waiting);
+  follow(s, d.stage_at, (data) => receive(s, data));
 }
 
 // A new visitor's page leaves out what waits for KaTeX and the code highlighter (the cell's formulas, the share
@@ -126,6 +134,7 @@ function wire(s) {
     s.pending = { ctl: { ...s.ctl }, shown: outputs(s.d, s.torch, s.ctl) };
     badge(s, "torch: computing…");
     s.send("scrub", { ...s.ctl });
+    released(s, s.ctl); // γ and β: torch's numbers from the server's route, ahead of the rerun
   });
   s.input.fixed.addEventListener("change", () => paint(s));
   s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));

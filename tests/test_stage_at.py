@@ -1,0 +1,128 @@
+"""The stage's numbers at another γ and β from a route (ui/stage_at.py, issue 32): torch's, the ones the rerun
+then sends, only for the session that was offered them, never past the cache."""
+
+import gc
+import weakref
+
+import pytest
+import torch
+import torch.nn.functional as F
+from conftest import assert_no_exception, run_page, stage_data
+from starlette.testclient import TestClient
+
+from lnviz.labs import explorer
+from lnviz.maths import data
+from ui import base_path, routes, stage_at
+
+PAGE = "pages/explorer.py"
+
+
+def offered(base, g=None, b=None, values=(1.0, 0.0), rows=slice(0, 4), cols=slice(0, 6), locked=()):
+    """``base`` offered under a token of its own, as a page's run offers it; the token."""
+    token = f"test-{id(base)}-{len(locked)}"
+    extra = {"cell": [0, 0], "present": False, "walk": None, "formula": "", "waiting": False}
+    stage_at.offers().put(token, stage_at.Offer(weakref.ref(base), g, b, values, rows, cols, frozenset(locked), extra))
+    return token
+
+
+def grid(values: list, rows: slice, cols: slice) -> torch.Tensor:
+    return torch.tensor([float(v) for v in values], dtype=torch.float64).reshape(
+        rows.stop - rows.start, cols.stop - cols.start
+    )
+
+
+@pytest.mark.parametrize("seed", [0, 7])
+@pytest.mark.parametrize("per_feature", [False, True])
+def test_the_route_gives_torchs_outputs_at_the_asked_gain_and_bias(seed, per_feature):
+    gen = torch.Generator().manual_seed(seed)
+    batch, features = (int(n) for n in torch.randint(3, 12, (2,), generator=gen))
+    eps = 1e-5
+    x = data.make_activations("heterogeneous features", batch, features, seed)  # (B, H) float64
+    base = explorer.normalize(x, eps)
+    g, b = data.random_affine(features, seed) if per_feature else (None, None)  # (H,) each
+    rows, cols = slice(1, batch), slice(0, features - 1)
+    token = offered(base, g, b, rows=rows, cols=cols)
+    status, got = stage_at.numbers(token, {"gain": "1.5", "bias": "-0.25"})
+    assert status == 200
+    gamma = 1.5 * (torch.ones(features, dtype=torch.float64) if g is None else g)  # γ = gain·g
+    beta = -0.25 + (torch.zeros(features, dtype=torch.float64) if b is None else b)  # β = bias + b
+    ln = F.layer_norm(x, (features,), gamma, beta, eps)
+    bn = F.batch_norm(x, None, None, gamma, beta, training=True, eps=eps)
+    torch.testing.assert_close(grid(got["ln"]["y"], rows, cols), ln[rows, cols], rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grid(got["bn"]["y"], rows, cols), bn[rows, cols], rtol=1e-12, atol=1e-12)
+    assert {c["name"]: c["value"] for c in got["controls"]} == {"gain": 1.5, "bias": -0.25, "eps": eps}
+    assert got["waiting"] is False and got["cell"] == [0, 0]  # what ui.stage.draw adds, but a report
+
+
+def test_values_go_on_their_steps_a_locked_one_stays_and_junk_is_refused():
+    base = explorer.normalize(data.make_activations("heterogeneous features", 4, 6, 0), 1e-5)
+    token = offered(base, values=(2.0, 0.5))
+
+    def controls(query):
+        status, got = stage_at.numbers(token, query)
+        assert status == 200, status
+        return {c["name"]: c["value"] for c in got["controls"]}
+
+    assert controls({"gain": "1.52", "bias": "9"}) == {"gain": 1.5, "bias": 5.0, "eps": 1e-5}  # a step; clamped
+    assert controls({}) == {"gain": 2.0, "bias": 0.5, "eps": 1e-5}  # what the page drew
+    for junk in ("x", "nan", "inf", "-Infinity", ""):
+        assert stage_at.numbers(token, {"gain": junk})[0] == 400, junk
+    locked = offered(base, values=(2.0, 0.5), locked=("gain",))
+    _, got = stage_at.numbers(locked, {"gain": "3", "bias": "1"})
+    assert {c["name"]: c["value"] for c in got["controls"]}["gain"] == 2.0  # the link hides it: as drawn
+
+
+def test_an_unknown_token_a_result_the_cache_let_go_and_a_second_request_at_once_are_refused():
+    assert stage_at.numbers("no-such-token", {"gain": "1"})[0] == 404
+    base = explorer.normalize(data.make_activations("heterogeneous features", 4, 6, 0), 1e-5)
+    token = offered(base)
+    assert stage_at.offers().begin(token)  # one of its requests is computing
+    assert stage_at.numbers(token, {"gain": "1.5"})[0] == 429
+    stage_at.offers().end(token)
+    assert stage_at.numbers(token, {"gain": "1.5"})[0] == 200
+    del base
+    gc.collect()
+    assert stage_at.numbers(token, {"gain": "1.5"})[0] == 404  # the offer kept no grid alive
+
+
+def test_the_process_keeps_its_latest_offers():
+    kept = stage_at.Offers(size=2)
+    base = explorer.normalize(data.make_activations("heterogeneous features", 2, 3, 0), 1e-5)
+    offer = stage_at.Offer(weakref.ref(base), None, None, (1.0, 0.0), slice(0, 2), slice(0, 3), frozenset(), {})
+    for token in ("a", "b", "c"):
+        kept.put(token, offer)
+    kept.put("b", offer)  # offered again: the latest
+    kept.put("d", offer)
+    assert [t for t in "abcd" if kept.get(t)] == ["b", "d"]
+
+
+def test_the_explorer_offers_its_stage_and_the_route_answers_what_the_rerun_then_sends():
+    at = run_page(PAGE, {"batch": "6", "features": "10", "seed": "3"})
+    assert_no_exception(at)
+    first = stage_data(at)
+    offer = first["stage_at"]
+    assert offer["keys"] == ["gain", "bias"] and offer["url"].startswith("/api/stage/")
+    token = offer["url"].rsplit("/", 1)[1]
+    status, answer = stage_at.numbers(token, {"gain": "-0.75", "bias": "0.4"})
+    assert status == 200
+    at.slider(key="gain").set_value(-0.75)
+    at.slider(key="bias").set_value(0.4).run()
+    rerun = stage_data(at)
+    assert rerun["stage_at"] == offer  # one token per session
+    assert {k: v for k, v in rerun.items() if k != "stage_at"} == answer
+    hidden = run_page(PAGE, {"hide": "bias"})
+    assert stage_data(hidden)["stage_at"]["keys"] == ["gain"]
+
+
+def test_the_route_is_served_under_the_base_path(monkeypatch):
+    from starlette.applications import Starlette
+
+    monkeypatch.setattr(base_path, "prefix", lambda: "/lnviz")
+    base = explorer.normalize(data.make_activations("heterogeneous features", 3, 4, 0), 1e-5)
+    token = offered(base, rows=slice(0, 3), cols=slice(0, 4))
+    with TestClient(Starlette(routes=routes.routes())) as client:
+        got = client.get(f"/lnviz/api/stage/{token}", params={"gain": "2"})
+        assert got.status_code == 200 and got.headers["cache-control"] == "no-store"
+        assert {c["name"]: c["value"] for c in got.json()["controls"]}["gain"] == 2.0
+        assert client.get("/lnviz/api/stage/unknown").status_code == 404
+        assert client.get(f"/lnviz/api/stage/{token}", params={"bias": "junk"}).status_code == 400

@@ -1,0 +1,180 @@
+"""``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β, from torch, with no
+script run (issue 32).
+
+A press on the sidebar's γ reruns the page's fragment: the request, the server's run and the browser's render
+of every element come before the stage shows torch's numbers, several times a bare slider's whole press. The
+stage needs less: the statistics and x̂ of the grid it shows do not depend on γ and β. So the explorer *offers*
+each stage it draws (:func:`offer`): what its payload was made from, but γ and β. The stage watches the
+sidebar's γ and β and, as one moves, asks this route for torch's payload at the new values
+(``lnviz/web/stage/view/follow.js``). The route recomputes y = γ x̂ + β with the same functions the page uses
+(:func:`lnviz.labs.explorer.with_affine`, :func:`lnviz.labs.explorer.stage.payload`), so what the stage draws
+is what the rerun that follows sends it again.
+
+What an offer holds: a weak reference to the page's cached result (:meth:`ui.page.Page.compute`, ``shared``),
+so that an offer never keeps a grid the cache has let go (the route then answers 404, and the stage waits for
+the rerun), and the window's place, the locked controls and what :func:`ui.stage.draw` adds. One offer per
+session, under a random token only that session's page was given; the process keeps the latest
+:data:`OFFERS` of them. A token's requests are answered one at a time (a second while one is computing: 429),
+on a worker thread, never on the event loop; each costs what the rerun it stands in front of costs, less.
+Nothing here imports torch until a request needs it: the server lists its routes at start.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+import threading
+import weakref
+from collections import OrderedDict
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import streamlit as st
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from lnviz.views import state
+from ui import base_path
+
+if TYPE_CHECKING:
+    from lnviz.labs.explorer import Exploration
+
+STAGE_AT_PATH = "/api/stage/{token}"
+OFFERS = 4096  # the offers a process keeps, the latest sessions' (each a few hundred bytes and a weak reference)
+MOVED = (state.GAIN, state.BIAS)  # what the route recomputes at: the sidebar's plain sliders
+_TOKEN = "_lnviz_stage_at"  # this session's token, in its session state
+_NONE = {"Cache-Control": "no-store"}
+
+
+@dataclass(frozen=True)
+class Offer:
+    """How a stage's payload was made, but γ and β: :func:`lnviz.labs.explorer.with_affine` of ``base`` with the
+    per-feature ``g``, ``b``, then its ``rows`` × ``cols`` window; ``extra``: what :func:`ui.stage.draw` adds."""
+
+    base: weakref.ref[Exploration]  # before γ and β: the page's cached result
+    g: Any  # (H,) tensor or None
+    b: Any  # (H,) tensor or None
+    values: tuple[float, float]  # the gain and bias the page drew it at
+    rows: slice
+    cols: slice
+    locked: frozenset[str]
+    extra: Mapping[str, Any]
+
+    def at(self, gain: float, bias: float) -> dict[str, Any] | None:
+        """The stage's data at ``gain`` and ``bias``, or None if the cache has let the result go."""
+        from lnviz.labs import explorer  # torch: not when the server starts and lists its routes
+        from lnviz.labs.explorer import stage
+
+        base = self.base()
+        if base is None:
+            return None
+        result = explorer.with_affine(base, gain, bias, self.g, self.b)
+        return {**stage.payload(result, self.rows, self.cols, locked=self.locked), **self.extra}
+
+
+class Offers:
+    """The latest offers of a process, by token, least recently offered out first; which tokens are computing."""
+
+    def __init__(self, size: int = OFFERS) -> None:
+        self._size = size
+        self._offers: OrderedDict[str, Offer] = OrderedDict()
+        self._busy: set[str] = set()
+        self._lock = threading.Lock()
+
+    def put(self, token: str, offer: Offer) -> None:
+        with self._lock:
+            self._offers[token] = offer
+            self._offers.move_to_end(token)
+            while len(self._offers) > self._size:
+                self._offers.popitem(last=False)
+
+    def get(self, token: str) -> Offer | None:
+        with self._lock:
+            return self._offers.get(token)
+
+    def begin(self, token: str) -> bool:
+        """Whether ``token`` may compute now (none of its requests is); if so, it is marked until :meth:`end`."""
+        with self._lock:
+            if token in self._busy:
+                return False
+            self._busy.add(token)
+            return True
+
+    def end(self, token: str) -> None:
+        with self._lock:
+            self._busy.discard(token)
+
+
+@functools.cache
+def offers() -> Offers:
+    """This process's offers."""
+    return Offers()
+
+
+def offer(
+    base: Exploration,
+    g: Any,
+    b: Any,
+    values: tuple[float, float],
+    rows: slice,
+    cols: slice,
+    locked: Collection[str],
+) -> Any:
+    """Offer the stage this run draws, made from ``base`` (see :class:`Offer`), under this session's token: a
+    function of ``extra`` (what :func:`ui.stage.draw` adds to the payload) that returns what the stage's data
+    carries (``stage_at``: the route's address and the keys it takes)."""
+
+    def put(extra: Mapping[str, Any]) -> dict[str, Any]:
+        token = st.session_state.get(_TOKEN)
+        if not isinstance(token, str):
+            token = st.session_state[_TOKEN] = secrets.token_urlsafe(18)
+        frozen = frozenset(locked)
+        offers().put(token, Offer(weakref.ref(base), g, b, values, rows, cols, frozen, dict(extra)))
+        keys = [p.key for p in MOVED if p.key not in frozen]
+        return {"url": base_path.prefix() + STAGE_AT_PATH.format(token=token), "keys": keys}
+
+    return put
+
+
+def values_of(found: Offer, query: Mapping[str, str]) -> tuple[float, float] | None:
+    """The gain and bias a request asks for, each on its control's steps (:meth:`lnviz.views.param.Param.snap`);
+    a locked one stays as drawn; None for a value that is not a finite number."""
+    out = []
+    for param, drawn in zip(MOVED, found.values, strict=True):
+        raw = query.get(param.key)
+        if raw is None or param.key in found.locked:
+            out.append(drawn)
+            continue
+        try:
+            number = float(raw)
+        except ValueError:
+            return None
+        if number != number or number in (float("inf"), float("-inf")):
+            return None
+        out.append(float(param.snap(number)))
+    return out[0], out[1]
+
+
+def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
+    """The route's answer for ``token``: (HTTP status, JSON body)."""
+    found = offers().get(token)
+    if found is None:
+        return 404, {}
+    values = values_of(found, query)
+    if values is None:
+        return 400, {}
+    if not offers().begin(token):
+        return 429, {}
+    try:
+        data = found.at(*values)
+    finally:
+        offers().end(token)
+    return (404, {}) if data is None else (200, data)
+
+
+async def stage_at(request: Request) -> Response:
+    token = str(request.path_params["token"])[:64]
+    status, body = await anyio.to_thread.run_sync(numbers, token, dict(request.query_params))
+    return JSONResponse(body, status_code=status, headers=_NONE)
