@@ -515,6 +515,7 @@ def test_a_new_visitor_sees_the_stage_first_and_the_cells_formulas_and_the_share
 
 
 SIDEBAR_GAIN = '[data-testid="stSidebar"] .st-key-gain input[type="range"]'
+ASKED_JS = "performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/api/stage/'))"
 
 
 def test_a_press_on_the_sidebars_gain_brings_torchs_numbers_to_the_stage_before_the_rerun(stage_url, browser):
@@ -552,11 +553,14 @@ def test_a_press_on_the_sidebars_gain_brings_torchs_numbers_to_the_stage_before_
 
         hold["on"] = True
         page.locator(SIDEBAR_GAIN).focus()
+        # Focused, the slider's next values either side are asked ahead; the press then asks nothing.
+        page.wait_for_function(f"() => {ASKED_JS}.filter((e) => e.includes('ahead=1')).length === 2")
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
             f"() => {STAGE_ROOT_JS}.querySelector('input[name=gain] + output').textContent === '1.55'", timeout=20_000
         )
         assert held, "the press's rerun was not held: the stage may have had it from the rerun"
+        assert all("ahead=1" in url for url in page.evaluate(ASKED_JS)), "the press asked what was asked ahead"
         i, j = 3, 6
         page.locator(f'{STAGE} .cell[data-block="x"][data-k="{i * 12 + j}"]').hover()
         page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")

@@ -78,8 +78,12 @@ def test_an_unknown_token_a_result_the_cache_let_go_and_a_second_request_at_once
     token = offered(base)
     assert stage_at.offers().begin(token)  # one of its requests is computing
     assert stage_at.numbers(token, {"gain": "1.5"})[0] == 429
+    assert stage_at.numbers(token, {"gain": "1.5", "ahead": "1"})[0] == 200  # asked ahead: beside it, in turn
     stage_at.offers().end(token)
-    assert stage_at.numbers(token, {"gain": "1.5"})[0] == 200
+    assert stage_at.offers().begin(f"{token}#ahead")  # one asked ahead is computing
+    assert stage_at.numbers(token, {"gain": "1.5", "ahead": "1"})[0] == 429
+    assert stage_at.numbers(token, {"gain": "1.5"})[0] == 200  # a move's question is answered beside it
+    stage_at.offers().end(f"{token}#ahead")
     del base
     gc.collect()
     assert stage_at.numbers(token, {"gain": "1.5"})[0] == 404  # the offer kept no grid alive
@@ -108,8 +112,10 @@ def test_the_explorer_offers_its_stage_and_the_route_answers_what_the_rerun_then
     at.slider(key="gain").set_value(-0.75)
     at.slider(key="bias").set_value(0.4).run()
     rerun = stage_data(at)
-    assert rerun["stage_at"] == offer  # one token per session
-    assert {k: v for k, v in rerun.items() if k != "stage_at"} == answer
+    assert answer["stage_at"] == offer  # the stage goes on following the sliders after an answer
+    assert rerun["stage_at"]["url"] == offer["url"]  # one token per session
+    assert rerun["stage_at"]["serial"] != offer["serial"]  # a new offer: what was asked ahead is dropped
+    assert {k: v for k, v in rerun.items() if k != "stage_at"} == {k: v for k, v in answer.items() if k != "stage_at"}
     hidden = run_page(PAGE, {"hide": "bias"})
     assert stage_data(hidden)["stage_at"]["keys"] == ["gain"]
 

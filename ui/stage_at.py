@@ -14,14 +14,18 @@ What an offer holds: a weak reference to the page's cached result (:meth:`ui.pag
 so that an offer never keeps a grid the cache has let go (the route then answers 404, and the stage waits for
 the rerun), and the window's place, the locked controls and what :func:`ui.stage.draw` adds. One offer per
 session, under a random token only that session's page was given; the process keeps the latest
-:data:`OFFERS` of them. A token's requests are answered one at a time (a second while one is computing: 429),
-on a worker thread, never on the event loop; each costs what the rerun it stands in front of costs, less.
+:data:`OFFERS` of them. A token's requests are answered one at a time (a second while one is computing: 429), and those
+its stage asks ahead of a move (``ahead=1``: while one of the sliders has the keyboard's focus, the values one
+step either side) one at a time beside them; on a worker thread, never on the event loop; each costs less than
+the rerun it stands in front of. Each offer has a serial number, which the stage's answers carry: the stage
+keeps what it fetched ahead only while the number is the same.
 Nothing here imports torch until a request needs it: the server lists its routes at start.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import secrets
 import threading
 import weakref
@@ -46,6 +50,8 @@ OFFERS = 4096  # the offers a process keeps, the latest sessions' (each a few hu
 MOVED = (state.GAIN, state.BIAS)  # what the route recomputes at: the sidebar's plain sliders
 _TOKEN = "_lnviz_stage_at"  # this session's token, in its session state
 _NONE = {"Cache-Control": "no-store"}
+_SERIAL = itertools.count(1)  # each offer's number: the stage drops what it fetched ahead when it changes
+AHEAD = "ahead"  # a request's flag: asked ahead of a move (follow.js), one at a time beside the one asked for a move
 
 
 @dataclass(frozen=True)
@@ -131,9 +137,12 @@ def offer(
         if not isinstance(token, str):
             token = st.session_state[_TOKEN] = secrets.token_urlsafe(18)
         frozen = frozenset(locked)
-        offers().put(token, Offer(weakref.ref(base), g, b, values, rows, cols, frozen, dict(extra)))
         keys = [p.key for p in MOVED if p.key not in frozen]
-        return {"url": base_path.prefix() + STAGE_AT_PATH.format(token=token), "keys": keys}
+        offered = {"url": base_path.prefix() + STAGE_AT_PATH.format(token=token), "keys": keys}
+        offered["serial"] = next(_SERIAL)
+        # The route's answers carry the offer too, so that the stage goes on following the sliders after one.
+        offers().put(token, Offer(weakref.ref(base), g, b, values, rows, cols, frozen, {**extra, "stage_at": offered}))
+        return offered
 
     return put
 
@@ -165,12 +174,13 @@ def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     values = values_of(found, query)
     if values is None:
         return 400, {}
-    if not offers().begin(token):
+    slot = f"{token}#{AHEAD}" if query.get(AHEAD) else token
+    if not offers().begin(slot):
         return 429, {}
     try:
         data = found.at(*values)
     finally:
-        offers().end(token)
+        offers().end(slot)
     return (404, {}) if data is None else (200, data)
 
 

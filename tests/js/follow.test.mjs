@@ -12,7 +12,7 @@ const VIEW = new URL("../../lnviz/web/stage/view/", import.meta.url);
 const { follow, question, released, slider, unfollow } = await import(new URL("follow.js", VIEW));
 const { stageState } = await import(new URL("state.js", VIEW));
 
-const OFFER = { url: "/api/stage/tok", keys: ["gain", "bias"] };
+const OFFER = { url: "/api/stage/tok", keys: ["gain", "bias"], serial: 1 };
 
 // The fetches the code under test made, each answered when the test calls answer(data) (or refuse(status)).
 function fakeFetch() {
@@ -24,7 +24,7 @@ function fakeFetch() {
         answer: (data) => resolve({ ok: true, json: async () => data }),
         refuse: (status) => resolve({ ok: false, status, json: async () => ({}) }),
       };
-      init.signal.addEventListener?.("abort", () => reject(new Error("aborted")));
+      init.signal?.addEventListener("abort", () => reject(new Error("aborted")));
       asked.push(call);
     });
   return asked;
@@ -74,9 +74,9 @@ test("a slider's move asks the route for its values and draws torch's answer", a
   assert.equal(asked[0].url, "/api/stage/tok?gain=1.05&bias=0");
   observer.fire(); // the same values again: asked already
   assert.equal(asked.length, 1);
-  asked[0].answer({ torch: "at 1.05" });
+  asked[0].answer({ torch: "at 1.05", stage_at: OFFER });
   await tick();
-  assert.deepEqual(drawn, [{ torch: "at 1.05" }]);
+  assert.deepEqual(drawn, [{ torch: "at 1.05", stage_at: OFFER }]);
   unfollow(s);
 });
 
@@ -86,7 +86,7 @@ test("a newer move drops the older question, whose late answer is not drawn", as
   const gain = sliderBox("gain", "1");
   const s = stage();
   const drawn = [];
-  follow(s, { url: "/api/stage/tok", keys: ["gain"] }, (data) => drawn.push(data));
+  follow(s, { url: "/api/stage/tok", keys: ["gain"], serial: 1 }, (data) => drawn.push(data));
   const observer = observerOf(gain);
   gain.value = "1.05";
   observer.fire();
@@ -94,17 +94,26 @@ test("a newer move drops the older question, whose late answer is not drawn", as
   observer.fire();
   assert.equal(asked.length, 2);
   assert.ok(asked[0].init.signal.aborted, "the first question is aborted");
-  asked[0].answer({ torch: "old" });
-  asked[1].answer({ torch: "new" });
+  const one = { url: "/api/stage/tok", keys: ["gain"], serial: 1 };
+  asked[0].answer({ torch: "old", stage_at: one });
+  asked[1].answer({ torch: "new", stage_at: one });
   await tick();
-  assert.deepEqual(drawn, [{ torch: "new" }]);
+  assert.deepEqual(drawn, [{ torch: "new", stage_at: one }]);
 
   // A refusal (429, 404) draws nothing: the rerun brings torch's numbers.
   gain.value = "1.2";
   observer.fire();
   asked[2].refuse(429);
   await tick();
-  assert.deepEqual(drawn, [{ torch: "new" }]);
+  assert.deepEqual(drawn, [{ torch: "new", stage_at: one }]);
+
+  // An answer to an offer a rerun has replaced meanwhile is not drawn: the rerun's numbers are newer.
+  gain.value = "1.25";
+  observer.fire();
+  follow(s, { ...one, serial: 2 }, (data) => drawn.push(data));
+  asked[3].answer({ torch: "of the old offer", stage_at: one });
+  await tick();
+  assert.equal(drawn.length, 1);
   unfollow(s);
 });
 
@@ -112,7 +121,7 @@ test("sliders that arrive after the stage are found at the next key press, and a
   document.body.replaceChildren();
   const asked = fakeFetch();
   const s = stage();
-  follow(s, { url: "/api/stage/tok", keys: ["gain"] }, () => {});
+  follow(s, { url: "/api/stage/tok", keys: ["gain"], serial: 1 }, () => {});
   assert.equal(s.follow.observer, null, "no slider yet");
   const gain = sliderBox("gain", "1");
   fire(document.body, "keydown", { key: "ArrowRight" });
@@ -162,4 +171,93 @@ test("a page that offers no route is left to its reruns, and unfollow lets go of
   assert.equal(document.listeners.keydown.length, 0);
   assert.equal(document.listeners.pointerdown.length, 0);
   assert.equal(observerOf(gain), undefined, "the slider is no longer watched");
+});
+
+test("the focused slider's values one step either side are asked ahead, and a press finds them here", async () => {
+  document.body.replaceChildren();
+  const asked = fakeFetch();
+  const gain = sliderBox("gain", "1");
+  Object.assign(gain, { min: "-5", max: "5", step: "0.05" });
+  sliderBox("bias", "0");
+  const s = stage();
+  const drawn = [];
+  follow(s, OFFER, (data) => drawn.push(data));
+  await tick();
+  assert.equal(asked.length, 0, "nothing is asked ahead while no slider has the focus");
+
+  gain.focus();
+  fire(gain, "focusin");
+  await tick();
+  assert.deepEqual(asked.map((a) => a.url), ["/api/stage/tok?gain=1.05&bias=0&ahead=1"], "one question at a time");
+  asked[0].answer({ torch: "at 1.05", stage_at: OFFER });
+  await tick();
+  await tick();
+  assert.equal(asked[1].url, "/api/stage/tok?gain=0.95&bias=0&ahead=1");
+  asked[1].answer({ torch: "at 0.95", stage_at: OFFER });
+  await tick();
+
+  gain.value = String(1 + 0.05); // 1.05, as the slider's arrow key makes it
+  observerOf(gain).fire();
+  await tick();
+  assert.equal(asked.length, 2, "the press asked nothing more");
+  assert.deepEqual(drawn, [{ torch: "at 1.05", stage_at: OFFER }]);
+
+  // A rerun's new offer drops what was asked ahead of the old one, and asks again around the value now.
+  follow(s, { ...OFFER, serial: 2 }, (data) => drawn.push(data));
+  assert.equal(s.follow.ahead.size, 2);
+  await tick();
+  assert.equal(asked[2].url, "/api/stage/tok?gain=1.1&bias=0&ahead=1");
+  unfollow(s);
+});
+
+test("at a slider's end nothing is asked ahead past it", async () => {
+  document.body.replaceChildren();
+  const asked = fakeFetch();
+  const gain = sliderBox("gain", "5");
+  Object.assign(gain, { min: "-5", max: "5", step: "0.05" });
+  const s = stage({ gain: 5, bias: 0, eps: 1e-5 });
+  gain.focus();
+  follow(s, { url: "/api/stage/tok", keys: ["gain"], serial: 1 }, () => {});
+  await tick();
+  assert.deepEqual(asked.map((a) => a.url), ["/api/stage/tok?gain=4.95&ahead=1"]);
+  assert.equal(s.follow.ahead.size, 1);
+  unfollow(s);
+});
+
+test("an arrow key on the focused slider draws what was answered ahead at its keydown, and a key it did not take is undone", async () => {
+  document.body.replaceChildren();
+  const asked = fakeFetch();
+  const gain = sliderBox("gain", "1");
+  Object.assign(gain, { min: "-5", max: "5", step: "0.05" });
+  const s = stage();
+  const drawn = [];
+  const offer = { url: "/api/stage/tok", keys: ["gain"], serial: 1 };
+  // The stage draws an answer as a payload: its γ is torch's now.
+  const draw = (data) => (drawn.push(data), (s.torch = { ctl: { ...s.torch.ctl, gain: data.gain } }));
+  gain.focus();
+  follow(s, offer, draw);
+  await tick();
+  asked[0].answer({ gain: 1.05, stage_at: offer });
+  await tick();
+  await tick();
+  asked[1].answer({ gain: 0.95, stage_at: offer });
+  await tick();
+
+  fire(gain, "keydown", { key: "ArrowRight", shiftKey: true });
+  assert.equal(drawn.length, 0, "a key with a modifier is the slider's own business");
+  fire(gain, "keydown", { key: "ArrowLeft" });
+  assert.deepEqual(drawn, [{ gain: 0.95, stage_at: offer }], "drawn at the keydown, before the slider moved");
+  gain.value = "0.95"; // the slider takes the key
+  observerOf(gain).fire();
+  await tick();
+  assert.equal(asked.length, 2, "the slider's move asked nothing");
+
+  // A key the slider does not take: the stage goes back to the slider's value once the check comes.
+  s.follow.ahead.set("gain=1", { answer: Promise.resolve(null), data: { gain: 1, stage_at: offer } });
+  fire(gain, "keydown", { key: "ArrowRight" });
+  assert.equal(drawn.at(-1).gain, 1);
+  await new Promise((r) => setTimeout(r, 350));
+  assert.equal(drawn.at(-1).gain, 0.95, "the slider stayed at 0.95: the stage is back there");
+  assert.equal(asked.length, 2, "from what was asked ahead");
+  unfollow(s);
 });

@@ -8,6 +8,11 @@
 // The sliders are Streamlit's, found by their key's class (`st-key-gain`, as lnviz's stylesheet finds them)
 // and their range input, whose value Streamlit's slider sets as it moves (watched with a MutationObserver:
 // it fires no input event). A Streamlit whose slider has no range input leaves the stage to the rerun.
+//
+// While one of them has the keyboard's focus, the stage asks ahead for the values one step either side (an
+// arrow key's move), so that a press finds torch's numbers here already and draws them at its keydown; what
+// was asked ahead is kept while the offer (its `serial`) is the same: a rerun's new offer may stand for
+// another grid.
 
 // The page's slider for control `key`, or null.
 export function slider(key) {
@@ -33,12 +38,47 @@ export function follow(s, offer, draw) {
   f.url = offer ? offer.url : "";
   f.keys = offer ? offer.keys : [];
   f.draw = draw;
+  if (!offer || offer.serial !== f.serial) f.ahead.clear();
+  f.serial = offer ? offer.serial : null;
   watch(s);
   if (f.url && !f.wake) {
-    f.wake = () => watch(s);
-    document.addEventListener("keydown", f.wake, true);
-    document.addEventListener("pointerdown", f.wake, true);
+    f.wake = (e) => {
+      watch(s);
+      if (e.type === "focusin") ahead(s);
+      if (e.type === "keydown") pressed(s, e);
+    };
+    for (const type of WAKE) document.addEventListener(type, f.wake, true);
   }
+  ahead(s);
+}
+
+const WAKE = ["keydown", "pointerdown", "focusin"];
+const STEP_KEYS = { ArrowRight: 1, ArrowUp: 1, ArrowLeft: -1, ArrowDown: -1 }; // a range input's one-step keys
+const CHECK_MS = 300; // after a press drawn at its keydown: if the slider is elsewhere then, ask for where it is
+
+// The sliders' values with slider `k` one step (`dir`) on, or null past its end or without a step.
+function stepped(f, k, dir) {
+  const input = f.inputs[k], step = Number(input.step), now = sliders(f), name = f.keys[k];
+  const v = now[name] + dir * step;
+  if (!(step > 0) || !Number.isFinite(v)) return null;
+  if (v < Number(input.min) - step / 2 || v > Number(input.max) + step / 2) return null;
+  return { ...now, [name]: v };
+}
+
+// An arrow key on a followed slider whose next value was answered ahead: draw it at the keydown, before the
+// page's own handlers move the slider (they take a render of the page); then the slider's move asks nothing.
+function pressed(s, e) {
+  const f = s.follow;
+  const k = f.inputs.indexOf(e.target);
+  const dir = STEP_KEYS[e.key];
+  if (k < 0 || !dir || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey || s.dragging) return;
+  const values = stepped(f, k, dir);
+  const known = values && f.ahead.get(keyOf(values));
+  if (!known || !known.data || known.data.stage_at?.serial !== f.serial) return;
+  if (f.asked) f.asked.abort();
+  Object.assign(f, { asked: null, query: "" });
+  f.draw(known.data);
+  setTimeout(() => ask(s), CHECK_MS); // a key the slider did not take (a disabled one): back to its value
 }
 
 function watch(s) {
@@ -58,11 +98,10 @@ export function unfollow(s) {
   const f = s.follow;
   if (f.observer) f.observer.disconnect();
   if (f.asked) f.asked.abort();
-  if (f.wake) {
-    document.removeEventListener("keydown", f.wake, true);
-    document.removeEventListener("pointerdown", f.wake, true);
-  }
+  if (f.wake) for (const type of WAKE) document.removeEventListener(type, f.wake, true);
+  f.ahead.clear();
   Object.assign(f, { url: "", inputs: [], observer: null, asked: null, query: "", wake: null, draw: null });
+  Object.assign(f, { serial: null, chain: null });
 }
 
 // A release of γ or β on the stage itself: torch's numbers at its values from the route too, ahead of the
@@ -80,6 +119,35 @@ function sliders(f) {
   return values;
 }
 
+// The key under which values asked ahead are kept: each on a fine grid, so that 1.5 + 0.05 is 1.55.
+const keyOf = (values) =>
+  Object.keys(values)
+    .map((n) => `${n}=${Number(values[n].toFixed(9))}`)
+    .join("&");
+
+// Ask ahead for the focused slider's values one step either side, one question at a time.
+function ahead(s) {
+  const f = s.follow;
+  const k = f.inputs.indexOf(document.activeElement);
+  if (!f.url || k < 0) return;
+  for (const dir of [1, -1]) {
+    const values = stepped(f, k, dir);
+    const key = values && keyOf(values);
+    if (!values || f.ahead.has(key)) continue;
+    const query = new URLSearchParams(Object.fromEntries(Object.keys(values).map((n) => [n, String(values[n])])));
+    const url = `${f.url}?${query}&ahead=1`;
+    const got = (f.chain || Promise.resolve()).then(() =>
+      fetch(url, { credentials: "same-origin" })
+        .then((r) => (r.ok ? r.json() : null))
+        .catch(() => null),
+    );
+    const entry = { answer: got, data: null }; // data: the answer, once in
+    got.then((data) => (entry.data = data));
+    f.chain = got;
+    f.ahead.set(key, entry);
+  }
+}
+
 function ask(s, values = sliders(s.follow)) {
   const f = s.follow;
   if (!f.url || s.dragging) return; // a drag on the stage previews its own values
@@ -91,13 +159,19 @@ function ask(s, values = sliders(s.follow)) {
   if (!query) return;
   const asked = (f.asked = new AbortController());
   const url = f.url;
-  fetch(`${url}?${query}`, { signal: asked.signal, credentials: "same-origin" })
-    .then((r) => (r.ok ? r.json() : null))
+  const known = f.ahead.get(keyOf(values)); // asked ahead: here already, or on its way
+  const answer = known
+    ? known.answer
+    : fetch(`${url}?${query}`, { signal: asked.signal, credentials: "same-origin" }).then((r) =>
+        r.ok ? r.json() : null,
+      );
+  answer
     .then((data) => {
       if (f.asked !== asked) return; // a newer question, or unwatched
       f.asked = null;
       f.query = "";
-      if (data && f.url === url && !s.dragging) f.draw(data);
+      // Of this offer only: a rerun that came meanwhile may stand for another grid, and is newer.
+      if (data && f.url === url && !s.dragging && data.stage_at?.serial === f.serial) f.draw(data);
     })
     .catch(() => {}); // dropped, or the server can't answer now: the rerun brings torch's numbers
 }

@@ -47,9 +47,13 @@ export function stageState() {
     onScreen: false, // the stage is on screen: a clicker's keys step Play (index.js)
     told: false, // the page has been told that the stage is drawn, once (index.js tellDrawn)
     // The page's own γ and β sliders, followed with torch's numbers from the server (follow.js)
-    // { url, keys }: where to ask, for which controls (the payload's stage_at); the sliders found, their
-    // MutationObserver, the question on its way and its query, the page's presses' listener, and draw(data)
-    follow: { url: "", keys: [], inputs: [], observer: null, asked: null, query: "", wake: null, draw: null },
+    // { url, keys, serial }: where to ask, for which controls, which offer (the payload's stage_at); the sliders
+    // found, their MutationObserver, the question on its way and its query, the page's presses' listener,
+    // draw(data), and the answers asked ahead (by their values' key) with the last of their chain of questions
+    follow: {
+      url: "", keys: [], serial: null, inputs: [], observer: null, asked: null, query: "", wake: null, draw: null,
+      ahead: new Map(), chain: null,
+    },
     // The blocks, rebuilt for another shape (layout.js build)
     paints: null, // each block's canvas { x, ln, bn }
     cells: null, // each block's cells { x, ln, bn }, over its canvas
