@@ -231,34 +231,33 @@ def release(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
     }
 
 
-# The last question the stage's route answered (ui/stage_at.py), from the browser's resource timing: when it was
-# asked and when its answer was in, on performance.now()'s clock.
-ROUTE_JS = """() => {
-    const asked = performance.getEntriesByType('resource').filter((e) => e.name.includes('/api/stage/'));
-    const last = asked.at(-1);
-    return last ? {start: last.startTime, end: last.responseEnd, n: asked.length} : {start: null, end: null, n: 0};
-}"""
+# The questions the stage asked its route (ui/stage_at.py) since `since`, from the browser's resource timing:
+# when each was asked and answered, on performance.now()'s clock, and whether it was asked ahead of a move.
+ROUTE_JS = """(since) => performance.getEntriesByType('resource')
+    .filter((e) => e.name.includes('/api/stage/') && e.startTime >= since)
+    .map((e) => ({start: e.startTime, end: e.responseEnd, ahead: e.name.includes('ahead=1')}))"""
 
 
 def sidebar(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
     """Key presses on the sidebar's gain slider, to torch's new numbers on the stage, against the bare page's
-    press to settled, alternating which goes first. The stage takes them from the route it asks as the slider
-    moves (issue 32); ``ask_ms`` is key to the question, ``route_ms`` the question to its answer."""
+    press to settled, alternating which goes first. The stage takes them from its route (issue 32): asked ahead
+    while the slider has the focus (``ahead``: presses that asked nothing), or at the press (``asked``, with
+    ``ask_ms`` key to question and ``route_ms`` question to answer)."""
     tab.page.evaluate(SIDEBAR_JS)
     to_stage, page_settled, shown, asks, routes = [], [], [], [], []
 
     def on_stage(key: str) -> None:
         tab.page.evaluate("window.__sidebar.arm()")
-        before = tab.page.evaluate(ROUTE_JS)["n"]
         settle = tab.press(key, SIDEBAR_GAIN)
         tab.page.wait_for_function("() => window.__sidebar.at !== null", timeout=30_000)
-        to_stage.append(tab.page.evaluate("window.__sidebar.at - window.__bench.keyAt"))
+        key_at, drawn_at = tab.page.evaluate("[window.__bench.keyAt, window.__sidebar.at]")
+        to_stage.append(drawn_at - key_at)
         page_settled.append(settle.latency_ms)
         shown.append(tab.page.evaluate("window.__sidebar.gain"))
-        route = tab.page.evaluate(ROUTE_JS)
-        if route["n"] > before:
-            asks.append(route["start"] - tab.page.evaluate("window.__bench.keyAt"))
-            routes.append(route["end"] - route["start"])
+        asked = [e for e in tab.page.evaluate(ROUTE_JS, key_at) if not e["ahead"] and e["start"] <= drawn_at]
+        if asked:
+            asks.append(asked[0]["start"] - key_at)
+            routes.append(asked[0]["end"] - asked[0]["start"])
 
     bare_settled = _alternating(bare, presses, on_stage)
     if len(set(shown)) != 2:  # ArrowRight, then ArrowLeft: two values of γ, in turn
@@ -271,6 +270,7 @@ def sidebar(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
         "ask_ms": statistics.median(asks) if asks else float("nan"),
         "route_ms": statistics.median(routes) if routes else float("nan"),
         "asked": len(asks),
+        "ahead": presses - len(asks),
         "n": presses,
     }
 
@@ -310,6 +310,15 @@ def measure(quick: bool = False) -> dict[str, dict[str, float]]:
     }
 
 
+def _asked(side: dict[str, float]) -> str:
+    if not side["asked"]:
+        return "none asked at the press"
+    return (
+        f"{side['asked']} asked at the press, {side['ask_ms']:.0f} ms from the key to the question and "
+        f"{side['route_ms']:.0f} ms to its answer (medians)"
+    )
+
+
 def _verdict(ok: bool) -> str:
     return "**PASS**" if ok else "**MISS**"
 
@@ -327,9 +336,8 @@ def markdown(r: dict[str, dict[str, float]]) -> str:
         f"| a key press on the sidebar's γ to torch's new numbers on the stage ≤ {TARGET_RATIO}× the bare page's "
         f"press to settled (medians, alternating) "
         f"| {side['stage_ms']:.0f} ms against {side['bare_ms']:.0f} ms: **{side['ratio']:.2f}×** ({side['n']} presses "
-        f"each, {side['asked']} of them answered by the stage's route; of the {side['stage_ms']:.0f} ms: "
-        f"{side['ask_ms']:.0f} ms to the route's question, {side['route_ms']:.0f} ms to its answer, the rest the "
-        f"browser); the whole page settled after "
+        f"each: {side['ahead']} drawn from what the stage's route had answered ahead of the press, "
+        f"{_asked(side)}); the whole page settled after "
         f"{side['page_ms']:.0f} ms | {_verdict(side['ratio'] <= TARGET_RATIO)} |\n"
         f"| drag to frame: median ≤ one 60 Hz frame ({TARGET_MEDIAN_MS:.1f} ms), p95 ≤ two "
         f"({TARGET_P95_MS:.1f} ms), no message to the server "
