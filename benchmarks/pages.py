@@ -59,6 +59,9 @@ def size_limits(at: AppTest) -> dict[str, int]:
     for widget in [*at.get("slider"), *at.get("number_input")]:
         if widget.key in SIZE_KEYS:
             limits[widget.key] = int(widget.proto.max)
+    for widget in at.get("select_slider"):  # the explorer's B and H: a ladder of sizes (issue 27)
+        if widget.key in SIZE_KEYS:
+            limits[widget.key] = max(int(option) for option in widget.options)
     return limits
 
 
