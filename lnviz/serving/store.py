@@ -30,6 +30,7 @@ from typing import Protocol
 from lnviz.serving import poll
 from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
+from lnviz.serving.rate_log import RateLog
 from lnviz.serving.store_blobs import MemoryBlobs, RedisBlobs
 
 _log = logging.getLogger(__name__)
@@ -315,9 +316,7 @@ class RedisStore(RedisBlobs):
         import redis
 
         self.caps = Caps(**caps)
-        self._clock = clock
-        self._full_logged_at: float | None = None
-        self._full_unlogged = 0  # writes refused since the last warning
+        self._full_log = RateLog(_log, self.FULL_LOG_EVERY_S, clock)  # a flood of refused writes: a line a minute
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
         self._full = redis.exceptions.OutOfMemoryError
         self._redis = redis.Redis.from_url(
@@ -334,17 +333,8 @@ class RedisStore(RedisBlobs):
         except self._errors as error:
             raise StoreDown(str(error)) from error
         except self._full as error:
-            self._log_full(error)
+            self._full_log.warn("Redis refused %d write(s), at its maxmemory: %s", error)
             raise StoreFull(str(error)) from error
-
-    def _log_full(self, error: Exception) -> None:
-        """One warning a minute while Redis refuses writes: a flood of refused votes or grids is one line, not one
-        a write."""
-        now, self._full_unlogged = self._clock(), self._full_unlogged + 1
-        if self._full_logged_at is not None and now - self._full_logged_at < self.FULL_LOG_EVERY_S:
-            return
-        _log.warning("Redis refused %d write(s), at its maxmemory: %s", self._full_unlogged, error)
-        self._full_logged_at, self._full_unlogged = now, 0
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
