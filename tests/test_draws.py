@@ -86,6 +86,8 @@ def test_through_the_page_b_8_to_4_keeps_ln_rows_and_h_12_to_6_keeps_bn_columns(
     assert np.array_equal(x4, x8[:4]) and np.array_equal(ln4, ln8[:4])
     assert not np.isclose(bn4, bn8[:4]).any()
     assert said == "B 8 → 4: rows 0–3 of x and of LN's output unchanged; BN's changed."
+    at.run()  # a rerun that changes nothing of the grid (the stage's report that it is drawn, say): still said
+    assert _grids(at)[3] == said
     at.select_slider(key="batch").set_value(8).run()
     at.select_slider(key="features").set_value(6).run()
     assert_no_exception(at)

@@ -96,7 +96,7 @@ def _on_pick() -> None:
         pick(chosen.get("row"), chosen.get("col"))
 
 
-_BEFORE = "_lnviz_stage_before"  # (what the grid was drawn from but B and H, the result) of the last run
+_BEFORE = "_lnviz_stage_before"  # (what the grid was drawn from but B and H, the result, its shape, the note said)
 # The largest grid whose result a session keeps for the resize note: 64 × 64 cells, about 0.3 MB with every
 # intermediate, so that a visitor's session can't hold 1024 × 1024 results (16 MB each) past the cache's budget.
 RESIZE_CELLS = 64 * 64
@@ -107,14 +107,21 @@ def resized(inputs: tuple, result: Exploration) -> str:
 
     ``inputs``: everything ``result`` was computed from but B and H (the page, the data, γ, β, ε). The
     result of the run before is kept in the session; only a run that changed B or H and nothing else
-    of ``inputs`` is compared with it, so a γ move after a resize says nothing. Only grids of at most
-    :data:`RESIZE_CELLS` cells are kept, so a resize from or to a larger grid says nothing.
+    of ``inputs`` is compared with it, so a γ move after a resize says nothing; a run that changes nothing of
+    the grid says again what the run before said (before, any later run hid the note: one the stage's own
+    report starts, say). Only grids of at most :data:`RESIZE_CELLS` cells are kept, so a resize from or to a
+    larger grid says nothing.
     """
     before = st.session_state.get(_BEFORE)
-    st.session_state[_BEFORE] = (inputs, result if result.x.numel() <= RESIZE_CELLS else None)
-    if before is None or before[1] is None or result.x.numel() > RESIZE_CELLS or before[0] != inputs:
-        return ""
-    return stage.resized(before[1], result)
+    shape = tuple(result.x.shape)
+    if before is not None and before[0] == inputs and before[2] == shape:
+        note = before[3]  # a run that changed nothing of the grid (the stage's report, a chosen cell): still said
+    elif before is None or before[1] is None or result.x.numel() > RESIZE_CELLS or before[0] != inputs:
+        note = ""
+    else:
+        note = stage.resized(before[1], result)
+    st.session_state[_BEFORE] = (inputs, result if result.x.numel() <= RESIZE_CELLS else None, shape, note)
+    return note
 
 
 def draw(
