@@ -340,6 +340,28 @@ def test_a_press_whose_store_is_down_is_said_on_the_page_not_raised(fresh_store,
     assert any("can't be reached" in e.value for e in lobby.error) and "room" not in lobby.query_params
 
 
+def test_on_the_projector_a_refused_press_is_said_over_the_screen_not_above_the_buttons(fresh_store, monkeypatch):
+    """In lecture mode a banner above the question pushed the buttons below a 1280 × 720 screen (seen with a full
+    Redis): the press's outcome is a toast there, and a banner everywhere else."""
+    from lnviz.labs.classroom import text
+    from lnviz.serving.store import StoreFull
+
+    at = run_page(PAGE, {"present": "1"})
+    at.button(key="class_start").click().run()
+    assert_no_exception(at)
+
+    def full(*args, **kwargs):
+        raise StoreFull("OOM command not allowed when used memory > 'maxmemory'")
+
+    monkeypatch.setattr(fresh_store, "act", full)
+    button(at, "reveal").click().run()
+    assert_no_exception(at)
+    assert [t.value for t in at.toast] == [text.FULL] and not at.error
+    assert button(at, "reveal")  # the room, its buttons included, is drawn as before
+    at.run()
+    assert not at.toast  # said once
+
+
 def test_a_phone_behind_the_room_is_told_it_moved_on_and_a_guess_out_of_range_is_refused_in_words(fresh_store):
     presenter, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)

@@ -184,12 +184,19 @@ def taken() -> tuple[str, str] | None:
     return st.session_state.pop("class_said", None)
 
 
-def said() -> bool:
-    """What the last action came to, said once; whether there was anything to say."""
+_TOAST_ICONS = {"error": ":material/error:", "warning": ":material/warning:", "success": ":material/check_circle:"}
+
+
+def said(toast: bool = False) -> bool:
+    """What the last action came to, said once; whether there was anything to say. ``toast``: over the page, for
+    10 s, not in it (a projector, whose buttons a banner above them would push below a 1280 × 720 screen)."""
     found = taken()
     if found:
         kind, message = found
-        getattr(st, kind)(message)
+        if toast:
+            st.toast(message, icon=_TOAST_ICONS.get(kind), duration="long")
+        else:
+            getattr(st, kind)(message)
     return bool(found)
 
 

@@ -124,7 +124,7 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
     """The presenter's screen of ``room``: see the module's docstring."""
     question = questions.by_id(room.question) if room.question else None
     revealed = question is not None and room.phase == "reveal" and not room.closed
-    classroom.said()
+    classroom.said(toast=page.presenting)  # in lecture mode over the screen: the buttons stay where they are
     main, side = st.columns([3, 2], gap="large")
     with side:
         link = join_link(room.code)
