@@ -1,6 +1,7 @@
 """The stage's numbers at another γ and β from a route (ui/stage_at.py, issue 32): torch's, the ones the rerun
 then sends, only for the session that was offered them, never past the cache."""
 
+import dataclasses
 import gc
 import weakref
 
@@ -132,3 +133,49 @@ def test_the_route_is_served_under_the_base_path(monkeypatch):
         assert {c["name"]: c["value"] for c in got.json()["controls"]}["gain"] == 2.0
         assert client.get("/lnviz/api/stage/unknown").status_code == 404
         assert client.get(f"/lnviz/api/stage/{token}", params={"bias": "junk"}).status_code == 400
+
+
+def test_the_route_computes_in_a_fair_turn_of_the_pages_computations_charged_to_the_sessions_client(monkeypatch):
+    """The route's torch work takes a slot of the page kit's misses lane (lnviz.serving.slots), as a page's
+    uncached computation does: it waits while the lane is full, and its time is charged to the offer's client."""
+    import threading
+    import types
+
+    from lnviz.serving.slots import MISSES, Lane, Slots
+    from ui import page
+
+    now = [0.0]
+    misses = Slots({MISSES: Lane(1)}, clock=lambda: now[0])
+    monkeypatch.setattr(page, "results", lambda: types.SimpleNamespace(misses=misses))
+    base = explorer.normalize(data.make_activations("heterogeneous features", 4, 6, 0), 1e-5)
+    token = "test-fair"
+    extra = {"cell": [0, 0], "present": False, "walk": None, "formula": "", "waiting": False}
+    offer = stage_at.Offer(weakref.ref(base), None, None, (1.0, 0.0), slice(0, 4), slice(0, 6), frozenset(), extra)
+    stage_at.offers().put(token, dataclasses.replace(offer, client="mine"))
+    computed = stage_at.Offer.at
+
+    def five_seconds(self, gain, bias):  # on the scheduler's clock
+        now[0] += 5.0
+        return computed(self, gain, bias)
+
+    monkeypatch.setattr(stage_at.Offer, "at", five_seconds)
+    got = []
+    with misses.slot("a classmate"):  # the lane's one slot is taken
+        asked = threading.Thread(target=lambda: got.append(stage_at.numbers(token, {"gain": "1.5"})))
+        asked.start()
+        asked.join(0.3)
+        assert asked.is_alive() and not got, "the route did not wait for its turn"
+        now[0] = 1.0
+    asked.join(10)
+    assert got and got[0][0] == 200
+    assert misses.spent("mine") == pytest.approx(5.0, rel=0.1)  # charged to the session whose stage asked
+    assert misses.spent("a classmate") == pytest.approx(1.0, rel=0.1)
+    # A lane full for longer than the route waits: refused, and the stage waits for the rerun.
+    got.clear()
+    with misses.slot("a classmate"):
+        asked = threading.Thread(target=lambda: got.append(stage_at.numbers(token, {"gain": "2"})))
+        asked.start()
+        asked.join(0.3)
+        now[0] += stage_at.TURN_WAIT_S + 1
+        asked.join(10)
+        assert got == [(429, {})]

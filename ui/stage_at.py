@@ -13,12 +13,14 @@ is what the rerun that follows sends it again.
 What an offer holds: a weak reference to the page's cached result (:meth:`ui.page.Page.compute`, ``shared``),
 so that an offer never keeps a grid the cache has let go (the route then answers 404, and the stage waits for
 the rerun), and the window's place, the locked controls and what :func:`ui.stage.draw` adds. One offer per
-session, under a random token only that session's page was given; the process keeps the latest
-:data:`OFFERS` of them. A token's requests are answered one at a time (a second while one is computing: 429), and those
-its stage asks ahead of a move (``ahead=1``: while one of the sliders has the keyboard's focus, the values one
-step either side) one at a time beside them; on a worker thread, never on the event loop; each costs less than
-the rerun it stands in front of. Each offer has a serial number, which the stage's answers carry: the stage
-keeps what it fetched ahead only while the number is the same.
+session, under a random token only that session's page was given; the process keeps the latest :data:`OFFERS` of
+them. A token's requests are answered one at a time (a second while one is computing: 429), and those its stage
+asks ahead of a move (``ahead=1``: while one of the sliders has the keyboard's focus, the values one step either
+side) one at a time beside them; on a worker thread, never on the event loop, in a fair turn of the page kit's
+computations (:func:`ui.page.results`'s misses lane, charged to the session's client; no turn within
+:data:`TURN_WAIT_S`: 429, and the stage waits for the rerun); each costs less than the
+rerun it stands in front of. Each offer has a serial number, which the stage's answers carry: the stage keeps
+what it fetched ahead only while the number is the same.
 Nothing here imports torch until a request needs it: the server lists its routes at start.
 """
 
@@ -30,7 +32,7 @@ import secrets
 import threading
 import weakref
 from collections import OrderedDict
-from collections.abc import Collection, Mapping
+from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -39,8 +41,11 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from lnviz.serving import limits
+from lnviz.serving.limits import Busy
+from lnviz.serving.slots import MISSES
 from lnviz.views import state
-from ui import base_path
+from ui import base_path, heavy, page
 
 if TYPE_CHECKING:
     from lnviz.labs.explorer import Exploration
@@ -51,6 +56,7 @@ MOVED = (state.GAIN, state.BIAS)  # what the route recomputes at: the sidebar's 
 _TOKEN = "_lnviz_stage_at"  # this session's token, in its session state
 _NONE = {"Cache-Control": "no-store"}
 _SERIAL = itertools.count(1)  # each offer's number: the stage drops what it fetched ahead when it changes
+TURN_WAIT_S = 2.0  # how long a request waits for its turn among the page kit's computations; then 429
 AHEAD = "ahead"  # a request's flag: asked ahead of a move (follow.js), one at a time beside the one asked for a move
 
 
@@ -67,6 +73,7 @@ class Offer:
     cols: slice
     locked: frozenset[str]
     extra: Mapping[str, Any]
+    client: Hashable = None  # whom its computations are charged to, in the fair turns of the page's misses
 
     def at(self, gain: float, bias: float) -> dict[str, Any] | None:
         """The stage's data at ``gain`` and ``bias``, or None if the cache has let the result go."""
@@ -141,7 +148,9 @@ def offer(
         offered = {"url": base_path.prefix() + STAGE_AT_PATH.format(token=token), "keys": keys}
         offered["serial"] = next(_SERIAL)
         # The route's answers carry the offer too, so that the stage goes on following the sliders after one.
-        offers().put(token, Offer(weakref.ref(base), g, b, values, rows, cols, frozen, {**extra, "stage_at": offered}))
+        client = heavy.client() if limits.current().enabled else None  # as the page kit charges a miss
+        extra = {**extra, "stage_at": offered}
+        offers().put(token, Offer(weakref.ref(base), g, b, values, rows, cols, frozen, extra, client))
         return offered
 
     return put
@@ -178,7 +187,15 @@ def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     if not offers().begin(slot):
         return 429, {}
     try:
-        data = found.at(*values)
+        misses = page.results().misses  # the page kit's fair turns for computations (lnviz.serving.slots)
+        turn = None if misses is None else misses.begin(found.client, "stage", wait_s=TURN_WAIT_S, lane=MISSES)
+        if isinstance(turn, Busy):
+            return 429, {}
+        try:
+            data = found.at(*values)
+        finally:
+            if turn is not None:
+                misses.end(turn)
     finally:
         offers().end(slot)
     return (404, {}) if data is None else (200, data)
