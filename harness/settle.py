@@ -188,6 +188,9 @@ SETTLED_JS = """
     if (app.getAttribute('data-test-script-state') !== 'notRunning') return null;
     if (document.querySelector('[data-testid="stStatusWidget"]')) return null;
     if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')) return null;
+    // A stage that has not yet reported itself drawn (lnviz/web/stage/index.js tellDrawn): its report's rerun is
+    // still to come, and would undo a key pressed before it.
+    if (document.querySelector('.st-key-live_stage') && !(STAGE_ROOT)?.querySelector('.stage[data-report]')) return null;
     // A chart whose plot is not made yet (plotly loads lazily) is pending too.
     if (Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]')).some((c) => !c.querySelector('.js-plotly-plot'))) return null;
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
@@ -207,7 +210,7 @@ SETTLED_JS = """
         exceptions: document.querySelectorAll('[data-testid="stException"]').length,
     };
 }
-"""
+""".replace("(STAGE_ROOT)", f"({STAGE_ROOT_JS})")
 
 
 # Why a page has not settled: each condition of SETTLED_JS, for an error message.

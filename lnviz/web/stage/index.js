@@ -97,11 +97,21 @@ function receive(s, raw) {
 }
 
 // A new visitor's page leaves out what waits for KaTeX and the code highlighter (the cell's formulas, the share
-// box's link) until the stage is on the screen (issue 32): once its cells are painted, say so, once.
+// box's link) until the stage is on the screen (issue 32): once its cells are painted, say so, once. The root's
+// data-report says when nothing is left to report ("sent", or "none" for a page that waits for nothing): a
+// test's settle waits for it, as a key pressed before the report's rerun could be undone by it.
 function tellDrawn(s, waiting) {
-  if (!waiting || s.told) return;
+  if (!waiting || s.told) {
+    if (!s.root.dataset.report) s.root.dataset.report = "none";
+    return;
+  }
   s.told = true;
-  requestAnimationFrame(() => setTimeout(() => s.send("drawn", true), 0));
+  requestAnimationFrame(() =>
+    setTimeout(() => {
+      s.send("drawn", true);
+      s.root.dataset.report = "sent";
+    }, 0),
+  );
 }
 
 // After a change of B or H, what stayed: the page compared the grid with the one before (issue 27).
