@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import secrets
 import threading
 import weakref
@@ -169,7 +170,7 @@ def values_of(found: Offer, query: Mapping[str, str]) -> tuple[float, float] | N
             number = float(raw)
         except ValueError:
             return None
-        if number != number or number in (float("inf"), float("-inf")):
+        if not math.isfinite(number):
             return None
         out.append(float(param.snap(number)))
     return out[0], out[1]

@@ -26,8 +26,12 @@ export function question(values, torchCtl) {
   const names = Object.keys(values);
   if (!names.length || names.every((n) => values[n] === torchCtl[n])) return "";
   if (names.some((n) => !Number.isFinite(values[n]))) return "";
-  return new URLSearchParams(Object.fromEntries(names.map((n) => [n, String(values[n])]))).toString();
+  return queryOf(values);
 }
+
+// The sliders' `values` as a query string, by name.
+const queryOf = (values) =>
+  new URLSearchParams(Object.fromEntries(Object.keys(values).map((n) => [n, String(values[n])]))).toString();
 
 // Follow the sliders the payload's `offer` names; `draw(data)` takes torch's payload as a rerun's. They are
 // looked for again after each payload, and at each key or pointer press anywhere on the page, before the
@@ -134,8 +138,7 @@ function ahead(s) {
     const values = stepped(f, k, dir);
     const key = values && keyOf(values);
     if (!values || f.ahead.has(key)) continue;
-    const query = new URLSearchParams(Object.fromEntries(Object.keys(values).map((n) => [n, String(values[n])])));
-    const url = `${f.url}?${query}&ahead=1`;
+    const url = `${f.url}?${queryOf(values)}&ahead=1`;
     const got = (f.chain || Promise.resolve()).then(() =>
       fetch(url, { credentials: "same-origin" })
         .then((r) => (r.ok ? r.json() : null))
