@@ -15,10 +15,10 @@ import torch  # noqa: E402
 from lnviz.labs import explorer  # noqa: E402
 from lnviz.labs.explorer import Exploration, stage, text  # noqa: E402
 from lnviz.maths import data, device  # noqa: E402
-from ui import own_data, stage_at  # noqa: E402
+from ui import details, own_data, stage_at  # noqa: E402
 from ui import stage as live  # noqa: E402
-from ui.controls import normalization_controls  # noqa: E402
-from ui.details import Inputs, Shown, cell, charts, distributions, downloads, numbers  # noqa: E402
+from ui.controls import Normalization, normalization_controls  # noqa: E402
+from ui.details import Inputs, Shown  # noqa: E402
 
 
 def input_section() -> tuple[Inputs, Any]:
@@ -56,6 +56,13 @@ def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
 
 
+def outputs(inputs: Inputs, norm: Normalization) -> tuple[Exploration, Exploration, Any, Any]:
+    """Both norms before γ and β, then with them; and the per-feature parts of γ and β ((H,) each, or None)."""
+    base, _ = page.on_device(lambda d: compute(inputs, d, norm.eps), inputs.device)
+    g, b = data.random_affine(inputs.features, inputs.seed, inputs.draw) if norm.affine else (None, None)
+    return base, explorer.with_affine(base, norm.gain, norm.bias, g, b), g, b
+
+
 def the_stage(shown: Shown, base: Exploration, g: Any, b: Any) -> None:
     """x and both outputs, live: a window of the grid around the chosen cell, and what a change of B or H kept;
     the stage may ask for torch's numbers at the sidebar's next γ and β, from ``base`` (before them)."""
@@ -87,29 +94,13 @@ def badges(inputs: Inputs, result: Exploration) -> None:
             st.markdown(text.GUIDE)
 
 
-def warnings(shown: Shown, kind: str) -> None:
-    """Say when the view's heatmaps or tables show a window of a large grid, and where x̂ = 0/0."""
-    batch, features, rows, cols = shown.inputs.batch, shown.inputs.features, shown.rows, shown.cols
-    if kind in SHOWS_OUTPUTS and (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
-        what = "heatmaps" if kind == "charts" else "tables"
-        st.info(text.details_window(what, batch, features, rows, cols), icon=":material/zoom_in:")
-    if bad := explorer.degenerate(shown.result):
-        st.warning(text.zero_over_zero(bad), icon=":material/warning:")
-
-
-# The views of the details, by the value of the view control (lnviz.views.state.VIEW): one is computed, sent and
-# drawn. SHOWS_OUTPUTS: those that draw the outputs (as y or as x̂), in a window of a large grid.
-VIEWS = {"cell": cell, "charts": charts, "distributions": distributions, "numbers": numbers, "downloads": downloads}
-SHOWS_OUTPUTS = ("charts", "numbers")
-
-
 def pickers(inputs: Inputs) -> tuple[str, tuple[int, int], str | None]:
     """Which view of the details, the chosen cell (kept inside the grid), and the outputs shown (y or x̂)."""
     kind = page.control("view", where=st)
     pick_i, pick_j, pick_output = st.columns(3)
     i = page.index("sample", inputs.batch, where=pick_i)
     j = page.index("feature", inputs.features, where=pick_j)
-    output = page.control("output", where=pick_output, horizontal=True) if kind in SHOWS_OUTPUTS else None
+    output = page.control("output", where=pick_output, horizontal=True) if kind in details.SHOWS_OUTPUTS else None
     return kind, (i, j), output
 
 
@@ -120,9 +111,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     they are, in the server and in the browser. A change of the input reruns the whole page, this included.
     """
     norm = normalization_controls(page.control, where=norm_box)
-    base, _ = page.on_device(lambda d: compute(inputs, d, norm.eps), inputs.device)
-    g, b = data.random_affine(inputs.features, inputs.seed, inputs.draw) if norm.affine else (None, None)  # (H,) each
-    result = explorer.with_affine(base, norm.gain, norm.bias, g, b)
+    base, result, g, b = outputs(inputs, norm)
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known
     badges(inputs, result)
     st.subheader("The details")
@@ -130,13 +119,30 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     shown = Shown(inputs, result, norm, chosen, output, *explorer.window(inputs.batch, inputs.features, *chosen))
     with stage_box:
         the_stage(shown, base, g, b)
-    warnings(shown, kind)
-    if result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
-        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
-    elif result.bn is not None and norm.eps == 0 and kind != "cell":  # the cell view says it beside BN's formula
-        st.caption(explorer.BN_ZERO_EPS)
-    VIEWS[kind](page, shown)
+    details.warnings(shown, kind)
+    details.VIEWS[kind](page, shown)
     page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own), link_later=live.waiting())
 
 
-st.fragment(below)(*input_section())
+def stage_first() -> bool:
+    """A new visitor's first run draws the stage alone, at the link's values (:func:`ui.stage.first_values`), where
+    :func:`below` draws it; the stage's report that it is drawn reruns the page whole. False: the page, whole, now."""
+    v = None if "own" in st.query_params else live.first_values(page, FIRST)
+    if v is None or v["sample"] >= v["batch"] or v["feature"] >= v["features"]:  # the widgets lower it, with a note
+        return False
+    picked = device.pick(v["device"])
+    if device.unavailable(v["device"], picked):  # the page says so, above the stage
+        return False
+    inputs = Inputs(v["dist"], v["batch"], v["features"], v["seed"], None, picked, v["draw"])
+    norm = Normalization(v["gain"], v["bias"], v["affine"], v["eps"])
+    base, result, g, b = outputs(inputs, norm)
+    cell = (v["sample"], v["feature"])
+    shown = Shown(inputs, result, norm, cell, None, *explorer.window(v["batch"], v["features"], *cell))
+    with st.container(), st.container():  # where below() puts it (its fragment's box, then the stage's)
+        the_stage(shown, base, g, b)
+    return True
+
+
+FIRST = ("dist", "batch", "features", "seed", "draw", "device", "gain", "bias", "affine", "eps", "sample", "feature")
+if not stage_first():
+    st.fragment(below)(*input_section())

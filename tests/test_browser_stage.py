@@ -15,8 +15,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 from browser import AppPage, overlapping
-from playwright.sync_api import Browser, Response
+from playwright.sync_api import Browser, Page, Response, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
 from harness.chromium import LAPTOP, PHONE, local_context
 from harness.settle import STAGE_ROOT_JS
@@ -510,6 +511,123 @@ def test_a_new_visitor_sees_the_stage_first_and_the_cells_formulas_and_the_share
         page.get_by_text("Share this view").click()
         assert page.locator('[data-testid="stSidebar"] code').first.inner_text().startswith(stage_url)
         assert not app.exceptions() and not app.errors, app.errors
+    finally:
+        context.close()
+
+
+def _held_reports(browser: Browser) -> tuple:
+    """A context whose pages hold back the stage's report that it is drawn (a rerun request carrying its
+    "drawn" trigger) until ``release()``: the page stays as its first run drew it."""
+    held: list[bytes] = []
+    hold = {"on": True}
+
+    def through(ws) -> None:
+        server = ws.connect_to_server()
+
+        def from_page(message: bytes | str) -> None:
+            drawn = isinstance(message, bytes) and _kind(message) == "rerun_script" and b"drawn" in message
+            if hold["on"] and drawn:
+                held.append(message)
+            else:
+                server.send(message)
+
+        hold["send"] = server.send
+        ws.on_message(from_page)
+
+    def release() -> None:
+        hold["on"] = False
+        assert held, "the stage's report was not held"
+        for message in held:
+            hold["send"](message)
+
+    def wait(page: Page) -> None:
+        """Until the page's stage has sent its report, and it is held."""
+        page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage[data-report]')", timeout=60_000)
+        for _ in range(100):
+            if held:
+                return
+            page.wait_for_timeout(100)
+        raise AssertionError("the stage's report was not held")
+
+    context = local_context(browser, viewport=LAPTOP)
+    context.route_web_socket(re.compile(r".*/_stcore/stream$"), through)
+    return context, wait, release
+
+
+def _elements(frame: bytes | str) -> list[str]:
+    """The kinds of the elements a message from the server brings ("heading", "slider", ...)."""
+    if isinstance(frame, str):
+        return []
+    msg = ForwardMsg.FromString(frame)
+    if msg.WhichOneof("type") != "delta" or msg.delta.WhichOneof("type") != "new_element":
+        return []
+    return [msg.delta.new_element.WhichOneof("type")]
+
+
+MAIN_KINDS_JS = """() => Array.from(document.querySelectorAll('[data-testid="stMain"] [data-testid="stElementContainer"]'),
+    (e) => e.querySelector('[data-testid]')?.getAttribute('data-testid'))"""
+SIDEBAR_WIDGETS = (
+    '[data-testid="stSidebar"] [data-testid="stSlider"], [data-testid="stSidebar"] [data-testid="stSelectbox"]'
+)
+
+
+def test_a_new_visitors_first_run_draws_the_stage_alone_at_the_links_values_and_the_page_comes_whole_around_it(
+    stage_url, browser
+):
+    # Issue 32: the first run sends the title and the stage, no widget; the stage's report reruns the page whole,
+    # and the stage stays the same element, in the same place, with the same numbers.
+    query = {"batch": "10", "features": "14", "seed": "4", "gain": "1.5", "bias": "0.25", "sample": "3",
+             "feature": "6", "affine": "true"}  # fmt: skip
+    context, wait_held, release = _held_reports(browser)
+    try:
+        page = context.new_page()
+        app = AppPage(page)
+        page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+        elements: list[str] = []  # the kind of each element the server sent
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda frame: elements.extend(_elements(frame))))
+        url = stage_url + "/?" + "&".join(f"{k}={v}" for k, v in query.items()) + f"&v={links.LINK_VERSION}"
+        page.goto(url, wait_until="domcontentloaded")  # not settled: its last request, the report, is held
+        wait_held(page)
+        # What the first run sent (the report held, nothing else can have come): the title, the stage and its
+        # caption (this grid is wider than the stage's window), the lecture style; no widget.
+        assert set(elements) == {"heading", "bidi_component", "markdown", "html"}, elements
+        assert page.evaluate(MAIN_KINDS_JS)[:2] == ["stHeading", "stBidiComponentIsolated"]
+        page.evaluate(f"() => {{ window.__stageRoot = {STAGE_ROOT_JS}.querySelector('.stage'); }}")
+        top = page.locator(STAGE).bounding_box()["y"]
+        i, j = 3, 6  # the link's chosen cell is lit, and its numbers are torch's at the link's values
+        cell = page.locator(f'{STAGE} .cell[data-block="x"][data-k="{i * 12 + j}"]')
+        cell.hover()
+        page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
+        first, want = _shown(app), _torch(query, i, j)
+        for name, value in want.items():
+            assert first[name] == pytest.approx(float(value), abs=1e-6), name
+        page.mouse.move(0, 0)
+
+        release()
+        app.settle()
+        assert page.locator(SIDEBAR_WIDGETS).count() >= 5  # the input's and the normalization's
+        assert page.locator('.st-key-gain [data-testid="stSliderThumbValue"]').inner_text() == "1.50"
+        assert page.evaluate("window.__stageRoot.isConnected"), "the stage was built again, not updated"
+        assert page.locator(STAGE).bounding_box()["y"] == top
+        cell.hover()
+        page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
+        assert _shown(app) == first
+        assert {k: _query(app).get(k) for k in query} == query
+        assert not app.exceptions() and not app.errors, app.errors
+    finally:
+        context.close()
+
+
+def test_a_link_the_widgets_would_change_gets_the_whole_page_and_its_note_in_the_first_run(stage_url, browser):
+    context, wait_held, _ = _held_reports(browser)
+    try:
+        page = context.new_page()
+        app = AppPage(page)
+        page.goto(stage_url + f"/?gain=99&v={links.LINK_VERSION}", wait_until="domcontentloaded")
+        wait_held(page)
+        expect(page.locator(SIDEBAR_WIDGETS).nth(4)).to_be_attached()  # the report held: from the first run
+        assert "Gain γ: 99" in page.locator('[data-testid="stAlert"]').first.inner_text()
+        assert not app.errors, app.errors
     finally:
         context.close()
 

@@ -54,23 +54,37 @@ def test_the_details_show_the_chosen_cell_alone_by_default():
     assert "output" not in {r.key for r in at.radio}  # y or x̂ is a choice only where the outputs are drawn
 
 
-def test_a_new_visitors_browser_gets_the_formulas_and_links_code_once_it_has_drawn_the_stage(monkeypatch):
-    # Issue 32: st.latex and st.code would make the browser load KaTeX and the code highlighter before the stage.
+def test_a_new_visitors_browser_gets_the_stage_alone_then_the_whole_page_once_it_has_drawn_it(monkeypatch):
+    # Issue 32: the widgets' chunks, KaTeX and the code highlighter would make the browser load and run them
+    # before it painted the stage.
     monkeypatch.setattr(live, "_browser", lambda: True)  # a browser on the other end, as AppTest is not
-    at = run_page(PAGE)
+    at = run_page(PAGE, {"gain": "1.5", "sample": "3"})
     assert_no_exception(at)
-    assert stage_data(at)["waiting"] and not at.latex and not at.code
-    assert [e for e in at.sidebar.expander if e.label == "Share this view"]  # the box, its link to come
-    assert any("statistics of row" in m.value for m in at.markdown)  # the cell view's words are there already
+    assert stage_data(at)["waiting"] and stage_data(at)["cell"] == [3, 0]
+    assert not at.sidebar.slider and not at.sidebar.select_slider and not at.number_input and not at.latex
+    assert [t.value for t in at.title] and not at.markdown  # the title, the stage; nothing below it yet
     at.session_state[live._DRAWN] = True  # what the stage's report sets (ui.stage._on_drawn)
     at.run()
-    assert not stage_data(at)["waiting"] and len(at.latex) == 2
-    assert [c for c in at.code if "layer_norm" in c.value.lower()] and "v=" in share_link(at)
+    assert not stage_data(at)["waiting"] and len(at.latex) == 2 and at.slider(key="gain").value == 1.5
+    assert [c for c in at.code if "layer_norm" in c.value.lower()] and "gain=1.5" in share_link(at)
     # A report that never comes holds nothing back past the first run.
     unreported = run_page(PAGE)
-    assert stage_data(unreported)["waiting"] and not unreported.latex
+    assert stage_data(unreported)["waiting"] and not unreported.sidebar.slider
     unreported.run()
     assert not stage_data(unreported)["waiting"] and len(unreported.latex) == 2 and "v=" in share_link(unreported)
+
+
+def test_a_link_the_widgets_would_change_gets_its_widgets_at_once_but_the_formulas_and_code_after(monkeypatch):
+    monkeypatch.setattr(live, "_browser", lambda: True)
+    at = run_page(PAGE, {"gain": "99"})  # out of range: the widget takes the default, and the page says so
+    assert_no_exception(at)
+    assert stage_data(at)["waiting"] and not at.latex and not at.code
+    assert at.slider(key="gain").value == 1.0 and any("Gain γ" in i.value for i in at.info)
+    assert [e for e in at.sidebar.expander if e.label == "Share this view"]  # the box, its link to come
+    assert any("statistics of row" in m.value for m in at.markdown)  # the cell view's words are there already
+    at.session_state[live._DRAWN] = True
+    at.run()
+    assert not stage_data(at)["waiting"] and len(at.latex) == 2 and "v=" in share_link(at)
 
 
 def test_an_empty_view_in_a_link_opens_the_default_view():

@@ -70,6 +70,29 @@ def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
     return value
 
 
+def first_value(param: Param) -> tuple[Any, bool]:
+    """The value ``param``'s widget will start at, without drawing it, and whether that is sure.
+
+    For a page's first run that draws its stage before any widget (:func:`ui.stage.first_values`). Sure: the
+    session alone holds a value (a lesson's, an upgraded link's, another page's, coerced as :func:`control`
+    does), or the link gives none, or one the control takes as it is written (:meth:`Param.parse` says
+    nothing). Not sure: a link's value that the widget would change and note, one under an old name, or one
+    beside a value the session holds; the page then draws its widgets at once, and with them the notes.
+    """
+    raw = st.query_params.get_all(param.key)
+    if param.key in mode.hidden():
+        value, note = param.parse(raw)
+        return (value, note is None) if raw else (st.session_state.get(param.key, param.default), True)
+    if param.key in st.session_state:  # and the link's too: which one the widget takes is Streamlit's to say
+        return param.coerce(st.session_state[param.key]), not raw
+    if any(old in st.query_params for old in param.old_keys):
+        return param.default, False
+    if not raw:
+        return param.default, True
+    value, note = param.parse(raw)
+    return value, note is None
+
+
 def lower_link_index(param: Param, last: int) -> int | None:
     """On a page's first run, lower a link's index past ``last`` to ``last`` before the widget reads it.
 

@@ -132,3 +132,24 @@ def charts(page: Page, shown: Shown) -> None:
     st.subheader("The outputs: LN normalizes each row, BN each column")
     alt = f"Heatmaps of LN's and BN's {output}, side by side: LN's rows and BN's columns each normalized."
     page.chart(figures.fig_outputs(shown.result, shown.rows, shown.cols, shown.cell, output), "outputs_chart", alt)
+
+
+def warnings(shown: Shown, kind: str) -> None:
+    """Above the view ``kind``: when its heatmaps or tables show a window of a large grid, where x̂ = 0/0, and
+    what BN is at B = 1 or ε = 0 (where the view does not say it itself)."""
+    batch, features, rows, cols = shown.inputs.batch, shown.inputs.features, shown.rows, shown.cols
+    if kind in SHOWS_OUTPUTS and (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
+        what = "heatmaps" if kind == "charts" else "tables"
+        st.info(text.details_window(what, batch, features, rows, cols), icon=":material/zoom_in:")
+    if bad := explorer.degenerate(shown.result):
+        st.warning(text.zero_over_zero(bad), icon=":material/warning:")
+    if shown.result.bn is None and kind not in ("cell", "numbers"):  # those two say it in BN's own place
+        st.info(explorer.BN_SINGLE_SAMPLE, icon=":material/info:")
+    elif shown.result.bn is not None and shown.norm.eps == 0 and kind != "cell":  # the cell view: beside BN's formula
+        st.caption(explorer.BN_ZERO_EPS)
+
+
+# The views of the details, by the value of the view control (lnviz.views.state.VIEW): one is computed, sent and
+# drawn. SHOWS_OUTPUTS: those that draw the outputs (as y or as x̂), in a window of a large grid.
+VIEWS = {"cell": cell, "charts": charts, "distributions": distributions, "numbers": numbers, "downloads": downloads}
+SHOWS_OUTPUTS = ("charts", "numbers")

@@ -16,8 +16,9 @@ cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's
 (``hide=eps``) has no range on the stage either: the payload says it is locked.
 
 A new visitor's first screen is the stage (issue 32): until a browser has drawn it once in the session
-(:func:`waiting`), a page leaves out what would make the browser wait for KaTeX and the code highlighter
-first, and the stage, once drawn, reports it, which reruns the page with them. As the page's own γ and β
+(:func:`waiting`), the explorer's first run draws the stage alone, at the values its widgets will start at
+(:func:`first_values`), and a page that draws its widgets at once leaves out what would make the browser wait
+for KaTeX and the code highlighter first. The stage, once drawn, reports it, which reruns the page with the rest. As the page's own γ and β
 sliders move, the stage asks :mod:`ui.stage_at`'s route for torch's numbers at their values and draws them
 before the rerun the move starts; on the explorer, that route is offered in the payload's ``stage_at``.
 """
@@ -25,14 +26,18 @@ before the rerun the move starts; on the explorer, that route is offered in the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from lnviz.labs.explorer import Exploration, stage
 from lnviz.views import state
-from ui import mode
+from lnviz.views.param import Param
+from ui import controls, mode
+
+if TYPE_CHECKING:
+    from ui.page import Page
 
 # Its element carries the class st-key-live_stage; "stage" is already a URL parameter.
 KEY = "live_stage"
@@ -45,18 +50,26 @@ def _component() -> Any:
     return st.components.v2.component("lnviz.stage", js="index.js", css="stage.css")
 
 
-def _set(values: dict[str, Any]) -> None:
-    """Give the widgets new values, only those that changed: a value set from code goes into the URL."""
-    for key, value in values.items():
-        if st.session_state.get(key) != value:
-            st.session_state[key] = value
+def _set(values: dict[Param, Any]) -> None:
+    """Give the controls' widgets new values, only those that changed: a value set from code goes into the URL.
+
+    A control whose widget is yet to be drawn in this session (a new visitor's first run draws the stage alone,
+    :func:`first_values`) gets the value into the URL here: the widget, drawn after, would leave a value given
+    from code out of it, and the link would lose a release made on the stage before the widgets came.
+    """
+    drawn = st.session_state.get(controls.PARAMS_DRAWN, {})
+    for param, value in values.items():
+        if st.session_state.get(param.key) != value:
+            st.session_state[param.key] = value
+            if param.key not in drawn:
+                st.query_params[param.key] = param.format(value)
 
 
 def _on_scrub() -> None:
     """γ, β or ε released on the stage: the values then, clamped and put on their steps as the state table says."""
     scrub = st.session_state[KEY].get("scrub")
     if isinstance(scrub, dict):
-        _set({p.key: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
+        _set({p: p.snap(scrub.get(p.key)) for p in stage.SCRUBBED})
 
 
 _DRAWN = "_lnviz_stage_drawn"  # the browser has drawn the stage, or a run came after the one that first sent it
@@ -83,10 +96,30 @@ def waiting() -> bool:
     return _browser() and not st.session_state.get(_DRAWN, False)
 
 
+def first_values(page: Page, keys: Iterable[str]) -> dict[str, Any] | None:
+    """The values a page's controls ``keys`` will start at, for a new visitor's first run, which draws the stage
+    before any widget (issue 32); None when this run must draw the page whole.
+
+    A page whose stage the browser has yet to draw, in a session that has not yet been sent it, may draw the
+    stage alone, from these values: the browser then draws it without first loading, compiling and rendering the
+    sidebar's widgets (half a new visitor's wait, measured in docs/benchmarks.md), and the stage's report that it
+    is drawn reruns the page whole, widgets and all, at the values they start at. Only where every value is sure
+    (:func:`ui.controls.first_value`): a link that a widget would change, and note, gets the whole page at once.
+    """
+    if not waiting() or st.session_state.get(_ASKED):
+        return None
+    values = {}
+    for key in keys:
+        values[key], sure = controls.first_value(page.table[key])
+        if not sure:
+            return None
+    return values
+
+
 def pick(row: Any, col: Any) -> None:
     """Choose the cell (``row``, ``col``) of x, from the stage or a chart: whatever it is, the sample and feature
     controls get valid values (a page's :meth:`ui.page.Page.index` then keeps them inside its grid)."""
-    _set({state.SAMPLE.key: state.SAMPLE.coerce(row), state.FEATURE.key: state.FEATURE.coerce(col)})
+    _set({state.SAMPLE: state.SAMPLE.coerce(row), state.FEATURE: state.FEATURE.coerce(col)})
 
 
 def _on_pick() -> None:

@@ -37,7 +37,11 @@ export default function (component) {
     stages.set(parentElement, s);
   }
   s.send = setTriggerValue;
-  receive(s, data);
+  try {
+    receive(s, data);
+  } finally {
+    tellDrawn(s, data?.waiting); // a stage that failed to draw must not keep the rest of a new visitor's page away
+  }
   // Streamlit calls this before every new payload too: keep the DOM, let go only when unmounted.
   return () =>
     setTimeout(() => {
@@ -92,14 +96,13 @@ function receive(s, raw) {
   if (s.driven && s.step === was + 1) arrive(s);
   showFormula(s, s.driven ? d.formula : "");
   showResized(s, d.resized);
-  tellDrawn(s, d.waiting);
   follow(s, d.stage_at, (data) => receive(s, data));
 }
 
-// A new visitor's page leaves out what waits for KaTeX and the code highlighter (the cell's formulas, the share
-// box's link) until the stage is on the screen (issue 32): once its cells are painted, say so, once. The root's
-// data-report says when nothing is left to report ("sent", or "none" for a page that waits for nothing): a
-// test's settle waits for it, as a key pressed before the report's rerun could be undone by it.
+// A new visitor's first run sends the stage alone (the explorer), or a page without what waits for KaTeX and the
+// code highlighter (issue 32): the rest comes once the stage is on the screen. Once its cells are painted, say so,
+// once. The root's data-report says when nothing is left to report ("sent", or "none" for a page that waits for
+// nothing): a test's settle waits for it, as a key pressed before the report's rerun could be undone by it.
 function tellDrawn(s, waiting) {
   if (!waiting || s.told) {
     if (!s.root.dataset.report) s.root.dataset.report = "none";
