@@ -190,7 +190,12 @@ SETTLED_JS = """
     if (document.querySelector('[data-stale="true"], [data-testid="stSkeleton"]')) return null;
     // A stage that has not yet reported itself drawn (lnviz/web/stage/index.js tellDrawn): its report's rerun is
     // still to come, and would undo a key pressed before it.
-    if (document.querySelector('.st-key-live_stage') && !(STAGE_ROOT)?.querySelector('.stage[data-report]')) return null;
+    const report = (STAGE_ROOT)?.querySelector('.stage[data-report]')?.dataset.report;
+    if (document.querySelector('.st-key-live_stage') && !report) return null;
+    // Reported: Streamlit's widget manager sends the report's rerun request a task later (a timer of its own), so
+    // a probe between the two would see the first run's page, the stage alone, as settled. The report is sent
+    // after the cells are drawn: wait for a request from then on (its run is then waited for above).
+    if (report === 'sent' && !(b.stageDrawn !== undefined && from >= b.stageDrawn)) return null;
     // A chart whose plot is not made yet (plotly loads lazily) is pending too.
     if (Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]')).some((c) => !c.querySelector('.js-plotly-plot'))) return null;
     const plots = Array.from(document.querySelectorAll('.js-plotly-plot'));
@@ -227,12 +232,14 @@ DIAGNOSE_JS = """
         plots: plots.length,
         undrawn: plots.filter((gd) => !gd._fullLayout || (gd.__benchHooked && gd.data !== gd.__drawn)).length,
         finished: b.finished.map(([at, s]) => [Math.round(at), s]).slice(-3),
-        sends: b.sends.length, received: b.recv.length, sinceInput: Math.round(t - b.inputAt),
+        stageReport: (STAGE_ROOT)?.querySelector('.stage')?.dataset.report ?? null,
+        stageDrawn: b.stageDrawn === undefined ? null : Math.round(b.stageDrawn),
+        sends: b.sends.map((at) => Math.round(at)).slice(-3), received: b.recv.length, sinceInput: Math.round(t - b.inputAt),
         sinceMutation: Math.round(t - b.lastMutation), now: Math.round(t), recentMutations: b.recent,
         shows: (document.querySelector('[data-testid="stMain"]') || document.body).innerText.slice(0, 200),
     });
 }
-"""
+""".replace("(STAGE_ROOT)", f"({STAGE_ROOT_JS})")
 
 # The page's own count of what it received (SETTLED_JS's instrumentation), to set against Wire.received().
 COUNTED_JS = """() => ({

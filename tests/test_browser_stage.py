@@ -632,6 +632,45 @@ def test_a_link_the_widgets_would_change_gets_the_whole_page_and_its_note_in_the
         context.close()
 
 
+# The page's socket sends the stage's report 400 ms after the page asked it to, as a busy machine may: Streamlit's
+# widget manager sends a trigger from a timer of its own, after the stage has marked its report sent. Whichever of
+# this and the harness's own wrapper of send (INSTRUMENT_JS) is installed first, the harness sees the request only
+# when it really goes out: the setter catches a wrapper installed after this one.
+LATE_REPORT_JS = """(() => {
+    const proto = WebSocket.prototype, native = proto.send;
+    let outer = null, inside = false;
+    window.__lateReports = 0;
+    function late(data) {
+        if (inside) return native.call(this, data);
+        const go = () => { inside = true; try { return (outer || native).call(this, data); } finally { inside = false; } };
+        const bytes = ArrayBuffer.isView(data) ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength)
+            : data instanceof ArrayBuffer ? new Uint8Array(data) : null;
+        if (!bytes || !new TextDecoder().decode(bytes).includes('drawn')) return go();
+        window.__lateReports += 1;
+        setTimeout(go, 400);
+    }
+    Object.defineProperty(proto, 'send', {configurable: true, get: () => late, set: (f) => { outer = f; }});
+})()"""
+
+
+def test_a_settle_waits_for_the_stage_reports_rerun_however_late_the_page_sends_it(stage_url, browser):
+    # A CI run (2026-12-06) opened a link in a new tab and found no chart: its settle had taken the first run's
+    # page, the title and the stage alone, for the whole, in the moment between the report and its request.
+    context = local_context(browser, viewport=LAPTOP)
+    try:
+        page = context.new_page()
+        page.add_init_script(LATE_REPORT_JS)
+        app = AppPage(page)
+        page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+        app.goto(stage_url + f"/?batch=6&features=10&seed=3&view=charts&v={links.LINK_VERSION}")
+        assert page.evaluate("window.__lateReports") == 1, "the stage's report did not go out late, or twice"
+        assert [c["key"] for c in app.charts()] == ["grid_chart", "outputs_chart"], "settled before the report's run"
+        assert page.locator(SIDEBAR_WIDGETS).count() > 0, "settled before the report's run: no widget"
+        assert not app.errors, app.errors
+    finally:
+        context.close()
+
+
 SIDEBAR_GAIN = '[data-testid="stSidebar"] .st-key-gain input[type="range"]'
 ASKED_JS = "performance.getEntriesByType('resource').map((e) => e.name).filter((n) => n.includes('/api/stage/'))"
 
