@@ -47,18 +47,19 @@ def test_the_per_feature_gain_and_bias_keep_their_features():
         assert torch.equal(g_small, g[:small_h]) and torch.equal(b_small, b[:small_h])
 
 
-def same_draw(x: torch.Tensor, written: list) -> None:
+def same_draw(x: torch.Tensor, written: list, what: str) -> None:
     """``x`` is the draw ``written`` holds, up to the last bit of an ``exp``: torch's vectorised exp rounds the
     last bit differently on different CPUs (the fixture was written on an AVX2 machine; an AVX-512 one differs by
     one unit in the last place in a few cells). A different draw differs by the size of the numbers themselves."""
     want = torch.tensor(written, dtype=torch.float64)
-    torch.testing.assert_close(x, want, rtol=0, atol=16 * torch.finfo(torch.float64).eps * float(want.abs().max()))
+    ulp16 = 16 * torch.finfo(torch.float64).eps * float(want.abs().max())
+    torch.testing.assert_close(x, want, rtol=0, atol=ulp16, msg=lambda m: f"{what}: {m}")
 
 
 def test_the_old_draw_is_the_one_links_of_version_3_were_made_with():
     for grid in FIXTURE["grids"]:
         x = data.make_activations(grid["dist"], grid["batch"], grid["features"], grid["seed"], draw="whole")
-        same_draw(x, grid["x"])
+        same_draw(x, grid["x"], grid["dist"])
     for case in FIXTURE["affine"]:
         g, b = data.random_affine(case["features"], case["seed"], draw="whole")
         assert torch.equal(g, torch.tensor(case["gain"], dtype=torch.float64))

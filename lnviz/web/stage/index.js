@@ -101,8 +101,9 @@ function receive(s, raw) {
 
 // A new visitor's first run sends the stage alone (the explorer), or a page without what waits for KaTeX and the
 // code highlighter (issue 32): the rest comes once the stage is on the screen. Once its cells are painted, say so,
-// once. The root's data-report says when nothing is left to report ("sent", or "none" for a page that waits for
-// nothing): a test's settle waits for it, as a key pressed before the report's rerun could be undone by it.
+// once. The root's data-report says when nothing is left to report ("sent": handed to Streamlit, which sends the
+// request from a timer of its own; "none" for a page that waits for nothing): a test's settle waits for it and for
+// that request (harness/settle.py), as a key pressed before the report's rerun could be undone by it.
 function tellDrawn(s, waiting) {
   if (!waiting || s.told) {
     if (!s.root.dataset.report) s.root.dataset.report = "none";
