@@ -26,6 +26,12 @@ if TYPE_CHECKING:
     from playwright.sync_api import Browser, BrowserContext
 
 CHROMIUM = "/usr/bin/chromium"
+# The same Chromium without the browser's user interface (Debian's chromium-headless-shell, Playwright's own choice
+# for headless runs): the tests' browser. Its browser process takes about 0.3 s of CPU a page load against the full
+# browser's 0.7-0.9 s, and the renderer, where the page is laid out, painted and its scripts run, is the same
+# Blink (docs/benchmarks.md, "The test suite on a fresh clone"). The benchmarks keep the full browser, a
+# visitor's.
+HEADLESS_SHELL = "/usr/lib/chromium/chromium-headless-shell"
 # Every host name but this machine's resolves to nothing, IP literals included, so a request that would leave
 # the machine fails at once (net::ERR_NAME_NOT_RESOLVED) and no test depends on the network: Streamlit asks a
 # font CDN for some icons. In the browser's resolver, not a Playwright route: a route sends every request of
@@ -90,16 +96,15 @@ def is_local(url: str) -> bool:
     return urlsplit(url).hostname in ("127.0.0.1", "localhost", "::1")
 
 
-def launch(playwright: Any, cpus: str | None = None) -> Any:
+def launch(playwright: Any, cpus: str | None = None, executable: str = CHROMIUM) -> Any:
     """Debian's Chromium, headless, with :data:`CHROMIUM_ARGS` (sync or async Playwright: await the latter's).
 
-    ``cpus``: the cores it may run on, as ``taskset -c`` takes them ("1"); its every process (renderers,
+    ``executable``: :data:`CHROMIUM`, or :data:`HEADLESS_SHELL` for the tests. ``cpus``: the cores it may run on, as ``taskset -c`` takes them ("1"); its every process (renderers,
     GPU, network) inherits them. For a benchmark that keeps the browser off the server's core, as on a host.
     """
-    executable = CHROMIUM
     if cpus is not None:
         wrapper = Path(tempfile.mkdtemp(prefix="lnviz-chromium-")) / "chromium"
-        wrapper.write_text(f'#!/bin/sh\nexec taskset -c {shlex.quote(cpus)} {CHROMIUM} "$@"\n')
+        wrapper.write_text(f'#!/bin/sh\nexec taskset -c {shlex.quote(cpus)} {executable} "$@"\n')
         wrapper.chmod(0o755)
         executable = str(wrapper)
     return playwright.chromium.launch(executable_path=executable, args=CHROMIUM_ARGS, headless=True)

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite drives, if they are missing:
-# chromium (Playwright's browser tests), nginx (the replica test) and redis-server
+# chromium (the benchmarks' browser), chromium-headless-shell (the browser tests'), nginx (the replica test) and redis-server
 # (the shared poll store's tests, through harness/redis.py). Only the binaries are
 # used: each test starts its own process on a free port.
 set -euo pipefail
 need=()
 [ -x /usr/bin/chromium ] || need+=(chromium fonts-dejavu-core)
+[ -x /usr/lib/chromium/chromium-headless-shell ] || need+=(chromium-headless-shell)
 command -v nginx >/dev/null 2>&1 || [ -x /usr/sbin/nginx ] || need+=(nginx)
 command -v redis-server >/dev/null 2>&1 || [ -x /usr/bin/redis-server ] || need+=(redis-server)
 [ ${#need[@]} -eq 0 ] && exit 0

@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Browser, BrowserContext, sync_playwright
 
-from harness.chromium import CHROMIUM, VIEWPORT, launch, local_context
+from harness.chromium import HEADLESS_SHELL, VIEWPORT, launch, local_context
 from harness.server import ROOT
 from harness.settle import SETTLE_TIMEOUT
 from harness.tab import AppPage, watch
@@ -68,11 +68,11 @@ def charts_json(charts: list[dict[str, Any]]) -> str:
 
 @pytest.fixture(scope="session")
 def browser() -> Iterator[Browser]:
-    """Headless Debian Chromium, shared by the session's tests."""
-    if not os.access(CHROMIUM, os.X_OK):
-        pytest.fail(f"{CHROMIUM} is missing: `make system-deps` installs Debian's chromium")
+    """Debian's headless Chromium (its headless shell), shared by the session's tests."""
+    if not os.access(HEADLESS_SHELL, os.X_OK):
+        pytest.fail(f"{HEADLESS_SHELL} is missing: `make system-deps` installs Debian's chromium-headless-shell")
     with sync_playwright() as p:
-        chromium = launch(p)
+        chromium = launch(p, executable=HEADLESS_SHELL)
         try:
             yield chromium
         finally:
