@@ -133,6 +133,14 @@ _INSTRUMENT = """
         if (gd._fullLayout) gd.__drawn = gd.data;
         gd.on('plotly_afterplot', () => { gd.__drawn = gd.data; b.lastAfterplot = now(); });
     };
+    // The stage draws inside a shadow root, which the observer below does not see: once its host is on the page,
+    // look every frame until its cells are drawn. Only then: a frame callback asked for every frame keeps an idle
+    // page drawing frames, 8 % of a core for each open tab without a stage.
+    const STAGE_HOST = '.st-key-live_stage';
+    const stage = () => {
+        if (stageRoot()?.querySelector('.cell')) b.stageDrawn = now();
+        else requestAnimationFrame(stage);
+    };
     const observe = () => {
         new MutationObserver((records) => {
             const t = now();
@@ -149,18 +157,13 @@ _INSTRUMENT = """
                 if (b.recent.length > 8) b.recent.shift();
             }
             if (b.firstContent === undefined && document.querySelector(FIRST_CONTENT)) b.firstContent = t;
+            if (!b.stageLooking && document.querySelector(STAGE_HOST)) { b.stageLooking = true; requestAnimationFrame(stage); }
             const status = !!document.querySelector('[data-testid="stStatusWidget"]');
             if (status !== b.status) { b.status = status; b.statusAt = t; }
             document.querySelectorAll('.js-plotly-plot').forEach(hook);
         }).observe(document.documentElement, {subtree: true, childList: true, attributes: true, characterData: true});
     };
     if (document.documentElement) observe(); else document.addEventListener('DOMContentLoaded', observe);
-    // The stage draws inside a shadow root, which the observer above does not see: look every frame.
-    const stage = () => {
-        if (stageRoot()?.querySelector('.cell')) b.stageDrawn = now();
-        else requestAnimationFrame(stage);
-    };
-    requestAnimationFrame(stage);
 }
 """
 # Installed in every page before its own scripts: the field numbers come from Streamlit's descriptors, and the
