@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+from typing import Any
 
 import numpy as np
 import plotly.graph_objects as go
@@ -90,10 +91,22 @@ def figures(at: AppTest) -> list[go.Figure]:
     return [go.Figure(decode_typed_arrays(json.loads(el.proto.spec))) for el in at.get("plotly_chart")]
 
 
-def share_link(at: AppTest) -> str:
-    """The link in the page's "Share this view" box (the page kit puts it at the top of the sidebar)."""
+def share_box(at: AppTest) -> Any:
+    """The page's "Share this view" box (the page kit puts it at the top of the sidebar), opened as a visitor
+    opens it, which reruns the page, if it was closed: its link and caption are drawn only while it is open."""
     (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
-    return box.code[0].value
+    if not box.code:
+        from ui.page import SHARE_BOX
+
+        at.session_state[SHARE_BOX] = True
+        at.run()
+        (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+    return box
+
+
+def share_link(at: AppTest) -> str:
+    """The link in the page's share box (:func:`share_box`)."""
+    return share_box(at).code[0].value
 
 
 def assert_no_exception(at: AppTest) -> None:

@@ -151,6 +151,12 @@ class Session:
                 setattr(state, name, v)
         return state
 
+    def expander(self, label: str, open: bool = True) -> WidgetState:
+        """The state of the expander labelled ``label`` once opened (``open``) or closed, as the frontend sends it
+        for an expander that reruns the page when it is (the share box)."""
+        (box,) = [e for e in self.tree.get("expander") if e.label == label]
+        return WidgetState(id=box.proto.id, bool_value=open)
+
     async def close(self) -> None:
         if self.ws is not None:
             await self.ws.close()

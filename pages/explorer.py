@@ -121,7 +121,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
         the_stage(shown, base, g, b)
     details.warnings(shown, kind)
     details.VIEWS[kind](page, shown)
-    page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own), link_later=live.waiting())
+    page.finish(caveat=None if inputs.own is None else own_data.caveat(inputs.own), rerun_follows=live.waiting())
 
 
 def stage_first() -> bool:

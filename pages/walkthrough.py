@@ -100,4 +100,4 @@ with stage_box:
             f"{'row' if now.norm == 'LN' else 'column'}."
         )
 st.caption(f"Computed by torch on {device.label(dev)}, in {str(result.x.dtype).removeprefix('torch.')}.")
-page.finish(link_later=live.waiting())
+page.finish(rerun_follows=live.waiting())

@@ -12,6 +12,7 @@ from harness.apptest import (  # noqa: F401  (what the tests import from here)
     assert_no_exception,
     figures,
     run_page,
+    share_box,
     share_link,
     stage_data,
     stage_x,

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import torch
 
-from harness.apptest import stage_grid
+from harness.apptest import share_link, stage_grid
 from lnviz.maths import data
 from lnviz.views import links, state
 from tests.conftest import ROOT, assert_no_exception, run_page, stage_data
@@ -135,7 +135,7 @@ def test_a_version_3_link_opens_the_old_draws_numbers_and_keeps_it_in_the_addres
     d = stage_data(at)
     assert np.array_equal(stage_grid(d, d["x"]), np.asarray(old["x"]))
     assert "Draw = whole" in " ".join(i.value for i in at.info)  # the page says so
-    share = [c.value for c in at.code if "?" in c.value][0]  # what a reload or a copied link reopens
+    share = share_link(at)  # what a reload or a copied link reopens
     assert "draw=whole" in share and f"v={links.LINK_VERSION}" in share
     fresh = run_page("pages/explorer.py", {"dist": "heterogeneous samples", "batch": "5", "features": "7", "seed": "3"})
     d = stage_data(fresh)

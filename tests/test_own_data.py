@@ -6,7 +6,7 @@ from urllib.parse import parse_qs, urlparse
 import numpy as np
 import pytest
 import torch
-from conftest import assert_no_exception, run_page, share_link, stage_x
+from conftest import assert_no_exception, run_page, share_box, share_link, stage_x
 
 from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
@@ -239,8 +239,7 @@ def own_of(at) -> str:
 
 
 def share_caption(at) -> str:
-    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
-    return box.caption[0].value
+    return share_box(at).caption[0].value
 
 
 def test_a_link_carries_pasted_data_to_a_new_session_on_another_server_exactly(monkeypatch):

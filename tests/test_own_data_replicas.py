@@ -24,6 +24,7 @@ async def paste_for_link(base: str, text: str) -> str:
     try:
         await session.open()
         await session.rerun(paste(session, text))
+        await session.rerun([session.expander("Share this view")])  # its link is drawn once it is open
         links = [c.value for c in session.tree.get("code") if "own=" in c.value]
         assert len(links) == 1, session.texts("warning")
         return urlparse(links[0]).query

@@ -43,3 +43,17 @@ def test_the_share_link_is_exactly_the_drawn_controls(page):
         else:
             assert key not in shared, key
     assert len(drawn) >= len(table) - 2, set(table.keys()) - set(drawn)  # the page did draw its controls
+
+
+@pytest.mark.parametrize("page", pages.CONTROLS)
+def test_the_share_box_draws_its_link_only_once_opened_and_the_link_is_the_pages_own(page):
+    """A closed box sends no ``st.code``, whose highlighter a browser would load and run on every visit; opening
+    it reruns the page with the link in it."""
+    at = run_page(f"pages/{page}.py", {"v": str(links.LINK_VERSION)})
+    assert_no_exception(at)
+    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+    assert not box.code and not at.sidebar.code
+    link = share_link(at)  # opens the box
+    assert parse_qs(urlsplit(link).query)["v"] == [str(links.LINK_VERSION)]
+    at.run()  # an open box stays open, with its link, through the page's next runs
+    assert [c.value for c in at.sidebar.code] == [link]

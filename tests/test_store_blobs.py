@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import redis
 import yaml
-from conftest import assert_no_exception, run_page, stage_x
+from conftest import assert_no_exception, run_page, share_box, stage_x
 
 from harness import redis as redis_harness
 from lnviz.serving import own_share, poll
@@ -129,5 +129,4 @@ def test_with_the_grids_at_their_cap_a_paste_is_shown_and_the_link_says_why_it_c
     at = at.button(key="use_paste").click().run()
     assert_no_exception(at)
     np.testing.assert_array_equal(stage_x(at), [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]])  # shown all the same
-    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
-    assert "already holds as much data for links as it keeps at once" in box.caption[0].value
+    assert "already holds as much data for links as it keeps at once" in share_box(at).caption[0].value

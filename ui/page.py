@@ -68,6 +68,8 @@ T = TypeVar("T")
 # Link parameters that are not controls but belong to the view. Every share link also carries
 # the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
+# The share box's key: whether it is open, which is not part of a view, so not a control of the state table.
+SHARE_BOX = "share_box"
 
 
 @functools.cache
@@ -306,13 +308,14 @@ class Page:
         mode.add_note(text)
 
     # The end ---------------------------------------------------------------------------------------------------
-    def finish(self, caveat: str | None = None, link_later: bool = False) -> str:
+    def finish(self, caveat: str | None = None, rerun_follows: bool = False) -> str:
         """Show the notes about the link, and the share box with the link to this view. Returns the link.
 
-        ``link_later``: the box leaves its link out of this run, since ``st.code`` makes a new visitor's browser
-        load and run the code highlighter (1.5 MB) before it paints the page: a page whose stage the browser
-        has yet to draw (:func:`ui.stage.waiting`) passes it, and the stage's report reruns the page with it.
-        That rerun draws the notes again: they are kept for it, not shown once and gone a moment later.
+        The box draws its link only while it is open (opening it reruns the page): ``st.code`` makes the browser
+        load and run the code highlighter, 1.5 MB and 0.3-0.5 s of a laptop's CPU, which a page that shows no
+        other code would pay at every visit, a phone in a class included, for a box most visitors leave closed.
+        ``rerun_follows``: this run is a new visitor's first, whose stage's report reruns the page at once
+        (:func:`ui.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
         """
         unknown = sorted(mode.hidden() - set(self.drawn))
         if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
@@ -321,16 +324,17 @@ class Page:
                 f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
             )
             self.note(f"hide: {shown} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
-        notes = st.session_state.get(mode.NOTES) if link_later else st.session_state.pop(mode.NOTES, None)
+        notes = st.session_state.get(mode.NOTES) if rerun_follows else st.session_state.pop(mode.NOTES, None)
         if notes:
             self._notes.info(
                 "Some values in the link were adjusted:\n\n" + "\n".join(f"- {n}" for n in notes),
                 icon=":material/link:",
             )
         link = self.link()
-        with self._share.expander("Share this view", icon=":material/share:"):
-            st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
-            if not link_later:
+        box = self._share.expander("Share this view", icon=":material/share:", key=SHARE_BOX, on_change="rerun")
+        if box.open:
+            with box:
+                st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
                 st.code(link, language=None, wrap_lines=True)
         return link
 
