@@ -1,6 +1,7 @@
 # Two commands set up a fresh machine: `make run` and `make test`.
-# `make test` also installs the Debian packages it drives when missing (scripts/system-deps.sh): chromium and its headless shell,
-# nginx and redis-server (the /class page's shared store: the tests start their own, through harness/redis.py).
+# `make test` also installs the Debian packages it drives when missing (scripts/system-deps.sh): chromium and
+# its headless shell, nginx and redis-server (the /class page's shared store: the tests start their own,
+# through harness/redis.py).
 # `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/crowd.py).
 # `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
 # `make load LOAD_ARGS="--mode poll"`: 400 phones following a class room's stream over 2 replicas, nginx and Redis (benchmarks/class_stream.py).
@@ -36,7 +37,8 @@ $(VENV)/.lnviz: pyproject.toml $(VENV)/.runtime
 	$(PY) -m pip install --quiet --no-deps -e .
 	touch $@
 
-# Debian's chromium (benchmarks) and chromium-headless-shell (browser tests), nginx (the replica test) and redis-server (the shared poll store), when missing.
+# Debian's chromium (benchmarks) and chromium-headless-shell (browser tests), nginx (the replica test) and
+# redis-server (the shared poll store), when missing.
 system-deps:
 	@bash scripts/system-deps.sh
 

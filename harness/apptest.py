@@ -92,15 +92,15 @@ def figures(at: AppTest) -> list[go.Figure]:
 
 
 def share_box(at: AppTest) -> Any:
-    """The page's "Share this view" box (the page kit puts it at the top of the sidebar), opened as a visitor
-    opens it, which reruns the page, if it was closed: its link and caption are drawn only while it is open."""
-    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
-    if not box.code:
-        from ui.page import SHARE_BOX
+    """The page's share box (the page kit puts it at the top of the sidebar), opened as a visitor opens it, which
+    reruns the page, if it was closed: its link and caption are drawn only while it is open."""
+    from ui.page import SHARE_BOX, SHARE_LABEL
 
+    (box,) = [e for e in at.sidebar.expander if e.label == SHARE_LABEL]
+    if not box.code:
         at.session_state[SHARE_BOX] = True
         at.run()
-        (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+        (box,) = [e for e in at.sidebar.expander if e.label == SHARE_LABEL]
     return box
 
 

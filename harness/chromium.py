@@ -99,8 +99,9 @@ def is_local(url: str) -> bool:
 def launch(playwright: Any, cpus: str | None = None, executable: str = CHROMIUM) -> Any:
     """Debian's Chromium, headless, with :data:`CHROMIUM_ARGS` (sync or async Playwright: await the latter's).
 
-    ``executable``: :data:`CHROMIUM`, or :data:`HEADLESS_SHELL` for the tests. ``cpus``: the cores it may run on, as ``taskset -c`` takes them ("1"); its every process (renderers,
-    GPU, network) inherits them. For a benchmark that keeps the browser off the server's core, as on a host.
+    ``executable``: :data:`CHROMIUM`, or :data:`HEADLESS_SHELL` for the tests. ``cpus``: the cores it may run on,
+    as ``taskset -c`` takes them ("1"); its every process (renderers, GPU, network) inherits them. For a benchmark
+    that keeps the browser off the server's core, as on a host.
     """
     if cpus is not None:
         wrapper = Path(tempfile.mkdtemp(prefix="lnviz-chromium-")) / "chromium"

@@ -55,9 +55,11 @@ QUIET_MS = 150
 INPUT_GRACE_MS = 500
 SETTLE_TIMEOUT = 90.0  # seconds: the longest a page may take to settle, a first view that imports torch included
 
-# The stage's root: it draws inside the shadow DOM of its component's host element. Undefined until the
-# host is on the page, so `${STAGE_ROOT_JS}?.querySelector(...)` may be polled from the first paint on.
-STAGE_ROOT_JS = "document.querySelector('.st-key-live_stage [data-testid=\"stBidiComponentIsolated\"]')?.shadowRoot"
+# The stage's host element (the explorer's and the walkthrough's live stage, by its key), and its root: it draws
+# inside the shadow DOM of its component's host. Undefined until the host is on the page, so
+# `${STAGE_ROOT_JS}?.querySelector(...)` may be polled from the first paint on.
+STAGE_HOST = ".st-key-live_stage"
+STAGE_ROOT_JS = f"document.querySelector('{STAGE_HOST} [data-testid=\"stBidiComponentIsolated\"]')?.shadowRoot"
 
 _FIELDS = {
     "SCRIPT_FINISHED": ForwardMsg.DESCRIPTOR.fields_by_name["script_finished"].number,
@@ -68,7 +70,7 @@ _FIELDS = {
 }
 
 _INSTRUMENT = """
-(F, stageRoot) => {
+(F, stageRoot, stageHost) => {
     if (window.__bench) return;
     const now = () => performance.now();
     const b = (window.__bench = {
@@ -136,7 +138,6 @@ _INSTRUMENT = """
     // The stage draws inside a shadow root, which the observer below does not see: once its host is on the page,
     // look every frame until its cells are drawn. Only then: a frame callback asked for every frame keeps an idle
     // page drawing frames, 8 % of a core for each open tab without a stage.
-    const STAGE_HOST = '.st-key-live_stage';
     const stage = () => {
         if (stageRoot()?.querySelector('.cell')) b.stageDrawn = now();
         else requestAnimationFrame(stage);
@@ -157,7 +158,7 @@ _INSTRUMENT = """
                 if (b.recent.length > 8) b.recent.shift();
             }
             if (b.firstContent === undefined && document.querySelector(FIRST_CONTENT)) b.firstContent = t;
-            if (!b.stageLooking && document.querySelector(STAGE_HOST)) { b.stageLooking = true; requestAnimationFrame(stage); }
+            if (!b.stageLooking && document.querySelector(stageHost)) { b.stageLooking = true; requestAnimationFrame(stage); }
             const status = !!document.querySelector('[data-testid="stStatusWidget"]');
             if (status !== b.status) { b.status = status; b.statusAt = t; }
             document.querySelectorAll('.js-plotly-plot').forEach(hook);
@@ -168,7 +169,7 @@ _INSTRUMENT = """
 """
 # Installed in every page before its own scripts: the field numbers come from Streamlit's descriptors, and the
 # stage's root is looked up as the tests look it up.
-INSTRUMENT_JS = f"({_INSTRUMENT})({json.dumps(_FIELDS)}, () => {STAGE_ROOT_JS});"
+INSTRUMENT_JS = f"({_INSTRUMENT})({json.dumps(_FIELDS)}, () => {STAGE_ROOT_JS}, {json.dumps(STAGE_HOST)});"
 
 # The page has settled since the armed action (see the module docstring); null until then. The argument is
 # [quiet ms, whether to wait for a rerun request after the armed key press, INPUT_GRACE_MS].
@@ -194,7 +195,7 @@ SETTLED_JS = """
     // A stage that has not yet reported itself drawn (lnviz/web/stage/index.js tellDrawn): its report's rerun is
     // still to come, and would undo a key pressed before it.
     const report = (STAGE_ROOT)?.querySelector('.stage[data-report]')?.dataset.report;
-    if (document.querySelector('.st-key-live_stage') && !report) return null;
+    if (document.querySelector(STAGE_HOST) && !report) return null;
     // Reported: Streamlit's widget manager sends the report's rerun request a task later (a timer of its own), so
     // a probe between the two would see the first run's page, the stage alone, as settled. The report is sent
     // after the cells are drawn: wait for a request from then on (its run is then waited for above).
@@ -218,7 +219,7 @@ SETTLED_JS = """
         exceptions: document.querySelectorAll('[data-testid="stException"]').length,
     };
 }
-""".replace("(STAGE_ROOT)", f"({STAGE_ROOT_JS})")
+""".replace("(STAGE_ROOT)", f"({STAGE_ROOT_JS})").replace("STAGE_HOST", json.dumps(STAGE_HOST))
 
 
 # Why a page has not settled: each condition of SETTLED_JS, for an error message.

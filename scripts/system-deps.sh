@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the test suite drives, if they are missing:
-# chromium (the benchmarks' browser), chromium-headless-shell (the browser tests'), nginx (the replica test) and redis-server
-# (the shared poll store's tests, through harness/redis.py). Only the binaries are
+# chromium (the benchmarks' browser), chromium-headless-shell (the browser tests'), nginx (the
+# replica test) and redis-server (the shared poll store's tests, through harness/redis.py). Only the binaries are
 # used: each test starts its own process on a free port.
 set -euo pipefail
 need=()

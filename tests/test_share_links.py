@@ -46,7 +46,7 @@ def test_the_share_link_is_exactly_the_drawn_controls(page):
 
 
 @pytest.mark.parametrize("page", pages.CONTROLS)
-def test_the_share_box_draws_its_link_only_once_opened_and_the_link_is_the_pages_own(page):
+def test_the_share_box_draws_its_link_only_once_opened_and_keeps_it_while_open(page):
     """A closed box sends no ``st.code``, whose highlighter a browser would load and run on every visit; opening
     it reruns the page with the link in it."""
     at = run_page(f"pages/{page}.py", {"v": str(links.LINK_VERSION)})

@@ -68,7 +68,9 @@ T = TypeVar("T")
 # Link parameters that are not controls but belong to the view. Every share link also carries
 # the state table's version, v (see lnviz.views.links.upgrade).
 LINK_EXTRAS = ("preset", "hide", "present", "embed", "own")
-# The share box's key: whether it is open, which is not part of a view, so not a control of the state table.
+# The share box: its label, and its key, which holds whether it is open: not part of a view, so not a control
+# of the state table.
+SHARE_LABEL = "Share this view"
 SHARE_BOX = "share_box"
 
 
@@ -331,7 +333,7 @@ class Page:
                 icon=":material/link:",
             )
         link = self.link()
-        box = self._share.expander("Share this view", icon=":material/share:", key=SHARE_BOX, on_change="rerun")
+        box = self._share.expander(SHARE_LABEL, icon=":material/share:", key=SHARE_BOX, on_change="rerun")
         if box.open:
             with box:
                 st.caption(caveat or "This link opens exactly this view, with the same numbers, on any machine.")
