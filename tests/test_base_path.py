@@ -23,7 +23,7 @@ from playwright.sync_api import Browser
 from harness import nginx
 from harness.chromium import LAPTOP, local_context
 from harness.server import ROOT, AppProcess, free_port, start_app, stop, wait_app, wait_healthy
-from harness.settle import STAGE_ROOT_JS
+from harness.settle import STAGE_ROOT_JS, wait_settled
 from lnviz.maths import data
 from lnviz.views import links
 
@@ -124,7 +124,10 @@ def test_the_stage_draws_and_a_release_brings_torchs_numbers_through_nginx_under
         mu = torch.mean(x, dim=1)  # (B,): one mean per sample
         assert _ln_means(page) == pytest.approx(mu.tolist(), abs=0.006)
 
-        # A release on the stage's γ (a key press on its range is an input and a change): torch answers.
+        # A release on the stage's γ (a key press on its range is an input and a change): torch answers. First
+        # the page settles: a new visitor's page reruns once its stage is drawn (its report), and a key pressed
+        # before that rerun's answer sees the badge rewritten by it (harness/settle.py, SETTLED_JS).
+        wait_settled(page)
         page.locator(f"{STAGE} input[name=gain]").focus()
         page.keyboard.press("ArrowRight")
         page.wait_for_function(
