@@ -10,6 +10,7 @@ from lnviz.labs import explorer
 from lnviz.maths import data
 from ui import own_data
 from ui import stage as live
+from ui.page import SHARE_LABEL
 
 PAGE = "pages/explorer.py"
 CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
@@ -80,7 +81,7 @@ def test_a_link_the_widgets_would_change_gets_its_widgets_at_once_but_the_formul
     assert_no_exception(at)
     assert stage_data(at)["waiting"] and not at.latex and not at.code
     assert at.slider(key="gain").value == 1.0 and any("Gain γ" in i.value for i in at.info)
-    assert [e for e in at.sidebar.expander if e.label == "Share this view"]  # the box, its link to come
+    assert [e for e in at.sidebar.expander if e.label == SHARE_LABEL]  # the box, its link to come
     assert any("statistics of row" in m.value for m in at.markdown)  # the cell view's words are there already
     at.session_state[live._DRAWN] = True
     at.run()

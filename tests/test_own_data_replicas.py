@@ -14,6 +14,7 @@ from harness.apptest import stage_data, stage_grid
 from harness.replicas import Replicas
 from harness.wsclient import Session
 from lnviz.serving.own_store import content_id
+from ui.page import SHARE_LABEL
 
 pytestmark = pytest.mark.replicas
 
@@ -24,7 +25,7 @@ async def paste_for_link(base: str, text: str) -> str:
     try:
         await session.open()
         await session.rerun(paste(session, text))
-        await session.rerun([session.expander("Share this view")])  # its link is drawn once it is open
+        await session.rerun([session.expander(SHARE_LABEL)])  # its link is drawn once it is open
         links = [c.value for c in session.tree.get("code") if "own=" in c.value]
         assert len(links) == 1, session.texts("warning")
         return urlparse(links[0]).query

@@ -7,6 +7,7 @@ from conftest import WIDGETS, assert_no_exception, run_page, share_link
 
 from lnviz.views import links, pages
 from lnviz.views.param import Param
+from ui.page import SHARE_LABEL
 
 
 def other_value(p: Param):
@@ -51,7 +52,7 @@ def test_the_share_box_draws_its_link_only_once_opened_and_keeps_it_while_open(p
     it reruns the page with the link in it."""
     at = run_page(f"pages/{page}.py", {"v": str(links.LINK_VERSION)})
     assert_no_exception(at)
-    (box,) = [e for e in at.sidebar.expander if e.label == "Share this view"]
+    (box,) = [e for e in at.sidebar.expander if e.label == SHARE_LABEL]
     assert not box.code and not at.sidebar.code
     link = share_link(at)  # opens the box
     assert parse_qs(urlsplit(link).query)["v"] == [str(links.LINK_VERSION)]

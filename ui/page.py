@@ -314,8 +314,8 @@ class Page:
         """Show the notes about the link, and the share box with the link to this view. Returns the link.
 
         The box draws its link only while it is open (opening it reruns the page): ``st.code`` makes the browser
-        load and run the code highlighter, 1.5 MB and 0.3-0.5 s of a laptop's CPU, which a page that shows no
-        other code would pay at every visit, a phone in a class included, for a box most visitors leave closed.
+        load and run the code highlighter (1.5 MB; 0.3-0.5 s of CPU in docs/benchmarks.md's renderer profile) at
+        every visit of a page that shows no other code, a phone in a class included, for a box most leave closed.
         ``rerun_follows``: this run is a new visitor's first, whose stage's report reruns the page at once
         (:func:`ui.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
         """
