@@ -8,9 +8,11 @@ tests/conftest.py serves it to every test that needs the set (``replicas``, one 
 
 from __future__ import annotations
 
+import secrets
 import time
+import urllib.request
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -54,15 +56,39 @@ class Replicas:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
 
     def restart(self, i: int) -> AppProcess:
-        """Stop replica ``i`` (0: A, 1: B) and start a new process on its port, healthy: nothing of what it held
-        in memory is left."""
+        """Stop replica ``i`` (0: A, 1: B) and start a new process on its port, healthy and served through the
+        balancer again (:meth:`balanced`): nothing of what it held in memory is left."""
         old = self.apps[i]
         stop(old.proc)
         port = (self.port_a, self.port_b)[i]
         log = old.log.with_name(f"{old.log.stem}+{old.log.suffix}")  # the old log stays, for a failure message
         self.apps[i] = start_app(port, log, env=replica_env(self.redis, self.runs))
         wait_app(self.apps[i])
+        self.balanced(port)
         return self.apps[i]
+
+    def balanced(self, port: int, timeout: float = 30.0) -> None:
+        """Wait until the balancer has served a request from the replica on ``port`` again.
+
+        A request nginx could not pass to the replica while it was down (a tab's websocket reconnecting, say) counts
+        as a failure (error.log: "upstream server temporarily disabled"). Past the upstream's ``fail_timeout``
+        nginx lets one request through to try the replica and, until that one has been answered, sends the
+        replica's other requests to the other: the first page loaded after a restart had its HTML from one replica
+        and some of its scripts from the other (two runs in two, the replica modules in file order, under load).
+        Ask for the health check under new routing keys until the replica has answered one of them.
+        """
+        deadline = time.monotonic() + timeout
+        upstream = f"127.0.0.1:{port}"
+        while True:
+            keys = [f"balanced-{secrets.token_hex(8)}" for _ in range(8)]  # each lands on it by even odds, when up
+            for key in keys:
+                request = urllib.request.Request(f"{self.lb}/_stcore/health", headers={"Cookie": f"lnviz_route={key}"})
+                with suppress(OSError):
+                    urllib.request.urlopen(request, timeout=5).close()
+            if any(r.upstream == upstream for r in self.proxy.log() if r.route in keys):
+                return
+            assert time.monotonic() < deadline, f"nginx sends nobody to the replica on {port} in {timeout:.0f} s"
+            time.sleep(0.5)  # real time: nginx's own fail_timeout
 
     def upstreams(
         self, port: int, timeout: float = 10.0, websockets: int = 1, route: str | None = None
