@@ -91,7 +91,7 @@ if now.note:
 with stage_box:
     rows, cols = stage.window(batch, features, i, j)
     note = live.resized(("walkthrough", dist, seed, draw, norm), result)
-    payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note)
+    payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note, dist=dist)
     live.draw(payload, (i, j), walk=step, formula=now.latex)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(

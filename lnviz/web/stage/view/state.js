@@ -23,6 +23,7 @@ export function stageState() {
     words: null, // the step's words and formula, together
     badge: null, // whose numbers are shown: torch's, the preview, or torch's with the preview's |Δ|
     legends: {}, // the colour legends: `x` and `y` (the outputs)
+    scaleNote: null, // under the legends, what fixes x's colours (paint.js)
     resized: null, // the ResizeObserver that lays the stage out again
     seen: null, // the IntersectionObserver that keeps `onScreen` (index.js)
     clicker: null, // the document's keydown listener for a presenter's clicker (index.js)
