@@ -259,7 +259,11 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     page = app.page
     play = page.locator(f"{STAGE} button[name=play]")
     assert _step(app) == 0
-    play.click()
+    # Its speed, beside it, by its name; the tab's session keeps the choice (tests/js/play.test.mjs times it).
+    page.get_by_role("combobox", name="Play's speed").select_option("2")
+    assert page.evaluate("sessionStorage.getItem('lnviz.stage.speed')") == "2"
+    page.locator(f"{STAGE} button[name=next]").click()
+    play.click()  # from step 1, Play moves to step 2 at once: the row flies into its μ
     page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
     assert page.evaluate("window.__animations") > 0  # the row flew into its μ
     assert page.locator(f'{STAGE} .stat[data-block="ln-mu"].veiled').count() == 7  # only row 0's μ is shown
@@ -289,8 +293,9 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
 def test_reduced_motion_steps_instead_of_moving(stage_url, open_stage):
     app = open_stage(stage_url + "/", reduced_motion="reduce")
     page = app.page
-    page.locator(f"{STAGE} button[name=play]").click()
-    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
+    page.locator(f"{STAGE} button[name=next]").click()
+    page.locator(f"{STAGE} button[name=play]").click()  # to step 2 at once, where the row would fly into its μ
+    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 2", timeout=15_000)
     page.locator(f"{STAGE} button[name=play]").click()
     for _ in range(13):
         page.locator(f"{STAGE} button[name=next]").click()

@@ -158,7 +158,8 @@ X_RANGES = {
 
 
 def x_range(x: Tensor, dist: str | None) -> dict[str, Any]:
-    """x's colour scale on the stage, −r to +r, with what fixes it in words (the payload's ``x_range``).
+    """x's colour scale on the stage, −r to +r, with what fixes it in words (the payload's ``x_range``); an |x|
+    beyond r takes the scale's end colour, as on any colour bar, and its cell's number says it.
 
     ``dist``: the input kind x was drawn as (:data:`X_RANGES`), the same r whatever B, H and the seed; None for
     your own data, whose B and H do not change: its largest finite |x| over the whole (B, H) grid, not the
@@ -166,12 +167,7 @@ def x_range(x: Tensor, dist: str | None) -> dict[str, Any]:
     """
     if dist is not None:
         r = X_RANGES[dist]
-        r_text = format_number(r)
-        return {
-            "r": r,
-            "says": f"x: colours fixed at ±{r_text} for this input, whatever B and H; |x| beyond {r_text} takes the "
-            "end colours.",
-        }
+        return {"r": r, "says": f"x: colours fixed at ±{format_number(r)} for this input, whatever B and H."}
     finite = x[torch.isfinite(x)].abs()  # (n,): the values that have a colour
     r = float(finite.max()) if finite.numel() and float(finite.max()) > 0 else 1.0
     return {"r": r, "says": "x: colours up to your data's largest |x|."}
