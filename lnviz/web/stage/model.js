@@ -289,12 +289,12 @@ export function captionRuns(step, cell, driven) {
 
 // Play's pace (issue 46): each step stays while its caption is read at WPM words a minute, after PAUSE_MS to see
 // what it lit up and what flew into place, divided by the speed chosen beside Play (one of SPEEDS).
-export const WPM = 200;
-export const PAUSE_MS = 1500;
+const WPM = 200;
+const PAUSE_MS = 1500;
 export const SPEEDS = [0.5, 1, 2];
 
 // The words of a text: what lies between spaces, a symbol such as "μ" or "−" included (it is read too).
-export const wordCount = (text) => (text.match(/\S+/g) || []).length;
+const wordCount = (text) => (text.match(/\S+/g) || []).length;
 
 // How long Play stays on `step` at cell [i, j] and `speed`, in ms.
 export function dwell(step, cell, speed = 1) {

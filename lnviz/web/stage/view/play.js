@@ -28,7 +28,7 @@ export function wirePlay(s) {
   s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
   const kept = Number(session((store) => store.getItem(SPEED_KEY)));
   s.speed = SPEEDS.includes(kept) ? kept : 1;
-  const choice = el("select", "speed");
+  const choice = el("select", "");
   choice.name = "speed";
   choice.setAttribute("aria-label", "Play's speed");
   choice.title = "How long Play stays on each step: at 1×, time to read its words at 200 a minute";
