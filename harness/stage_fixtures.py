@@ -14,6 +14,9 @@ regenerates them and fails when the committed files differ, so they cannot go st
   which model.js ``steps`` must build from table.js the same way.
 - lnviz/web/stage/table.js (not a fixture: the stage loads it): the step table itself, written by its
   generator in lnviz, :mod:`lnviz.labs.walkthrough.table_js`, which this calls.
+- ``colours.json``: for every input kind (:data:`lnviz.views.state.DIST`), the stable draw's payloads (their
+  window's place, x and x's colour scale) at the default 8 × 12 grid and at grids that differ from it in B alone or
+  in H alone, with the theme's colours: a cell two of them share has the same x, and must be painted the same.
 - ``numbers.json``: the number formats both languages share, each value as the payload carries it
   (a JSON number, or "NaN", "Infinity", "-Infinity") with its text: ``format_number`` (a URL, the ε
   range), ``short`` (a cell, with 2 or 1 decimals), ``exact`` (a tooltip) and ``control`` (γ's and β's
@@ -176,12 +179,31 @@ def step_cases() -> list[dict[str, Any]]:
     ]
 
 
+# The grids colours.json holds per input kind, the default first: B alone, then H alone, changed.
+COLOUR_GRIDS = ((8, 12), (1, 12), (4, 12), (16, 12), (1024, 12), (8, 2), (8, 24), (8, 1024))
+
+
+def colour_cases() -> dict[str, Any]:
+    """Payloads of the stable draw (seed 0) for each input kind at :data:`COLOUR_GRIDS`, around cell (5, 9) kept
+    inside the grid as the page keeps it, with only what x's colours need: the window's place, x, ``x_range``."""
+    cases = []
+    for dist in state.DIST.options:
+        for batch, features in COLOUR_GRIDS:
+            cell = (min(5, batch - 1), min(9, features - 1))
+            result = explorer.generated(dist, batch, features, 0, "cpu", 1e-5, "stable")
+            p = _strict(stage.payload(result, *stage.window(batch, features, *cell), dist=dist))
+            keep = ("B", "H", "r0", "c0", "R", "C", "x", "x_range")
+            cases.append({"dist": dist, "payload": {k: p[k] for k in keep}})
+    return {"colors": stage.colors(), "cases": cases}
+
+
 def build() -> dict[str, Any]:
     """Every fixture, by file name."""
     return {
         "preview.json": {"cases": preview_cases()},
         "steps.json": {"cases": step_cases()},
         "numbers.json": number_formats(),
+        "colours.json": colour_cases(),
     }
 
 

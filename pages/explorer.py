@@ -73,7 +73,8 @@ def the_stage(shown: Shown, base: Exploration, g: Any, b: Any) -> None:
     note = live.resized(same, shown.result)
     values = (shown.norm.gain, shown.norm.bias)
     offered = stage_at.offer(base, g, b, values, rows, cols, page.hidden)
-    live.draw(stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note), shown.cell, offered=offered)
+    payload = stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note, dist=inputs.dist)
+    live.draw(payload, shown.cell, offered=offered)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(text.stage_window(batch, features, rows, cols))
 

@@ -43,8 +43,8 @@ def _move(by: int) -> None:
 
 
 locked = "step" in page.hidden  # a link that hides the step pins it
-if not locked and (move := keys.step_keys("walk_keys")):
-    _move(move)
+if not locked and (asked := keys.asked("walk_keys")) is not None:
+    st.session_state["step"] = min(max(asked, 1), walkthrough.N_STEPS)
 # The step's title with Back and Next beside it, then the stage, lit by the step, with its formula; under
 # it the step, sample i and feature j as controls of their own (a link carries them).
 indicator, back_col, next_col = st.columns([6, 1, 1], vertical_alignment="bottom")
@@ -54,6 +54,8 @@ step_col, row_col, col_col = st.columns([4, 1, 1], vertical_alignment="bottom")
 step = page.control("step", where=step_col)
 i = page.index("sample", batch, where=row_col)
 j = page.index("feature", features, where=col_col)
+if not locked:
+    keys.listen("walk_keys", step, walkthrough.N_STEPS)
 back_col.button(
     "Back",
     key="back",
@@ -91,7 +93,7 @@ if now.note:
 with stage_box:
     rows, cols = stage.window(batch, features, i, j)
     note = live.resized(("walkthrough", dist, seed, draw, norm), result)
-    payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note)
+    payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note, dist=dist)
     live.draw(payload, (i, j), walk=step, formula=now.latex)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(

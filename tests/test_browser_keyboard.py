@@ -185,3 +185,49 @@ def test_a_reload_after_key_presses_reopens_the_same_step(app_server, open_app):
 def test_a_hand_typed_step_opens_that_step(app_server, open_app):
     app = open_app(f"{app_server}/walkthrough?step=3")
     assert shown(app) == (3, "3")
+
+
+def test_a_clickers_presses_all_count_four_pagedowns_150_ms_apart_are_four_steps(app_server, open_app):
+    """A clicker pressed faster than the page reruns (issue 46): every press is a step, whichever run it lands in."""
+    app = open_app(f"{app_server}/walkthrough?v=2&present=1&step=3")
+    assert shown(app) == (3, "3")
+    for key, n in (("PageDown", 7), ("PageUp", 3)):
+        for _ in range(4):
+            app.page.keyboard.press(key)
+            app.page.wait_for_timeout(150)
+        expect_step(app, n, f"four {key}s 150 ms apart")
+        quiet(app)  # and no press is applied again later
+        assert shown(app) == (n, str(n))
+
+
+# Where the focus is: the widget (its st.key), the element's tag, and whether it is inside the sidebar.
+_WHERE_JS = f"""() => ({{...({_FOCUS_JS})(),
+    sidebar: !!document.activeElement?.closest('[data-testid="stSidebar"]')}})"""
+
+
+def test_in_lecture_mode_tab_never_reaches_the_collapsed_sidebar_and_does_once_it_is_open(app_server, open_app):
+    """Lecture mode collapses the sidebar, off the screen: Tab, from the page's start round to its end, must not
+    give the focus to a control there, which an arrow key would then change unseen (issue 46)."""
+    app = open_app(f"{app_server}/walkthrough?v=2&present=1", viewport={"width": 1280, "height": 720})
+    page = app.page
+    assert page.locator('[data-testid="stSidebar"]').get_attribute("data-collapsed") == "true"
+    seen = []
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        now = page.evaluate(_WHERE_JS)
+        if now["tag"] == "BODY" and seen:
+            break  # past the page's last control
+        seen.append(now)
+    else:
+        raise AssertionError(f"{MAX_TABS} Tab presses did not go round the page: {seen}")
+    assert [f for f in seen if f["sidebar"]] == []
+    assert {"next", "live_stage", "step", "feature"} <= {f["key"] for f in seen}  # the whole page, stage included
+    # Opened, the sidebar's controls are in the Tab order again.
+    page.get_by_role("button", name="Expand sidebar").click()
+    page.wait_for_function("() => document.querySelector('[data-testid=\"stSidebar\"]').dataset.collapsed === 'false'")
+    for _ in range(MAX_TABS):
+        page.keyboard.press("Tab")
+        if page.evaluate(_WHERE_JS)["sidebar"]:
+            break
+    else:
+        raise AssertionError("Tab never reached the opened sidebar")

@@ -259,7 +259,11 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     page = app.page
     play = page.locator(f"{STAGE} button[name=play]")
     assert _step(app) == 0
-    play.click()
+    # Its speed, beside it, by its name; the tab's session keeps the choice (tests/js/play.test.mjs times it).
+    page.get_by_role("combobox", name="Play's speed").select_option("2")
+    assert page.evaluate("sessionStorage.getItem('lnviz.stage.speed')") == "2"
+    page.locator(f"{STAGE} button[name=next]").click()
+    play.click()  # from step 1, Play moves to step 2 at once: the row flies into its μ
     page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
     assert page.evaluate("window.__animations") > 0  # the row flew into its μ
     assert page.locator(f'{STAGE} .stat[data-block="ln-mu"].veiled').count() == 7  # only row 0's μ is shown
@@ -289,8 +293,9 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
 def test_reduced_motion_steps_instead_of_moving(stage_url, open_stage):
     app = open_stage(stage_url + "/", reduced_motion="reduce")
     page = app.page
-    page.locator(f"{STAGE} button[name=play]").click()
-    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 3", timeout=15_000)
+    page.locator(f"{STAGE} button[name=next]").click()
+    page.locator(f"{STAGE} button[name=play]").click()  # to step 2 at once, where the row would fly into its μ
+    page.wait_for_function(f"() => +{STAGE_ROOT_JS}.querySelector('.stage').dataset.step >= 2", timeout=15_000)
     page.locator(f"{STAGE} button[name=play]").click()
     for _ in range(13):
         page.locator(f"{STAGE} button[name=next]").click()
@@ -444,6 +449,43 @@ def test_at_rest_the_chosen_cells_row_and_column_are_lit_and_x_and_the_outputs_h
     (_, x_lo, x_hi), (_, y_lo, y_hi) = legends
     assert (y_lo, y_hi) == ("\u22123.0", "+3.0")  # the fixed output range
     assert x_lo == "\u2212" + x_hi[1:] and x_hi != y_hi  # x on a scale of its own
+
+
+# Each cell of x by its place in the full grid, "i,j": the colour its canvas has near the cell's top left corner
+# (its number is drawn in the middle), as [r, g, b].
+X_COLOURS_JS = """(r) => {
+    const canvas = r.querySelector('canvas.paint');
+    const box = canvas.getBoundingClientRect(), dpr = canvas.width / box.width;
+    const ctx = canvas.getContext('2d');
+    const out = {};
+    for (const c of r.querySelectorAll('.cell[data-block="x"]')) {
+        const b = c.getBoundingClientRect();
+        const px = ctx.getImageData(Math.round((b.left - box.left + 3) * dpr), Math.round((b.top - box.top + 3) * dpr), 1, 1);
+        out[c.getAttribute('aria-label')] = Array.from(px.data.slice(0, 3));
+    }
+    return out;
+}"""
+
+
+def test_a_change_of_b_alone_keeps_the_colour_of_every_cell_of_x_that_it_keeps(stage_url, open_stage):
+    """B 8 → 7 keeps rows 0–6 of x (a sample stays itself): their pixels keep their colour, and x's legend its
+    ends and the words that say why (issue 46). Row 7 held x's largest |x| at B = 8, which set the scale before."""
+    app = open_stage(stage_url + "/")
+    page = app.page
+    colours = lambda: page.evaluate(f"() => ({X_COLOURS_JS})({STAGE_ROOT_JS})")  # noqa: E731
+    legend = lambda: page.evaluate(  # noqa: E731
+        f"() => ['.legend.x .lo', '.legend.x .hi', '.scale-note'].map((q) => {STAGE_ROOT_JS}.querySelector(q).textContent)"
+    )
+    before, said = colours(), legend()
+    assert len(before) == 8 * 12 and "fixed" in said[2]
+    app.press("ArrowLeft", ".st-key-batch input[type=range]")
+    page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]').length === 7 * 12")
+    app.settle()
+    after = colours()
+    assert _query(app)["batch"] == "7" and len(after) == 7 * 12
+    assert {at: before[at] for at in after} == after
+    assert legend() == said
+    assert not app.errors, app.errors
 
 
 def test_the_stage_builds_its_ranges_from_the_state_table_a_hidden_control_is_locked_and_its_colours_are_the_themes(

@@ -251,6 +251,47 @@ def test_the_stages_colours_are_the_themes():
     assert "var(--ln)" in css and "var(--bn)" in css and "var(--accent)" in css and "var(--scale)" in css
 
 
+@pytest.mark.parametrize("dist", state.DIST.options)
+def test_xs_colour_scale_is_the_same_at_every_b_and_every_h_of_the_state_table(dist):
+    """A change of B alone or of H alone keeps x's colour scale (issue 46), so a cell whose x it keeps keeps its
+    colour: every stop of B at the default H, and of H at the default B. The stable draw's grid at a stop is the
+    first rows (columns) of the largest one (lnviz.maths.data), drawn once here."""
+    batch, features = state.BATCH.default, state.FEATURES.default
+    tall = data.make_activations(dist, max(state.BATCH.options), features, seed=3)  # (1024, 12)
+    wide = data.make_activations(dist, batch, max(state.FEATURES.options), seed=3)  # (8, 1024)
+    grids = [tall[:b] for b in state.BATCH.options] + [wide[:, :h] for h in state.FEATURES.options]
+    scales = {tuple(stage.x_range(x, dist).values()) for x in grids}
+    assert len(scales) == 1, scales
+    ((r, says),) = scales
+    assert f"±{text.format_number(r)}" in says and "whatever B and H" in says
+    # The payload carries it, whichever window it shows.
+    result = explorer.normalize(tall[:batch])
+    for i, j in ((0, 0), (batch - 1, features - 1)):
+        assert _strict(stage.payload(result, *stage.window(batch, features, i, j), dist=dist))["x_range"]["r"] == r
+
+
+@pytest.mark.parametrize("dist", state.DIST.options)
+def test_xs_colour_scale_holds_at_least_99_values_in_100_of_its_input(dist):
+    """The scale is the input kind's, not the grid's, and honest about it: over a 256 × 256 grid of the kind, at
+    most 1 value in 100 lies beyond it (those take the end colours), and the kind's largest values are not all
+    inside it by a factor of ten or more (a scale so wide would paint the grid white)."""
+    x = data.make_activations(dist, 256, 256, seed=1)  # (B, H)
+    r = stage.x_range(x, dist)["r"]
+    assert float((x.abs() > r).double().mean()) <= 0.01
+    assert float(x.abs().max()) > r / 10
+
+
+def test_your_own_datas_colour_scale_is_its_largest_finite_value_over_the_whole_grid():
+    """Your data keeps its B and H; its scale is its own largest |x| over every cell (NaN and ∞ have no colour),
+    so that a window away from that cell, around another chosen cell, keeps the colours too."""
+    x = torch.randn(40, 30, generator=torch.Generator().manual_seed(5), dtype=torch.float64)  # (B, H)
+    x[39, 29] = -70.5
+    x[0, 0], x[0, 1] = math.nan, math.inf
+    result = explorer.normalize(x)
+    scales = [_strict(stage.payload(result, *stage.window(40, 30, i, j)))["x_range"] for i, j in ((0, 0), (39, 29))]
+    assert scales[0] == scales[1] and scales[0]["r"] == 70.5 and "your data" in scales[0]["says"]
+
+
 @pytest.mark.parametrize("n, at", [(3, 2), (8, 7), (12, 0), (100, 50), (1024, 1023)])
 @pytest.mark.parametrize("size", [(stage.ROWS, stage.COLS), (6, 10)])
 def test_window_holds_the_cell_and_is_at_most_rows_by_cols(n, at, size):

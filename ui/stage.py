@@ -180,7 +180,13 @@ def draw(
         st.session_state[_DRAWN] = True
     st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
-    extra = {"cell": [row, col], "present": mode.presenting(), "walk": walk, "formula": formula}
+    extra = {
+        "cell": [row, col],
+        "present": mode.presenting(),
+        "walk": walk,
+        "formula": formula,
+        "x_range": payload["x_range"],  # for the route's answers too, made without the input kind that fixes it
+    }
     data = {
         **payload,
         **extra,

@@ -55,7 +55,10 @@ test("after a full run of the stage's modules its state has exactly the fields s
   // Play to the end, and the step buttons.
   mock.timers.enable({ apis: ["setTimeout"] });
   fire(s.play, "click");
-  for (let k = 0; k <= s.steps.length + 1; k++) mock.timers.tick(1700); // a step each STEP_MS, then it stops
+  const speed = s.controls.querySelector("select[name=speed]");
+  speed.value = "2";
+  fire(speed, "change"); // while it plays
+  for (let k = 0; k <= s.steps.length + 1; k++) mock.timers.tick(60_000); // a step each dwell (under a minute), then it stops
   mock.timers.reset();
   assert.equal(s.timer, 0);
   fire(s.controls.querySelector("[name=back]"), "click");

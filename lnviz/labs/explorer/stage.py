@@ -67,7 +67,9 @@ from torch import Tensor
 from lnviz.figures import theme
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration
+from lnviz.maths import data
 from lnviz.maths.norms import NormResult
+from lnviz.text import format_number
 from lnviz.views import state
 from lnviz.views.param import Param
 
@@ -141,6 +143,36 @@ def colors() -> dict[str, Any]:
     return COLORS | {"scale": [color for _, color in theme.DIVERGING]}
 
 
+# x's colour scale, ±r, per input kind (state.DIST): from the distribution lnviz.maths.data draws each kind
+# from, not from the grid drawn, so that a change of B or H alone leaves every colour of x as it was (issue 46).
+# Each r holds at least 99 values in 100 of its kind (tests/test_stage_lib.py counts them); the rare |x| beyond
+# take the scale's end colours.
+X_RANGES = {
+    "heterogeneous features": 15.0,  # 3a + e^s·z with a, s, z ~ N(0, 1): 99.46% within ±15
+    "heterogeneous samples": 15.0,  # the same, per sample
+    "standard normal": 3.0,  # z ~ N(0, 1): 99.7% within ±3
+    "outlier feature": 4 * data.OUTLIER_SCALE,  # the outlier, 25·(1 + |z|), up to |z| = 3; the rest are z
+    "near-constant row": 3.0,  # z, and row 0 at 0.5 ± 0.001·z
+    "constant row": 3.0,  # z, and row 0 at 0.5
+}
+
+
+def x_range(x: Tensor, dist: str | None) -> dict[str, Any]:
+    """x's colour scale on the stage, −r to +r, with what fixes it in words (the payload's ``x_range``); an |x|
+    beyond r takes the scale's end colour, as on any colour bar, and its cell's number says it.
+
+    ``dist``: the input kind x was drawn as (:data:`X_RANGES`), the same r whatever B, H and the seed; None for
+    your own data, whose B and H do not change: its largest finite |x| over the whole (B, H) grid, not the
+    window's, so that another chosen cell keeps the colours too (1 when there is none).
+    """
+    if dist is not None:
+        r = X_RANGES[dist]
+        return {"r": r, "says": f"x: colours fixed at ±{format_number(r)} for this input, whatever B and H."}
+    finite = x[torch.isfinite(x)].abs()  # (n,): the values that have a colour
+    r = float(finite.max()) if finite.numel() and float(finite.max()) > 0 else 1.0
+    return {"r": r, "says": "x: colours up to your data's largest |x|."}
+
+
 def _span(what: str, n: int) -> str:
     """ "row 0" or "rows 0–3": the first ``n`` rows (or columns)."""
     return f"{what} 0" if n == 1 else f"{what}s 0–{n - 1}"
@@ -178,7 +210,12 @@ def resized(before: Exploration, after: Exploration) -> str:
 
 
 def payload(
-    result: Exploration, rows: slice, cols: slice, locked: Collection[str] = (), resized: str = ""
+    result: Exploration,
+    rows: slice,
+    cols: slice,
+    locked: Collection[str] = (),
+    resized: str = "",
+    dist: str | None = None,
 ) -> dict[str, Any]:
     """The stage's JSON for the ``rows`` × ``cols`` window of ``result`` (x: (B, H)).
 
@@ -188,7 +225,8 @@ def payload(
     gain, bias and per-feature (g, b) that made them, are the ones ``result``
     applied (its :class:`~lnviz.labs.explorer.Affine`), so the browser's
     preview at these values is torch's output. ``locked``: the keys of the
-    controls a link hides; ``resized``: what a change of B or H kept (:func:`resized`). See the module
+    controls a link hides; ``resized``: what a change of B or H kept (:func:`resized`); ``dist``: the input
+    kind x was drawn as, which fixes x's colours (:func:`x_range`), or None for your own data. See the module
     docstring for the keys.
     """
     batch, features = result.x.shape
@@ -225,4 +263,5 @@ def payload(
         "caveat": explorer.BN_ZERO_EPS_BADGE if formula else "",
         "caveat_note": explorer.BN_ZERO_EPS if formula else "",
         "resized": resized,
+        "x_range": x_range(result.x, dist),
     }

@@ -19,7 +19,7 @@ import { build, create, layout } from "./view/layout.js";
 import { follow, released, unfollow } from "./view/follow.js";
 import { wireNarrow } from "./view/narrow.js";
 import { paint } from "./view/paint.js";
-import { applyStep, arrive, go, play, stop } from "./view/play.js";
+import { applyStep, arrive, go, stop, wirePlay } from "./view/play.js";
 import { showFormula } from "./view/formula.js";
 import { hover, where } from "./view/tooltip.js";
 
@@ -151,7 +151,7 @@ function wire(s) {
     released(s, s.ctl); // γ and β: torch's numbers from the server's route, ahead of the rerun
   });
   s.input.fixed.addEventListener("change", () => paint(s));
-  s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
+  wirePlay(s); // Play, and its speed beside it
   s.controls.querySelector("[name=back]").addEventListener("click", () => go(s, -1));
   s.controls.querySelector("[name=next]").addEventListener("click", () => go(s, +1));
   wireNarrow(s, () => layout(s));

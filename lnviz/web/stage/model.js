@@ -274,6 +274,34 @@ export function emphasis(text) {
   return text.split("**").map((t, k) => [t, k % 2 === 1]).filter(([t]) => t);
 }
 
+// A step's caption as the stage shows it, as runs [text, kind]: kind "b" bold (the title, unless the page's
+// heading has it, and the words' **bold**), "" plain, "shows" what the chosen line of x shows at cell [i, j].
+export function captionRuns(step, cell, driven) {
+  const runs = [];
+  if (step.title && !driven) runs.push([`${step.title}. `, "b"]);
+  for (const [text, bold] of emphasis(step.text)) runs.push([text, bold ? "b" : ""]);
+  if (step.shows) {
+    const line = step.focus === "ln" ? `row ${cell[0]}` : `column ${cell[1]}`;
+    runs.push([` In x, ${line} now shows ${step.shows}.`, "shows"]);
+  }
+  return runs;
+}
+
+// Play's pace (issue 46): each step stays while its caption is read at WPM words a minute, after PAUSE_MS to see
+// what it lit up and what flew into place, divided by the speed chosen beside Play (one of SPEEDS).
+const WPM = 200;
+const PAUSE_MS = 1500;
+export const SPEEDS = [0.5, 1, 2];
+
+// The words of a text: what lies between spaces, a symbol such as "μ" or "−" included (it is read too).
+const wordCount = (text) => (text.match(/\S+/g) || []).length;
+
+// How long Play stays on `step` at cell [i, j] and `speed`, in ms.
+export function dwell(step, cell, speed = 1) {
+  const words = wordCount(captionRuns(step, cell, false).map(([text]) => text).join(""));
+  return (PAUSE_MS + (words * 60_000) / WPM) / speed;
+}
+
 // Whether `step` shows the k-th element of `part` ("lnMu", "lnSd", "ln": LN's outputs, and BN's
 // the same), with (i, j) the chosen cell's place in the window and C its columns.
 export function lit(step, part, k, i, j, C) {

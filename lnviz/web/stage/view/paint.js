@@ -4,19 +4,23 @@
 import { outputs, rangeText, short, shownX, sign } from "../model.js";
 import { maxAbs, shade } from "./colour.js";
 import { showValues } from "./controls.js";
-import { put } from "./dom.js";
+import { el, put } from "./dom.js";
 import { showTip } from "./tooltip.js";
 
 export const FIXED = 3; // the fixed output colour range, ±3: γ and β visibly move the outputs
 
+// The colour scales' ranges: x's is the payload's, fixed for the input whatever B and H (lnviz.labs.explorer.stage
+// x_range), so that a cell whose value a change of B or H keeps keeps its colour too; the outputs' is ±FIXED, or
+// their largest |y| with the switch off.
+export function ranges(d, shown, fixed) {
+  return { x: d.x_range.r, y: fixed ? FIXED : maxAbs(shown.ln.y, shown.bn ? shown.bn.y : []) };
+}
+
 export function paint(s) {
   const v = outputs(s.d, s.torch, s.ctl);
   s.shown = v;
-  const fixed = s.input.fixed.checked;
-  const xr = maxAbs(s.d.x);
-  const outs = [v.ln.y, v.bn ? v.bn.y : []];
-  const yr = fixed ? FIXED : maxAbs(...outs);
-  s.ranges = { x: xr, y: yr };
+  s.ranges = ranges(s.d, v, s.input.fixed.checked);
+  const { x: xr, y: yr } = s.ranges;
   paintX(s);
   draw(s, "ln", v.ln.y, yr);
   if (v.bn) draw(s, "bn", v.bn.y, yr);
@@ -27,11 +31,13 @@ export function paint(s) {
     stat(s.stats.bnMu, v.bn.mean, (m) => m);
     stat(s.stats.bnSd, v.bn.var, Math.sqrt);
   }
-  // x and the outputs are on scales of their own (x: its largest |x|), each with its legend.
+  // x and the outputs are on scales of their own, each with its legend; under them, what fixes x's.
   for (const [n, r] of [["x", xr], ["y", yr]]) {
     put(s.legends[n].querySelector(".lo"), sign(`-${rangeText(r)}`));
     put(s.legends[n].querySelector(".hi"), `+${rangeText(r)}`);
   }
+  s.scaleNote ??= el("p", "scale-note", s.meta);
+  put(s.scaleNote, s.d.x_range.says);
   showValues(s);
   if (s.hover) showTip(s, s.hover);
 }

@@ -1,29 +1,66 @@
 // Play: the steps of the model (model.js `steps`) light up parts of the stage, one at a time,
-// and the chosen row (or column) flies into its statistic or across to its output.
+// and the chosen row (or column) flies into its statistic or across to its output. Each step stays
+// long enough to read its words (model.js `dwell`), at the speed chosen beside Play.
 
-import { emphasis, lit, short, stepCount } from "../model.js";
+import { captionRuns, dwell, lit, short, SPEEDS, stepCount } from "../model.js";
 import { shade } from "./colour.js";
 import { el } from "./dom.js";
 import { follow } from "./narrow.js";
 import { paintX } from "./paint.js";
 import { showBands } from "./tooltip.js";
 
-const STEP_MS = 1700;
 const FLY_MS = 750;
+const SPEED_KEY = "lnviz.stage.speed"; // the speed chosen, kept in the tab's session: a reload or another page keeps it
 
 const reduced = () => window.matchMedia("(prefers-reduced-motion: reduce)").matches;
+
+// The tab's session storage, where there is one that may be used (a browser that blocks it throws).
+function session(use) {
+  try {
+    return use(window.sessionStorage);
+  } catch {
+    return null;
+  }
+}
+
+// Play and Pause, and the speed beside them, from the session's last choice.
+export function wirePlay(s) {
+  s.play.addEventListener("click", () => (s.timer ? stop(s) : play(s)));
+  const kept = Number(session((store) => store.getItem(SPEED_KEY)));
+  s.speed = SPEEDS.includes(kept) ? kept : 1;
+  const choice = el("select", "");
+  choice.name = "speed";
+  choice.setAttribute("aria-label", "Play's speed");
+  choice.title = "How long Play stays on each step: at 1×, time to read its words at 200 a minute";
+  for (const v of SPEEDS) el("option", "", choice, v === 0.5 ? "½×" : `${v}×`).value = String(v);
+  choice.value = String(s.speed);
+  s.count.before(choice);
+  choice.addEventListener("change", () => {
+    s.speed = Number(choice.value);
+    session((store) => store.setItem(SPEED_KEY, choice.value));
+    if (s.timer) {
+      clearTimeout(s.timer); // the step shown stays its time at the new speed, from now
+      wait(s);
+    }
+  });
+}
 
 export function play(s) {
   if (s.step === s.steps.length - 1) s.step = 0;
   s.play.textContent = "❚❚ Pause";
   s.play.setAttribute("aria-pressed", "true");
-  const tick = () => {
-    if (!s.root.isConnected) return stop(s);
-    if (s.step >= s.steps.length - 1) return stop(s);
-    go(s, +1);
-    s.timer = setTimeout(tick, STEP_MS);
-  };
-  s.timer = setTimeout(tick, 0);
+  s.timer = setTimeout(() => advance(s), 0);
+}
+
+function advance(s) {
+  if (!s.root.isConnected || s.step >= s.steps.length - 1) return stop(s);
+  go(s, +1);
+  wait(s);
+}
+
+// The next step once this one's words are read.
+function wait(s) {
+  s.timer = setTimeout(() => advance(s), dwell(s.steps[s.step], s.cell, s.speed));
 }
 
 export function stop(s) {
@@ -76,6 +113,7 @@ function fly(s, what) {
   const { C, R } = s.d;
   const i = s.cell[0] - s.d.r0, j = s.cell[1] - s.d.c0;
   const ln = what.startsWith("ln");
+  if (!ln && !s.d.bn) return; // B = 1: no BN statistics or outputs to fly into (Play stopped there, stuck)
   const from = ln ? s.cells.x.slice(i * C, i * C + C) : Array.from({ length: R }, (_, r) => s.cells.x[r * C + j]);
   let to;
   if (what.endsWith("out")) to = ln ? s.cells.ln.slice(i * C, i * C + C) : Array.from({ length: R }, (_, r) => s.cells.bn[r * C + j]);
@@ -109,13 +147,9 @@ function fly(s, what) {
 // The step's title in bold, then its words (their **bold** too), and what the chosen line of x shows.
 function caption(s, step) {
   s.caption.replaceChildren();
-  if (step.title && !s.driven) el("b", "", s.caption, `${step.title}. `); // driven: the page's heading has it
-  for (const [text, bold] of emphasis(step.text)) {
-    if (bold) el("b", "", s.caption, text);
+  for (const [text, kind] of captionRuns(step, s.cell, s.driven)) {
+    if (kind === "b") el("b", "", s.caption, text);
+    else if (kind) el("span", kind, s.caption, text);
     else s.caption.append(text);
-  }
-  if (step.shows) {
-    const line = step.focus === "ln" ? `row ${s.cell[0]}` : `column ${s.cell[1]}`;
-    el("span", "shows", s.caption, ` In x, ${line} now shows ${step.shows}.`);
   }
 }

@@ -23,6 +23,7 @@ export function stageState() {
     words: null, // the step's words and formula, together
     badge: null, // whose numbers are shown: torch's, the preview, or torch's with the preview's |Δ|
     legends: {}, // the colour legends: `x` and `y` (the outputs)
+    scaleNote: null, // under the legends, what fixes x's colours (paint.js)
     resized: null, // the ResizeObserver that lays the stage out again
     seen: null, // the IntersectionObserver that keeps `onScreen` (index.js)
     clicker: null, // the document's keydown listener for a presenter's clicker (index.js)
@@ -44,6 +45,7 @@ export function stageState() {
     formulaWanted: "", // the formula asked for last (formula.js)
     formulaShown: "", // the formula typeset now (formula.js)
     timer: 0, // Play's timeout while it plays, else 0 (play.js)
+    speed: 1, // Play's speed beside it: ½, 1 or 2, the session's last choice (play.js)
     onScreen: false, // the stage is on screen: a clicker's keys step Play (index.js)
     told: false, // the page has been told that the stage is drawn, once (index.js tellDrawn)
     // The page's own γ and β sliders, followed with torch's numbers from the server (follow.js)
