@@ -73,8 +73,9 @@ def the_stage(shown: Shown, base: Exploration, g: Any, b: Any) -> None:
     note = live.resized(same, shown.result)
     values = (shown.norm.gain, shown.norm.bias)
     offered = stage_at.offer(base, g, b, values, rows, cols, page.hidden)
+    sizes = live.steppers(page.table, page.hidden, batch, features, own=inputs.own is not None)
     payload = stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note, dist=inputs.dist)
-    live.draw(payload, shown.cell, offered=offered)
+    live.draw(payload, shown.cell, offered=offered, sizes=sizes)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(text.stage_window(batch, features, rows, cols))
 
@@ -109,8 +110,11 @@ def below(inputs: Inputs, norm_box: Any) -> None:
     """Everything below the input: γ, β, ε, the stage, the chosen cell and the view of the details.
 
     A fragment, so moving one of its controls reruns only this part: the title and the input section stay as
-    they are, in the server and in the browser. A change of the input reruns the whole page, this included.
+    they are, in the server and in the browser. A change of the input reruns the whole page, this included; so
+    does B or H moved on the stage, whose run of the fragment alone would compute the grid before it.
     """
+    if live.sized():
+        st.rerun()
     norm = normalization_controls(page.control, where=norm_box)
     base, result, g, b = outputs(inputs, norm)
     stage_box = st.container()  # first on the page; drawn once the chosen cell is known

@@ -94,12 +94,13 @@ with stage_box:
     rows, cols = stage.window(batch, features, i, j)
     note = live.resized(("walkthrough", dist, seed, draw, norm), result)
     payload = stage.payload(result, rows, cols, locked=page.hidden, resized=note, dist=dist)
-    live.draw(payload, (i, j), walk=step, formula=now.latex)
+    sizes = live.steppers(page.table, page.hidden, batch, features)
+    live.draw(payload, (i, j), walk=step, formula=now.latex, sizes=sizes)
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(
-            f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
-            f"the {batch} × {features} grid, around cell ({i}, {j}); μ, σ and the formula are over the whole "
-            f"{'row' if now.norm == 'LN' else 'column'}."
+            f"The stage draws from samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} "
+            f"of the {batch} × {features} grid, around cell ({i}, {j}), as many as fit the screen with their numbers; "
+            f"μ, σ and the formula are over the whole {'row' if now.norm == 'LN' else 'column'}."
         )
 st.caption(f"Computed by torch on {device.label(dev)}, in {str(result.x.dtype).removeprefix('torch.')}.")
 page.finish(rerun_follows=live.waiting())

@@ -13,7 +13,9 @@ release it reports the three values, and :func:`draw` puts them into the
 widgets ``gain``, ``bias`` and ``eps`` (bound to the URL) in a callback, before
 the rerun, so torch recomputes and a link reproduces the view. A click on a
 cell does the same for ``sample`` and ``feature`` (:func:`pick`, which a chart's click uses too). A control the link hides
-(``hide=eps``) has no range on the stage either: the payload says it is locked.
+(``hide=eps``) has no range on the stage either: the payload says it is locked. B's and H's steppers move
+``batch`` and ``features`` one stop of the page's scale (:func:`steppers`, :func:`_on_size`), so that the link and
+the note of what a change of B or H kept (:func:`resized`) follow, as from the sidebar.
 
 A new visitor's first screen is the stage (issue 32): until a browser has drawn it once in the session
 (:func:`waiting`), the explorer's first run draws the stage alone, at the values its widgets will start at
@@ -26,14 +28,15 @@ before the rerun the move starts; on the explorer, that route is offered in the 
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import streamlit as st
 
 from lnviz.labs.explorer import Exploration, stage
 from lnviz.views import state
-from lnviz.views.param import Param
+from lnviz.views.param import Controls, Param
 from ui import controls, mode
 
 if TYPE_CHECKING:
@@ -129,6 +132,58 @@ def _on_pick() -> None:
         pick(chosen.get("row"), chosen.get("col"))
 
 
+# B and H, which the stage's steppers move, by key.
+SIZES = (state.BATCH.key, state.FEATURES.key)
+_SIZED = "_lnviz_stage_sized"  # a stepper moved B or H: a page whose stage is in a fragment reruns whole (sized)
+
+
+@dataclass(frozen=True)
+class Steppers:
+    """B's and H's steppers on the stage: what the browser shows of each, by key (``shown``: the stops either side
+    of its value, ``down`` and ``up``, None at an end; ``why`` the stage can't move it, "" when it can), and the
+    page's controls a press may move (``movable``, by key)."""
+
+    shown: dict[str, dict[str, Any]]
+    movable: dict[str, Param]
+
+
+def steppers(table: Controls, hidden: Collection[str], batch: int, features: int, own: bool = False) -> Steppers:
+    """B's and H's steppers at ``batch`` and ``features``, on the scale of a page's controls (``table``, their
+    stops): fixed where a link hides the control (``hidden``: ``hide=batch``) or the grid is your own data
+    (``own``), whose shape B and H are."""
+    shown, movable = {}, {}
+    for key, value in zip(SIZES, (batch, features), strict=True):
+        param = table[key]
+        stops = param.options or (param.lo, param.hi)
+        symbol = "B" if key == state.BATCH.key else "H"
+        why = "your data's shape" if own else f"{symbol} set by the link" if key in hidden else ""
+        down, up = [v for v in stops if v < value], [v for v in stops if v > value]
+        shown[key] = {"down": down[-1] if down else None, "up": up[0] if up else None, "why": why}
+        if not why:
+            movable[key] = param
+    return Steppers(shown, movable)
+
+
+def _on_size(movable: Mapping[str, Param]) -> None:
+    """B or H moved one stop on the stage: the stop it went to, for a control the stage may move (``movable``, by
+    key), put on the page's scale as the state table says."""
+    size = st.session_state[KEY].get("size")
+    if not isinstance(size, dict):
+        return
+    name, value = size.get("name"), size.get("value")
+    if isinstance(name, str) and name in movable and isinstance(value, int) and not isinstance(value, bool):
+        param = movable[name]
+        _set({param: param.coerce(value)})
+        st.session_state[_SIZED] = True
+
+
+def sized() -> bool:
+    """Whether a stepper on the stage has just moved B or H (once). A stage drawn in a fragment (the explorer's)
+    starts a run of the fragment alone, which the callback comes before; the page then reruns whole
+    (``st.rerun()``), since the grid is computed outside the fragment."""
+    return bool(st.session_state.pop(_SIZED, False))
+
+
 _BEFORE = "_lnviz_stage_before"  # (what the grid was drawn from but B and H, the result, its shape, the note said)
 # The largest grid whose result a session keeps for the resize note: 64 × 64 cells, about 0.3 MB with every
 # intermediate, so that a visitor's session can't hold 1024 × 1024 results (16 MB each) past the cache's budget.
@@ -163,6 +218,7 @@ def draw(
     walk: int | None = None,
     formula: str = "",
     offered: Callable[[dict[str, Any]], dict[str, Any]] | None = None,
+    sizes: Steppers | None = None,
 ) -> None:
     """Draw the stage for ``payload`` (:func:`lnviz.labs.explorer.stage.payload`) with ``cell`` (row, col) chosen.
 
@@ -174,17 +230,20 @@ def draw(
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up. ``offered``
     (:func:`ui.stage_at.offer`): the stage may ask for torch's numbers at another γ and β, as the sidebar's
-    move, without a rerun.
+    move, without a rerun. ``sizes``: B's and H's :func:`steppers`; a press sets ``batch`` or ``features``.
     """
     if st.session_state.get(_ASKED):  # a run after the first that sent the stage: report or not, hold nothing back
         st.session_state[_DRAWN] = True
+    st.session_state.pop(_SIZED, None)  # a page whose stage is in a fragment has asked sized() before this
     st.session_state[_ASKED] = True
     row, col = int(cell[0]), int(cell[1])
+    shown = None if sizes is None else sizes.shown
     extra = {
         "cell": [row, col],
         "present": mode.presenting(),
         "walk": walk,
         "formula": formula,
+        "sizes": shown,
         "x_range": payload["x_range"],  # for the route's answers too, made without the input kind that fixes it
     }
     data = {
@@ -199,4 +258,5 @@ def draw(
         on_scrub_change=_on_scrub,
         on_pick_change=_on_pick,
         on_drawn_change=_on_drawn,
+        on_size_change=functools.partial(_on_size, {} if sizes is None else sizes.movable),
     )

@@ -64,6 +64,13 @@ test("after a full run of the stage's modules its state has exactly the fields s
   fire(s.controls.querySelector("[name=back]"), "click");
   fire(s.controls.querySelector("[name=next]"), "click");
 
+  // B's and H's steppers: a press sends the stop it goes to; a size the link fixes has none.
+  const sizes = { batch: { down: 7, up: 9, why: "" }, features: { down: 11, up: null, why: "H set by the link" } };
+  run(payload(0, { sizes }));
+  fire(s.sizes.batch.up, "click");
+  assert.deepEqual(sent.at(-1), ["size", { name: "batch", value: 9 }]);
+  assert.ok(s.sizes.features.down.hidden && s.sizes.features.up.disabled);
+
   // Another shape, and one sample (no BN).
   run(payload(1, { resized: "Kept: the first rows." }));
   run(payload(4));

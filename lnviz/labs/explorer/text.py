@@ -31,10 +31,12 @@ OWN_SCRIPT = "The script reproduces generated views; your own data is in the dow
 
 
 def stage_window(batch: int, features: int, rows: slice, cols: slice) -> str:
-    """Under a stage that shows only a window of the grid: which samples and features it shows."""
+    """Under a stage that shows only a window of the grid: which samples and features it draws from (a narrow
+    screen draws fewer of the window's columns, and x's title on the stage says which)."""
     return (
-        f"The stage shows samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
-        f"the {batch} × {features} grid, around the chosen cell; μ and σ are over the whole grid."
+        f"The stage draws from samples {rows.start}–{rows.stop - 1} and features {cols.start}–{cols.stop - 1} of "
+        f"the {batch} × {features} grid, around the chosen cell, as many as fit the screen with their numbers; "
+        "μ and σ are over the whole grid."
     )
 
 

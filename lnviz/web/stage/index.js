@@ -21,6 +21,7 @@ import { wireNarrow } from "./view/narrow.js";
 import { paint } from "./view/paint.js";
 import { applyStep, arrive, go, stop, wirePlay } from "./view/play.js";
 import { showFormula } from "./view/formula.js";
+import { showSizes } from "./view/steppers.js";
 import { hover, where } from "./view/tooltip.js";
 
 const stages = new WeakMap(); // parentElement -> the stage, kept across reruns
@@ -72,6 +73,7 @@ function receive(s, raw) {
   s.root.classList.toggle("present", !!d.present);
   useTheme(s.root, d.colors);
   applyControls(s, d.controls);
+  showSizes(s); // before the layout: the title's height is the grid's
   const torchCtl = torchControls(d);
   if (!s.dragging) s.ctl = torchCtl;
   // The rerun after the route's answer (view/follow.js) brings the numbers on the stage again: the badge that
@@ -83,7 +85,7 @@ function receive(s, raw) {
     s.shape = shape;
     s.pending = null; // another window: the preview was of other cells
     build(s);
-  } else if (!s.wide && s.cell[1] !== col) layout(s); // a narrow stage draws the columns around the chosen one
+  } else if (s.cols?.shown < s.d.C && s.cell[1] !== col) layout(s); // the columns drawn hold the chosen one
   if (s.pending && same(s.pending.ctl, torchCtl)) {
     badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(maxDelta(s.pending.shown, s.torch))}`));
     s.pending = null;
@@ -199,6 +201,7 @@ function keys(s, e) {
       if (n !== null) {
         t.tabIndex = -1;
         s.cells.x[n].tabIndex = 0;
+        if (s.cells.x[n].classList.contains("off")) layout(s, n % s.d.C); // a column not drawn: draw it
         s.cells.x[n].focus();
       }
       e.preventDefault();

@@ -1,12 +1,15 @@
 // The stage's DOM and where everything goes: a 2 × 2 layout when wide (LN's output to the right
 // of x, along its rows; BN's below, along its columns); when narrow, one norm at a time (view/narrow.js)
-// in a single column, under the controls: x, the norm's μ and σ, its output.
+// in a single column, under the controls: x, the norm's μ and σ, its output. Either way, of the window's
+// columns those that fit with their numbers (fit.js), around the chosen cell's: never bare colour.
 
-import { count, span } from "../model.js";
-import { el } from "./dom.js";
+import { span } from "../model.js";
+import { el, put } from "./dom.js";
+import { columnsAround, fontFor, GAP, headEvery, lowCell, plan } from "./fit.js";
 import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
 import { stageState } from "./state.js";
+import { sizesIn, wireSteppers } from "./steppers.js";
 import { showBands } from "./tooltip.js";
 
 const CONTROLS = `
@@ -44,13 +47,15 @@ export function create(parent) {
   const norms = toggle(grid);
   const controls = el("div", "controls", grid);
   controls.innerHTML = CONTROLS;
+  // The blocks' titles, kept across builds: x's holds B's and H's steppers (steppers.js), which keep the focus.
+  const titles = { x: el("div", "title x", grid), ln: el("div", "title ln", grid), bn: el("div", "title bn", grid) };
   const tip = el("div", "tip", root);
   tip.setAttribute("role", "tooltip");
   tip.id = "stage-tip";
   tip.hidden = true;
   const s = stageState();
   Object.assign(s, {
-    root, grid, controls, tip, toggle: norms,
+    root, grid, controls, tip, toggle: norms, titles, sizes: sizesIn(titles.x),
     scrubs: controls.querySelector(".scrubs"), play: controls.querySelector("[name=play]"),
     caption: controls.querySelector(".caption"), kept: controls.querySelector(".kept"),
     formula: controls.querySelector(".formula"), count: controls.querySelector(".count"),
@@ -59,6 +64,7 @@ export function create(parent) {
     legends: { x: controls.querySelector(".legend.x"), y: controls.querySelector(".legend.y") },
   });
   s.input.fixed = controls.querySelector("[name=fixed]"); // the scrubbed controls' ranges join it (controls.js)
+  wireSteppers(s, titles.x);
   // The stage fits below what is above it: lay out again when it, or the page, changes size.
   s.resized = new ResizeObserver(() => layout(s));
   s.resized.observe(root);
@@ -73,7 +79,8 @@ export function build(s) {
   // grown window's chosen cell may lie beyond.
   s.hover = null;
   s.tip.hidden = true;
-  for (const e of [...s.grid.children]) if (![s.controls, s.toggle, s.meta, s.words].includes(e)) e.remove();
+  const kept = [s.controls, s.toggle, s.meta, s.words, ...Object.values(s.titles)];
+  for (const e of [...s.grid.children]) if (!kept.includes(e)) e.remove();
   const block = (name, n, cls) => Array.from({ length: n }, (_, k) => {
     const c = el("div", cls, s.grid);
     c.dataset.block = name;
@@ -101,7 +108,6 @@ export function build(s) {
     lnMu: el("div", "head ln sym", s.grid, "μ"), lnSd: el("div", "head ln sym", s.grid, "σ"),
     bnMu: el("div", "head bn sym", s.grid, "μ"), bnSd: el("div", "head bn sym", s.grid, "σ"),
   };
-  s.titles = { x: el("div", "title", s.grid), ln: el("div", "title ln", s.grid), bn: el("div", "title bn", s.grid) };
   s.noBn = s.d.bn ? null : el("p", "nobn", s.grid, s.d.bn_error);
   s.bands = Object.fromEntries(["lnA", "lnB", "bnA", "bnB"].map((n) => [n, el("div", `band ${n.slice(0, 2)}`, s.grid)]));
   // What belongs to each norm: a narrow stage shows one norm's (stage.css).
@@ -114,9 +120,10 @@ export function build(s) {
   layout(s);
 }
 
-export function layout(s) {
+// Lay the stage out for its width; `keep`: a column of the window to keep in view (measure).
+export function layout(s, keep) {
   if (!s.d) return;
-  const m = measure(s);
+  const m = measure(s, keep);
   if (!m) return;
   const lines = gridLines(s, m);
   placeBlocks(s, lines);
@@ -125,63 +132,56 @@ export function layout(s) {
   s.lines = lines;
   titles(s);
   showBands(s);
-  if (m.wide) fit(s, m);
-  else fitNarrow(s, m);
+  const ch = m.wide ? fit(s, m) : fitNarrow(s, m);
+  // The numbers' font for the cells' final height: the cells, the statistics and the canvases' text (paint.js).
+  s.root.style.setProperty("--fs", `${fontFor(m, ch)}px`);
   if (s.fineNote) fineControls(s);
   s.geometry = {};
   if (s.shown) paint(s);
 }
 
-// The sizes of a cell, a row header and a statistic for the stage's width; null while it has none.
-function measure(s) {
+// The layout for the stage's width (fit.js plan): the columns drawn, around the one kept in view, their width
+// and the numbers' font; null while the stage has no width. `keep`: the column of the window to keep in view,
+// else the focused cell's of x, else the chosen cell's.
+function measure(s, keep) {
   const { R, C } = s.d;
   const W = s.root.clientWidth;
   if (!W) return null;
   const present = s.root.classList.contains("present");
-  const wide = W >= 640;
-  const digits = String(s.d.r0 + R - 1).length;
-  // Lecture mode's numbers are 20 px (stage.css), a digit about 11 px wide: a projector at the back of a room.
-  const digit = present ? 11 : 7;
-  const hw = 10 + digit * Math.max(digits, 2); // row header width
-  const sw = W < 640 ? 44 : present ? 60 : 50; // a statistic's width
-  const gap = 10;
-  const across = wide ? 2 * C : C;
-  // Narrow: the row headers, x, a gap and LN's μ and σ; the grid's 2 px gaps between its C + 4 tracks.
-  // Narrow, the columns that fit with their numbers (NARROW_CW each, at least 4), around the chosen cell's:
-  // fewer columns that say their values rather than all of them as bare colours.
-  const room = W - hw - 2 * sw - gap - 2 * (C + 3);
-  const shown = wide ? C : Math.max(Math.min(C, 4), Math.min(C, Math.floor(room / NARROW_CW)));
-  const j = s.cell[1] - s.d.c0;
-  const first = Math.max(0, Math.min(j - Math.floor((shown - 1) / 2), C - shown));
-  s.cols = { first, shown }; // the window's columns first … first + shown − 1 are drawn
-  let cw = wide ? Math.floor((W - hw - 2 * sw - 2 * gap - 2 * (across + 4)) / across) : Math.floor(room / shown);
-  cw = Math.max(14, Math.min(cw, 64));
+  const p = plan({ width: W, C, digits: String(s.d.r0 + R - 1).length, present });
+  const { wide, cw } = p;
+  s.cols = { first: columnsAround(keep ?? kept(s), p.shown, C, s.cols?.first), shown: p.shown };
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
   const below = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 8;
-  // The shortest cell its numbers fit in; narrow and too thin for numbers (under 30 px), the
-  // shortest whose row's μ and σ (12 px) still fit.
-  const low = present ? 22 : !wide && cw < 30 ? 16 : 18;
+  const low = lowCell(present);
   // Narrow: as tall as fits one screen (fitNarrow), from NARROW_CH down.
   const ch = wide ? Math.max(low, Math.min(cw, 44)) : Math.max(low, NARROW_CH);
   s.root.style.setProperty("--cw", `${cw}px`);
   s.root.style.setProperty("--ch", `${ch}px`);
+  s.root.style.setProperty("--hs", `${p.head}px`);
   s.root.classList.toggle("wide", wide);
   s.toggle.hidden = wide;
-  // A number fits a cell from 30 px across; in lecture mode, with one decimal at 20 px, from 36.
-  s.root.classList.toggle("numbers", cw >= (present ? 36 : 30));
+  s.root.classList.toggle("numbers", p.numbers);
   s.wide = wide;
-  // Narrow, a column under 32 px has no room for BN's μ and σ across: they run upward (stage.css).
-  s.upright = !wide && cw < 32;
-  s.root.classList.toggle("upright", s.upright);
-  s.places = present ? 1 : 2;
-  return { wide, hw, sw, gap, cw, ch, low, room: below, digit };
+  s.places = p.places;
+  return { ...p, gap: GAP, ch, low, room: below };
+}
+
+// The column of the window to keep in view: the focused cell's of x (the arrows move it), else the chosen cell's.
+function kept(s) {
+  const focused = s.root.getRootNode?.().activeElement;
+  if (focused?.dataset?.block === "x" && s.root.contains(focused)) return +focused.dataset.k % s.d.C;
+  return s.cell[1] - s.d.c0;
 }
 
 const NARROW_CH = 28; // a narrow stage's tallest cell
-const NARROW_CW = 34; // a narrow stage's narrowest column with numbers: "−2.98" at 12 px
 
-const cols = (n) => Array(n).fill("var(--cw)").join(" ");
+// The window's C column tracks: the drawn ones (s.cols) var(--cw) wide, the others 0 px (their cells are .off).
+const cols = (s) => {
+  const { first, shown } = s.cols;
+  return Array.from({ length: s.d.C }, (_, j) => (j >= first && j < first + shown ? "var(--cw)" : "0px")).join(" ");
+};
 const rows = (n) => Array(n).fill("var(--ch)").join(" ");
 const grow = (n) => Array(n).fill("minmax(var(--ch), auto)").join(" "); // the outputs' rows: BN's note when B = 1 fits
 
@@ -192,7 +192,7 @@ function gridLines(s, { wide, hw, sw, gap }) {
   const { R, C } = s.d;
   // Column lines: 1 row header | x: 2 .. C+1 | gap | μ, σ | gap | LN: C+6 .. 2C+5
   const xs = 2, st = C + 3, ls = C + 6;
-  s.grid.style.gridTemplateColumns = `${hw}px ${cols(C)} ${gap}px ${sw}px ${sw}px ${gap}px ${cols(C)}`;
+  s.grid.style.gridTemplateColumns = `${hw}px ${cols(s)} ${gap}px ${sw}px ${sw}px ${gap}px ${cols(s)}`;
   // Row lines: titles, column heads, x with LN's output beside it, gap, BN μ, σ, BN's title and output.
   const x0 = 3, bst = R + 4, bnTitle = R + 6;
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
@@ -208,12 +208,9 @@ function gridLines(s, { wide, hw, sw, gap }) {
 function narrowLines(s, { hw, sw, gap }) {
   const { R, C } = s.d;
   const xs = 2, st = C + 3;
-  const { first, shown } = s.cols;
-  const track = Array.from({ length: C }, (_, j) => (j >= first && j < first + shown ? "var(--cw)" : "0px"));
-  s.grid.style.gridTemplateColumns = `${hw}px ${track.join(" ")} ${gap}px ${sw}px ${sw}px`;
+  s.grid.style.gridTemplateColumns = `${hw}px ${cols(s)} ${gap}px ${sw}px ${sw}px`;
   const x0 = 5, bst = x0 + R + 1, title = bst + 2, out0 = title + 1;
-  const stat = s.upright ? "var(--bh)" : "var(--ch)";
-  const bnStats = s.d.bn && s.norm === "bn" ? `6px ${stat} ${stat}` : "0 0 0";
+  const bnStats = s.d.bn && s.norm === "bn" ? "6px var(--ch) var(--ch)" : "0 0 0";
   // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
   const out = s.d.bn ? rows(R) : grow(R); // B = 1: rows BN's note may need
   // The step's words and formula go last, under the output: however long they grow, x and the output stay put.
@@ -245,9 +242,9 @@ function placeBlocks(s, { wide, x0, ln0, bn0, xs, ls, st }) {
 }
 
 // The column headers (every k-th that fits), BN's μ and σ under x, and the symbols' headers.
-function placeHeads(s, { wide, h0, xs, ls, st, bst }, { cw, digit }) {
+function placeHeads(s, { wide, h0, xs, ls, st, bst }, { cw, head }) {
   const { C, c0 } = s.d;
-  const every = Math.ceil((digit * String(c0 + C - 1).length + 4) / cw); // label every k-th column that fits
+  const every = headEvery(head, String(c0 + C - 1).length, cw);
   for (let j = 0; j < C; j++) {
     at(s.heads.colX[j], h0, xs + j);
     at(s.heads.colLn[j], h0, ls + j);
@@ -292,9 +289,9 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
     if (s.words.parentElement !== s.grid) s.grid.append(s.words);
     at(s.words, bn0 + R, 1, bn0 + R + 1, C + 5);
   }
-  // Narrow, the columns of the window outside the drawn ones take no room (measure).
+  // The columns of the window outside the drawn ones take no room (measure).
   const { first, shown } = s.cols;
-  const off = (j) => !wide && (j < first || j >= first + shown);
+  const off = (j) => j < first || j >= first + shown;
   const byCol = (cells) => cells.forEach((c, k) => c.classList.toggle("off", off(k % C)));
   byCol(s.cells.x);
   byCol(s.cells.ln);
@@ -302,17 +299,24 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
   for (const cells of [s.heads.colX, s.heads.colLn, s.stats.bnMu, s.stats.bnSd]) cells.forEach((c, j) => c.classList.toggle("off", off(j)));
 }
 
-// Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode).
+// Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode); the cells' height.
 function fit(s, { ch, low, room }) {
   const lines = 2 * s.d.R + 2;
   // Driven, the switch, badge and legends under BN's output may go below the screen's foot.
   const under = s.meta.parentElement === s.grid ? s.meta.offsetHeight + 2 : 0;
-  const over = s.grid.offsetHeight - under - room;
-  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
+  return shorten(s, ch, low, s.grid.offsetHeight - under - room, lines);
+}
+
+// Cells `over` px shorter in all, over `lines` rows of them, but no shorter than `low`; their height.
+function shorten(s, ch, low, over, lines) {
+  if (over <= 0) return ch;
+  const to = Math.max(low, ch - Math.ceil(over / lines));
+  s.root.style.setProperty("--ch", `${to}px`);
+  return to;
 }
 
 // Narrow: cells as tall as let the toggle, the controls, x, the norm's μ and σ and its output fit
-// between Streamlit's header and the foot of the screen (a phone's 390 × 844: all of it at 8 × 12).
+// between Streamlit's header and the foot of the screen (a phone's 390 × 844: all of it at 8 × 12); their height.
 // x keeps its size when the toggle switches: LN's view leaves out the room of BN's μ and σ, and counts it here.
 function fitNarrow(s, { ch, low }) {
   const header = document.querySelector('[data-testid="stHeader"]');
@@ -320,12 +324,10 @@ function fitNarrow(s, { ch, low }) {
   // A stage that starts on the page's first screen (a short title above it) fits that screen, from where it starts.
   const start = s.root.getBoundingClientRect().top + (document.querySelector('[data-testid="stMain"]')?.scrollTop ?? 0);
   const top = start < window.innerHeight * 0.4 ? Math.max(under, start) : under;
-  const bh = s.upright ? parseFloat(getComputedStyle(s.root).getPropertyValue("--bh")) : ch;
-  const bnStats = s.d.bn && s.norm === "ln" ? 2 * bh + 6 : 0;
+  const bnStats = s.d.bn && s.norm === "ln" ? 2 * ch + 6 : 0;
   const words = s.words.parentElement === s.grid ? s.words.offsetHeight + 2 : 0; // under the output, may scroll
   const over = s.grid.offsetHeight - words + bnStats - (window.innerHeight - top - 8);
-  const lines = 2 * s.d.R + (s.d.bn && !s.upright ? 2 : 0);
-  if (over > 0) s.root.style.setProperty("--ch", `${Math.max(low, ch - Math.ceil(over / lines))}px`);
+  return shorten(s, ch, low, over, 2 * s.d.R + (s.d.bn ? 2 : 0));
 }
 
 function titles(s) {
@@ -333,7 +335,7 @@ function titles(s) {
   const c0 = s.d.c0 + s.cols.first, C = s.cols.shown; // the columns drawn
   const cut = [R < B && span(r0, R, "row", "rows"), C < H && span(c0, C, "feature", "features")].filter(Boolean);
   const part = cut.length ? ` · ${cut.join(", ")}` : "";
-  s.titles.x.innerHTML = `<b>x</b> <span>${count(B, "sample", "samples")} × ${H} features${part}</span>`;
+  put(s.sizes.part, part);
   // A window that leaves out cells behind a shown μ or σ says so beside them (issue 22). Short, so
   // that a projector's 20 px fits each on one line over its block.
   const over = (n, shown, per, what, the) =>

@@ -79,10 +79,12 @@ function draw(s, name, values, range) {
   ctx.textBaseline = "middle";
   ctx.fontVariantNumeric = "tabular-nums";
   const cells = s.cells[name];
+  const texts = []; // what each cell's number reads ("" for none), as the canvas draws it
   for (let k = 0; k < values.length; k++) {
     const v = values[k];
     const nan = Number.isNaN(v);
     cells[k].classList.toggle("nan", nan); // hatched by the CSS, never drawn like 0
+    texts.push("");
     if (nan) continue;
     const [x, y, w, h] = g.rects[k];
     const { fill, ink: text } = shade(v, range);
@@ -90,7 +92,10 @@ function draw(s, name, values, range) {
     ctx.fillRect(x, y, w, h);
     if (g.text) {
       ctx.fillStyle = text;
-      ctx.fillText(short(v, s.places), x + w / 2, y + h / 2 + 0.5);
+      texts[k] = short(v, s.places);
+      ctx.fillText(texts[k], x + w / 2, y + h / 2 + 0.5);
     }
   }
+  // For a test to read what the canvas shows (tests/test_browser_legible.py): each cell's number, in this font.
+  s.paints[name].painted = { font: g.font, texts };
 }

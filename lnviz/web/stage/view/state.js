@@ -6,11 +6,13 @@
 export function stageState() {
   return Object.seal({
     // Its lasting DOM, made once (layout.js create)
-    root: null, // the stage's element, with its classes (wide, present, driven, numbers, upright) and data-show
+    root: null, // the stage's element, with its classes (wide, present, driven, numbers) and data-show
     grid: null, // the CSS grid every block, head and part is placed on
     controls: null, // the controls' box: the ranges, Play, the words, the switch, badge and legends
     tip: null, // the tooltip, shown on hover or focus
     toggle: null, // a narrow stage's LN | BN buttons (narrow.js)
+    titles: null, // the blocks' titles { x, ln, bn }
+    sizes: null, // in x's title, B's and H's steppers { batch, features }, what is left out, why a size is fixed (steppers.js)
     scrubs: null, // the group of γ's, β's and ε's ranges (controls.js builds them)
     input: {}, // the inputs by name: `fixed`, the colour switch, and each scrubbed control's range
     out: {}, // each scrubbed control's <output>, its value beside the range
@@ -61,14 +63,12 @@ export function stageState() {
     cells: null, // each block's cells { x, ln, bn }, over its canvas
     stats: null, // the statistics' cells { lnMu, lnSd, bnMu, bnSd }
     heads: null, // the rows' and columns' heads and the symbols μ and σ
-    titles: null, // the blocks' titles { x, ln, bn }
     noBn: null, // BN's note where B = 1, else null
     bands: null, // the bands over the hovered or chosen row and column { lnA, lnB, bnA, bnB }
     // The layout for the stage's width (layout.js layout)
     lines: null, // the grid lines each block starts on
-    cols: null, // the columns drawn { first, shown }: all when wide, a window around the chosen one when narrow
+    cols: null, // the columns drawn { first, shown }: those that fit with their numbers, around the one kept in view (fit.js)
     wide: false, // wide: 2 × 2; narrow: one norm under the controls
-    upright: false, // narrow and too thin: BN's μ and σ run upward
     places: 2, // the decimals a cell shows: 2, or 1 in lecture mode
     norm: "ln", // the norm a narrow stage shows (narrow.js)
     geometry: {}, // where each block's cells lie on its canvas, measured once per layout (paint.js)

@@ -1,0 +1,284 @@
+"""The stage legible at every width (issue 46), and B's and H's steppers on it, in headless Chromium.
+
+The sweep: on the explorer (``/``) and the walkthrough (``/walkthrough``, at its last step, where every statistic
+is lit), on a screen and in lecture mode (``?present=1``), one page load each, resized in place through the screens
+people have, phones to a 2,560 px monitor, with Streamlit's sidebar closed, then open where it docks beside the page. A browser's zoom (90 to 125 %)
+only changes the viewport's width in CSS pixels, so the widths swept stand for the zoomed screens too (1,518 px is a
+1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell drawn of x, LN's and BN's outputs
+carries its number (the text its canvas painted, view/paint.js), at 12 px or more (20 in lecture mode) and no wider
+than its cell; so does every μ and σ drawn; the column heads are as large; and no cell lies outside the viewport
+or under a docked sidebar.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+from browser import AppPage
+from playwright.sync_api import Browser
+
+from harness.chromium import LAPTOP, PHONE, local_context
+from harness.settle import STAGE_ROOT_JS
+from lnviz.views import links, state
+
+pytestmark = pytest.mark.browser
+
+STAGE = ".st-key-live_stage"
+# (width, height): phones, a tablet, laptops, monitors, a projector, and laptops zoomed to 90 % and 125 %.
+SCREENS = [
+    (360, 640), (390, 844), (412, 915), (768, 1024), (1024, 768), (1093, 614), (1280, 720), (1280, 800),
+    (1366, 768), (1440, 900), (1518, 853), (1536, 864), (1920, 1080), (2560, 1440),
+]  # fmt: skip
+# Streamlit docks its sidebar beside the page from 769 px; narrower, it covers the page while open, as a menu does.
+# With it open, the screens where it takes the most of the stage's width, and the largest.
+OPEN = [(2560, 1440), (1920, 1080), (1536, 864), (1366, 768), (1280, 720), (1024, 768)]
+PROJECTOR = {"width": 1280, "height": 720}
+
+# Where the page is: the sidebar's right edge while it is docked and open (0 when closed), and the stage's
+# canvases against their boxes (a stage laid out for an older width has canvases of the older size).
+WHERE_JS = f"""() => {{
+    const side = document.querySelector('[data-testid="stSidebar"]')?.getBoundingClientRect();
+    const root = {STAGE_ROOT_JS}?.querySelector('.stage');
+    const canvases = Array.from(root?.querySelectorAll('canvas.paint') ?? [], (c) => {{
+        const b = c.getBoundingClientRect();
+        return [c.width, Math.round(b.width * devicePixelRatio), c.height, Math.round(b.height * devicePixelRatio)];
+    }});
+    return {{
+        side: side && side.width > 0 ? side.right : 0, width: root?.clientWidth ?? 0,
+        fresh: canvases.every(([w, bw, h, bh]) => w === bw && h === bh), canvases: JSON.stringify(canvases),
+    }};
+}}"""
+
+# Every cell drawn of x, LN's and BN's outputs with the text its canvas painted and that text's width in the
+# canvas's font; every μ and σ drawn, not veiled by a step (its number is yet to come), with its text, font size
+# and whether that text overflows it; every column head with text, with its font size.
+DRAWN_JS = f"""() => {{
+    const root = {STAGE_ROOT_JS}.querySelector('.stage');
+    const measure = document.createElement('canvas').getContext('2d');
+    const box = (e) => {{ const b = e.getBoundingClientRect(); return [b.left, b.top, b.right, b.bottom]; }};
+    const drawn = (e) => {{ const b = e.getBoundingClientRect(); return b.width > 0 && b.height > 0; }};
+    const cells = [];
+    for (const canvas of root.querySelectorAll('canvas.paint')) {{
+        if (!drawn(canvas)) continue;
+        const {{ font, texts }} = canvas.painted;
+        measure.font = font;
+        const name = ['x', 'ln', 'bn'][Array.from(root.querySelectorAll('canvas.paint')).indexOf(canvas)];
+        for (const c of root.querySelectorAll(`.cell[data-block="${{name}}"]`)) {{
+            if (!drawn(c)) continue;
+            const text = texts[+c.dataset.k];
+            cells.push({{ block: name, k: +c.dataset.k, text, font: parseFloat(font), nan: c.classList.contains('nan'),
+                          width: measure.measureText(text).width, box: box(c) }});
+        }}
+    }}
+    const stats = Array.from(root.querySelectorAll('.stat'), (e) => drawn(e) && !e.classList.contains('veiled') && {{
+        block: e.dataset.block, text: e.textContent, font: parseFloat(getComputedStyle(e).fontSize),
+        // Cut: wider than its box, or a box shorter than its font's em (the glyphs' ascent and descent may overhang)
+        over: e.scrollWidth > e.clientWidth || e.clientHeight < parseFloat(getComputedStyle(e).fontSize), box: box(e),
+    }}).filter(Boolean);
+    const heads = Array.from(root.querySelectorAll('.head:not(.row):not(.sym)'), (e) => drawn(e) && e.textContent && {{
+        text: e.textContent, font: parseFloat(getComputedStyle(e).fontSize),
+    }}).filter(Boolean);
+    return {{ cells, stats, heads, numbers: root.classList.contains('numbers') }};
+}}"""
+
+NUMBER = re.compile(r"\u2212?(\d+(\.\d+)?(e[+-]\d+)?|\u221e)")  # what model.js short writes
+
+
+@pytest.fixture
+def load(browser: Browser, app_server: str) -> Iterator[Callable[..., AppPage]]:
+    """``load(path, present, viewport)``: the page in a context of its own, settled, its stage drawn."""
+    contexts = []
+
+    def _open(path: str, present: bool, viewport: dict[str, int]) -> AppPage:
+        context = local_context(browser, viewport=viewport)
+        contexts.append(context)
+        app = AppPage(context.new_page())
+        app.page.on("pageerror", lambda e: app.errors.append(f"pageerror: {e}"))
+        sep = "&" if "?" in path else "?"
+        app.goto(f"{app_server}{path}{sep}v={links.LINK_VERSION}{'&present=1' if present else ''}")
+        app.page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
+        app.settle()
+        return app
+
+    yield _open
+    for context in contexts:
+        context.close()
+
+
+def _sidebar(app: AppPage, open_: bool) -> None:
+    """Open or close Streamlit's sidebar, as a lecturer does to change B."""
+    button = "stExpandSidebarButton" if open_ else "stSidebarCollapseButton"
+    app.page.locator(f'[data-testid="{button}"]').first.click()
+
+
+def _laid_out(app: AppPage) -> dict:
+    """Wait until the page and its stage are laid out for the viewport: the sidebar, the stage's width and its
+    canvases the same over three looks 50 ms apart, the canvases painted for their boxes."""
+    seen = []
+    for _ in range(120):
+        where = app.page.evaluate(WHERE_JS)
+        seen.append(where)
+        if len(seen) >= 3 and where["fresh"] and seen[-1] == seen[-2] == seen[-3]:
+            return where
+        app.page.wait_for_timeout(50)
+    raise AssertionError(f"the stage did not settle at {app.page.viewport_size}: {seen[-3:]}")
+
+
+def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> None:
+    least = 20 if present else 12
+    width = app.page.viewport_size["width"]
+    got = app.page.evaluate(DRAWN_JS)
+    where = f"{screen}, lecture {present}, sidebar {side}"
+    assert got["numbers"], where
+    blocks = {c["block"] for c in got["cells"]}
+    assert {"x"} < blocks, (where, blocks)  # x and at least one norm's output
+    for c in got["cells"]:
+        what = f"{where}: {c['block']}[{c['k']}] {c['text']!r}"
+        assert NUMBER.fullmatch(c["text"]) or c["nan"], what  # a number, never colour alone
+        assert c["font"] >= least, f"{what} at {c['font']} px"
+        left, _, right, _ = c["box"]
+        assert c["width"] <= right - left, f"{what}: {c['width']:.1f} px in a cell {right - left:.1f} px wide"
+        assert left >= side - 0.5 and right <= width + 0.5, f"{what} at {c['box']}, the viewport {width} px"
+    stats = {s["block"] for s in got["stats"]}
+    assert {"ln-mu", "ln-sd"} <= stats or {"bn-mu", "bn-sd"} <= stats, (where, stats)
+    for s in got["stats"]:
+        what = f"{where}: {s['block']} {s['text']!r}"
+        assert NUMBER.fullmatch(s["text"]) and not s["over"], what
+        assert s["font"] >= least, f"{what} at {s['font']} px"
+        assert s["box"][0] >= side - 0.5 and s["box"][2] <= width + 0.5, f"{what} at {s['box']}"
+    assert got["heads"] and all(h["font"] >= least for h in got["heads"]), (where, got["heads"][:3])
+
+
+@pytest.mark.parametrize("present", [False, True], ids=["screen", "lecture"])
+@pytest.mark.parametrize("path", ["/", "/walkthrough?step=12"], ids=["explorer", "walkthrough"])
+def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present):
+    """One load: every screen with the sidebar closed, then with it open where it docks."""
+    app = load(path, present, {"width": SCREENS[0][0], "height": SCREENS[0][1]})
+    for open_, screens in ((False, SCREENS), (True, OPEN)):
+        for w, h in screens:
+            app.page.set_viewport_size({"width": w, "height": h})
+            where = _laid_out(app)  # Streamlit opens or closes its sidebar across 769 px
+            if (where["side"] > 0) != open_:
+                _sidebar(app, open_)
+                where = _laid_out(app)
+            assert (where["side"] > 0) == open_, (w, h, where)
+            _assert_legible(app, present, f"{w} × {h}", where["side"])
+    assert not app.errors, app.errors
+
+
+def _query(app: AppPage) -> dict[str, str]:
+    return {k: v[-1] for k, v in parse_qs(urlsplit(app.page.url).query).items()}
+
+
+def _title(app: AppPage) -> tuple[int, int]:
+    """B and H as x's title on the stage says them."""
+    b, h = app.page.locator(f"{STAGE} .title.x .size output").all_inner_texts()
+    return int(b), int(h)
+
+
+def _press(app: AppPage, name: str, dir_: str) -> None:
+    button = app.page.locator(f"{STAGE} .title.x button[name={name}][value={dir_}]")
+    box = button.bounding_box()
+    least = 44 if app.page.viewport_size["width"] < 640 else 24  # a finger's target on a phone, a pointer's
+    assert box["width"] >= least and box["height"] >= least, box
+    button.click()
+    app.settle()
+
+
+def _steps_b_and_h(app: AppPage) -> None:
+    """B one stop up and H one stop down from the stage's steppers, then H down again from the keyboard: each time
+    the link, x's title and the note of what the change kept follow."""
+    b_stops, h_stops = state.BATCH.options, state.FEATURES.options
+    b, h = _title(app)
+    _press(app, "batch", "up")
+    up = b_stops[b_stops.index(b) + 1]
+    assert int(_query(app)["batch"]) == up and _title(app) == (up, h)
+    kept = app.page.locator(f"{STAGE} .kept").inner_text()
+    assert kept.startswith(f"B {b} → {up}:"), kept
+    _press(app, "features", "down")
+    down = h_stops[h_stops.index(h) - 1]
+    assert int(_query(app)["features"]) == down and _title(app) == (up, down)
+    assert app.page.locator(f"{STAGE} .kept").inner_text().startswith(f"H {h} → {down}:")
+    # The focus stays on the button pressed while the grid is built again: a key presses it again.
+    app.page.keyboard.press("Enter")
+    app.settle()
+    assert int(_query(app)["features"]) == h_stops[h_stops.index(down) - 1]
+    assert not app.exceptions() and not app.errors, app.errors
+
+
+def test_the_sidebars_slider_lands_on_every_size_to_16_and_the_stages_steppers_go_on_from_there(load):
+    """The batch slider's track is about 230 px for 34 stops, 6.9 px apart: dragged, its thumb lands on each size
+    from 1 to 16 at that size's place, and the link takes the one where it is let go. From there the stage's
+    steppers move one stop of the same scale (16 to 20), and the sidebar's slider follows them."""
+    app = load("/", False, LAPTOP)
+    page = app.page
+    track = page.locator('.st-key-batch [data-testid="stSlider"] [role="group"] > div').first
+    track.scroll_into_view_if_needed()  # in the sidebar, under the page list and the input
+    track = track.bounding_box()
+    thumb = page.locator('.st-key-batch [data-testid="stSlider"] input[type="range"]')
+    stops = state.BATCH.options
+    assert 200 <= track["width"] <= 260, track  # the sidebar's width
+    y = track["y"] + track["height"] / 2
+    at = lambda n: track["x"] + track["width"] * stops.index(n) / (len(stops) - 1)  # noqa: E731
+    page.mouse.move(at(state.BATCH.default), y)
+    page.mouse.down()
+    landed = {}
+    for n in range(1, 17):
+        page.mouse.move(at(n), y, steps=2)
+        landed[n] = int(thumb.get_attribute("aria-valuetext"))
+    page.mouse.up()
+    app.settle()
+    assert landed == {n: n for n in range(1, 17)}, landed
+    assert _query(app)["batch"] == "16" and _title(app)[0] == 16
+    _steps_b_and_h(app)
+    assert page.locator('.st-key-batch [data-testid="stSliderThumbValue"]').inner_text() == "20"
+
+
+@pytest.mark.parametrize(
+    ("path", "viewport"), [("/?present=1", PROJECTOR), ("/walkthrough?step=3", LAPTOP)], ids=["lecture", "walkthrough"]
+)
+def test_b_and_h_move_one_stop_from_the_stage_and_the_link_and_title_follow(load, path, viewport):
+    _steps_b_and_h(load(path, False, viewport))
+
+
+def test_on_a_phone_b_and_h_step_from_the_stage_and_the_arrows_move_the_columns_drawn_with_the_focus(load):
+    """A narrow stage draws the columns that fit with their numbers, around the chosen cell's: an arrow to a column
+    not drawn draws the columns around it, and the title says which."""
+    app = load("/", False, PHONE)
+    page = app.page
+    _steps_b_and_h(app)
+    drawn = lambda: [  # noqa: E731  the columns of x's first row drawn
+        int(k)
+        for k in page.evaluate(
+            f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]'))"
+            ".filter((c) => c.getBoundingClientRect().width > 0).map((c) => c.dataset.k)"
+        )
+        if int(k) < _title(app)[1]
+    ]
+    first = drawn()
+    assert first[0] == 0 and 4 <= len(first) < 10, first
+    page.locator(f'{STAGE} .cell[data-block="x"][data-k="{first[-1]}"]').focus()
+    page.keyboard.press("ArrowRight")
+    assert page.evaluate(f"() => {STAGE_ROOT_JS}.activeElement.dataset.k") == str(first[-1] + 1)
+    now = drawn()
+    assert first[-1] + 1 in now and len(now) == len(first), now
+    assert f"features {now[0]}–{now[-1]}" in page.locator(f"{STAGE} .title.x").inner_text()
+    page.keyboard.press("Enter")
+    page.wait_for_function(f"() => location.search.includes('feature={first[-1] + 1}')", timeout=30_000)
+    app.settle()
+    assert first[-1] + 1 in drawn()  # the chosen cell's column, drawn
+    assert not app.errors, app.errors
+
+
+def test_a_stepper_is_disabled_at_its_end_and_a_size_the_link_sets_has_none_but_a_word(load):
+    app = load("/?batch=1&hide=features&features=16", False, LAPTOP)
+    down = app.page.locator(f"{STAGE} button[name=batch][value=down]")
+    assert down.is_disabled() and down.get_attribute("aria-label") == "Fewer samples: B = 1 is the least"
+    assert app.page.locator(f"{STAGE} button[name=batch][value=up]").is_enabled()
+    assert not app.page.locator(f"{STAGE} button[name=features]").first.is_visible()
+    assert _title(app) == (1, 16)
+    assert "H set by the link" in app.page.locator(f"{STAGE} .title.x").inner_text()
+    assert not app.errors, app.errors
