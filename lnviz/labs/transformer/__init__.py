@@ -76,13 +76,13 @@ class Site:
     """One LayerNorm of a run, with LN's statistics per token and BN's per feature.
 
     Shapes for S sentences of T tokens and H features: ``x``, ``x_hat``, ``y``
-    (S, T, H); LN's ``ln_mean``, ``ln_std`` (S, T), over each token's H
+    (S, T, H), ``x`` and ``y`` what the module received and gave back; LN's ``ln_mean``, ``ln_std`` (S, T), over each token's H
     features; BN's over the tokens, per feature (H,): ``bn_mean``, ``bn_std``
     over the real tokens (padding masked out) and ``bn_mean_padded``,
     ``bn_std_padded`` over every (sentence, token), padding included: BN in
     training mode, on this batch's own statistics. ``bn_y`` (S, T, H) is x
     normalized by the masked BN statistics with the module's γ and β.
-    ``check`` is max |module output − LN's formula|, the formula computed
+    ``check`` is max |y − LN's formula|, the formula computed
     here in float64 from the recorded input (:func:`formula`), not by the
     functional the module calls. ``off`` are the features whose γ and β are
     both under :data:`OFF` in size: the module's output is 0 there.
@@ -93,7 +93,6 @@ class Site:
     x: Tensor
     x_hat: Tensor
     y: Tensor
-    module_y: Tensor
     weight: Tensor
     bias: Tensor
     eps: float
@@ -217,10 +216,8 @@ def formula(x: Tensor, weight: Tensor, bias: Tensor, eps: float) -> Tensor:
 def site(result: Run, layer: int, site_name: str) -> Site:
     """LayerNorm ``site_name`` of ``layer`` in ``result``: LN's numbers per token, BN's per feature (see :class:`Site`)."""
     where = key(layer, site_name)
-    x, module_y = result.inputs[where], result.outputs[where]  # (S, T, H) each
+    x, y = result.inputs[where], result.outputs[where]  # (S, T, H) each: what the module received and gave back
     weight, bias, eps = result.weight[where], result.bias[where], result.eps  # (H,), (H,)
-    hidden = x.shape[-1]
-    y = F.layer_norm(x, (hidden,), weight, bias, eps)  # (S, T, H): torch's LN of the recorded input
     mean = x.mean(dim=-1, keepdim=True)  # (S, T, 1): one μ per token
     var = x.var(dim=-1, unbiased=False, keepdim=True)  # (S, T, 1)
     x_hat = (x - mean) / torch.sqrt(var + eps)  # (S, T, H)
@@ -242,7 +239,6 @@ def site(result: Run, layer: int, site_name: str) -> Site:
         x=x,
         x_hat=x_hat,
         y=y,
-        module_y=module_y,
         weight=weight,
         bias=bias,
         eps=eps,
@@ -254,7 +250,7 @@ def site(result: Run, layer: int, site_name: str) -> Site:
         bn_std_padded=bn_var_padded.sqrt(),
         bn_x_hat=bn_x_hat,
         bn_y=bn_x_hat * weight + bias,
-        check=float((module_y.double() - formula(x, weight, bias, eps)).abs().max()),
+        check=float((y.double() - formula(x, weight, bias, eps)).abs().max()),
         off=tuple(int(j) for j in torch.nonzero((weight.abs() < OFF) & (bias.abs() < OFF)).flatten()),
         largest=(s, t, j, float(x[s, t, j])),
         widest=(ws, wt, float(ln_std[ws, wt])),

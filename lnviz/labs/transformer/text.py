@@ -160,7 +160,7 @@ def off(result: Run, site: Site) -> str:
     )
     top = site.x[result.mask].abs().amax(dim=0)  # (H,): each feature's largest |x| over the real tokens
     ranks = ", ".join(str(int((top > top[j]).sum()) + 1) for j in site.off)
-    y = float(site.module_y[result.mask][:, list(site.off)].abs().max())
+    y = float(site.y[result.mask][:, list(site.off)].abs().max())
     last = site.layer == result.layers - 1 and site.site == "ffn"
     reach = "the sentence embedding, an average of these outputs," if last else "the next layer"
     return (
