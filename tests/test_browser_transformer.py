@@ -49,7 +49,7 @@ def at_desk(app_server: str, browser_context: BrowserContext) -> Iterator[AppPag
 @pytest.mark.parametrize(
     "size, query", [(LAPTOP, ""), (PROJECTOR, "&present=1"), (PHONE, "")], ids=["laptop", "projector", "phone"]
 )
-def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, open_app, request):
+def test_the_page_draws_its_charts_and_first_screen_at_each_size(size, query, app_server, open_app, request):
     if query:
         app = open_app(app_server + LINK + query, viewport=size)
     else:
