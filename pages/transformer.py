@@ -21,13 +21,15 @@ def forward(typed: str, device: str) -> transformer.Run:
 
 
 # The box and its examples above the grid, in the first screen: the page is about what you type.
-box, examples = st.columns([3, 2])  # the three examples in one row beside the box, from 1280 px up
+box, examples = st.columns([4, 3])  # the three examples in one row beside the box, lecture mode's type included
 typed = page.control("text", where=box, height=96)  # two lines: Streamlit's least with a label
 with examples:
     st.caption("Examples")
     with st.container(horizontal=True, gap="small"):
         for name, sentences in text.EXAMPLES.items():
-            st.button(name, key=f"example_{name}", on_click=use_example, args=(sentences,))
+            st.button(
+                name, key=f"example_{name}", help=text.EXAMPLE_HELP[name], on_click=use_example, args=(sentences,)
+            )
 with page.sidebar("LayerNorm"):
     layer, site_name = page.controls("layer", "site")
 with page.sidebar("Grid"):

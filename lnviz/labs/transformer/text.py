@@ -255,12 +255,18 @@ MODEL = (
     "x, and what it gives back, y. Pick one in the sidebar."
 )
 
-# Examples a click puts in the box: one sentence, the similarity table's three, and a batch of unequal lengths.
+# Examples a click puts in the box, with what each holds: one sentence, the similarity table's three, and three of
+# uneven lengths. Short names: the three fit one row beside the box, in lecture mode with the sidebar open too.
 EXAMPLES = {
     "The cat": "The cat sat on the mat because it was tired.",
     "Weather": "The weather is lovely today.\nIt's so sunny outside!\nHe drove to the stadium.",
-    "Unequal lengths": "Hi.\nThe quick brown fox jumps over the lazy dog.\nLayerNorm normalizes each token over its "
+    "Uneven": "Hi.\nThe quick brown fox jumps over the lazy dog.\nLayerNorm normalizes each token over its "
     "features, whatever the other tokens in the batch hold.",
+}
+EXAMPLE_HELP = {
+    "The cat": "One sentence.",
+    "Weather": "The three sentences of the model's own similarity table.",
+    "Uneven": "Three sentences of very different lengths.",
 }
 
 EMBEDDINGS_LAYER = "The embeddings' LayerNorm comes before layer 0: the layer control does not change it."
