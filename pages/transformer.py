@@ -1,16 +1,15 @@
-"""Inside a transformer: a pretrained BERT encoder's LayerNorms, on the sentences you type."""
+"""Inside a transformer: the LayerNorms of a small BERT-architecture encoder, on the sentences you type."""
 
 import streamlit as st
 import torch
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, model, text
-from lnviz.text import quote
 from ui.page import Page
 
 WIDTH = 12  # features in the grid's window, as the explorer's stage shows
 
-page = Page.start(intro=text.INTRO)
+page = Page.start()  # no introduction: the box, then the point with its numbers, then the grid
 
 
 def use_example(sentences: str) -> None:
@@ -21,11 +20,16 @@ def forward(typed: str, device: str) -> transformer.Run:
     return transformer.run(model.shared(), typed, torch.device(device))
 
 
-with page.sidebar("Sentences"):
-    typed = page.control("text")
-    st.caption("Examples:")
-    for name, sentences in text.EXAMPLES.items():
-        st.button(name, key=f"example_{name}", on_click=use_example, args=(sentences,))
+# The box and its examples above the grid, in the first screen: the page is about what you type.
+box, examples = st.columns([4, 3])  # the three examples in one row beside the box, lecture mode's type included
+typed = page.control("text", where=box, height=96)  # two lines: Streamlit's least with a label
+with examples:
+    st.caption("Examples")
+    with st.container(horizontal=True, gap="small"):
+        for name, sentences in text.EXAMPLES.items():
+            st.button(
+                name, key=f"example_{name}", help=text.EXAMPLE_HELP[name], on_click=use_example, args=(sentences,)
+            )
 with page.sidebar("LayerNorm"):
     layer, site_name = page.controls("layer", "site")
 with page.sidebar("Grid"):
@@ -41,62 +45,63 @@ if isinstance(loaded, str):
 page.run(transformer.sentences, typed)  # a refused text: its one sentence, and nothing else
 lab = page.compute(forward, typed, str(dev), shared=True, gate="the transformer's forward")
 site = transformer.site(lab, layer, site_name)
-cols = transformer.window(site.x, start, WIDTH, order == "largest")
-s, t, j, value = site.largest
-ws, wt, std = site.widest
+cols = transformer.window(site.x, lab.mask, start, WIDTH, order == "largest")
+j = site.largest[2]
 
-st.badge(text.check(site), icon=":material/check:", color="green" if site.check <= 1e-4 else "red")
-page.metrics(
-    {
-        "Largest |x|": f"{value:.4g}",
-        "At token, feature": f"{quote(lab.tokens[s][t])}, {j}",  # a metric's value is Markdown: a token is quoted
-        "Largest σ": f"{std:.4g} ({quote(lab.tokens[ws][wt])})",
-        "Median token's σ": f"{site.median_std:.4g}",
-    },
-    helps={"Largest |x|": "Over the real tokens (padding left out) and all 384 features of this LayerNorm's input."},
-)
-st.markdown(text.largest(lab, site))
-if site_name == "embeddings" and layer:
-    st.caption(text.EMBEDDINGS_LAYER)
-if text.unknown(lab):
-    st.caption(text.unknown(lab))
-st.caption(f"{lab.device}, {lab.dtype}: the forward took {lab.seconds * 1000:.0f} ms.")
-
-st.subheader("LN, token by token")
-page.say(text.window(order, start, len(cols), site.x.shape[-1]))
+if lab.cuts:
+    st.caption(text.cuts(lab))
+page.say(text.point(lab, site))
 page.chart(
     figures.fig_ln(lab, site, cols, output),
     key="tf_ln",
     alt=f"x at {site_name} LayerNorm of layer {site.layer}: {len(figures.row_labels(lab))} tokens by {len(cols)} "
     "features, LN's σ and μ per token, and LN's output.",
 )
-page.say(text.ln_vs_bn(lab, site))
+if not page.presenting:
+    st.caption(text.window(lab, order, start, len(cols), site.x.shape[-1]))
+for caption in (text.EMBEDDINGS_LAYER if site_name == "embeddings" and layer else "", text.unknown(lab)):
+    if caption:
+        st.caption(caption)
+if site.off:
+    page.say(text.off(lab, site))
 
-st.subheader("BN over the tokens, per feature")
+st.subheader("The largest values")
+page.say(text.largest(lab, site))
+page.say(text.massive(lab, site))
+
+st.subheader("BN over the tokens, per feature, in training mode")
 page.chart(
     figures.fig_bn(lab, site, cols, output),
     key="tf_bn",
     alt=f"BN's σ per feature over the tokens, and BN's output, for the same {len(cols)} features.",
 )
-page.say(text.massive(lab, site))
 
-st.subheader("The model's own γ and β")
-page.say(text.affine(site))
-page.chart(
-    figures.fig_affine(site, j),
-    key="tf_affine",
-    alt=f"γ and β of this LayerNorm for all {site.x.shape[-1]} features; feature {j} marked.",
-)
+# Built only while open, as the charts' data tables are: a typed sentence's answer stays small.
+gains = st.expander("The model's own γ and β", icon=":material/tune:", key="tf_gains", on_change="rerun")
+if gains.open:
+    page.say(text.affine(site), where=gains)
+    page.chart(
+        figures.fig_affine(site, j),
+        key="tf_affine",
+        alt=f"γ and β of this LayerNorm for all {site.x.shape[-1]} features; feature {j} marked.",
+        where=gains,
+    )
 
-st.subheader("A batch: padding")
-page.say(text.batch(lab, site))
 if len(lab.sentences) > 1:
+    st.subheader("A batch")
+    page.say(text.batch(lab, site))
     page.chart(
         figures.fig_padding(lab, site, j),
         key="tf_padding",
         alt=f"Feature {j} of x for each sentence and token position; padding marked.",
     )
+    st.page_link("pages/sequences.py", label="Padding and per-step BN, on sequences", icon=":material/timeline:")
 else:
-    page.say("Type two or more sentences of different lengths, one per line, to see the padding.")
-st.page_link("pages/sequences.py", label="Padding and per-step BN, on sequences", icon=":material/timeline:")
+    page.say(text.ONE_SENTENCE)
+
+with st.expander("The model, its hooks and the check", icon=":material/info:"):
+    st.markdown(text.MODEL)
+    st.badge(text.check(site), icon=":material/check:", color="green" if site.check <= 1e-4 else "red")
+    st.markdown(text.check_words(lab, site))
+    st.caption(f"{lab.device}, {lab.dtype}: the forward took {lab.seconds * 1000:.0f} ms.")
 page.finish()

@@ -1,6 +1,6 @@
-"""/transformer in a real browser: the model's page draws at a laptop's, a projector's and a phone's size, and a
-typed sentence reaches the drawn page. (axe-core, lecture sizes and text overlaps: tests/test_browser_a11y.py,
-which takes every page of the registry.)"""
+"""/transformer in a real browser: the model's page draws at a laptop's, a projector's and a phone's size, its
+first screen holds the sentence box and the grid, and a typed sentence reaches the drawn page. (axe-core, lecture
+sizes and text overlaps: tests/test_browser_a11y.py, which takes every page of the registry.)"""
 
 from __future__ import annotations
 
@@ -17,6 +17,21 @@ pytestmark = pytest.mark.browser
 
 PROJECTOR = {"width": 1280, "height": 720}
 LINK = "/transformer?layer=0&site=ffn"
+# The screens a student or a lecturer opens the page on, the sidebar open: the box and the grid in the first one.
+SCREENS = [
+    {"width": 1920, "height": 1080},
+    {"width": 1536, "height": 864},
+    LAPTOP,
+    {"width": 1366, "height": 768},
+    PROJECTOR,
+]
+# Where the sentence box and the grid are, in px from the window's top (Streamlit scrolls its main block, not the
+# document: its scrollHeight is the page's height).
+BOXES_JS = """() => {
+    const at = (q) => { const r = document.querySelector(q).getBoundingClientRect(); return [r.top, r.bottom]; };
+    const main = document.querySelector('[data-testid="stMain"]');
+    return {box: at('.st-key-text textarea'), grid: at('.st-key-tf_ln .js-plotly-plot'), page: main.scrollHeight};
+}"""
 
 
 @pytest.fixture(scope="module")
@@ -34,17 +49,35 @@ def at_desk(app_server: str, browser_context: BrowserContext) -> Iterator[AppPag
 @pytest.mark.parametrize(
     "size, query", [(LAPTOP, ""), (PROJECTOR, "&present=1"), (PHONE, "")], ids=["laptop", "projector", "phone"]
 )
-def test_the_page_draws_its_three_charts_at_each_size(size, query, app_server, open_app, request):
+def test_the_page_draws_its_charts_and_first_screen_at_each_size(size, query, app_server, open_app, request):
     if query:
         app = open_app(app_server + LINK + query, viewport=size)
     else:
         app = request.getfixturevalue("at_desk").resize(size)
     assert not app.exceptions() and not app.errors, (app.exceptions(), app.errors)
-    assert [c["key"] for c in app.charts()] == ["tf_ln", "tf_bn", "tf_affine"]
+    assert [c["key"] for c in app.charts()] == ["tf_ln", "tf_bn"]  # γ and β: drawn when their expander opens
     ticks = app.charts()[0]["traces"][0]
     assert ticks["type"] == "heatmap"
     # Nothing wider than the window: no sideways scrolling on a phone.
     assert app.page.evaluate("document.documentElement.scrollWidth") <= size["width"]
+    boxes = app.page.evaluate(BOXES_JS)
+    if size == PHONE:  # the box first, the grid within two screens, the page far shorter than 4,007 px (issue 46)
+        assert boxes["box"][1] <= size["height"] and boxes["grid"][0] < 2 * size["height"], boxes
+        assert boxes["page"] < 3500, boxes
+    else:  # the first screen holds both, lecture mode's included
+        assert 0 <= boxes["box"][0] and boxes["grid"][1] <= size["height"], boxes
+
+
+def test_the_first_screen_holds_the_box_and_the_grid(at_desk):
+    """Every common screen from 1280 × 720 up, resized in the one visit; then γ and β open in their expander."""
+    for size in SCREENS:
+        boxes = at_desk.resize(size).page.evaluate(BOXES_JS)
+        assert 0 <= boxes["box"][0] and boxes["box"][1] < boxes["grid"][0], (size, boxes)
+        assert boxes["grid"][1] <= size["height"], (size, boxes)
+    at_desk.page.locator(".st-key-tf_gains summary").click()
+    at_desk.settle()
+    assert [c["key"] for c in at_desk.charts()] == ["tf_ln", "tf_bn", "tf_affine"]
+    assert not at_desk.exceptions() and not at_desk.errors
 
 
 def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):

@@ -5,6 +5,7 @@ The model is checked and loaded once per test session (the ``bert`` fixture), as
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import shutil
 import subprocess
@@ -15,11 +16,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 from conftest import ROOT, assert_no_exception, run_page
+from conftest import figures as drawn
 from figcheck import assert_plotly_valid
 from test_questions import check_link
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, files, model
+from lnviz.labs.transformer import text as text_words
+from lnviz.text import quote
 
 CPU = torch.device("cpu")
 WEATHER = ("The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium.")
@@ -50,7 +54,7 @@ def test_each_of_the_13_recorded_layernorms_is_f_layer_norm_of_its_input_in_floa
         torch.testing.assert_close(result.outputs[where], want, rtol=0, atol=1e-12)
         assert transformer.site(result, where[0], where[1]).check <= 1e-12
     # The hooks record the model's own modules: the last one's output is the encoder's last hidden state.
-    ids, mask, _ = transformer.tokenize(bert, result.sentences)
+    ids, mask, _, _ = transformer.tokenize(bert, result.sentences)
     with torch.inference_mode():
         last = bert.on(CPU, torch.float64)(input_ids=ids, attention_mask=mask).last_hidden_state
     torch.testing.assert_close(result.outputs[(5, "ffn")], last, rtol=0, atol=0)
@@ -85,27 +89,50 @@ def test_a_site_s_statistics_are_torch_s(bert):
         ("a\x07b", "U+0007"),
         ("left\u202eright", "U+202E"),
         ("zero\u200bwidth", "U+200B"),
-        ("\n".join(["x"] * 9), "at most 8"),
-        ("x" * 2001, "at most 2,000"),
     ],
 )
-def test_hostile_text_gets_one_plain_sentence(text, said):
+def test_unreadable_text_gets_one_plain_sentence(text, said):
     with pytest.raises(ValueError, match=re.escape(said)):
         transformer.sentences(text)
 
 
-def test_a_sentence_over_64_tokens_is_refused_not_cut(bert):
-    with pytest.raises(ValueError, match="Sentence 2 has 66 tokens"):
-        transformer.tokenize(bert, ("ok", " ".join(["word"] * 64)))
-    _, _mask, tokens = transformer.tokenize(bert, ("🙂 héllo",))
-    assert "[UNK]" in tokens[0] and tokens[0][0] == "[CLS]"
+def test_too_many_sentences_or_characters_are_cut_and_said():
+    lines, cuts = transformer.sentences("\n".join(f"s{i}" for i in range(12)))
+    assert lines == tuple(f"s{i}" for i in range(8))
+    assert cuts == ("Kept the first 8 of the 12 sentences (one per line).",)
+    lines, cuts = transformer.sentences("x" * 2001)
+    assert lines == ("x" * 2000,) and cuts == ("Kept the first 2,000 of the text's 2,001 characters.",)
+    assert transformer.sentences("one\n\ntwo") == (("one", "two"), ())
+
+
+def test_a_sentence_over_64_tokens_is_cut_as_the_tokenizer_s_truncation_cuts_it(bert):
+    """[CLS], the first 62 pieces and [SEP]: the tokenizer's own truncation to 64 is the oracle."""
+    from tokenizers import Tokenizer
+
+    long = " ".join(f"word{i}" for i in range(40))  # more than 64 tokens
+    ids, mask, tokens, cuts = transformer.tokenize(bert, ("ok", long))
+    reference = Tokenizer.from_file(str(files.bundled() / files.TOKENIZER))
+    reference.no_padding()  # tokenizer.json pads to 128
+    full = reference.encode(long)
+    reference.enable_truncation(max_length=64)
+    cut = reference.encode(long)
+    assert ids.shape == mask.shape == (2, 64) and len(full.ids) > 64
+    assert ids[1].tolist() == cut.ids and list(tokens[1]) == cut.tokens and tokens[1][-1] == "[SEP]"
+    assert mask[1].all() and mask[0].tolist() == [1] * 3 + [0] * 61 and tokens[0][3:] == ("[PAD]",) * 61
+    assert cuts == (
+        f"Kept the first 64 tokens of sentence 2 (of {len(full.ids)}): [CLS], the first 62 pieces of its text, "
+        "and [SEP].",
+    )
+    _, _mask, tokens, cuts = transformer.tokenize(bert, ("🙂 héllo",))
+    assert "[UNK]" in tokens[0] and tokens[0][0] == "[CLS]" and cuts == ()
 
 
 def test_the_window_sorted_by_size_starts_at_the_largest_feature(bert):
-    site = transformer.site(transformer.run(bert, "The cat sat on the mat.", CPU), 0, "ffn")
-    by_size = transformer.window(site.x, 0, 12, True)
+    result = transformer.run(bert, "The cat sat on the mat.", CPU)
+    site = transformer.site(result, 0, "ffn")
+    by_size = transformer.window(site.x, result.mask, 0, 12, True)
     assert int(by_size[0]) == site.largest[2]
-    assert transformer.window(site.x, 380, 12, False).tolist() == list(range(372, 384))
+    assert transformer.window(site.x, result.mask, 380, 12, False).tolist() == list(range(372, 384))
     result = transformer.run(bert, "The cat.\nA dog ran home.", CPU)
     for fig in (
         figures.fig_ln(result, site := transformer.site(result, 1, "ffn"), by_size, "y"),
@@ -123,7 +150,7 @@ def test_only_saturated_cells_carry_a_number_short_enough_for_the_cell(bert):
     colour scale carry none."""
     result = transformer.run(bert, "The cat sat on the mat because it was tired.", CPU)
     site = transformer.site(result, 0, "ffn")
-    cols = transformer.window(site.x, 0, 12, True)
+    cols = transformer.window(site.x, result.mask, 0, 12, True)
     for output in ("x", "y"):
         for heat in (d for d in figures.fig_ln(result, site, cols, output).data if d.type == "heatmap"):
             z, text = np.asarray(heat.z, dtype=float), np.asarray(heat.text)
@@ -178,33 +205,170 @@ def test_no_other_page_or_module_imports_transformers():
     assert out.stdout.strip() == "[]", out.stdout
 
 
+def _shown(at) -> str:
+    """Every text the page drew: prose, captions, notes, headers, links, the expanders' and buttons' labels, and
+    the charts' trace names (their legends)."""
+    kinds = ("markdown", "caption", "info", "warning", "subheader", "page_link")
+    texts = [e.value for kind in kinds for e in getattr(at, kind)]
+    names = [trace.name or "" for fig in drawn(at) for trace in fig.data]
+    return "\n".join(texts + [e.label for e in at.expander] + [b.label for b in at.button] + names)
+
+
+def _n(value: float) -> str:
+    return f"{value:.4g}".replace("-", "−")
+
+
+def _ln64(x, weight, bias, eps):
+    """LN in float64, written out here: μ and the biased σ² over the last dimension, ε inside the root."""
+    x = x.double()
+    mu = x.mean(-1, keepdim=True)
+    var = ((x - mu) ** 2).mean(-1, keepdim=True)
+    return weight.double() * (x - mu) / (var + eps).sqrt() + bias.double()
+
+
 def test_a_link_opens_that_view_and_says_its_largest_values(bert):
     query = {"text": "The cat sat on the mat because it was tired.", "layer": "1", "site": "attention"}
     at = run_page("pages/transformer.py", query)
     assert_no_exception(at)
     result = transformer.run(bert, query["text"], CPU)
-    x = result.inputs[(1, "attention")][0]  # (T, H): one sentence, no padding
+    where = (1, "attention")
+    x = result.inputs[where][0]  # (T, H): one sentence, no padding
     t, j = divmod(int(x.abs().argmax()), x.shape[1])
     sigma = x.var(-1, unbiased=False).sqrt()  # (T,)
-    said = " ".join(m.value for m in at.markdown)
+    said = _shown(at)
     assert f"at `{result.tokens[0][t]}` (token {t}), feature {j}." in said
     assert f"x = {float(x[t, j]):.4g}" in said
     assert f"largest σ** is `{result.tokens[0][int(sigma.argmax())]}` (token {int(sigma.argmax())})" in said
-    assert "max |Δ| = 0.0e+00" in said
-    assert len(at.get("plotly_chart")) == 3  # one sentence: no padding chart
+    # The badge: the hooked output against LN's formula in float64, float32's rounding and no more.
+    gap = float(
+        (result.outputs[where] - _ln64(result.inputs[where], result.weight[where], result.bias[where], 1e-12))
+        .abs()
+        .max()
+    )
+    assert 0 < gap < 1e-4 and f"vs the module's output: max |Δ| = {gap:.1e}" in said
+    assert [c.key for c in at.get("plotly_chart")] == ["tf_ln", "tf_bn"]  # one sentence: no batch; γ, β folded
 
 
-@pytest.mark.parametrize(
-    "text, said",
-    [
-        ("", "empty"),
-        ("bell\x07", "U+0007"),
-        ("\n".join(f"s{i}" for i in range(12)), "at most 8"),
-        ("word " * 20_000, "first 2,000 are kept"),  # 100 KB: cut to the box's 2,000 characters, then too many tokens
-        ("word " * 20_000, "at most 64 are taken"),
-    ],
-)
-def test_a_hostile_link_gets_a_clear_sentence_and_nothing_else(text, said):
+def test_the_badge_checks_the_module_against_ln_s_formula_not_against_the_functional_it_calls(bert, monkeypatch):
+    """F.layer_norm broken for the test: the badge still sees the module agree with the formula, as it computes
+    the formula itself. And a module whose output is not LN of its input (the unbiased variance, as the Annotated
+    Transformer's) is caught."""
+    result = transformer.run(bert, "The cat sat on the mat because it was tired.", CPU, torch.float64)
+    where = (0, "ffn")
+    x, weight, bias = result.inputs[where], result.weight[where], result.bias[where]
+    monkeypatch.setattr(F, "layer_norm", lambda x, *args, **kwargs: torch.zeros_like(x))
+    assert transformer.site(result, *where).check < 1e-12
+    monkeypatch.undo()
+    unbiased = weight * (x - x.mean(-1, keepdim=True)) / (x.var(-1, keepdim=True) + 1e-12).sqrt() + bias
+    wrong = dataclasses.replace(result, outputs=result.outputs | {where: unbiased})
+    check = transformer.site(wrong, *where).check
+    assert check == pytest.approx(float((unbiased - _ln64(x, weight, bias, 1e-12)).abs().max()), rel=1e-9)
+    assert check > 1e-4  # the badge turns red
+
+
+def test_two_sentences_compare_each_token_with_the_others_of_its_kind(bert):
+    """Each [CLS] is about ten times the text's tokens in σ: the words give [CLS] and [SEP] their own ranges, and
+    "the other tokens" are the text's own."""
+    text = "The cat sat on the mat because it was tired.\nHi."
+    at = run_page("pages/transformer.py", {"text": text, "layer": "0", "site": "ffn"})
+    assert_no_exception(at)
+    result = transformer.run(bert, text, CPU)
+    x = result.inputs[(0, "ffn")]  # (S, T, H), as the hooks recorded it
+    sigma = x.var(-1, unbiased=False).sqrt()  # (S, T)
+    tokens = np.array(result.tokens)
+    real = result.mask.numpy()
+    cls, sep = sigma[torch.from_numpy(tokens == "[CLS]")], sigma[torch.from_numpy(tokens == "[SEP]")]
+    words = sigma[torch.from_numpy(real & (tokens != "[CLS]") & (tokens != "[SEP]"))]
+    assert cls.numel() == sep.numel() == 2 and words.numel() == int(real.sum()) - 4
+    assert float(words.max()) < float(cls.min()) / 5  # what the old words hid by counting [CLS] with the rest
+    said = _shown(at)
+    assert f"the 2 `[CLS]` tokens by {_n(float(cls.min()))} and {_n(float(cls.max()))}" in said, said
+    assert f"the 2 `[SEP]` tokens by {_n(float(sep.min()))} and {_n(float(sep.max()))}" in said
+    assert f"the {words.numel()} other tokens by {_n(float(words.min()))} to {_n(float(words.max()))}." in said
+    j = int(x[result.mask].abs().amax(0).argmax())
+    bn = float(x[result.mask][:, j].var(unbiased=False).sqrt())
+    pool = f"this batch's {int(real.sum())} real tokens (padding left out), {_n(bn)}"
+    assert f"feature {j} of every token by one σ over {pool}" in said
+    assert "Cooijmans et al. (2016" in said  # per-position statistics are recurrent BN's
+
+
+def test_one_sentence_never_speaks_of_padding_nor_of_a_batch(bert):
+    at = run_page("pages/transformer.py", {"text": "The cat sat on the mat because it was tired."})
+    assert_no_exception(at)
+    said = _shown(at)
+    assert "padding" not in said.lower() and "1 sentences" not in said and "sentences are padded" not in said
+    assert "the sentence's 13 tokens" in said  # BN's σ over this sentence's tokens, all real
+    result = transformer.run(bert, "The cat sat on the mat because it was tired.", CPU)
+    assert text_words.batch(result, transformer.site(result, 0, "ffn")) == ""  # one sentence is no batch
+
+
+def test_the_largest_value_is_weighed_against_sun_et_al_s_criterion_and_the_sources_are_named(bert):
+    text = "The cat sat on the mat because it was tired."
+    at = run_page("pages/transformer.py", {"text": text, "layer": "0", "site": "ffn"})
+    assert_no_exception(at)
+    result = transformer.run(bert, text, CPU)
+    x = result.inputs[(0, "ffn")][result.mask]  # (N, H)
+    value, median = float(x.abs().max()), float(x.abs().median())
+    said = _shown(at)
+    assert f"{value / median:,.0f} times the median |x| ({_n(median)})" in said
+    assert value > 100 and value / median < 1000 and "short of 1,000 times the median" in said
+    assert "large, not massive in their sense" in said
+    for source in (
+        'Sun et al. (2024, "Massive Activations in Large Language Models")',
+        'Kovaleva et al. 2021, "BERT Busters: Outlier Dimensions that Disrupt Transformers"',
+        'Bondarenko et al. 2021, "Understanding and Overcoming the Challenges of Efficient Transformer Quantization"',
+        "Reimers and Gurevych (2019",
+        'Wang et al. (2020, "MiniLM',
+    ):
+        assert source in said, source
+    assert "pretrained BERT" not in said and "not Devlin et al.'s BERT" in said
+
+
+def test_the_switched_off_features_of_the_last_layernorm_are_said_with_their_numbers(bert):
+    """The last LayerNorm's γ and β are about 1e-32 at a few features: its output is 0 there, and the page says so
+    beside the grid, with the numbers read here from the model's own module."""
+    text = "The cat sat on the mat because it was tired."
+    module = bert.norms()[(5, "ffn")]
+    gamma, beta = module.weight.detach(), module.bias.detach()
+    off = torch.nonzero((gamma.abs() < 1e-6) & (beta.abs() < 1e-6)).flatten().tolist()
+    assert len(off) >= 2 and all(gamma.abs()[j] < 1e-30 for j in off[:2])  # 127 and 223 at the release
+    at = run_page("pages/transformer.py", {"text": text, "layer": "5", "site": "ffn"})
+    assert_no_exception(at)
+    said = _shown(at)
+    result = transformer.run(bert, text, CPU)
+    y = result.outputs[(5, "ffn")][result.mask][:, off]  # (N, len(off))
+    for j in off:
+        g, b = (f"{float(v[j]):.1e}".replace("-", "−") for v in (gamma, beta))
+        assert f"feature {j}: γ = {g}, β = {b}" in said, said
+    assert f"(|y| ≤ {float(y.abs().max()):.1e}".replace("-", "−") in said and "sentence embedding" in said
+    early = run_page("pages/transformer.py", {"text": text, "layer": "0", "site": "ffn"})
+    assert "Switched off" not in _shown(early)
+
+
+def test_a_5000_character_link_draws_its_first_64_tokens_and_never_repeats_the_text():
+    text = ("word " * 1000)[:5000]
+    at = run_page("pages/transformer.py", {"text": text})
+    assert_no_exception(at)
+    grid = drawn(at)[0]
+    assert list(grid.layout.yaxis.ticktext) == ["[CLS]"] + ["word"] * 62 + ["[SEP]"]
+    said = _shown(at)
+    assert "is 5,000 characters long; the first 2,000 are kept" in said  # the link's note
+    assert "Kept the first 64 tokens of the sentence (of 402): [CLS], the first 62 pieces" in said
+    assert "word " * 6 not in said  # the kept text is in its box, never written out again
+    assert not at.warning
+
+
+def test_nine_sentences_draw_the_first_eight_and_say_so():
+    text = "\n".join(f"Sentence {i}." for i in range(1, 10))
+    at = run_page("pages/transformer.py", {"text": text})
+    assert_no_exception(at)
+    labels = list(drawn(at)[0].layout.yaxis.ticktext)
+    assert {label.split(":")[0] for label in labels} == {str(s) for s in range(1, 9)}
+    assert "Kept the first 8 of the 9 sentences (one per line)." in _shown(at)
+
+
+@pytest.mark.parametrize(("text", "said"), [("", "empty"), ("bell\x07", "U+0007")])
+def test_unreadable_link_text_gets_a_clear_sentence_and_nothing_else(text, said):
     at = run_page("pages/transformer.py", {"text": text})
     assert_no_exception(at)
     assert not at.get("plotly_chart")
@@ -212,12 +376,13 @@ def test_a_hostile_link_gets_a_clear_sentence_and_nothing_else(text, said):
     assert said in shown, shown
 
 
-def test_a_text_control_cuts_a_long_link_value_and_says_so():
+def test_a_text_control_cuts_a_long_link_value_and_says_so_without_writing_it_out():
     from lnviz.views import pages
 
     p = pages.controls("transformer")["text"]
     value, note = p.parse("a" * 100_000)
     assert value == "a" * 2000 and "100,000 characters long; the first 2,000 are kept" in note
+    assert len(note) < 120  # the link's value, quoted short, and not the 2,000 kept characters after it
     assert p.parse("two\nlines") == ("two\nlines", None) and p.holds("two\nlines") and not p.holds("a" * 2001)
 
 
@@ -239,9 +404,11 @@ def test_tokens_are_shown_as_text_never_as_markup(bert):
     labels = figures.row_labels(result)
     assert "&lt;" in labels and "&gt;" in labels and "&amp;" in labels
     assert not any("<" in label or ">" in label for label in labels)
-    at = run_page("pages/transformer.py", {"text": "*star* _x_"})
+    at = run_page("pages/transformer.py", {"text": "*star* _x_", "layer": "5", "site": "ffn"})
     assert_no_exception(at)
-    assert all("`" in m.value for m in at.metric if m.label in ("At token, feature", "Largest σ"))
+    result = transformer.run(bert, "*star* _x_", CPU)
+    s, t, _, _ = transformer.site(result, 5, "ffn").largest
+    assert result.tokens[s][t] in ("*", "_") and f"at {quote(result.tokens[s][t])}" in _shown(at)
 
 
 def test_padding_is_never_the_largest_nor_in_the_masked_bn():
@@ -272,3 +439,6 @@ def test_padding_is_never_the_largest_nor_in_the_masked_bn():
     assert mask[s, t] and abs(value) == float(x[mask].abs().max())
     torch.testing.assert_close(site.bn_mean, x[mask].mean(0))
     assert float(site.bn_mean_padded[1]) > 10 > float(site.bn_mean[1].abs())
+    # The grid's order "by the largest |x|" leaves the padding out too: feature 1 is not first for its padded cell.
+    by_size = transformer.window(x, mask, 0, 4, True)
+    assert by_size.tolist() == x[mask].abs().amax(0).argsort(descending=True).tolist() and int(by_size[0]) != 1

@@ -144,7 +144,7 @@ FAMILY = Controls(
     CHANNEL.but(old_keys=("c",)),
     POSITION.but(old_keys=("pos",)),
 )
-# A pretrained BERT encoder: 6 layers, H = 384 (lnviz.labs.transformer).
+# A BERT-architecture encoder, all-MiniLM-L6-v2: 6 layers, H = 384 (lnviz.labs.transformer).
 TRANSFORMER = Controls(
     TEXT,
     LAYER.but(
@@ -274,7 +274,7 @@ PAGES: tuple[PageEntry, ...] = (
         "Labs",
         "transformer",
         TRANSFORMER,
-        heading="Inside a transformer: a pretrained BERT's LayerNorms",
+        heading="Inside a transformer's LayerNorms",
     ),
     PageEntry(
         "class",

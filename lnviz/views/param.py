@@ -175,6 +175,8 @@ class Param:
             return None
         if why is None:
             return f"{self.label}: using {self.format(used)}{repeated}."
+        if self.kind == "text":  # the kept text is in its box: written here again, it was a wall of 2,000 characters
+            return f"{self.label}: {quote(text)} {why}{repeated}."
         return f"{self.label}: {quote(text)} {why}; using {self.format(used)}{repeated}."
 
     def _parse_text(self, text: str) -> tuple[Any, str | None]:

@@ -321,14 +321,15 @@ POSITION = Param(
     "position", "Position", "int", 3, lo=0, hi=15, help="The picked element's position in H·W.", widget="number"
 )
 
-# Inside a transformer: a pretrained BERT encoder's LayerNorms (lnviz.labs.transformer).
+# Inside a transformer: the LayerNorms of a BERT-architecture encoder (lnviz.labs.transformer).
 TEXT = Param(
     "text",
     "Sentences",
     "text",
     "The cat sat on the mat because it was tired.",
     hi=2000,
-    help="One sentence per line: at most 8 sentences, each at most 64 tokens ([CLS] and [SEP] included).",
+    help="One sentence per line. The first 8 sentences are kept, and of each its first 64 tokens ([CLS] and [SEP] "
+    "included); the page says what it cut.",
 )
 SITE = Param(
     "site",

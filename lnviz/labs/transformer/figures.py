@@ -18,7 +18,7 @@ from torch import Tensor
 from lnviz.figures import plot, theme
 from lnviz.labs.transformer import Run, Site
 
-ROW_PX = 20  # px per token row
+ROW_PX = 18  # px per token row: the default sentence's 13 rows and the box fit a 1280 × 720 screen
 
 
 def row_labels(result: Run) -> list[str]:
@@ -81,7 +81,8 @@ def _axes(layout: dict[str, Any], k: int, domain: list[float], rows: int, labels
     if cols is not None:
         x_axis |= dict(tickvals=list(range(len(cols))), ticktext=[str(int(c)) for c in cols], tickangle=-90)
     layout[x_key] = x_axis
-    y_axis = plot.samples_axis(rows, anchor=plot.axis_names(k)[0], range=[rows - 0.5, -0.5])
+    # The range fixed, not autoranged: the μ markers would pad it by a band of empty rows above and below.
+    y_axis = plot.samples_axis(rows, anchor=plot.axis_names(k)[0], range=[rows - 0.5, -0.5], autorange=False)
     if labels is not None:
         y_axis |= dict(tickvals=list(range(rows)), ticktext=labels)
     else:
@@ -91,8 +92,9 @@ def _axes(layout: dict[str, Any], k: int, domain: list[float], rows: int, labels
     layout[y_key] = y_axis
 
 
-def _height(rows: int) -> int:
-    return max(260, min(1400, ROW_PX * rows + 150))
+def _height(rows: int, margins: int) -> int:
+    """A figure's height: ``rows`` token rows of :data:`ROW_PX` and ``margins`` px (its own and its titles')."""
+    return max(200, min(1400, ROW_PX * rows + margins))
 
 
 def fig_ln(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
@@ -128,7 +130,9 @@ def fig_ln(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
     _axes(layout, 1, left, rows, labels, cols)
     _axes(layout, 2, mid, rows, None)
     _axes(layout, 3, right, rows, None, cols)
-    return plot.figure(traces, layout, margin=dict(l=110, r=10, t=40, b=70), height=_height(rows))
+    # Short margins, so that the grid fits the first screen: 30 px for the panel titles, 50 for the features'
+    # indices (three digits, turned, start 19 px under the plot).
+    return plot.figure(traces, layout, margin=dict(l=110, r=10, t=30, b=50), height=_height(rows, 80))
 
 
 def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
@@ -151,7 +155,7 @@ def fig_bn(result: Run, site: Site, cols: Tensor, output: str) -> go.Figure:
             )
             | dict(hovertemplate="with padding: σ = %{y:.4g}<extra></extra>"),
         )
-    height = _height(rows) + 190
+    height = _height(rows, 150) + 190
     top_frac = 150 / (height - 140)  # the plot area: height less the margins (t 70, b 70)
     layout: dict[str, Any] = dict(
         xaxis=dict(domain=[0, 1], anchor="y", tickvals=list(positions), ticktext=[str(int(c)) for c in cols]),

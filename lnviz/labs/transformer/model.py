@@ -1,4 +1,5 @@
-"""The pretrained BERT encoder, loaded by ``transformers`` from local files, with a hook on each LayerNorm.
+"""The pretrained encoder (all-MiniLM-L6-v2, BERT's architecture), loaded by ``transformers`` from local files,
+with a hook on each LayerNorm.
 
 This is the only module of lnviz that imports ``transformers``, and only when
 :func:`load` is called: no other page pays for it. ``HF_HUB_OFFLINE`` is set
@@ -113,7 +114,7 @@ def load(checked: files.Checked) -> Model:
     hf_logging.set_verbosity_error()
     folder = checked.folder
     tokenizer = Tokenizer.from_file(str(folder / files.TOKENIZER))
-    tokenizer.no_truncation()  # too long is refused and said, never cut silently (lnviz.labs.transformer.sentences)
+    tokenizer.no_truncation()  # too long is cut by lnviz.labs.transformer.tokenize, which says so
     pad = tokenizer.token_to_id("[PAD]")
     tokenizer.enable_padding(pad_id=0 if pad is None else pad, pad_token="[PAD]")  # to the longest sentence
     bert = BertModel.from_pretrained(str(folder), local_files_only=True, use_safetensors=True).eval()
