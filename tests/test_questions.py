@@ -200,6 +200,8 @@ def test_shift_rms_vs_ln_only_rms_norm_moves():
     assert (F.layer_norm(x + 3, (8,)) - F.layer_norm(x, (8,))).abs().max() < 1e-12
     assert (F.rms_norm(x + 3, (8,), eps=1e-5) - F.rms_norm(x, (8,), eps=1e-5)).abs().max() > 0.1
     assert q.choices[q.answer] == "Only RMSNorm's"
+    # the one rule's words (lnviz.maths.rounding): unchanged, or unchanged to rounding with its max |Δ|
+    assert re.search(r"its output is unchanged( \(to rounding: max \|Δ\| = \de−1[3-9]\))?\.", q.why), q.why
 
 
 def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
@@ -214,6 +216,7 @@ def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
     ln = (F.layer_norm(shifted, (8,)) - F.layer_norm(plain, (8,))).abs()
     assert train.max() < 1e-12 < 0.1 < evals.min() and ln.max() > 0.1
     assert q.answer == 0 and q.choices[0].startswith("BN in training mode")
+    assert re.search(r"BN in training mode is unchanged( \(to rounding: max \|Δ\| = \de−1[3-9]\))?:", q.why), q.why
     # The prompt says the amounts differ per feature, and by how much, as the lab's test batch has them.
     te = train_eval.train_eval(batch=16, features=8, steps=50, momentum=0.1, shift=2.0, seed=0)  # the link's values
     amounts = (te.x_test - te.bn_unshifted.x)[0]  # (H,): each feature's shift

@@ -24,13 +24,11 @@ from torch import Tensor
 from lnviz.labs import coupling, invariance, sequences, train_eval
 from lnviz.labs.classroom import text, transformer_question
 from lnviz.labs.classroom.question import LiveQuestion, Question, written
-from lnviz.maths import data
+from lnviz.maths import data, rounding
 from lnviz.maths.norms import batch_norm, layer_norm, rms_norm
 from lnviz.text import MINUS
 from lnviz.views.links import LINK_VERSION
 from lnviz.views.pages import BY_NAME
-
-MOVED = 1e-9  # |Δ| above this counts as a change; float64 rounding of order-1 outputs stays near 1e-15
 
 
 @functools.cache
@@ -285,12 +283,11 @@ def _rms_row(qid: str) -> Question:
 def _shift_rms_vs_ln(qid: str) -> Question:
     x = torch.randn(1, 8, generator=data.generator(0), dtype=torch.float64)  # (1, H): one sample
     shift = 3.0
-    ln_d = float((layer_norm(x + shift).y - layer_norm(x).y).abs().max())
-    rms_d = float((rms_norm(x + shift).y - rms_norm(x).y).abs().max())
-    seen = (ln_d > MOVED, rms_d > MOVED)
+    ln, rms = rounding.outputs(layer_norm(x + shift), layer_norm(x)), rounding.outputs(rms_norm(x + shift), rms_norm(x))
+    seen = (not ln.unchanged, not rms.unchanged)
     return _asked(
         qid,
-        dict(ln=_e(ln_d), features=x.shape[1], shift=shift, rms=_f(rms_d)),
+        dict(ln=ln.words(), features=x.shape[1], shift=shift, rms=_f(rms.delta)),
         answer=_pick([(True, False), (False, True), (True, True), (False, False)], seen, qid),
         link=link("invariance"),
     )
@@ -301,13 +298,16 @@ def _train_eval_shift(qid: str) -> Question:
     te = train_eval.train_eval(**values)
     running = dict(running_mean=te.stats.running_mean[-1], running_var=te.stats.running_var[-1])
     plain = te.bn_unshifted.x  # (B, H): the test batch without the shift
-    eval_d = (te.bn_eval.y - batch_norm(plain, training=False, **running).y).abs().max()
-    deltas = [float(te.bn_shift_delta.max()), float(eval_d), float(te.ln_shift_delta.max())]
-    unchanged = [d <= MOVED for d in deltas]
+    changes = [
+        rounding.outputs(te.bn_train, te.bn_unshifted),
+        rounding.outputs(te.bn_eval, batch_norm(plain, training=False, **running)),
+        rounding.outputs(te.ln_train, te.ln_unshifted),
+    ]
+    unchanged = [change.unchanged for change in changes]
     if sum(unchanged) > 1:
-        raise RuntimeError(f"{qid}: more than one output is unchanged: {deltas}")
+        raise RuntimeError(f"{qid}: more than one output is unchanged: {changes}")
     amounts = values["shift"] * te.stats.scale  # (H,): each feature's shift, in its own units
-    moved = dict(train=_e(deltas[0]), eval=_f(deltas[1]), ln=_f(deltas[2]))
+    moved = dict(train=changes[0].words(), eval=_f(changes[1].delta), ln=_f(changes[2].delta))
     return _asked(
         qid,
         dict(shift=values["shift"], least=_f(float(amounts.min())), most=_f(float(amounts.max()))) | moved,

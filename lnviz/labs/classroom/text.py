@@ -86,7 +86,7 @@ QUESTIONS: dict[str, dict] = {
         kind="choice",
         prompt="Every summed input of one sample is shifted by the same amount. Whose output for that sample changes?",
         choices=("Only LN's", "Only RMSNorm's", "Both", "Neither"),
-        why="LN subtracts the sample's μ, which takes up the shift: its output moves by {ln}, rounding. RMSNorm "
+        why="LN subtracts the sample's μ, which takes up the shift: its output is {ln}. RMSNorm "
         "does not subtract μ: with {features} standard-normal inputs shifted by {shift:g}, its output moves by up "
         "to {rms}. The invariance table calls this weight matrix re-centering.",
     ),
@@ -109,7 +109,7 @@ QUESTIONS: dict[str, dict] = {
             "LN",
             "None of them",
         ),
-        why="BN in training mode moves by {train}, rounding: the batch's own μ takes up the shift. In eval mode "
+        why="BN in training mode is {train}: the batch's own μ takes up the shift. In eval mode "
         "the running μ does not, and outputs move by up to {eval}. LN moves by up to {ln}: the shift differs per "
         "feature, so it changes each sample's μ and σ (Ba, Kiros and Hinton 2016, Table 1: dataset "
         "re-centering, ✗ for LN).",
