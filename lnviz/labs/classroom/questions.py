@@ -158,8 +158,10 @@ def _bn_one_sample_formula(qid: str) -> Question:
 
 
 def _constant_row_eps0(qid: str) -> Question:
-    values = dict(dist="constant row", batch=8, features=12, seed=0, bias=0.5, eps=0.0, sample=0)
+    values = dict(dist="constant row", batch=8, features=12, seed=0, bias=2.0, eps=0.0, sample=0)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
+    if bool((x[0] == values["bias"]).any()) or values["bias"] == 0:  # else "β" reads as "x itself" or as "0"
+        raise RuntimeError(f"{qid}: β = {values['bias']} can't be told from the row's {float(x[0, 0])} or from 0")
     row = layer_norm(x, 1.0, values["bias"], eps=0.0).y[0]  # (H,)
     with_eps = layer_norm(x, 1.0, values["bias"], eps=1e-5).y[0]  # (H,)
     seen = _outcome(row, values["bias"])
@@ -316,24 +318,32 @@ def _train_eval_shift(qid: str) -> Question:
     )
 
 
+def _by_hand(x: float, mean: float, var: float, gain: float, bias: float, eps: float) -> tuple[float, float]:
+    """x̂ and y from the numbers a prompt gives, as a student computes them."""
+    x_hat = (x - mean) / math.sqrt(var + eps)
+    return x_hat, gain * x_hat + bias
+
+
 def _ln_cell(qid: str) -> Question:
     values = dict(dist="heterogeneous features", batch=8, features=12, seed=0, gain=1.5, bias=0.5, sample=2, feature=5)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
     ln = layer_norm(x, values["gain"], values["bias"], eps=1e-5)
     i, j = values["sample"], values["feature"]
-    answer = float(ln.y[i, j])
-    cell = dict(mean=_f(float(ln.mean[i, 0])), var=_f(float(ln.var[i, 0])), cell=_f(float(x[i, j])))
+    answer, x_hat = float(ln.y[i, j]), float(ln.x_hat[i, j])
+    exact = float(x[i, j]), float(ln.mean[i, 0]), float(ln.var[i, 0])
+    # The fewest decimals for x, μ and σ² from which x̂ and y, worked by hand, come out as torch writes them.
+    for decimals in range(2, 9):
+        given = tuple(round(v, decimals) for v in exact)
+        hand_x_hat, hand_y = _by_hand(*given, values["gain"], values["bias"], 1e-5)
+        if _f(hand_x_hat, 3) == _f(x_hat, 3) and written(hand_y) == written(answer):
+            break
+    else:
+        raise RuntimeError(f"{qid}: no rounding of x, μ, σ² gives torch's x̂ and y")
+    cell, mean, var = (_f(v, decimals) for v in given)
     return _asked(
         qid,
-        dict(
-            i=i,
-            j=j,
-            gain=values["gain"],
-            bias=values["bias"],
-            answer=written(answer),
-            x_hat=_f(float(ln.x_hat[i, j]), 3),
-        )
-        | cell,
+        dict(i=i, j=j, gain=values["gain"], bias=values["bias"], answer=written(answer), x_hat=_f(x_hat, 3))
+        | dict(mean=mean, var=var, cell=cell),
         answer=answer,
         link=link("explorer", **values, view="cell"),
     )
