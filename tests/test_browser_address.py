@@ -45,8 +45,12 @@ PROJECTOR = {"width": 1280, "height": 720}
 
 
 def make_run_command(port: int) -> list[str]:
-    """The Makefile's ``run`` recipe, with this interpreter for ``$(PY)`` and ``port`` for ``$(PORT)``."""
-    recipe = re.search(r"^run:.*\n\t(.+)$", (ROOT / "Makefile").read_text(), flags=re.M).group(1)
+    """The Makefile's ``run`` recipe, its server command (``$(SERVE)``), with this interpreter for ``$(PY)`` and
+    ``port`` for ``$(PORT)``."""
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, flags=re.M).group(1)
+    assert run.splitlines()[-1] == "\t@$(SERVE)", run  # after the line that says what it does
+    recipe = re.search(r"^SERVE\s*:=\s*(.+)$", makefile, flags=re.M).group(1)
     assert recipe.startswith("$(PY) -m streamlit run app.py"), recipe
     return shlex.split(recipe.replace("$(PY)", sys.executable).replace("$(PORT)", str(port)))
 
