@@ -86,11 +86,9 @@ QUESTIONS: dict[str, dict] = {
         kind="choice",
         prompt="Every summed input of one sample is shifted by the same amount. Whose output for that sample changes?",
         choices=("Only LN's", "Only RMSNorm's", "Both", "Neither"),
-        why="LN subtracts the sample's μ, which takes up the shift: its output is {ln}. RMSNorm "
-        "does not subtract μ: with {features} standard-normal inputs shifted by {shift:g}, its output moves by up "
-        "to {rms}. Weight matrix re-centering in the invariance table (Ba, Kiros and Hinton 2016, Table 1) adds "
-        "one vector v to every unit's incoming weights: all of case n's summed inputs shift by vᵀxₙ, an amount of "
-        "each case's own, as this sample's do here.",
+        why="LN subtracts the sample's μ, which takes up the shift: its output is {ln}. RMSNorm does not "
+        "subtract μ: its output moves by up to {rms}. The invariance table's weight matrix re-centering, "
+        "W → W + 1vᵀ, shifts all of case n's summed inputs by vᵀxₙ, as here.",
     ),
     "rms-shifted-row": dict(
         kind="number",
@@ -112,10 +110,9 @@ QUESTIONS: dict[str, dict] = {
             "LN",
             "None of them",
         ),
-        why="BN in training mode is {train}: the batch's own μ takes up the shift. In eval mode "
-        "the running μ does not, and outputs move by up to {eval}. LN moves by up to {ln}: the shift differs per "
-        "feature, so it changes each sample's μ and σ (Ba, Kiros and Hinton 2016, Table 1: dataset "
-        "re-centering, ✗ for LN).",
+        why="BN in training mode is {train}: the batch's own μ takes up the shift. With eval mode's running μ, "
+        "outputs move by up to {eval}. LN's move by up to {ln}: a per-feature shift moves each "
+        "sample's μ and σ (dataset re-centering, ✗ for LN in the invariance table).",
     ),
     "longer-sequence": dict(
         kind="choice",
