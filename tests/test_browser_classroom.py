@@ -288,13 +288,16 @@ _OFF_SCREEN_JS = """([selectors, labelled]) => {
 }"""
 BUTTONS = ".st-key-class_buttons button"
 CHART = ".st-key-class_chart .js-plotly-plot, [data-testid=stPlotlyChart] .js-plotly-plot"
-# The code's heading with the widest letters a code may have (W and M), as the projector writes it (a no-break space
-# and hyphen): whether it overflows its box or the window. Put back as it was.
+# The code's heading with the widest letters a code may have (W and M), as the projector writes it (a no-break
+# hyphen): whether it takes more than one line, or passes the window's edge. Put back as it was.
 _WIDEST_CODE_JS = """(box) => {
   const h = document.querySelector(`${box} h1, ${box} h2, ${box} h3, ${box} h4`);
   const kept = h.textContent;
-  h.textContent = 'Code\\u00a0WWMW\\u2011MWWM';
-  const wrong = h.scrollWidth > h.clientWidth + 1 || h.getBoundingClientRect().right > innerWidth;
+  h.textContent = 'Code WWMW\\u2011MWWM';
+  const range = document.createRange();
+  range.selectNodeContents(h);
+  const rects = [...range.getClientRects()];
+  const wrong = new Set(rects.map((r) => Math.round(r.top))).size > 1 || rects.some((r) => r.right > innerWidth);
   h.textContent = kept;
   return wrong;
 }"""

@@ -122,7 +122,7 @@ def chart(page: Page, room: poll.Room, question: Question) -> None:
 
 QR_WIDTH = 260  # px, while the room answers; after a reveal, beside the code and the count
 QR_WIDTH_REVEALED = 140
-NBSP, NB_HYPHEN = "\u00a0", "\u2011"
+NB_HYPHEN = "\u2011"
 
 
 def join(room: poll.Room, revealed: bool) -> None:
@@ -140,8 +140,8 @@ def join(room: poll.Room, revealed: bool) -> None:
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         st.image(qr_svg(link), width=QR_WIDTH_REVEALED)
         with st.container():
-            with st.container(key="class_code"):  # on one line, whatever its letters: a no-break space and hyphen
-                st.markdown(f"#### {code.replace(' ', NBSP).replace('-', NB_HYPHEN)}")
+            with st.container(key="class_code"):  # the code never split at its hyphen (a no-break one)
+                st.markdown(f"#### {code.replace('-', NB_HYPHEN)}")
             count_of(room)
     st.markdown(f"Join at **{link}**")
 
