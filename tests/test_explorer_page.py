@@ -92,6 +92,18 @@ def test_one_line_above_the_stage_says_rows_are_samples_and_columns_features(mon
     assert not [c for c in presenting.caption if c.value.startswith("Rows are samples")]
 
 
+def test_a_new_visitors_note_about_the_link_is_said_once(monkeypatch):
+    """The stage-first run keeps its notes for the run its stage's report starts, which reads the same link again:
+    ?preset=bogus said 'not a lesson' twice in one box."""
+    monkeypatch.setattr(live, "_browser", lambda: True)
+    at = run_page(PAGE, {"preset": "bogus", "batch": "5000"})
+    at.session_state[live._DRAWN] = True
+    at.run()
+    assert_no_exception(at)
+    (box,) = [i.value for i in at.info if "adjusted" in i.value]
+    assert box.count("is not a lesson") == 1 and box.count("Batch size B") == 1, box
+
+
 def test_a_link_the_widgets_would_change_gets_its_widgets_at_once_but_the_formulas_and_code_after(monkeypatch):
     monkeypatch.setattr(live, "_browser", lambda: True)
     at = run_page(PAGE, {"gain": "99"})  # out of range: the widget takes the default, and the page says so
