@@ -76,7 +76,7 @@ st.dataframe(
     hide_index=True,
 )
 st.caption(
-    "ε = 1e-5, biased variance, as PyTorch. γ = 1 and β = 0, so the output y equals x̂. RMSNorm's is "
+    "ε = 1e-5, biased variance, as PyTorch. γ = 1 and β = 0, so the output y equals x̂. RMSNorm's x̂ is "
     f"x / √(E[x²] + ε): {family.RMS_EPS}"
 )
 page.finish()
