@@ -123,6 +123,7 @@ def chart(page: Page, room: poll.Room, question: Question) -> None:
 QR_WIDTH = 260  # px, while the room answers; after a reveal, beside the code and the count
 QR_WIDTH_REVEALED = 140
 NB_HYPHEN = "\u2011"
+QR_ALT = "QR code of the join link"  # the image's alt text; the link itself is written beside it
 
 
 def join(room: poll.Room, revealed: bool) -> None:
@@ -131,14 +132,14 @@ def join(room: poll.Room, revealed: bool) -> None:
     link = join_link(room.code)
     code = f"Code {room.code[:4]}-{room.code[4:]}"
     if not revealed:
-        st.image(qr_svg(link), width=QR_WIDTH)
+        st.image(qr_svg(link), width=QR_WIDTH, alt=QR_ALT)
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
             st.markdown(f"## {code}")
         count_of(room)
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
-        st.image(qr_svg(link), width=QR_WIDTH_REVEALED)
+        st.image(qr_svg(link), width=QR_WIDTH_REVEALED, alt=QR_ALT)
         with st.container():
             with st.container(key="class_code"):  # the code never split at its hyphen (a no-break one)
                 st.markdown(f"#### {code.replace('-', NB_HYPHEN)}")
