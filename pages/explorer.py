@@ -149,5 +149,7 @@ def stage_first() -> bool:
 
 
 FIRST = ("dist", "batch", "features", "seed", "draw", "device", "gain", "bias", "affine", "eps", "sample", "feature")
+if not page.presenting:  # what the stage is, on the first screen: the guide ("What am I looking at?") is below it
+    st.caption(text.FIRST_LINE.format(ln=page.prose_color("LN"), bn=page.prose_color("BN")))
 if not stage_first():
     st.fragment(below)(*input_section())

@@ -8,10 +8,12 @@ from lnviz.labs import family
 from ui.page import Page
 
 page = Page.start(
-    intro="**The claim.** In training mode, BatchNorm, LayerNorm, InstanceNorm and GroupNorm use one formula and "
-    "differ only in which elements share a mean and a variance (at test time BN uses running statistics instead). The picture follows Figure 2 of Wu and He, *Group Normalization* "
-    "(2018), which draws a batch of feature maps as an N × C × (H·W) block. RMSNorm (Zhang and Sennrich, 2019) "
-    "pools like LayerNorm but does not subtract the mean.\n\n"
+    intro="**The claim.** In training mode, BatchNorm (Ioffe and Szegedy 2015), LayerNorm (Ba, Kiros and Hinton "
+    "2016), InstanceNorm (Ulyanov, Vedaldi and Lempitsky 2016) and GroupNorm (Wu and He 2018) use one formula and "
+    "differ only in which elements share a mean and a variance (at test time BN uses running statistics instead). "
+    "The picture follows Figure 2 of Wu and He, *Group Normalization* (2018), which draws a batch of feature maps "
+    "as an N × C × (H·W) block. RMSNorm (Zhang and Sennrich 2019) pools like LayerNorm but does not subtract the "
+    "mean.\n\n"
     "Pick an element and a norm: the highlighted elements are the ones averaged together with it. "
     "The table shows what each norm makes of that one element.",
 )
@@ -57,6 +59,8 @@ page.chart(
     + ".",
 )
 
+page.say(family.ln_here(channels, positions))
+
 st.subheader(f"What each norm makes of {where}")
 st.dataframe(
     [asdict(family.cell_stats(name, results[name], pick)) for name in usable],
@@ -71,5 +75,8 @@ st.dataframe(
     },
     hide_index=True,
 )
-st.caption("ε = 1e-5, biased variance, as PyTorch. γ = 1 and β = 0, so the output y equals x̂.")
+st.caption(
+    "ε = 1e-5, biased variance, as PyTorch. γ = 1 and β = 0, so the output y equals x̂. RMSNorm's x̂ is "
+    f"x / √(E[x²] + ε): {family.RMS_EPS}"
+)
 page.finish()

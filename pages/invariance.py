@@ -32,7 +32,8 @@ with st.expander("What each transformation does, and the numbers used", expanded
         f"The layer has N = {invariance.CASES} cases x (N × D, D = {invariance.INPUTS}) and "
         f"H = {invariance.UNITS} units with weights W (H × D), all standard normal from the seed. "
         f"Every scale factor is δ = {invariance.FACTOR:g} (positive: a negative δ flips signs, which no "
-        "norm undoes); γ is a standard-normal vector of length D.\n\n"
+        "norm undoes); v is a standard-normal vector of length D, the vector a re-centering adds. Ba, Kiros and "
+        "Hinton write it γ, and their gain g; on lnviz's other pages γ is the gain.\n\n"
         + "\n".join(
             f"- **{invariance.TRANSFORM_LABELS[k].replace('<br>', ' ')}**: {v}"
             for k, v in invariance.TRANSFORMS.items()
@@ -42,8 +43,8 @@ with st.expander("What each transformation does, and the numbers used", expanded
         "unit's a_i by ‖w_i‖ and has no ε. BN pools over the N cases, LN and RMSNorm over the H units of one case."
     )
 page.say(
-    "Why LN is invariant to re-centering W: adding the same vector γ to every unit's weights adds γᵀx to "
-    "every summed input of a case, and LN subtracts the case's mean. RMSNorm does not subtract a mean, so it is "
+    "Why LN is invariant to re-centering W: adding the same vector v to every unit's weights adds vᵀx to "
+    "every summed input of a case (an amount of its own for each case), and LN subtracts the case's mean. RMSNorm does not subtract a mean, so it is "
     "not; it survives only positive scalings of a case's whole vector a, exactly at ε = 0."
 )
 page.finish()

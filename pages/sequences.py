@@ -8,8 +8,10 @@ from ui.page import Page
 page = Page.start(
     intro='**The claim.** Applied to a recurrent network "in the obvious way", BN computes and stores separate '
     "statistics for each time step (Ba, Kiros and Hinton 2016, *Layer Normalization*, §3.1); their introduction "
-    'says BN "appears to require" them (§1). Other variants share one set of statistics over all steps (Laurent '
-    "et al. 2015; Amodei et al. 2015). Cooijmans et al. (2016, *Recurrent Batch Normalization*) keep per-step "
+    'says BN "appears to require" them (§1). Other variants normalize only the input-to-hidden term W xₜ and leave '
+    "the recurrent term U hₜ₋₁ as it is (Laurent et al. 2016; Amodei et al. 2016, who pool that term's statistics "
+    "over every step of the batch's sequences). Cooijmans et al. (2016, *Recurrent Batch Normalization*) keep "
+    "per-step "
     "statistics up to the longest training length T_max, and reuse T_max's for every test step beyond it. With "
     "per-step statistics, padding changes them, late steps rest on a handful of samples, and "
     "a test sequence longer than any training sequence reaches steps with none. LN normalizes each token by its "

@@ -26,7 +26,7 @@ st.subheader("Training: the running statistics")
 st.caption(
     f"Each step draws a batch of {batch} samples from N(μ, σ²), one μ and σ per feature (dotted: the "
     f"true values), and updates μ̂ ← (1 − m) μ̂ + m μ_B and σ̂² ← (1 − m) σ̂² + m · B/(B − 1) · σ²_B "
-    f"with m = {momentum:g}, from μ̂ = 0, σ̂² = 1. "
+    f"with m = {momentum:g}, from μ̂ = 0, σ̂² = 1. {train_eval.momentum_words(momentum)} "
     f"The first {min(train_eval.SHOWN_FEATURES, features)} of {features} features are drawn."
 )
 page.metrics(

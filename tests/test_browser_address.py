@@ -45,8 +45,12 @@ PROJECTOR = {"width": 1280, "height": 720}
 
 
 def make_run_command(port: int) -> list[str]:
-    """The Makefile's ``run`` recipe, with this interpreter for ``$(PY)`` and ``port`` for ``$(PORT)``."""
-    recipe = re.search(r"^run:.*\n\t(.+)$", (ROOT / "Makefile").read_text(), flags=re.M).group(1)
+    """The Makefile's ``run`` recipe, its server command (``$(SERVE)``), with this interpreter for ``$(PY)`` and
+    ``port`` for ``$(PORT)``."""
+    makefile = (ROOT / "Makefile").read_text()
+    run = re.search(r"^run:.*\n((?:\t.*\n)+)", makefile, flags=re.M).group(1)
+    assert run.splitlines()[-1] == "\t@$(SERVE)", run  # after the line that says what it does
+    recipe = re.search(r"^SERVE\s*:=\s*(.+)$", makefile, flags=re.M).group(1)
     assert recipe.startswith("$(PY) -m streamlit run app.py"), recipe
     return shlex.split(recipe.replace("$(PY)", sys.executable).replace("$(PORT)", str(port)))
 
@@ -125,3 +129,28 @@ def test_a_visitor_seen_only_on_the_loopback_is_told_the_limits_count_such_visit
         assert presenter.page.get_by_text(said).count() == 1, presenter.page.inner_text("body")
     finally:
         presenter.page.context.close()
+
+
+def test_make_run_prints_the_url_to_open_and_nothing_that_reads_as_an_error(proxied):
+    """Streamlit, started as `make run` starts it, prints the URL to open, and does not ask the internet for this
+    machine's public address: offline (as here) that logged "Did not auto detect external IP", which a first-time
+    user reads as an error."""
+    log = proxied.app.log_tail()
+    port = proxied.app.url.rsplit(":", 1)[1]
+    assert f"URL: http://localhost:{port}" in log, log
+    assert "Did not auto detect external IP" not in log and "External URL" not in log, log
+
+
+def test_make_says_what_each_step_does_before_it_does_it():
+    """`make run` on a fresh machine: a line of its own before each install and before the server (a first
+    install was three minutes of silence), and setuptools' editable-install notice filtered out."""
+    dry = subprocess.run(
+        ["make", "-n", "-B", "run", "VENV=/nonexistent/venv"], cwd=ROOT, capture_output=True, text=True, check=True
+    ).stdout.splitlines()
+    steps = [i for i, line in enumerate(dry) if " -m pip install" in line or " -m streamlit run" in line]
+    assert len(steps) >= 5, dry  # pip itself, the requirements, the model, lnviz, the server
+    for i in steps:
+        said = dry[i - 1] if dry[i - 1].startswith("printf 'lnviz: %s\\n'") else dry[i - 2]  # after `venv`: pip
+        assert said.startswith("printf 'lnviz: %s\\n'"), (dry[i], dry[i - 2 : i])
+    (editable,) = [line for line in dry if "install --quiet --no-deps -e ." in line]
+    assert editable.startswith('PYTHONWARNINGS="ignore:Editable installation"'), editable

@@ -223,12 +223,16 @@ def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_t
     code = start_room(presenter)
     shown = presenter.page.get_by_text("Join at").inner_text().removeprefix("Join at").strip()
     assert shown.endswith(f"/class?room={code}"), shown
-    qr = presenter.page.locator("[data-testid=stImage] img")
+    qr = presenter.page.locator(QR)
     qr.screenshot(path=tmp_path / "qr.png")  # the code as the projector draws it: segno's SVG, Chromium's pixels
     (read,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr.png").convert("L"))
     assert read.format == zxingcpp.BarcodeFormat.QRCode and read.text == shown
     phone = open_in(contexts(PHONE), read.text)
     asked(phone)  # the scanned link joins the room
+    press(presenter, "reveal")  # a student who comes late still finds the QR code, smaller, and the link as text
+    qr.screenshot(path=tmp_path / "qr_revealed.png")
+    (late,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr_revealed.png").convert("L"))
+    assert late.text == shown == presenter.page.get_by_text("Join at").inner_text().removeprefix("Join at").strip()
 
 
 def question_number(presenter: AppPage) -> int:
@@ -284,10 +288,26 @@ _OFF_SCREEN_JS = """([selectors, labelled]) => {
 }"""
 BUTTONS = ".st-key-class_buttons button"
 CHART = ".st-key-class_chart .js-plotly-plot, [data-testid=stPlotlyChart] .js-plotly-plot"
+# The code's heading with the widest letters a code may have (W and M), as the projector writes it (a no-break
+# hyphen): whether it takes more than one line, or passes the window's edge. Put back as it was.
+_WIDEST_CODE_JS = """(box) => {
+  const h = document.querySelector(`${box} h1, ${box} h2, ${box} h3, ${box} h4`);
+  const kept = h.textContent;
+  h.textContent = 'Code WWMW\\u2011MWWM';
+  const range = document.createRange();
+  range.selectNodeContents(h);
+  const rects = [...range.getClientRects()];
+  const wrong = new Set(rects.map((r) => Math.round(r.top))).size > 1 || rects.some((r) => r.right > innerWidth);
+  h.textContent = kept;
+  return wrong;
+}"""
+QR = "[data-testid=stImage] img"
+CODE = ".st-key-class_code"
+JOIN = "a[href*='/class?room=']"  # the join link, as text
 
 
 def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
-    return presenter.page.evaluate(_OFF_SCREEN_JS, [list(selectors), [BUTTONS]])
+    return presenter.page.evaluate(_OFF_SCREEN_JS, [list(selectors), [BUTTONS, CODE]])
 
 
 def test_the_projector_shows_every_questions_reveal_button_results_and_whole_buttons_at_1280_by_720(
@@ -304,8 +324,10 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
                 press(presenter, "again")
             press(presenter, "reveal")
             presenter.page.locator(CHART).first.wait_for(timeout=SEEN_S * 1000)
-            wrong = off_screen(presenter, BUTTONS, CHART)
+            wrong = off_screen(presenter, BUTTONS, CHART, QR, CODE, JOIN)  # how to join stays, for a late student
             assert not wrong, (question.id, f"round {k}", wrong)
+            if number == k == 1:  # the widest letters a code may have fit its one line beside the QR code
+                assert not presenter.page.evaluate(_WIDEST_CODE_JS, CODE), "Code WWMW-MWWM overflows its line"
         press(presenter, "next")
 
 

@@ -100,6 +100,19 @@ def test_ln_ignores_scale_and_shift_of_the_sample_at_eps_0() -> None:
         assert float(r.bn_delta.amax(dim=1).min()) > 1e-3
 
 
+def test_a_shifted_rows_ln_output_moves_by_rounding_only_and_does_not_count_as_moved() -> None:
+    """A shift of row i: torch's LN output of row i moves in its last bits only (not bit for bit the same, so a
+    comparison without the rule of lnviz.maths.rounding would count row i), and no LN row counts as moved, while
+    every BN row does."""
+    last_bits = []
+    for seed in range(4):
+        r = coupling.couple(8, 12, seed, 2, "shift", 3.0)
+        last_bits.append(float((_ln(r.x_new, 1e-5) - _ln(r.x, 1e-5)).abs()[2].max()))
+        assert float((r.ln_new.y - r.ln.y).abs().max()) < 1e-12
+        assert r.ln_rows_changed == () and r.bn_rows_changed == tuple(range(8))
+    assert 0 < max(last_bits) < 1e-12
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [

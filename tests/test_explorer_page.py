@@ -75,6 +75,35 @@ def test_a_new_visitors_browser_gets_the_stage_alone_then_the_whole_page_once_it
     assert not stage_data(unreported)["waiting"] and len(unreported.latex) == 2 and "v=" in share_link(unreported)
 
 
+def test_one_line_above_the_stage_says_rows_are_samples_and_columns_features(monkeypatch):
+    """What the stage is, on a first-time visitor's first screen: the guide ("What am I looking at?") is below the
+    stage, out of sight at 1366 × 768. One caption line between the title and the stage, in the stage-first run
+    too; none in lecture mode, where the lecturer says it."""
+    monkeypatch.setattr(live, "_browser", lambda: True)  # the stage-first run of a new visitor
+    for at in (run_page(PAGE), run_page(PAGE).run()):
+        assert_no_exception(at)
+        kinds = [type(node).__name__ for node in at.main.children.values()]
+        first = at.main.children[kinds.index("Caption")]
+        assert kinds[0] == "Title" and kinds.index("Caption") == 2 and kinds[3] == "Block"  # then the stage's box
+        assert first.value.startswith("Rows are samples, columns are features: ")
+        assert ":blue[**LayerNorm**] normalizes each row, :orange[**BatchNorm**] each column." in first.value
+        assert at.main.children[3].get("bidi_component")  # the stage, right under the line
+    presenting = run_page(PAGE, {"present": "1"})
+    assert not [c for c in presenting.caption if c.value.startswith("Rows are samples")]
+
+
+def test_a_new_visitors_note_about_the_link_is_said_once(monkeypatch):
+    """The stage-first run keeps its notes for the run its stage's report starts, which reads the same link again:
+    ?preset=bogus said 'not a lesson' twice in one box."""
+    monkeypatch.setattr(live, "_browser", lambda: True)
+    at = run_page(PAGE, {"preset": "bogus", "batch": "5000"})
+    at.session_state[live._DRAWN] = True
+    at.run()
+    assert_no_exception(at)
+    (box,) = [i.value for i in at.info if "adjusted" in i.value]
+    assert box.count("is not a lesson") == 1 and box.count("Batch size B") == 1, box
+
+
 def test_a_link_the_widgets_would_change_gets_its_widgets_at_once_but_the_formulas_and_code_after(monkeypatch):
     monkeypatch.setattr(live, "_browser", lambda: True)
     at = run_page(PAGE, {"gain": "99"})  # out of range: the widget takes the default, and the page says so

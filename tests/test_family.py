@@ -262,3 +262,25 @@ def test_lecture_mode_puts_the_controls_beside_the_cube():
     desk = run_page(PAGE)
     assert figures(desk)[0].layout.showlegend is not False
     assert not any(c.radio for c in desk.columns)  # at a desk the norms run across the page, above the cube
+
+
+def test_the_page_cites_each_norm_and_says_what_ln_pools_here_and_in_a_transformer():
+    """LN pools one sample's C channels at all H·W positions here, as Wu and He's CNN figure does; a transformer's
+    LN pools one token's C features (torch: F.layer_norm over the last dim of x with positions as tokens)."""
+    at = run_page(PAGE, {"channels": "5", "positions": "7"})
+    assert_no_exception(at)
+    prose = " ".join(m.value for m in at.markdown)
+    for cited in ("Ioffe and Szegedy 2015", "Ba, Kiros and Hinton 2016", "Ulyanov, Vedaldi and Lempitsky 2016"):
+        assert cited in prose, cited
+    x = fam.make_tensor(2, 5, 7, 0)  # (N, C, H·W)
+    per_sample = F.layer_norm(x, x.shape[1:])  # (N, C, H·W): one μ, σ² per sample
+    per_token = F.layer_norm(x.transpose(1, 2), x.shape[1:2]).transpose(1, 2)  # one per (sample, position)
+    assert not torch.allclose(per_sample, per_token)
+    pooled = fam.normalize(x, "LN", 1).count
+    assert pooled == x.shape[1] * x.shape[2] == 35
+    assert f"one sample's {x.shape[1]} channels at all its {x.shape[2]} positions: {pooled} values" in prose
+    assert f"each would get its own μ and σ², from its {x.shape[1]} channels" in prose
+    caption = " ".join(c.value for c in at.caption)
+    mean_square = x.square().mean(dim=(1, 2), keepdim=True)  # (N, 1, 1)
+    torch.testing.assert_close(F.rms_norm(x, x.shape[1:], eps=0.5), x / (mean_square + 0.5).sqrt())
+    assert "x / √(E[x²] + ε): ε inside the root, as `F.rms_norm` puts it" in caption

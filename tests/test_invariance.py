@@ -99,7 +99,7 @@ def test_transforms_do_what_the_paper_says() -> None:
     torch.testing.assert_close(w2, delta * w, rtol=0, atol=0)
     assert torch.equal(x2, x)
     w2, _ = invariance.transform(layer, "weight_matrix_recenter")
-    diff = w2 - w  # (H, D): the same row γᵀ for every unit
+    diff = w2 - w  # (H, D): the same row vᵀ for every unit
     torch.testing.assert_close(diff, diff[:1].expand_as(diff), rtol=0, atol=1e-15)
     shift = x @ w2.T - x @ w.T  # (N, H): each case's summed inputs move together
     torch.testing.assert_close(shift, shift[:, :1].expand_as(shift), rtol=0, atol=1e-12)
@@ -264,3 +264,17 @@ def test_page_takes_eps_and_seed_from_the_link() -> None:
     assert_no_exception(at)
     assert at.select_slider(key="eps").value == state.EPS.default
     assert "Epsilon" in " ".join(i.value for i in at.info)
+
+
+def test_the_recentering_vector_is_v_not_the_gain_and_shifts_each_case_by_its_own_amount() -> None:
+    """Ba, Kiros and Hinton write the re-centering vector γ; lnviz's γ is the gain, so the page writes it v. Under
+    weight matrix re-centering every unit of case n shifts by the same vᵀxₙ, and that amount differs per case."""
+    layer = invariance.make_layer(0)
+    w2, x = invariance.transform(layer, "weight_matrix_recenter")
+    shift = x @ w2.T - x @ layer.weight.T  # (N, H)
+    v = (w2 - layer.weight)[0]  # (D,)
+    torch.testing.assert_close(shift, (x @ v)[:, None].expand_as(shift), rtol=0, atol=1e-12)
+    assert float(shift[:, 0].max() - shift[:, 0].min()) > 1.0  # one amount per case, not one for all
+    prose = " ".join(m.value for m in run_page("pages/invariance.py").markdown)
+    assert "v is a standard-normal vector of length D" in prose and "Ba, Kiros and Hinton write it γ" in prose
+    assert "W → W + 1 vᵀ" in prose and "γ is a standard-normal vector" not in prose

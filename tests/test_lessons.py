@@ -113,3 +113,19 @@ def test_the_heterogeneous_samples_lesson_is_within_0_4_percent_at_seed_0():
     assert float(x_hat.mean(dim=1).abs().max()) < 1e-12
     # Why ε is pinned: the eps control reaches 1, where the same rows fall well short of 1.
     assert float((1 - F.layer_norm(x, (v["features"],), eps=1.0).var(dim=1, unbiased=False)).max()) > 0.004
+
+
+def test_the_eps_lessons_numbers_are_torchs_at_seed_0():
+    """σ² of sample 0 and the variance of its x̂, to the digits the story shows (it said σ² ≈ 1e-6: torch's is
+    1.87e-6); at ε = 0 the row's x̂ has variance 1."""
+    lesson = lessons.LESSONS["eps-matters"]
+    v = lesson.values
+    assert v["seed"] == 0 and v["eps"] == 1e-5 and "with seed 0" in lesson.story
+    x = data.make_activations(v["dist"], v["batch"], v["features"], seed=v["seed"])  # (B, H)
+    var = float(x[0].var(unbiased=False))
+    x_hat = F.layer_norm(x, (v["features"],), eps=v["eps"])[0]  # (H,)
+    shrunk = float(x_hat.var(unbiased=False))
+    assert f"its σ² is {var:.1e}".replace("e-0", "e-") in lesson.story and var < v["eps"]
+    assert f"has variance σ²/(σ² + ε) = {shrunk:.2f}, not 1" in lesson.story
+    assert abs(shrunk - var / (var + v["eps"])) < 1e-12
+    assert abs(float(F.layer_norm(x, (v["features"],), eps=0.0)[0].var(unbiased=False)) - 1) < 1e-9

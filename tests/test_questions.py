@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from lnviz.figures import reader
 from lnviz.labs import train_eval
 from lnviz.labs.classroom import figures, questions, text
-from lnviz.labs.classroom.question import LiveQuestion, Question, tally
+from lnviz.labs.classroom.question import LiveQuestion, Question, tally, written
 from lnviz.labs.classroom.questions import bank, by_id
 from lnviz.maths import data
 from lnviz.views import pages
@@ -44,13 +44,27 @@ def test_ln_cell_is_torchs_layer_norm_of_the_explorers_grid():
     x = data.make_activations("heterogeneous features", 8, 12, 0)  # (B, H): the grid the link opens
     h = x.shape[1]
     y = F.layer_norm(x, (h,), torch.full((h,), 1.5, dtype=F64), torch.full((h,), 0.5, dtype=F64), 1e-5)
+    x_hat = float(F.layer_norm(x, (h,), eps=1e-5)[2, 5])
     assert q.answer == pytest.approx(float(y[2, 5]), abs=1e-12)
-    # The prompt gives enough to compute it by hand, to within the tolerance.
-    mu, var, cell = float(x[2].mean()), float(x[2].var(unbiased=False)), float(x[2, 5])
-    by_hand = 1.5 * (round(cell, 2) - round(mu, 2)) / math.sqrt(round(var, 2) + 1e-5) + 0.5
-    assert f"{cell:.2f}" in q.prompt and f"{var:.2f}" in q.prompt and f"{abs(mu):.2f}" in q.prompt
-    assert q.right(f"{by_hand:.2f}")
-    assert f"torch: {q.answer:.4g}" in q.why
+    # The prompt's μ, σ² and x are torch's, to the digits shown, and worked by hand they give torch's x̂ and y to
+    # the digits the reveal shows (μ, σ², x to 2 decimals gave x̂ = 0.980 against torch's 0.979).
+    text = {k: re.search(rf"{k} = (−?\d+\.\d+)", q.prompt).group(1) for k in ("μ", "σ²", "x")}
+    mu, var, cell = (float(text[k].replace("−", "-")) for k in ("μ", "σ²", "x"))
+    for key, exact in (("μ", x[2].mean()), ("σ²", x[2].var(unbiased=False)), ("x", x[2, 5])):
+        given, decimals = float(text[key].replace("−", "-")), len(text[key].split(".")[1])
+        assert abs(given - float(exact)) <= 0.5 * 10**-decimals + 1e-12, key
+    by_hand = (cell - mu) / math.sqrt(var + 1e-5)
+    assert f"{by_hand:.3f}" == f"{x_hat:.3f}" and f"= {x_hat:.3f}, and y" in q.why
+    assert f"{1.5 * by_hand + 0.5:.4g}" == f"{float(y[2, 5]):.4g}"
+    assert q.right(f"{1.5 * by_hand + 0.5:.2f}")
+
+
+def test_a_number_questions_reasons_do_not_say_torchs_answer_again():
+    """The reveal shows "torch's answer: 1.969" (the phone) or the chart's "torch: 1.969" (the projector) beside
+    the reasons: they don't say it a second time."""
+    for q in bank():
+        if q.kind == "number":
+            assert "torch:" not in q.why and written(q.answer) not in q.why, (q.id, q.why)
 
 
 def test_bn_one_sample_formula_is_beta():
@@ -91,6 +105,9 @@ def test_rms_shifted_row_is_torchs_rms_norm():
     ln_plain = F.layer_norm(row - 10, (4,), eps=1e-5)[0, 0]
     assert f"{float(ln_shifted):.3f}".replace("-", "−") in q.why
     assert f"{float(ln_plain):.3f}" == f"{float(ln_shifted):.3f}"  # "as it does for (1, 2, 3, 4)"
+    # F.rms_norm puts ε inside the root: x / √(mean(x²) + ε), which the reasons say is torch's, not the paper's
+    torch.testing.assert_close(F.rms_norm(row, (4,), eps=0.5), row / (row.square().mean() + 0.5).sqrt())
+    assert "√(mean(x²) + ε)" in q.why and "ε inside the root, as `F.rms_norm` puts it" in q.why
 
 
 def _sequence_batch():
@@ -165,10 +182,17 @@ def test_bn_one_sample_raises_in_training_mode_and_runs_in_eval_mode():
 
 def test_constant_row_with_eps_0_is_nan_under_layer_norm_and_beta_with_eps():
     q = by_id("constant-row-eps0")
-    x = data.make_activations("constant row", 8, 12, 0)
-    bias = torch.full((12,), 0.5, dtype=F64)
+    values = {k: v[0] for k, v in parse_qs(urlparse(q.link).query).items()}  # the view the question opens
+    x = data.make_activations(values["dist"], int(values["batch"]), int(values["features"]), int(values["seed"]))
+    beta = float(values["bias"])
+    bias = torch.full((12,), beta, dtype=F64)
     assert F.layer_norm(x, (12,), None, bias, eps=0.0)[0].isnan().all()
-    assert torch.equal(F.layer_norm(x, (12,), None, bias, eps=1e-5)[0], bias)
+    with_eps = F.layer_norm(x, (12,), None, bias, eps=1e-5)[0]
+    assert torch.equal(with_eps, bias)
+    # β is neither the row's own value nor 0, so "β for every feature" can't be read as "LN gives x back" or as 0
+    assert float(x[0, 0]) != beta != 0 and bool((x[0] == x[0, 0]).all())
+    assert f"β = {beta:g}" in q.prompt and f"every feature is {float(x[0, 0]):g}" in q.prompt
+    assert f"torch gives {float(with_eps[0]):g}." in q.why
     assert q.choices[q.answer] == "NaN for every feature"
 
 
@@ -200,6 +224,8 @@ def test_shift_rms_vs_ln_only_rms_norm_moves():
     assert (F.layer_norm(x + 3, (8,)) - F.layer_norm(x, (8,))).abs().max() < 1e-12
     assert (F.rms_norm(x + 3, (8,), eps=1e-5) - F.rms_norm(x, (8,), eps=1e-5)).abs().max() > 0.1
     assert q.choices[q.answer] == "Only RMSNorm's"
+    # the one rule's words (lnviz.maths.rounding): unchanged, or unchanged to rounding with its max |Δ|
+    assert re.search(r"its output is unchanged( \(to rounding: max \|Δ\| = \de−1[3-9]\))?\.", q.why), q.why
 
 
 def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
@@ -214,6 +240,7 @@ def test_train_eval_shift_only_training_mode_batch_norm_removes_it():
     ln = (F.layer_norm(shifted, (8,)) - F.layer_norm(plain, (8,))).abs()
     assert train.max() < 1e-12 < 0.1 < evals.min() and ln.max() > 0.1
     assert q.answer == 0 and q.choices[0].startswith("BN in training mode")
+    assert re.search(r"BN in training mode is unchanged( \(to rounding: max \|Δ\| = \de−1[3-9]\))?:", q.why), q.why
     # The prompt says the amounts differ per feature, and by how much, as the lab's test batch has them.
     te = train_eval.train_eval(batch=16, features=8, steps=50, momentum=0.1, shift=2.0, seed=0)  # the link's values
     amounts = (te.x_test - te.bn_unshifted.x)[0]  # (H,): each feature's shift

@@ -314,3 +314,13 @@ def test_page_reads_the_link_and_notes_what_it_fixed():
     assert steps[0] == 0 and f"adds 5 more, counted from 0 as every step is: steps {steps[10]} to {steps[-1]}." in helps
     notes = " ".join(i.value for i in at.info)
     assert "Pad value" in notes and "Batch size B" in notes
+
+
+def test_the_page_says_laurent_and_amodei_normalize_only_the_input_to_hidden_term():
+    at = run_page(PAGE)
+    assert_no_exception(at)
+    prose = " ".join(m.value for m in at.markdown)
+    assert (
+        "normalize only the input-to-hidden term W xₜ" in prose and "Laurent et al. 2016; Amodei et al. 2016" in prose
+    )
+    assert "share one set of statistics over all steps (Laurent" not in prose

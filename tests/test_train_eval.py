@@ -120,6 +120,22 @@ def test_page_says_the_shift_moves_ln_and_links_the_invariance_table() -> None:
     assert "](/invariance)" in prose and "dataset re-centering" in prose
 
 
+def test_the_caption_says_momentum_is_pytorchs_weight_of_the_new_batch_and_what_keras_writes() -> None:
+    """nn.BatchNorm1d's momentum m weighs the new batch (μ̂ = (1 − m)·0 + m·μ_B after one step); Keras's momentum
+    weighs the old value, so the page's m = 0.3 is Keras's 0.7."""
+    m = 0.3
+    x = torch.randn(16, 4, generator=torch.Generator().manual_seed(0), dtype=torch.float64)
+    module = nn.BatchNorm1d(4, momentum=m, affine=False, dtype=torch.float64)
+    module(x)
+    torch.testing.assert_close(module.running_mean, m * x.mean(dim=0), **TOL)
+    keras = 1 - m  # Keras: moving = moving · momentum + batch · (1 − momentum)
+    at = run_page(PAGE, {"momentum": str(m)})
+    assert_no_exception(at)
+    caption = " ".join(c.value for c in at.caption)
+    assert "m is the weight of the new batch, PyTorch's convention" in caption
+    assert f"Keras writes this decay as {keras:.4g}" in caption
+
+
 @pytest.mark.parametrize(
     ("args", "match"),
     [((1, 4, 5, 0.1, 0.0, 0), "at least 2"), ((4, 4, 0, 0.1, 0.0, 0), "steps"), ((4, 4, 5, 0.0, 0.0, 0), "momentum")],

@@ -37,6 +37,7 @@ import functools
 import os
 import re
 import secrets
+import string
 from collections.abc import Iterator
 from typing import Any
 
@@ -46,6 +47,7 @@ from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.serving import limits, poll, quota, who
 from lnviz.serving.store import StoreDown, StoreFull
+from lnviz.text import quote
 from ui import heavy, proof
 from ui.store import store
 
@@ -108,6 +110,29 @@ def sender() -> tuple[str, str]:
 @functools.cache
 def _code_tries() -> quota.CodeTries:
     return quota.CodeTries(limits.current(), quota.storage_from_env(os.environ))
+
+
+def _listed(items: list[str]) -> str:
+    """ "a", "a and b", "a, b and c"."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def not_a_code(typed: str, template: str = text.BAD_CODE) -> str:
+    """Why ``typed`` (what was typed, or a link's ``room``) can't be a room code, in ``template``'s words
+    (:data:`text.BAD_CODE` or :data:`text.BAD_LINK`): its length, or the characters no code has, then what a
+    code is, from :data:`lnviz.serving.poll.CODE_ALPHABET` and :data:`~lnviz.serving.poll.CODE_LENGTH`."""
+    alphabet, length = poll.CODE_ALPHABET, poll.CODE_LENGTH
+    code = typed.upper().replace(" ", "").replace("-", "")  # as poll.valid_code reads it
+    wrong = list(dict.fromkeys(c for c in code if c not in alphabet))  # each once, in the order typed
+    if wrong:
+        chars = _listed([quote(c) for c in wrong])
+        why = text.WRONG_CHARACTERS.format(chars=chars, verb="is" if len(wrong) == 1 else "are")
+    else:
+        why = text.WRONG_LENGTH.format(n=len(code))
+    letters = [c for c in string.ascii_uppercase if c not in alphabet]
+    digits = sorted(c for c in alphabet if c.isdigit())
+    rule = text.CODE_RULE.format(length=length, left_out=_listed(letters), digits=f"{digits[0]} to {digits[-1]}")
+    return template.format(code=quote(typed), why=why, rule=rule)
 
 
 def look_up(code: str) -> poll.Room | None:

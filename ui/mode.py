@@ -23,8 +23,12 @@ ASSETS = Path(__file__).resolve().parents[1] / "assets"
 
 
 def add_note(note: str) -> None:
-    """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.text.quote`)."""
-    st.session_state.setdefault(NOTES, []).append(note)
+    """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.text.quote`), once: a
+    new visitor's first run keeps its notes for the run that follows (:meth:`ui.page.Page.finish`), which reads
+    the same link and would queue the same note again."""
+    notes = st.session_state.setdefault(NOTES, [])
+    if note not in notes:
+        notes.append(note)
 
 
 def presenting() -> bool:

@@ -28,9 +28,10 @@ _VOTED = "class_voted"  # the number of the last vote this session's callback to
 
 def join() -> None:
     """The lobby's Join: open the room whose code was typed, if it can be one."""
-    code = poll.valid_code(st.session_state.get("class_join", ""))
+    typed = st.session_state.get("class_join", "")
+    code = poll.valid_code(typed)
     if code is None:
-        classroom.say("warning", text.BAD_CODE)
+        classroom.say("warning", classroom.not_a_code(str(typed)))
     else:
         st.query_params["room"] = code
 

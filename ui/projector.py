@@ -2,8 +2,8 @@
 
 The screen is the question and the buttons; beside them, how to join and how
 many have answered. After a reveal the chart takes the choices' place, and the
-join box gives its room to the counts as text and why, so a 1280 × 720 screen
-shows it all. The store applies a button only with the room's secret and only
+join box keeps the QR code, the link and the code for a student who comes late,
+smaller, beside the count, to leave room for why; a 1280 × 720 screen shows it all. The store applies a button only with the room's secret and only
 at the version of the room the page drew.
 """
 
@@ -120,6 +120,33 @@ def chart(page: Page, room: poll.Room, question: Question) -> None:
         st.text(figures.results_text(question, rounds))
 
 
+QR_WIDTH = 260  # px, while the room answers; after a reveal, beside the code and the count
+QR_WIDTH_REVEALED = 140
+NB_HYPHEN = "\u2011"
+QR_ALT = "QR code of the join link"  # the image's alt text; the link itself is written beside it
+
+
+def join(room: poll.Room, revealed: bool) -> None:
+    """How to join, always on screen: the QR code, the link as text and the room's code; and how many have
+    answered. After a reveal the QR code stands smaller, beside the code and the count, so why fits below."""
+    link = join_link(room.code)
+    code = f"Code {room.code[:4]}-{room.code[4:]}"
+    if not revealed:
+        st.image(qr_svg(link), width=QR_WIDTH, alt=QR_ALT)
+        st.markdown(f"Join at **{link}**")
+        with st.container(key="class_code"):
+            st.markdown(f"## {code}")
+        count_of(room)
+        return
+    with st.container(horizontal=True, vertical_alignment="center", gap="small"):
+        st.image(qr_svg(link), width=QR_WIDTH_REVEALED, alt=QR_ALT)
+        with st.container():
+            with st.container(key="class_code"):  # the code never split at its hyphen (a no-break one)
+                st.markdown(f"#### {code.replace('-', NB_HYPHEN)}")
+            count_of(room)
+    st.markdown(f"Join at **{link}**")
+
+
 def projector(page: Page, room: poll.Room, secret: str) -> None:
     """The presenter's screen of ``room``: see the module's docstring."""
     question = questions.by_id(room.question) if room.question else None
@@ -127,13 +154,7 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
     classroom.said(toast=page.presenting)  # in lecture mode over the screen: the buttons stay where they are
     main, side = st.columns([3, 2], gap="large")
     with side:
-        link = join_link(room.code)
-        if not revealed:
-            st.image(qr_svg(link), width=260)
-        st.markdown(f"Join at **{link}**")
-        with st.container(key="class_code"):
-            st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
-        count_of(room)
+        join(room, revealed)
         if revealed:
             classroom.explain(question, page.presenting)
     # For the presenter, not the room: in lecture mode in the sidebar, so the count stays in view at 1280 × 720.

@@ -21,6 +21,7 @@ import torch
 from torch import Tensor
 
 from lnviz.figures import plot, theme
+from lnviz.maths import rounding
 from lnviz.maths.data import generator, line, make_activations
 from lnviz.maths.norms import NormResult, batch_norm, layer_norm
 from lnviz.views.state import PERTURB
@@ -52,17 +53,17 @@ class Coupling:
 
     @property
     def bn_rows_changed(self) -> tuple[int, ...]:
-        """The rows where some BN output moved by more than :data:`FLOOR`."""
-        return _rows_over(self.bn_delta)
+        """The rows where some BN output moved by more than rounding can (:func:`lnviz.maths.rounding.moved`)."""
+        return _rows_moved(self.bn, self.bn_new)
 
     @property
     def ln_rows_changed(self) -> tuple[int, ...]:
-        """The rows where some LN output moved by more than :data:`FLOOR`."""
-        return _rows_over(self.ln_delta)
+        """The rows where some LN output moved by more than rounding can (:func:`lnviz.maths.rounding.moved`)."""
+        return _rows_moved(self.ln, self.ln_new)
 
 
-def _rows_over(delta: Tensor) -> tuple[int, ...]:
-    return tuple(int(i) for i in torch.nonzero(delta.amax(dim=1) > FLOOR).flatten())
+def _rows_moved(before: NormResult, after: NormResult) -> tuple[int, ...]:
+    return tuple(int(i) for i in torch.nonzero(rounding.moved(before, after).any(dim=1)).flatten())
 
 
 @dataclass(frozen=True)

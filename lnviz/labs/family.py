@@ -21,6 +21,11 @@ GroupNorm     sample n, the C/G channels of c's group      C/G · H·W
 RMSNorm       as LN, with μ fixed at 0 (Zhang and Sennrich)  C · H·W
 ============  ==========================================  ===========
 
+LN's set is that of Wu and He's figure of a convolutional network: a sample's every channel and position. A
+transformer's LN pools one token's C features instead (:func:`ln_here`). The papers: BN, Ioffe and Szegedy
+(2015); LN, Ba, Kiros and Hinton (2016); InstanceNorm, Ulyanov, Vedaldi and Lempitsky (2016); GroupNorm, Wu and
+He (2018); RMSNorm, Zhang and Sennrich (2019).
+
 The norms themselves are :mod:`lnviz.maths.norms`; this module picks the sets.
 """
 
@@ -40,6 +45,19 @@ from lnviz.maths.norms import NormResult, batch_norm, group_norm, instance_norm,
 from lnviz.views.state import NORM
 
 NORMS = NORM.options  # the Norm control's: Wu and He's order (BN, LN, InstanceNorm, GroupNorm), then RMSNorm
+
+# Where RMSNorm's formula is shown: its ε is torch's, not the paper's.
+RMS_EPS = "ε inside the root, as `F.rms_norm` puts it; Zhang and Sennrich's RMS(a) (2019) has no ε."
+
+
+def ln_here(channels: int, positions: int) -> str:
+    """What LN pools on this page, and what it pools in a transformer, for x of shape (N, C, H·W)."""
+    return (
+        f"LN here pools one sample's {channels} channels at all its {positions} positions: "
+        f"{channels * positions} values share one μ and σ², as in Wu and He's figure of a convolutional network. "
+        "In a transformer LN pools one token's features only (the explorer's rows, *Inside a transformer*): "
+        f"were these positions tokens, each would get its own μ and σ², from its {channels} channels."
+    )
 
 
 Pick = tuple[int, int, int]  # (sample, channel, position): (n, c, p)

@@ -16,6 +16,8 @@ LN         (a - μ) / √(σ² + ε)                                 the H units
 RMSNorm    a / √(mean(a²) + ε)  (Zhang and Sennrich 2019)      the H units (dim 1)
 =========  ==================================================  ====================
 
+RMSNorm's ε inside the root is ``F.rms_norm``'s; the paper's RMS(a) has none.
+
 Each transformation of Table 1 changes W or x; the table reports max |Δ| of the
 normalized output over all N × H entries. Every scale factor is δ = 3 > 0:
 a negative δ would flip signs, which no norm undoes.
@@ -46,10 +48,10 @@ NORMS = ("BN", "WN", "LN", "RMSNorm")
 
 TRANSFORMS: dict[str, str] = {
     "weight_matrix_rescale": "W → δ W",
-    "weight_matrix_recenter": "W → W + 1 γᵀ (the same vector γ added to every unit's weights)",
+    "weight_matrix_recenter": "W → W + 1 vᵀ (the same vector v added to every unit's weights)",
     "weight_vector_rescale": "w₀ → δ w₀ (one unit's incoming weights)",
     "dataset_rescale": "x → δ x (every case)",
-    "dataset_recenter": "x → x + γ (the same vector added to every case)",
+    "dataset_recenter": "x → x + v (the same vector added to every case)",
     "case_rescale": "x₀ → δ x₀ (one training case)",
 }
 
@@ -78,12 +80,13 @@ CELLS = len(PAPER) * len(TRANSFORMS)
 
 @dataclass(frozen=True)
 class Layer:
-    """The random layer and the vectors the re-centerings add, all float64."""
+    """The random layer and the vectors v the re-centerings add, all float64 (Ba, Kiros and Hinton write v as γ,
+    their gain as g; here γ is the gain everywhere else, so the re-centering vector is v)."""
 
     x: Tensor  # (N, D): the cases
     weight: Tensor  # (H, D): one row w_i per unit
-    gamma_w: Tensor  # (D,): added to every row of W
-    gamma_x: Tensor  # (D,): added to every case
+    recenter_w: Tensor  # (D,): v, added to every row of W
+    recenter_x: Tensor  # (D,): v, added to every case
 
 
 @dataclass(frozen=True)
@@ -98,13 +101,13 @@ class Invariance:
 
 
 def make_layer(seed: int, cases: int = CASES, inputs: int = INPUTS, units: int = UNITS) -> Layer:
-    """x (N, D), W (H, D) and the two γ (D,), standard normal from ``generator(seed)``."""
+    """x (N, D), W (H, D) and the two v (D,), standard normal from ``generator(seed)``."""
     g = generator(seed)
     x = torch.randn(cases, inputs, generator=g, dtype=torch.float64)  # (N, D)
     weight = torch.randn(units, inputs, generator=g, dtype=torch.float64)  # (H, D)
-    gamma_w = torch.randn(inputs, generator=g, dtype=torch.float64)  # (D,)
-    gamma_x = torch.randn(inputs, generator=g, dtype=torch.float64)  # (D,)
-    return Layer(x=x, weight=weight, gamma_w=gamma_w, gamma_x=gamma_x)
+    recenter_w = torch.randn(inputs, generator=g, dtype=torch.float64)  # (D,)
+    recenter_x = torch.randn(inputs, generator=g, dtype=torch.float64)  # (D,)
+    return Layer(x=x, weight=weight, recenter_w=recenter_w, recenter_x=recenter_x)
 
 
 def transform(layer: Layer, name: str, factor: float = FACTOR) -> tuple[Tensor, Tensor]:
@@ -113,7 +116,7 @@ def transform(layer: Layer, name: str, factor: float = FACTOR) -> tuple[Tensor, 
     if name == "weight_matrix_rescale":
         return factor * w, x
     if name == "weight_matrix_recenter":
-        return w + layer.gamma_w[None, :], x  # every a_n shifts by γᵀx_n, the same for all units
+        return w + layer.recenter_w[None, :], x  # every a_n shifts by vᵀx_n: the same for all units, its own per case
     if name == "weight_vector_rescale":
         w = w.clone()
         w[0] = factor * w[0]
@@ -121,7 +124,7 @@ def transform(layer: Layer, name: str, factor: float = FACTOR) -> tuple[Tensor, 
     if name == "dataset_rescale":
         return w, factor * x
     if name == "dataset_recenter":
-        return w, x + layer.gamma_x[None, :]  # every a_i shifts by w_iᵀγ, the same for all cases
+        return w, x + layer.recenter_x[None, :]  # every a_i shifts by w_iᵀv, the same for all cases
     if name == "case_rescale":
         x = x.clone()
         x[0] = factor * x[0]

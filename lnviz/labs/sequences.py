@@ -16,6 +16,11 @@ late steps rest on very few samples, and a test sequence longer than any
 training sequence reaches steps with no statistics at all. LN reduces each
 token's own H features, shape (B, T, 1), and needs none of this (Ba, Kiros and
 Hinton 2016, §1 and §3.1).
+
+This is BN of the whole summed input at each step. Laurent et al. (2016) and
+Amodei et al. (2016) normalize only its input-to-hidden term W xₜ, and leave
+the recurrent term U hₜ₋₁ unnormalized; Cooijmans et al. (2016) normalize both,
+with per-step statistics.
 """
 
 from __future__ import annotations

@@ -9,7 +9,10 @@ In training mode BN normalizes each feature with the batch's own μ and σ²
     \\hat\\mu \\leftarrow (1 - m)\\,\\hat\\mu + m\\,\\mu_B, \\qquad
     \\hat\\sigma^2 \\leftarrow (1 - m)\\,\\hat\\sigma^2 + m\\,\\frac{B}{B - 1}\\,\\sigma_B^2
 
-with momentum m, starting from μ̂ = 0, σ̂² = 1. Note the *unbiased* batch
+with momentum m, starting from μ̂ = 0, σ̂² = 1: m is the weight of the new
+batch, PyTorch's convention (``momentum=0.1`` by default). Keras's momentum is
+the weight of the old value, so the same decay is Keras's 1 − m (its default,
+0.99, is m = 0.01 here): :func:`momentum_words`. Note the *unbiased* batch
 variance in the running estimate, while the normalization itself uses the
 biased one. In eval mode BN uses μ̂ and σ̂² instead of the batch's statistics,
 so a test batch from a shifted distribution is normalized with stale numbers.
@@ -97,6 +100,15 @@ class TrainEval:
     def bn_shift_delta(self) -> Tensor:
         """(B, H): |BN_train(x) - BN_train(x without the shift)|: rounding only, BN removes the shift."""
         return (self.bn_train.y - self.bn_unshifted.y).abs()
+
+
+def momentum_words(momentum: float) -> str:
+    """How momentum m reads in PyTorch's convention, and what Keras writes for the same decay (1 − m)."""
+    return (
+        f"m is the weight of the new batch, PyTorch's convention (its default is 0.1); Keras's momentum is the "
+        f"weight of the old value, so Keras writes this decay as {1 - momentum:.4g} (its default, 0.99, is m = 0.01 "
+        "here)."
+    )
 
 
 def training_batches(batch: int, features: int, steps: int, seed: int) -> tuple[Tensor, Tensor, Iterator[Tensor]]:

@@ -161,7 +161,8 @@ def rms_norm(x: Tensor, weight: AffineValue = None, eps: float = 1e-5, normalize
     """RMSNorm (Zhang and Sennrich 2019): LN without centring.
 
     y = γ x / sqrt(E[x²] + ε), E over the last ``normalized_ndim`` dimensions;
-    for x of shape (B, H), one mean square per row, shape (B, 1). In the result
+    for x of shape (B, H), one mean square per row, shape (B, 1). ε inside the
+    root is ``F.rms_norm``'s convention: the paper's RMS(a) = sqrt(E[a²]) has none. In the result
     ``mean`` is 0 and ``var`` holds E[x²], so the one formula above still reads
     right. There is no β. Matches ``F.rms_norm(x, shape, weight, eps)``.
     """

@@ -55,10 +55,10 @@ LESSONS: dict[str, Lesson] = {
     "eps-matters": Lesson(
         "explorer",
         "When ε matters",
-        "Sample 0 is almost constant: σ² ≈ 1e-6, smaller than ε = 1e-5. Inside √(σ² + ε), ε wins and "
-        "LN's x̂ for that row stays small. Move ε to 0: the tiny noise is blown up to unit variance. "
-        "With an exactly constant row and ε = 0 it is 0/0.",
-        {"dist": "near-constant row", "batch": 8, "features": 16, "eps": 1e-5, "sample": 0},
+        "Sample 0 is almost constant: with seed 0 its σ² is 1.9e-6, smaller than ε = 1e-5. Inside √(σ² + ε), "
+        "ε wins: LN's x̂ for that row has variance σ²/(σ² + ε) = 0.16, not 1. Move ε to 0: the tiny noise is "
+        "blown up to unit variance. With an exactly constant row and ε = 0 it is 0/0.",
+        {"dist": "near-constant row", "batch": 8, "features": 16, "seed": 0, "eps": 1e-5, "sample": 0},
     ),
 }
 

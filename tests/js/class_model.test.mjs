@@ -102,6 +102,14 @@ test("a question whose answer is computed at the reveal takes torch's answer fro
   assert.deepEqual(mine, { shown: liveQ.choices[0], right: false });
 });
 
+test("an option that ends in a full stop is shown without it, so that its verdict closes the line once", () => {
+  const q = { ...choiceQ, choices: [[["", "BN: every sample's. LN: sample "], ["code", "2"], ["", "'s only."]]] };
+  const mine = mineShown(q, room({ phase: "reveal" }), { answer: "0" });
+  assert.deepEqual(mine.shown, [["", "BN: every sample's. LN: sample "], ["code", "2"], ["", "'s only"]]);
+  assert.deepEqual(mineShown(q, room({ phase: "reveal" }), { answer: "7." }).shown, [["", "7."]]); // no such option
+  assert.deepEqual(q.choices[0].at(-1), ["", "'s only."]); // the question itself is untouched
+});
+
 test("torch's value is written as Python's :.4g with a real minus sign", () => {
   assert.equal(written(0.35123), "0.3512");
   assert.equal(written(0.7), "0.7");

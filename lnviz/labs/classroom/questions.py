@@ -24,13 +24,11 @@ from torch import Tensor
 from lnviz.labs import coupling, invariance, sequences, train_eval
 from lnviz.labs.classroom import text, transformer_question
 from lnviz.labs.classroom.question import LiveQuestion, Question, written
-from lnviz.maths import data
+from lnviz.maths import data, rounding
 from lnviz.maths.norms import batch_norm, layer_norm, rms_norm
 from lnviz.text import MINUS
 from lnviz.views.links import LINK_VERSION
 from lnviz.views.pages import BY_NAME
-
-MOVED = 1e-9  # |Δ| above this counts as a change; float64 rounding of order-1 outputs stays near 1e-15
 
 
 @functools.cache
@@ -160,8 +158,10 @@ def _bn_one_sample_formula(qid: str) -> Question:
 
 
 def _constant_row_eps0(qid: str) -> Question:
-    values = dict(dist="constant row", batch=8, features=12, seed=0, bias=0.5, eps=0.0, sample=0)
+    values = dict(dist="constant row", batch=8, features=12, seed=0, bias=2.0, eps=0.0, sample=0)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
+    if bool((x[0] == values["bias"]).any()) or values["bias"] == 0:  # else "β" reads as "x itself" or as "0"
+        raise RuntimeError(f"{qid}: β = {values['bias']} can't be told from the row's {float(x[0, 0])} or from 0")
     row = layer_norm(x, 1.0, values["bias"], eps=0.0).y[0]  # (H,)
     with_eps = layer_norm(x, 1.0, values["bias"], eps=1e-5).y[0]  # (H,)
     seen = _outcome(row, values["bias"])
@@ -285,12 +285,11 @@ def _rms_row(qid: str) -> Question:
 def _shift_rms_vs_ln(qid: str) -> Question:
     x = torch.randn(1, 8, generator=data.generator(0), dtype=torch.float64)  # (1, H): one sample
     shift = 3.0
-    ln_d = float((layer_norm(x + shift).y - layer_norm(x).y).abs().max())
-    rms_d = float((rms_norm(x + shift).y - rms_norm(x).y).abs().max())
-    seen = (ln_d > MOVED, rms_d > MOVED)
+    ln, rms = rounding.outputs(layer_norm(x + shift), layer_norm(x)), rounding.outputs(rms_norm(x + shift), rms_norm(x))
+    seen = (not ln.unchanged, not rms.unchanged)
     return _asked(
         qid,
-        dict(ln=_e(ln_d), features=x.shape[1], shift=shift, rms=_f(rms_d)),
+        dict(ln=ln.words(), features=x.shape[1], shift=shift, rms=_f(rms.delta)),
         answer=_pick([(True, False), (False, True), (True, True), (False, False)], seen, qid),
         link=link("invariance"),
     )
@@ -301,13 +300,16 @@ def _train_eval_shift(qid: str) -> Question:
     te = train_eval.train_eval(**values)
     running = dict(running_mean=te.stats.running_mean[-1], running_var=te.stats.running_var[-1])
     plain = te.bn_unshifted.x  # (B, H): the test batch without the shift
-    eval_d = (te.bn_eval.y - batch_norm(plain, training=False, **running).y).abs().max()
-    deltas = [float(te.bn_shift_delta.max()), float(eval_d), float(te.ln_shift_delta.max())]
-    unchanged = [d <= MOVED for d in deltas]
+    changes = [
+        rounding.outputs(te.bn_train, te.bn_unshifted),
+        rounding.outputs(te.bn_eval, batch_norm(plain, training=False, **running)),
+        rounding.outputs(te.ln_train, te.ln_unshifted),
+    ]
+    unchanged = [change.unchanged for change in changes]
     if sum(unchanged) > 1:
-        raise RuntimeError(f"{qid}: more than one output is unchanged: {deltas}")
+        raise RuntimeError(f"{qid}: more than one output is unchanged: {changes}")
     amounts = values["shift"] * te.stats.scale  # (H,): each feature's shift, in its own units
-    moved = dict(train=_e(deltas[0]), eval=_f(deltas[1]), ln=_f(deltas[2]))
+    moved = dict(train=changes[0].words(), eval=_f(changes[1].delta), ln=_f(changes[2].delta))
     return _asked(
         qid,
         dict(shift=values["shift"], least=_f(float(amounts.min())), most=_f(float(amounts.max()))) | moved,
@@ -316,24 +318,32 @@ def _train_eval_shift(qid: str) -> Question:
     )
 
 
+def _by_hand(x: float, mean: float, var: float, gain: float, bias: float, eps: float) -> tuple[float, float]:
+    """x̂ and y from the numbers a prompt gives, as a student computes them."""
+    x_hat = (x - mean) / math.sqrt(var + eps)
+    return x_hat, gain * x_hat + bias
+
+
 def _ln_cell(qid: str) -> Question:
     values = dict(dist="heterogeneous features", batch=8, features=12, seed=0, gain=1.5, bias=0.5, sample=2, feature=5)
     x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
     ln = layer_norm(x, values["gain"], values["bias"], eps=1e-5)
     i, j = values["sample"], values["feature"]
-    answer = float(ln.y[i, j])
-    cell = dict(mean=_f(float(ln.mean[i, 0])), var=_f(float(ln.var[i, 0])), cell=_f(float(x[i, j])))
+    answer, x_hat = float(ln.y[i, j]), float(ln.x_hat[i, j])
+    exact = float(x[i, j]), float(ln.mean[i, 0]), float(ln.var[i, 0])
+    # The fewest decimals for x, μ and σ² from which x̂ and y, worked by hand, come out as torch writes them.
+    for decimals in range(2, 9):
+        given = tuple(round(v, decimals) for v in exact)
+        hand_x_hat, hand_y = _by_hand(*given, values["gain"], values["bias"], 1e-5)
+        if _f(hand_x_hat, 3) == _f(x_hat, 3) and written(hand_y) == written(answer):
+            break
+    else:
+        raise RuntimeError(f"{qid}: no rounding of x, μ, σ² gives torch's x̂ and y")
+    cell, mean, var = (_f(v, decimals) for v in given)
     return _asked(
         qid,
-        dict(
-            i=i,
-            j=j,
-            gain=values["gain"],
-            bias=values["bias"],
-            answer=written(answer),
-            x_hat=_f(float(ln.x_hat[i, j]), 3),
-        )
-        | cell,
+        dict(i=i, j=j, gain=values["gain"], bias=values["bias"], answer=written(answer), x_hat=_f(x_hat, 3))
+        | dict(mean=mean, var=var, cell=cell),
         answer=answer,
         link=link("explorer", **values, view="cell"),
     )

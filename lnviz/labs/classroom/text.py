@@ -19,7 +19,7 @@ QUESTIONS: dict[str, dict] = {
         kind="number",
         prompt="Sample {i} has μ = {mean} and σ² = {var}. Its feature {j} is x = {cell}. "
         "With γ = {gain:g}, β = {bias:g} and ε = 1e-5, what is LN's y there?",
-        why="torch: {answer}. x̂ = (x − μ) / √(σ² + ε) = {x_hat}, and y = {gain:g} · x̂ + {bias:g}.",
+        why="x̂ = (x − μ) / √(σ² + ε) = {x_hat}, and y = {gain:g} · x̂ + {bias:g}.",
         lo=-10.0,
         hi=10.0,
     ),
@@ -41,7 +41,7 @@ QUESTIONS: dict[str, dict] = {
         kind="number",
         prompt="Suppose BN applied its formula to a batch of one sample anyway. With x = {x:g}, γ = {gain:g}, "
         "β = {bias:g} and ε = 1e-5, what would y be?",
-        why="torch: {answer}, which is β. The batch mean is the sample itself, so x − μ = 0 and σ² = 0: "
+        why="That is β. The batch mean is the sample itself, so x − μ = 0 and σ² = 0: "
         "y = γ · 0 / √ε + β. F.batch_norm in eval mode, with running_mean = {x:g} and running_var = 0, gives "
         "{fused!r}: β to {digits} decimals. In training mode it refuses one value per channel.",
         lo=-5.0,
@@ -59,7 +59,7 @@ QUESTIONS: dict[str, dict] = {
     ),
     "constant-row-eps0": dict(
         kind="choice",
-        prompt="Sample 0 is constant: every feature is {constant:g}. With ε = 0 and β = {bias:g}, "
+        prompt="Sample 0 is constant: every feature is {constant:g}. With ε = 0, γ = 1 and β = {bias:g}, "
         "what does LN give for it?",
         choices=("0 for every feature", "β for every feature", "NaN for every feature", "An error"),
         why="x − μ = 0 and σ² = 0, so x̂ = 0/0: torch gives NaN for all {features} features. "
@@ -69,7 +69,7 @@ QUESTIONS: dict[str, dict] = {
         kind="number",
         prompt="Sample {i} has {h} features. Feature {j} is an outlier, x = {outlier}; the other {rest} are "
         "standard normal. With ε = 1e-5, what x̂ does LN give those {rest}, on average?",
-        why="torch: {answer} on average, from {least} to {most}. The outlier dominates the sample's μ and σ. "
+        why="Those {rest} range from {least} to {most}. The outlier dominates the sample's μ and σ. "
         "Were the {rest} exactly 0, each would get −1/√{rest} ≈ {zeros}. BN normalizes feature {j} in a "
         "column of its own.",
         lo=-3.0,
@@ -86,16 +86,17 @@ QUESTIONS: dict[str, dict] = {
         kind="choice",
         prompt="Every summed input of one sample is shifted by the same amount. Whose output for that sample changes?",
         choices=("Only LN's", "Only RMSNorm's", "Both", "Neither"),
-        why="LN subtracts the sample's μ, which takes up the shift: its output moves by {ln}, rounding. RMSNorm "
-        "does not subtract μ: with {features} standard-normal inputs shifted by {shift:g}, its output moves by up "
-        "to {rms}. The invariance table calls this weight matrix re-centering.",
+        why="LN subtracts the sample's μ, which takes up the shift: its output is {ln}. RMSNorm does not "
+        "subtract μ: its output moves by up to {rms}. The invariance table's weight matrix re-centering, "
+        "W → W + 1vᵀ, shifts all of case n's summed inputs by vᵀxₙ, as here.",
     ),
     "rms-shifted-row": dict(
         kind="number",
         prompt="A sample's summed inputs are ({row}): (1, 2, 3, 4) shifted by {shift:g}. With γ = 1 and "
         "ε = 1e-5, what does RMSNorm give for the first?",
-        why="torch: {answer}. RMSNorm divides by √(mean(x²) + ε) = {rms} and does not subtract μ. LN subtracts "
-        "μ first: it gives {ln}, as it does for (1, 2, 3, 4).",
+        why="RMSNorm divides by √(mean(x²) + ε) = {rms} (ε inside the root, as `F.rms_norm` puts it; Zhang and "
+        "Sennrich's RMS has none) and does not subtract μ. LN subtracts μ first: it gives {ln}, as it does for "
+        "(1, 2, 3, 4).",
         lo=-5.0,
         hi=5.0,
     ),
@@ -109,10 +110,9 @@ QUESTIONS: dict[str, dict] = {
             "LN",
             "None of them",
         ),
-        why="BN in training mode moves by {train}, rounding: the batch's own μ takes up the shift. In eval mode "
-        "the running μ does not, and outputs move by up to {eval}. LN moves by up to {ln}: the shift differs per "
-        "feature, so it changes each sample's μ and σ (Ba, Kiros and Hinton 2016, Table 1: dataset "
-        "re-centering, ✗ for LN).",
+        why="BN in training mode is {train}: the batch's own μ takes up the shift. With eval mode's running μ, "
+        "outputs move by up to {eval}. LN's move by up to {ln}: a per-feature shift moves each "
+        "sample's μ and σ (dataset re-centering, ✗ for LN in the invariance table).",
     ),
     "longer-sequence": dict(
         kind="choice",
@@ -129,7 +129,7 @@ QUESTIONS: dict[str, dict] = {
         prompt="Seed {seed}: {batch} training sequences, the longest {length} steps, the second-longest "
         "{second}. Per-step BN needs 2 real samples at a step. How many of the test sequence's {total} steps "
         "have no BN statistics?",
-        why="torch: {answer}. Only {reaching} training sequence reaches step {first}, so steps {first} to "
+        why="Only {reaching} training sequence reaches step {first}, so steps {first} to "
         "{before} have too few samples, and steps {length} to {last} have none. LN needs nothing but the token "
         "itself.",
         lo=0.0,
@@ -151,8 +151,14 @@ TEACH = (
     "ends after 6 idle hours."
 )
 LOBBY_CAVEAT = "This link opens the class page. A room's own join link is on the presenter's screen."
-BAD_CODE = "A room code is 8 letters and digits, as the projector shows."
-BAD_LINK = "The link's room code can't be a room code: 8 letters and digits, as the projector shows."
+# A code that can't be a room's: what is wrong with it ({why}: WRONG_LENGTH or WRONG_CHARACTERS), then CODE_RULE.
+BAD_CODE = "{code} can't be a room code: {why} {rule}"
+BAD_LINK = "This link's room code, {code}, can't be one: {why} {rule}"
+WRONG_LENGTH = "it has {n} characters."
+WRONG_CHARACTERS = "{chars} {verb} in no room code."
+CODE_RULE = (
+    "A code has {length} characters: the digits {digits} and the letters A to Z but {left_out}, as the projector shows."
+)
 UNKNOWN = " Ask the presenter for the code, or start a room."  # after the store's own words for an unknown room
 KEPT = (
     "What is kept: the room code, a random id in this browser's cookie, and each answer's choice, for 6 idle hours; "

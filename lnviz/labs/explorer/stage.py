@@ -67,7 +67,7 @@ from torch import Tensor
 from lnviz.figures import theme
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration
-from lnviz.maths import data
+from lnviz.maths import data, rounding
 from lnviz.maths.norms import NormResult
 from lnviz.text import format_number
 from lnviz.views import state
@@ -179,11 +179,14 @@ def _span(what: str, n: int) -> str:
 
 
 def resized(before: Exploration, after: Exploration) -> str:
-    """What a change of B or H kept, found by comparing the grid before with the one after, bit for bit.
+    """What a change of B or H kept, found by comparing the grid before with the one after.
 
     Both are results of the same inputs but for B and H. On the cells the two grids share (the first
-    min(B) rows by the first min(H) columns) it compares x, LN's output and BN's: for example
-    "B 8 → 4: rows 0–3 of x and of LN's output unchanged; BN's changed." "" when neither B nor H moved.
+    min(B) rows by the first min(H) columns) it compares x, bit for bit, and LN's and BN's outputs under
+    the rule for "unchanged" (:mod:`lnviz.maths.rounding`): for example "B 8 → 4: rows 0–3 of x and of
+    LN's output unchanged; BN's changed.", and where an output is within rounding but not bit for bit the
+    same, "H 12 → 16: columns 0–11 of x unchanged, and of BN's output unchanged (to rounding: max |Δ| =
+    4e−15); LN's changed." "" when neither B nor H moved.
     """
     (b0, h0), (b1, h1) = before.x.shape, after.x.shape
     if (b0, h0) == (b1, h1):
@@ -194,19 +197,21 @@ def resized(before: Exploration, after: Exploration) -> str:
         where = f"the {b} × {h} cells they share"
     else:
         where = _span("row", b) if b0 != b1 else _span("column", h)
-
-    def same(u: Tensor, v: Tensor) -> bool:
-        return torch.equal(u[:b, :h].cpu(), v[:b, :h].cpu())
-
-    if not same(before.x, after.x):
+    if not rounding.compare(before.x[:b, :h], after.x[:b, :h]).exact:
         return f"{', '.join(moved)}: x was drawn again, every value ({where} too)."
-    kept, changed = [], []
+    exact, near, changed = [], [], []  # each norm's output, by what the rule says of it
     for name, u, v in (("LN", before.ln, after.ln), ("BN", before.bn, after.bn)):
         if u is not None and v is not None:
-            (kept if same(u.y, v.y) else changed).append(f"{name}'s")
-    of = "".join(f" and of {k} output" for k in kept)
+            change = rounding.outputs(u, v, (slice(0, b), slice(0, h)))
+            if change.exact:
+                exact.append(f" and of {name}'s output")
+            elif change.unchanged:
+                near.append(f", and of {name}'s output {change.words()}")
+            else:
+                changed.append(f"{name}'s")
+    kept = "".join(exact) + " unchanged" + "".join(near)
     tail = f"; {' and '.join(changed)} changed" if changed else ""
-    return f"{', '.join(moved)}: {where} of x{of} unchanged{tail}."
+    return f"{', '.join(moved)}: {where} of x{kept}{tail}."
 
 
 def payload(

@@ -7,6 +7,13 @@ from __future__ import annotations
 
 from lnviz.labs.explorer import Degenerate, listed
 
+# One line above the stage, where a first-time visitor looks first; GUIDE says the rest. {ln}, {bn}: the norms'
+# prose colours (lnviz.figures.theme.PROSE).
+FIRST_LINE = (
+    "Rows are samples, columns are features: :{ln}[**LayerNorm**] normalizes each row, :{bn}[**BatchNorm**] each "
+    "column."
+)
+
 GUIDE = (
     "Each row of the grid **x** is one sample, each column one feature.\n\n"
     ":blue[**LayerNorm**] takes one mean μ and one standard deviation σ per **row**: each sample is normalized "

@@ -121,13 +121,21 @@ export function results(q, room) {
   };
 }
 
-// This phone's answer as the results show it: the option's text or the guess, and whether it is right.
+// This phone's answer as the results show it: the option's text or the guess, and whether it is right. An option
+// that ends in a full stop is shown without it: the line closes with the verdict's own, "… only (right)."
 export function mineShown(q, room, own) {
   if (!own) return null;
   const answer = torchAnswer(q, room);
   const i = Number.parseInt(own.answer, 10);
-  const shown = q.kind === "choice" ? q.choices[i] || [["", String(own.answer)]] : [["", String(own.answer)]];
+  const option = q.kind === "choice" ? q.choices[i] : null;
+  const shown = option ? unstopped(option) : [["", String(own.answer)]];
   return { shown, right: isRight(q, String(own.answer), answer) };
+}
+
+// `parts` ([tag, text] spans) without a full stop at the very end.
+function unstopped(parts) {
+  const [tag, text] = parts.at(-1);
+  return text.endsWith(".") ? [...parts.slice(0, -1), [tag, text.slice(0, -1)]] : parts;
 }
 
 // What the element draws for `room` (null before any state): one of
