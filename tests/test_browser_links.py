@@ -14,12 +14,17 @@ import pytest
 from browser import AppPage, charts_json
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+from harness.chromium import LAPTOP
 from harness.tab import watch
 from lnviz.views import links, pages
 
 pytestmark = pytest.mark.browser
 
 
+# A laptop's screen: what these tests read is in the page whatever its height (every chart is drawn), and the
+# context's 1400 × 2400 costs a load about half as much CPU again in Chromium for pixels nobody reads (the charts
+# view: twice as much).
+WINDOW = LAPTOP
 SIDEBAR_RIGHT = "() => document.querySelector('[data-testid=\"stSidebar\"]').getBoundingClientRect().right"
 
 
@@ -39,11 +44,11 @@ def query(app) -> dict[str, list[str]]:
 
 def test_lecture_mode_and_hidden_controls(app_server, open_app):
     root_size = "() => parseFloat(getComputedStyle(document.documentElement).fontSize)"
-    normal = open_app(f"{app_server}/")
+    normal = open_app(f"{app_server}/", viewport=WINDOW)
     assert normal.page.locator(".st-key-eps").count() == 1
     normal_sidebar, normal_root = normal.page.evaluate(SIDEBAR_RIGHT), normal.page.evaluate(root_size)
     normal.page.close()  # one tab at a time: a busy machine is slow enough with one
-    present = open_app(f"{app_server}/?present=1&hide=eps,seed")
+    present = open_app(f"{app_server}/?present=1&hide=eps,seed", viewport=WINDOW)
     assert not present.exceptions()
     assert present.page.evaluate(SIDEBAR_RIGHT) <= 0 < normal_sidebar
     assert present.page.locator(".st-key-eps").count() == 0 and present.page.locator(".st-key-seed").count() == 0
@@ -72,6 +77,7 @@ def test_a_link_fills_the_widgets_a_move_writes_it_back_and_the_link_reproduces_
 
     page = browser_context.new_page()
     try:
+        page.set_viewport_size(WINDOW)
         page.on("websocket", lambda ws: ws.on("framereceived", on_frame))
         link = "/?batch=6&features=10&gain=1.5&dist=heterogeneous+samples&seed=3&view=charts"
         app = watch(AppPage(page)).goto(app_server + link)
@@ -106,13 +112,14 @@ def test_a_link_fills_the_widgets_a_move_writes_it_back_and_the_link_reproduces_
         assert not app.exceptions() and not app.errors
     finally:
         page.close()
-    fresh = open_app(app.page.url)
+    fresh = open_app(app.page.url, viewport=WINDOW)
     assert charts_json(fresh.charts()) == moved
     assert slider_text(fresh, "gain") == "1.70"
     assert not fresh.exceptions() and not fresh.errors
 
     # A click on the heatmap picks the cell.
     grid = fresh.page.locator(".st-key-grid_chart .nsewdrag").first
+    grid.scroll_into_view_if_needed()
     box = grid.bounding_box()
     # The heatmap spans the subplot: 6 × 10 cells. Click the middle of cell (row 5, column 2). On a loaded machine
     # plotly may attach its click handler after the page has settled; a second click on the same cell is the same
@@ -145,7 +152,7 @@ def test_lecture_mode_shows_the_family_cube_on_the_first_screen_beside_its_contr
 
 def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app_server, open_app):
     url = f"{app_server}/?v={links.LINK_VERSION}&embed=true&batch=5"
-    app = open_app(url)
+    app = open_app(url, viewport=WINDOW)
     assert not app.exceptions() and not app.errors
     badge = "x: 5 × 12"  # the link's batch size reached the view
     assert app.page.get_by_text(badge).count() == 1
@@ -156,6 +163,7 @@ def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app
     assert app.page.evaluate(main_left) < 10
     frame_page = app.page.context.new_page()
     try:
+        frame_page.set_viewport_size(WINDOW)
         frame_page.set_content(f'<iframe id="slide" src="{url}" width="1200" height="900">')
         frame = frame_page.frame_locator("#slide")
         frame.get_by_text(badge).wait_for(timeout=60_000)
@@ -182,7 +190,7 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
     page = pages.CONTROLS[path or "explorer"]
     payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(page) if p.key != "device"}
     payloads |= {"preset": INJECTED[0], "hide": ",".join(INJECTED), "v": "2"}
-    app = open_app(f"{app_server}/{path}?{urlencode(payloads)}")
+    app = open_app(f"{app_server}/{path}?{urlencode(payloads)}", viewport=WINDOW)
     assert not app.exceptions(), app.exceptions()
     notes = app.page.locator('[data-testid="stAlertContainer"]')
     assert notes.count() >= 1
@@ -198,9 +206,10 @@ def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed
     """Issue 27: on a linear 1…1024 slider a 6 px drag moved B from 8 to 35. Drag the thumb left pixel by
     pixel and let go where it shows 4, then 3, then 2, each a drag of its own from where the last one let go:
     the page takes that B, and the stage says LN's rows stayed."""
-    app = open_app(f"{app_server}/")
+    app = open_app(f"{app_server}/", viewport=WINDOW)
     before = 8
     for target in (4, 3, 2):
+        thumb(app, "batch").scroll_into_view_if_needed()  # the sidebar may hold it below a laptop's fold
         box = thumb(app, "batch").bounding_box()
         x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
         app.page.mouse.move(x, y)
@@ -232,7 +241,7 @@ def test_a_reload_reopens_the_view_with_what_the_page_wrote_into_the_address_bar
     """Values the page gave the widgets from code (a version-3 link's old draw, a cell clicked on the stage, the
     nearest stop, a cell clamped to the grid) are in the address bar, beside v: a reload opens that view, in
     today's link."""
-    app = open_app(f"{app_server}/?v=3&batch=5&features=7&seed=3&dist=heterogeneous+samples")
+    app = open_app(f"{app_server}/?v=3&batch=5&features=7&seed=3&dist=heterogeneous+samples", viewport=WINDOW)
     assert query(app)["draw"] == ["whole"] and query(app)["v"] == [str(links.LINK_VERSION)]
     stage = ".st-key-live_stage"
     app.page.locator(f'{stage} .cell[data-block="x"][data-k="{2 * 7 + 5}"]').click()  # sample 2, feature 5
