@@ -65,19 +65,21 @@ def test_the_explorers_title_and_introduction_come_before_torch():
     assert start < torch_at
 
 
-# A fresh interpreter: AppTest runs the bench page, then its sweep with torch.compile on one small case.
+# A fresh interpreter: AppTest runs the bench page, then its sweep with torch.compile on one small case, x of shape
+# (8, 1023) in float64; then the compiled variant on that case's graph, against torch.nn's LayerNorm.
 _SWEEP_PROBE = textwrap.dedent(
     """
     import gc
     import pytest
+    import torch
     from streamlit.testing.v1 import AppTest
     from harness.proofs import Browser
     from lnviz.labs import bench
 
     Browser(pytest.MonkeyPatch())  # a proved browser: a sweep takes a place in the heavy-work queue
 
-    bench.SWEEP_FEATURES, bench.SWEEP_DTYPES = (64,), ("float32",)
-    bench.timing.CPU_WORKING_SET = 128 * 1024
+    bench.SWEEP_FEATURES, bench.SWEEP_DTYPES = (1023,), ("float64",)
+    bench.timing.CPU_WORKING_SET = 8 * bench.ideal_bytes(1023, 8)  # B = 8
     at = AppTest.from_file("router.py", default_timeout=600)
     at.switch_page("pages/bench.py")
     at.query_params["compile"] = "true"
@@ -91,6 +93,15 @@ _SWEEP_PROBE = textwrap.dedent(
     assert any(m.variant == "ln_compiled" and m.available for m in at.session_state["bench_sweep"])
     gc.collect()
     print(before, len(gc.get_objects()), gc.get_freeze_count())
+
+    inputs = bench.make_inputs(8, 1023, torch.float64, torch.device("cpu"), seed=6)
+    run = bench.VARIANTS["ln_compiled"].build(inputs)  # the sweep's graph again: inductor's cache has its kernel
+    with torch.no_grad():
+        module = torch.nn.LayerNorm(1023, eps=inputs.eps, dtype=torch.float64)
+        module.weight.copy_(inputs.weight)
+        module.bias.copy_(inputs.bias)
+        torch.testing.assert_close(run(), module(inputs.x), rtol=0, atol=1e-10)
+    print("compiled matches")
     """
 )
 
@@ -100,9 +111,14 @@ def test_a_sweep_with_torch_compile_leaves_later_collections_as_cheap_as_before(
 
     A collection's cost is the objects it walks: after the sweep, no more than before, give or take what one
     run leaves behind (the frozen ones are not walked).
+
+    The compiled variant is checked against torch.nn.LayerNorm in float64 here too, on the sweep's own graph, not
+    in tests/test_bench.py with the other variants: a cold torch.compile costs seconds of CPU (inductor writes
+    and builds C++), and this way the suite compiles that graph once.
     """
     out = subprocess.run([sys.executable, "-c", _SWEEP_PROBE], cwd=ROOT, capture_output=True, text=True, timeout=900)
     assert out.returncode == 0, out.stderr[-3000:]
-    before, after, frozen = map(int, out.stdout.split()[-3:])
+    assert out.stdout.split()[-2:] == ["compiled", "matches"]
+    before, after, frozen = map(int, out.stdout.split()[-5:-2])
     assert frozen > 100_000
     assert after < before + 20_000, (before, after)
