@@ -42,12 +42,48 @@ def query(app) -> dict[str, list[str]]:
     return parse_qs(urlparse(app.page.url).query)
 
 
-def test_lecture_mode_and_hidden_controls(app_server, open_app):
+def test_every_small_batch_is_one_mouse_drag_away_and_lecture_mode_hides_the_sidebar_and_controls(app_server, open_app):
+    """Issue 27: on a linear 1…1024 slider a 6 px drag moved B from 8 to 35. Drag the thumb left pixel by
+    pixel and let go where it shows 4, then 3, then 2, each a drag of its own from where the last one let go:
+    the page takes that B, and the stage says LN's rows stayed.
+
+    Then lecture mode, against the same page as it was before the drags: the sidebar collapsed, the controls
+    hide= names gone, the type larger. (The module's first test: a fresh server's first session runs twice,
+    ui.boot.router, which the fragment test would count.)"""
     root_size = "() => parseFloat(getComputedStyle(document.documentElement).fontSize)"
-    normal = open_app(f"{app_server}/", viewport=WINDOW)
-    assert normal.page.locator(".st-key-eps").count() == 1
-    normal_sidebar, normal_root = normal.page.evaluate(SIDEBAR_RIGHT), normal.page.evaluate(root_size)
-    normal.page.close()  # one tab at a time: a busy machine is slow enough with one
+    app = open_app(f"{app_server}/", viewport=WINDOW)
+    assert app.page.locator(".st-key-eps").count() == 1
+    normal_sidebar, normal_root = app.page.evaluate(SIDEBAR_RIGHT), app.page.evaluate(root_size)
+    before = 8
+    for target in (4, 3, 2):
+        thumb(app, "batch").scroll_into_view_if_needed()  # the sidebar may hold it below a laptop's fold
+        box = thumb(app, "batch").bounding_box()
+        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
+        app.page.mouse.move(x, y)
+        app.page.mouse.down()
+        for dx in range(1, 120):
+            app.page.mouse.move(x - dx, y)
+            if slider_text(app, "batch") == str(target):
+                break
+        app.page.mouse.up()
+        app.page.wait_for_function(
+            f"() => new URL(location.href).searchParams.get('batch') === '{target}'", timeout=30_000
+        )
+        app.settle()
+        assert slider_text(app, "batch") == str(target)
+        rows = "row 0" if target == 1 else f"rows 0–{target - 1}"
+        kept = app.page.locator(".st-key-live_stage .kept")
+        assert kept.inner_text() == f"B {before} → {target}: {rows} of x and of LN's output unchanged; BN's changed."
+        assert kept.is_visible()
+        before = target
+    box = thumb(app, "batch").bounding_box()  # and 1024 is still one drag away
+    app.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
+    app.page.mouse.down()
+    app.page.mouse.move(box["x"] + 2000, box["y"] + box["height"] / 2, steps=5)
+    app.page.mouse.up()
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('batch') === '1024'", timeout=60_000)
+    app.page.close()  # one tab at a time: a busy machine is slow enough with one
+
     present = open_app(f"{app_server}/?present=1&hide=eps,seed", viewport=WINDOW)
     assert not present.exceptions()
     assert present.page.evaluate(SIDEBAR_RIGHT) <= 0 < normal_sidebar
@@ -200,41 +236,6 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
     assert "](http://evil.ex" in " ".join(notes.all_inner_texts())  # shown as literal text, shortened
     main = app.page.locator('[data-testid="stMain"]')
     assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0
-
-
-def test_every_small_batch_is_one_mouse_drag_away_and_the_stage_says_what_stayed(app_server, open_app):
-    """Issue 27: on a linear 1…1024 slider a 6 px drag moved B from 8 to 35. Drag the thumb left pixel by
-    pixel and let go where it shows 4, then 3, then 2, each a drag of its own from where the last one let go:
-    the page takes that B, and the stage says LN's rows stayed."""
-    app = open_app(f"{app_server}/", viewport=WINDOW)
-    before = 8
-    for target in (4, 3, 2):
-        thumb(app, "batch").scroll_into_view_if_needed()  # the sidebar may hold it below a laptop's fold
-        box = thumb(app, "batch").bounding_box()
-        x, y = box["x"] + box["width"] / 2, box["y"] + box["height"] / 2
-        app.page.mouse.move(x, y)
-        app.page.mouse.down()
-        for dx in range(1, 120):
-            app.page.mouse.move(x - dx, y)
-            if slider_text(app, "batch") == str(target):
-                break
-        app.page.mouse.up()
-        app.page.wait_for_function(
-            f"() => new URL(location.href).searchParams.get('batch') === '{target}'", timeout=30_000
-        )
-        app.settle()
-        assert slider_text(app, "batch") == str(target)
-        rows = "row 0" if target == 1 else f"rows 0–{target - 1}"
-        kept = app.page.locator(".st-key-live_stage .kept")
-        assert kept.inner_text() == f"B {before} → {target}: {rows} of x and of LN's output unchanged; BN's changed."
-        assert kept.is_visible()
-        before = target
-    box = thumb(app, "batch").bounding_box()  # and 1024 is still one drag away
-    app.page.mouse.move(box["x"] + box["width"] / 2, box["y"] + box["height"] / 2)
-    app.page.mouse.down()
-    app.page.mouse.move(box["x"] + 2000, box["y"] + box["height"] / 2, steps=5)
-    app.page.mouse.up()
-    app.page.wait_for_function("() => new URL(location.href).searchParams.get('batch') === '1024'", timeout=60_000)
 
 
 def test_a_reload_reopens_the_view_with_what_the_page_wrote_into_the_address_bar(app_server, open_app):
