@@ -29,8 +29,8 @@ TOGETHER = (
 # average of about 13), for the order only: a wrong figure makes a run longer, never a test pass or fail.
 SECONDS = {
     "tests/test_browser_a11y.py": 260,
-    "tests/test_browser_links.py": 215,
     "tests/test_replicas.py": 155,
+    "tests/test_browser_links.py": 145,
     "tests/test_browser_classroom.py": 120,
     "tests/test_browser_stage.py": 105,
     "tests/test_browser_keyboard.py": 85,
@@ -39,18 +39,18 @@ SECONDS = {
     "tests/test_fuzz_links.py": 40,
     "tests/test_own_data_replicas.py": 35,
     "tests/test_browser_transformer.py": 35,
-    "tests/test_browser_explorer.py": 35,
     "tests/test_server.py": 30,
     "tests/test_base_path.py": 30,
     "tests/test_server_limits.py": 25,
     "tests/test_browser_walkthrough.py": 25,
-    "tests/test_bench.py": 25,
+    "tests/test_browser_own_data.py": 25,
+    "tests/test_browser_explorer.py": 20,
     "tests/test_upload_worker.py": 20,
     "tests/test_training.py": 20,
+    "tests/test_bench.py": 17,
     "tests/test_browser_address.py": 15,
-    "tests/test_browser_restart.py": 15,
-    "tests/test_purity.py": 13,
     "tests/test_transformer_lab.py": 12,
+    "tests/test_purity.py": 10,
 }
 PER_TEST = 0.3  # seconds: a module not in SECONDS (mostly fast pure-Python tests)
 

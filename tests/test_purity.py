@@ -24,16 +24,8 @@ def test_lnviz_source_never_imports_streamlit():
     assert not offenders
 
 
-def test_importing_every_lnviz_module_loads_no_streamlit():
-    paths = [p.relative_to(ROOT).with_suffix("").parts for p in (ROOT / "lnviz").rglob("*.py")]
-    modules = [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in paths]  # packages too
-    code = (
-        "import sys, importlib\n"
-        f"for m in {modules!r}: importlib.import_module(m)\n"
-        "print(any(k == 'streamlit' or k.startswith('streamlit.') for k in sys.modules))\n"
-    )
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "False"
+def test_importing_every_lnviz_module_loads_no_streamlit_and_starts_no_thread(import_work):
+    assert import_work["lnviz"] == {"streamlit": False, "threads": []}
 
 
 def test_no_global_seeding_in_app_code():
@@ -42,15 +34,26 @@ def test_no_global_seeding_in_app_code():
         assert "torch.manual_seed" not in text and "np.random.seed(" not in text, path
 
 
-# Run in a fresh interpreter: import every ui/ module, with st.components.v2.component watched, and say per
-# module what its import did: the components it registered, the objects of lnviz's or ui's own classes it
-# built (a cache, a store, a watcher, a gate), and the threads it started.
+# Run in a fresh interpreter, in two steps. First import every lnviz module, and say whether streamlit came with
+# them and which threads they started. Then import every ui/ module, with st.components.v2.component watched, and
+# say per module what its import did: the components it registered, the objects of lnviz's or ui's own classes it
+# built (a cache, a store, a watcher, a gate), and the threads it started. One interpreter for both: each costs
+# seconds of CPU to start (torch, streamlit).
 _IMPORT_PROBE = """
 import importlib, json, sys, threading, traceback, types
-import streamlit as st
 
 UI = sys.argv[1]
-found = {m: [] for m in sys.argv[2:]}
+threads = set(threading.enumerate())
+for name in json.loads(sys.argv[2]):
+    importlib.import_module(name)
+lnviz = {
+    "streamlit": any(k == "streamlit" or k.startswith("streamlit.") for k in sys.modules),
+    "threads": [t.name for t in set(threading.enumerate()) - threads],
+}
+
+import streamlit as st
+
+found = {m: [] for m in sys.argv[3:]}
 
 def watched(name, *args, **kwargs):
     here = [f.filename for f in traceback.extract_stack() if f.filename.startswith(UI)]
@@ -59,7 +62,7 @@ def watched(name, *args, **kwargs):
     return lambda **mount: None
 
 st.components.v2.component = watched
-for name in sys.argv[2:]:
+for name in sys.argv[3:]:
     threads = set(threading.enumerate())
     try:
         module = importlib.import_module(name)
@@ -73,14 +76,18 @@ for name in sys.argv[2:]:
             continue
         if kind.__module__.split(".")[0] in ("lnviz", "ui"):
             found[name].append(f"builds {key} = {kind.__module__}.{kind.__qualname__}(...)")
-print(json.dumps(found))
+print(json.dumps({"lnviz": lnviz, "ui": found}))
 """
+_LNVIZ_PATHS = [p.relative_to(ROOT).with_suffix("").parts for p in (ROOT / "lnviz").rglob("*.py")]
+LNVIZ_MODULES = [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in _LNVIZ_PATHS]  # packages too
 UI_MODULES = sorted(f"ui.{p.stem}" for p in (ROOT / "ui").glob("*.py") if p.stem != "__init__")
 
 
 @pytest.fixture(scope="module")
-def import_work() -> dict[str, list[str]]:
-    code = [sys.executable, "-c", _IMPORT_PROBE, f"{ROOT / 'ui'}/", *UI_MODULES]
+def import_work() -> dict:
+    """What importing every lnviz module did (``"lnviz"``), then each ui/ module (``"ui"``), in a fresh
+    interpreter."""
+    code = [sys.executable, "-c", _IMPORT_PROBE, f"{ROOT / 'ui'}/", json.dumps(LNVIZ_MODULES), *UI_MODULES]
     out = subprocess.run(code, cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1])
 
@@ -91,5 +98,5 @@ def import_work() -> dict[str, list[str]]:
 )
 def test_importing_a_ui_module_does_no_work(import_work, module):
     # What exists once per process is a zero-argument functools.cache function, built on its first call.
-    assert import_work[module] == []
-    assert import_work.get("?", []) == []
+    assert import_work["ui"][module] == []
+    assert import_work["ui"].get("?", []) == []
