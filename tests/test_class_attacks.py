@@ -2,19 +2,17 @@
 open rooms until an honest Start is refused (attack 3), can't cast 500 votes as one client or fill a round
 (attack 4), and a round stuffed from one address with 50 fresh cookies still counts the honest votes.
 
-The attacker's cookies come from the real middleware (:func:`harness.proofs.first_visit`, within the real
-budget of new proofs); its rooms and votes go to the store as the page sends them (:func:`ui.classroom.sender`'s
+The attacker's cookies are paid for as a script pays (:func:`harness.proofs.redeemed`: a challenge solved, at
+the address's price); its rooms and votes go to the store as the page sends them (:func:`ui.classroom.sender`'s
 client and address). The honest presenter and students are AppTest sessions of the real page."""
 
 from __future__ import annotations
-
-import re
 
 import pytest
 from streamlit.runtime.context import ContextProxy
 
 from harness.apptest import assert_no_exception, class_vote, run_page
-from harness.proofs import first_visit, proved_client
+from harness.proofs import proved_client, redeemed
 from lnviz.labs.classroom import questions
 from lnviz.serving import poll, proof, who
 from lnviz.serving.limits import Limits
@@ -29,11 +27,11 @@ LAN = "10.0.0.7"  # an address the app can't see: every such is who.UNSEEN to th
 
 @pytest.fixture(autouse=True)
 def fresh(monkeypatch) -> MemoryStore:
-    """Today's store and budget of new proofs, empty."""
+    """Today's store and price of new proofs, both fresh."""
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
-    minter = proof.Minter(Limits())
-    monkeypatch.setattr(ui_proof, "minter", lambda: minter)
+    price = proof.Price(ui_proof.limits.current())
+    monkeypatch.setattr(ui_proof, "price", lambda: price)
     return store
 
 
@@ -42,9 +40,9 @@ def from_address(monkeypatch, ip: str) -> None:
 
 
 def script_clients(ip: str, n: int) -> list[str]:
-    """A script that discards its cookies, loading the page ``n`` times from ``ip``: the clients it is proved as
-    (a load over the address's budget is proved as none)."""
-    found = [proved_client(first_visit(ip)) for _ in range(n)]
+    """A script that discards its cookies, paying for a new proof ``n`` times from ``ip``: the clients it is
+    proved as."""
+    found = [proved_client(redeemed(ip)) for _ in range(n)]
     return [c for c in found if c is not None]
 
 
@@ -83,19 +81,9 @@ def test_a_session_without_the_cookie_is_told_so_and_can_neither_open_a_room_joi
     assert not phone.get("radio") and not phone.get("number_input")  # nothing to vote with
 
 
-def test_a_browser_over_the_budget_is_told_when_to_reload(proved):
-    proved.cookies = {proof.COOKIE: proof.waiting(120, __import__("time").time())}
-    at = run_page(PAGE)
-    at.button(key="class_start").click().run()
-    (warning,) = at.warning
-    told = re.search(r"reload this page in (\d+) s", warning.value)
-    # The cookie holds whole seconds (int(now) + 120), so a real clock's fraction and the run's time take 0-2 s off
-    assert warning.value.startswith("More new browsers") and told and 118 <= int(told[1]) <= 120
-
-
 def test_attack_3_one_client_or_one_address_opening_rooms_leaves_an_honest_start_its_room(monkeypatch, fresh):
     questions_ = tuple(q.id for q in questions.bank())
-    one = proved_client(first_visit(ATTACKER))
+    one = proved_client(redeemed(ATTACKER))
     opened = 0
     with pytest.raises(poll.OpenRefused) as refused:
         for _ in range(1000):
@@ -119,7 +107,7 @@ def test_attack_4_one_client_votes_as_its_few_and_one_address_cant_fill_a_round(
     presenter = start(monkeypatch, CLASS)
     code = code_of(presenter)
     room = fresh.room(code)
-    one = proved_client(first_visit(ATTACKER))
+    one = proved_client(redeemed(ATTACKER))
     cast = [fresh.vote(code, f"one-{i}", 0, 1, "1", one, who.counted(ATTACKER)) for i in range(600)]
     assert cast.count(COUNTED) == Limits.voters_per_client and cast[-1] == "crowded"  # 5 of 600
     for ip in (ATTACKER, LAN):  # a new cookie for every 5 votes, as long as the budget gives one

@@ -7,6 +7,8 @@
   Too many streams from one browser, one address or in all: HTTP 429 with the sentence to show, in plain text.
 - ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
 - ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
+- ``GET {base}/api/proof`` and ``POST {base}/api/proof``: a challenge, and its solution for the proof's cookie
+  (:mod:`ui.proof`).
 
 Streamlit does not put ``server.baseUrlPath`` before a route of ours: :func:`routes` does. Nothing happens at
 import; the process's hub and gate are made on the first stream.
@@ -158,6 +160,7 @@ async def class_events(request: Request) -> Response:
 
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
+    from ui import proof  # the proof of work that earns a browser its cookie
     from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
     from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
@@ -165,4 +168,5 @@ def routes() -> list[Route]:
         Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),
         Route(base_path.prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
         Route(base_path.prefix() + STAGE_AT_PATH, stage_at, methods=["GET"]),
+        *proof.routes(),
     ]
