@@ -4,7 +4,8 @@
   (:mod:`lnviz.serving.events` says what is in it, and what never is). On connect, the state at once, whatever
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
   15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end.
-  Too many streams from one browser, one address or in all: HTTP 429 with the sentence to show, in plain text.
+  A request without a proved browser's cookie (:mod:`ui.proof`): HTTP 403; too many streams from one browser,
+  its address or in all: HTTP 429; each with the sentence to show, in plain text.
 - ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
 - ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
 - ``GET {base}/api/proof`` and ``POST {base}/api/proof``: a challenge, and its solution for the proof's cookie
@@ -20,6 +21,7 @@ import asyncio
 import functools
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -31,11 +33,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from lnviz.serving import events, limits, poll, who
+from lnviz.serving import events, limits, poll, proof, who
 from lnviz.serving.store import StoreDown
 from ui import base_path
 from ui.store import store
-from ui.streamlit_private import XSRF_COOKIE
 
 EVENTS_PATH = "/api/class/{code}/events"
 RETRY_AFTER_S = 60  # a refused stream's Retry-After
@@ -127,10 +128,14 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
                 return
 
 
-def _client(request: Request) -> str:
-    """The browser, by its XSRF cookie's token (as the page's limits count it); "" without one (not limited)."""
-    key = who.client("", request.cookies.get(XSRF_COOKIE))
-    return key if key.startswith("browser ") else ""
+def _client(request: Request) -> str | None:
+    """The proved browser (:mod:`ui.proof`) the stream is counted against; None without a proof ("" with the
+    limits off: not counted)."""
+    if not limits.current().enabled:
+        return ""
+    from ui.proof import secret
+
+    return proof.client(secret(), request.cookies.get(proof.COOKIE), time.time())
 
 
 async def class_events(request: Request) -> Response:
@@ -138,8 +143,10 @@ async def class_events(request: Request) -> Response:
     if code is None:
         return EventSourceResponse(iter([_gone(str(request.path_params["code"])[:32])]), ping=0)
     client = _client(request)
-    # Every address the app can't see is one (as the poll counts them): else a script behind a proxy that does
-    # not say who its visitors are could hold every stream this process serves.
+    if client is None:  # a script that paid for no identity: no stream (its EventSource tries again, to no avail)
+        return PlainTextResponse(events.REFUSED["proof"], status_code=403, headers={"Cache-Control": "no-store"})
+    # Every address the app can't see is one (as the poll counts them): else browsers behind a proxy that does not
+    # say who its visitors are could hold every further stream this process serves.
     address = who.counted(request.client.host if request.client else None)
     refused = gate().enter(client, address)
     if refused is not None:
@@ -160,7 +167,7 @@ async def class_events(request: Request) -> Response:
 
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
-    from ui import proof  # the proof of work that earns a browser its cookie
+    from ui import proof as proof_routes  # the proof of work that earns a browser its cookie
     from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
     from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
@@ -168,5 +175,5 @@ def routes() -> list[Route]:
         Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),
         Route(base_path.prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
         Route(base_path.prefix() + STAGE_AT_PATH, stage_at, methods=["GET"]),
-        *proof.routes(),
+        *proof_routes.routes(),
     ]

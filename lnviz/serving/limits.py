@@ -86,9 +86,10 @@ class Limits:
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The class stream (lnviz.serving.events): rooms' public states as Server-Sent Events (ui/routes.py)
-    streams_per_client: int = 8  # streams one browser holds open at once: a phone's page, a projector, a few tabs
-    streams_per_address: int = 600  # streams one address holds open: a class behind one NAT (voters_per_address)
+    streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
+    streams_per_address: int = 600  # a browser's second and later streams, of one address: its first is not counted
     subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
+    streams_kept_first: int = 1000  # of the subscribers, places only a browser's first stream may take
     stream_queue: int = 16  # events a stream may fall behind by before it is dropped (its browser reconnects)
     stream_send_s: float = 30.0  # a stream whose write waits this long (a phone gone without a word) is ended
     # The proved client (lnviz.serving.proof): a browser that paid for its signed cookie with a proof of work
