@@ -77,12 +77,13 @@ class Limits:
     # The class poll (lnviz.serving.rooms)
     max_voters: int = 2000  # voters one round counts; a new voter past them is refused
     voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
-    voters_per_address: int = 500  # voter ids one address may vote as in a room: a class behind one NAT address
+    voters_per_address: int = 60  # voters past each browser's first one address may vote as in a room, at first
+    voters_per_s: float = 1.0  # and these more each second after the room opened: they grow as students arrive
     votes_per_rate_window: int = 30  # votes one voter may send per rate window in one room
     rate_window_s: float = 60.0
-    rooms_per_client: int = 10  # rooms one browser may open per open window: a lecturer's every section
-    rooms_per_address: int = 60  # rooms one address may open per open window: a campus behind one NAT address
-    open_window_s: float = 3600.0
+    rooms_per_client: int = 5  # rooms one browser may open per open window: its first is never the address's
+    rooms_per_address: int = 30  # a browser's further rooms, of one address, per open window: a campus's NAT
+    open_window_s: float = 60.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The class stream (lnviz.serving.events): rooms' public states as Server-Sent Events (ui/routes.py)
@@ -99,9 +100,9 @@ class Limits:
     proofs_at_price: int = 300  # new proofs one address gets per proof window at that price: a class of 500 arriving
     proof_doublings: int = 2  # past them the price doubles per as many again, up to 2**this times (never a refusal)
     proof_window_s: float = 60.0
-    code_misses_per_client: int = 20  # room codes one browser may try that open no room, per code window
-    code_misses_per_address: int = 1000  # the same for one address: a class of 500 mistyping its code twice
-    code_window_s: float = 3600.0
+    code_misses_per_client: int = 10  # room codes one browser may try that open no room, per code window
+    code_misses_per_address: int = 500  # the same for one address: a class of 500 mistyping its code once
+    code_window_s: float = 60.0
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
@@ -150,7 +151,7 @@ class Limits:
         }
         lim = replace(lim, **{name: int(raw) * MIB for name, raw in mib.items() if raw.isdigit()})
         work = environ.get(WORK_ENV, "").strip()
-        return replace(lim, proof_work=max(1, int(work))) if work.isdigit() else lim
+        return replace(lim, proof_work=max(1, int(work))) if work.isdigit() and lim.enabled else lim
 
     @property
     def thread_control(self) -> bool:
