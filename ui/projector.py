@@ -166,12 +166,12 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
         with st.container(key="class_code"):
             st.markdown(f"{'####' if revealed else '##'} Code {room.code[:4]}-{room.code[4:]}")
         count_of(room)
-        if not room.closed:
-            door(room, secret)
         if revealed:
             classroom.explain(question, page.presenting)
     # For the presenter, not the room: in lecture mode in the sidebar, so the count stays in view at 1280 × 720.
     with st.sidebar if page.presenting else side:
+        if not room.closed:
+            door(room, secret)
         address_seen.say_if_unseen()
     with main:
         if room.closed:
