@@ -13,10 +13,6 @@ WIDTH = 12  # features in the grid's window, as the explorer's stage shows
 page = Page.start(intro=text.INTRO)
 
 
-def use_example(sentences: str) -> None:
-    st.session_state["text"] = sentences
-
-
 def forward(typed: str, device: str) -> transformer.Run:
     return transformer.run(model.shared(), typed, torch.device(device))
 
@@ -24,8 +20,10 @@ def forward(typed: str, device: str) -> transformer.Run:
 with page.sidebar("Sentences"):
     typed = page.control("text")
     st.caption("Examples:")
+    # Not a function of this script: as a callback, it would keep this run's globals (its run of the model, about
+    # 16 MiB) alive for as long as Streamlit keeps the session, 2 minutes after it closes (issue 47, attack 2).
     for name, sentences in text.EXAMPLES.items():
-        st.button(name, key=f"example_{name}", on_click=use_example, args=(sentences,))
+        st.button(name, key=f"example_{name}", on_click=st.session_state.update, args=({"text": sentences},))
 with page.sidebar("LayerNorm"):
     layer, site_name = page.controls("layer", "site")
 with page.sidebar("Grid"):

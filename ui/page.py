@@ -51,7 +51,7 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures import theme
-from lnviz.serving import budget, limits
+from lnviz.serving import budget, heap, limits
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
@@ -79,6 +79,13 @@ def results() -> budget.Budget:
     """Every page's computed results, in this process: bounded by bytes, least recently used out
     (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
     return budget.Budget(limits.current().cache_bytes, concurrent=limits.current().misses_at_once)
+
+
+@functools.cache
+def trimmer() -> heap.Trimmer:
+    """What computations free, given back to the system after them, at most every few seconds
+    (:mod:`lnviz.serving.heap`)."""
+    return heap.Trimmer()
 
 
 class Page:
@@ -211,12 +218,15 @@ class Page:
         ``fn`` must depend on its arguments alone (it is cached by its file and
         name), and they must be plain values. With ``shared``,
         every session gets the same object (large tensors, never mutated)
-        instead of a copy. Fails as :meth:`run` does.
+        instead of a copy, counted once in the cache; a page must not keep it
+        past its run (a callback defined in the page's script keeps that run's
+        globals alive for the session's life). Fails as :meth:`run` does.
 
         The cache is the process's :func:`results`, bounded by bytes, not
         entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
-        visitor's "clear caches" cannot empty it for everyone. A miss waits
+        visitor's "clear caches" cannot empty it for everyone. What a miss's
+        computation frees goes back to the system (:func:`trimmer`). A miss waits
         for one of a few slots in fair turns, charged to this run's client
         (:func:`ui.heavy.client`): a classmate's one miss goes before the
         queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
@@ -234,14 +244,20 @@ class Page:
         )
         who = heavy.client() if limits.current().enabled else None
         cache = results()
+
+        def miss() -> T:
+            value = fn(*args, **kwargs)
+            trimmer().maybe()  # its intermediates, freed by now: glibc keeps them otherwise
+            return value
+
         if gate and key not in cache:
             with heavy.heavy(gate) as ticket:
                 if ticket is None:  # "Busy, try again in N s" is on the page
                     self.finish()
                     st.stop()
-                value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+                value = self.run(cache.get_or_compute, key, miss, who)
         else:
-            value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
+            value = self.run(cache.get_or_compute, key, miss, who)
         return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
