@@ -336,8 +336,8 @@ def test_redis_keys_carry_a_time_to_live(redis_server):
     store.put_blob("k", b"data")
     client = store._redis
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
-    # room, its birth, votes, rate, the room's voters, a client's, rooms opened by the client, blob, its count (3)
-    assert len(client.keys("ttl:*")) == 11
+    # room, its birth, votes, rate, the room's voters, a client's, rooms opened by the client, blob, its count (7)
+    assert len(client.keys("ttl:*")) == 15
     assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
     assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
     assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl(f"ttl:born:{room.code}") > 0

@@ -122,10 +122,11 @@ class Store(Protocol):
         """How many voters have voted in the room, and how many seconds ago the last of them first did (None:
         none yet): what the projector shows of who joined."""
 
-    def put_blob(self, key: str, data: bytes) -> bool:
-        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False, with nothing stored, when the blobs held would
-        pass ``shared_grid_bytes`` (what one client may store is counted by its caller, a
-        :class:`~lnviz.serving.quota.Quota`)."""
+    def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s``, held by ``client`` of ``address``. Past
+        ``shared_grid_bytes``, the oldest blobs of the largest holders go first, while they hold more than this one
+        will (:mod:`lnviz.serving.store_blobs`); False, with nothing stored, when that can't make room (what one
+        client may store per window is counted by its caller, a :class:`~lnviz.serving.quota.Quota`)."""
 
     def renew_blob(self, key: str) -> bool:
         """Keep the bytes under ``key`` another ``blob_ttl_s``; False if there are none."""
