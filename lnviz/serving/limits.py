@@ -106,6 +106,9 @@ class Limits:
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
+    # The stage's route (ui/stage_at.py): a client's answers cost it compute time, from a budget that refills
+    stage_ms_per_client: int = 1000  # milliseconds of compute one client's answers may take per stage window
+    stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
     # The shared store (lnviz.serving.store): what one visitor can put there must not crowd out a class
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
 
@@ -119,6 +122,7 @@ class Limits:
         "quota_window_s",
         "proof_window_s",
         "code_window_s",
+        "stage_window_s",
     )
 
     @classmethod
