@@ -76,16 +76,9 @@ SHARE_BOX = "share_box"
 
 @functools.cache
 def results() -> budget.Budget:
-    """Every page's computed results, in this process: bounded by bytes, least recently used out
-    (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
-    return budget.Budget(limits.current().cache_bytes, concurrent=limits.current().misses_at_once)
-
-
-@functools.cache
-def trimmer() -> heap.Trimmer:
-    """What computations free, given back to the system after them, at most every few seconds
-    (:mod:`lnviz.serving.heap`)."""
-    return heap.Trimmer()
+    """Every page's results, bounded by bytes (:mod:`lnviz.serving.budget`); a miss's garbage freed (``heap``)."""
+    lim = limits.current()  # built on a page's first computation, not when this module is imported
+    return budget.Budget(lim.cache_bytes, concurrent=lim.misses_at_once, after_miss=heap.Trimmer().maybe)
 
 
 class Page:
@@ -217,16 +210,13 @@ class Page:
 
         ``fn`` must depend on its arguments alone (it is cached by its file and
         name), and they must be plain values. With ``shared``,
-        every session gets the same object (large tensors, never mutated)
-        instead of a copy, counted once in the cache; a page must not keep it
-        past its run (a callback defined in the page's script keeps that run's
-        globals alive for the session's life). Fails as :meth:`run` does.
+        every session gets the same object (large tensors, never mutated), which a page must not keep
+        past its run (a callback defined in its script keeps that run's globals). Fails as :meth:`run` does.
 
         The cache is the process's :func:`results`, bounded by bytes, not
         entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
-        visitor's "clear caches" cannot empty it for everyone. What a miss's
-        computation frees goes back to the system (:func:`trimmer`). A miss waits
+        visitor's "clear caches" cannot empty it for everyone. A miss waits
         for one of a few slots in fair turns, charged to this run's client
         (:func:`ui.heavy.client`): a classmate's one miss goes before the
         queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
@@ -244,20 +234,14 @@ class Page:
         )
         who = heavy.client() if limits.current().enabled else None
         cache = results()
-
-        def miss() -> T:
-            value = fn(*args, **kwargs)
-            trimmer().maybe()  # its intermediates, freed by now: glibc keeps them otherwise
-            return value
-
         if gate and key not in cache:
             with heavy.heavy(gate) as ticket:
                 if ticket is None:  # "Busy, try again in N s" is on the page
                     self.finish()
                     st.stop()
-                value = self.run(cache.get_or_compute, key, miss, who)
+                value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         else:
-            value = self.run(cache.get_or_compute, key, miss, who)
+            value = self.run(cache.get_or_compute, key, lambda: fn(*args, **kwargs), who)
         return value if shared else copy.deepcopy(value)
 
     def run(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
