@@ -28,7 +28,7 @@ from harness import aio
 from lnviz.labs.classroom.questions import by_id
 from lnviz.serving import events, poll, proof
 from lnviz.serving.limits import Limits
-from lnviz.serving.store import MemoryStore
+from lnviz.serving.store import MemoryStore, StoreDown
 from ui import proof as ui_proof
 from ui import routes
 from ui import store as ui_store
@@ -346,3 +346,51 @@ def test_attack_4_a_script_with_no_proof_gets_no_stream_and_one_with_many_leaves
     assert phone.response.status == 200 and _data(phone.event())["code"] == room.code
     for s in [*held, *refused, phone, bare]:
         s.close()
+
+
+def test_attack_7_through_redis_restarting_from_its_file_a_stream_says_down_and_never_gone(monkeypatch):
+    """Issue 47, attack 7: after Redis restarted from its append-only file, a phone was shown "no room" and stopped
+    following the room for good. With a real redis-server set up as deploy/k8s/redis.yaml's (an append-only
+    file), stopped and started holding what it held: the stream says `down` once while Redis can't be reached,
+    then the room again, and never `gone`; a room Redis lacks while it may still be loading is the store down,
+    not "no room", and after that grace it is "no room"."""
+    from harness import redis as redis_harness
+    from lnviz.serving import store as store_module
+    from lnviz.serving.store import RedisStore
+
+    async def main(server: redis_harness.RedisServer) -> None:
+        store = RedisStore(server.url)
+        room, _ = _opened(store)
+        hub = events.Hub(lambda: store, _revealed, Limits(), look_s=3600)
+        sub = hub.subscribe(room.code, asyncio.get_running_loop())
+        seen: list = []
+        for step in ("look", "stop", "look", "look", "start", "look"):
+            if step == "stop":
+                server.stop(keep=True)
+            elif step == "start":
+                server.start()
+            else:
+                hub.look_all()
+            await asyncio.sleep(0)  # the loop runs the hand-overs the look scheduled
+            seen += sub.pending
+            sub.pending.clear()
+        assert [("down" if e is events.DOWN else e["code"]) for e in seen] == [room.code, "down", room.code]
+        with pytest.raises(StoreDown):  # up for less than the grace: it may still be loading
+            store.room("ABCDEFGH")
+        monkeypatch.setattr(store_module, "RESTART_GRACE_S", 0)
+        assert store.room("ABCDEFGH") is None
+
+    with redis_harness.running(["--appendonly", "yes", "--appendfsync", "everysec"]) as server:
+        aio.run(main(server))
+
+
+def test_a_stream_asked_while_the_store_is_down_says_down_and_ends_for_its_browser_to_ask_again(served, monkeypatch):
+    port, store = served
+    room, _ = _opened(store)
+
+    def down(code: str) -> None:
+        raise StoreDown("Redis is loading the dataset in memory")
+
+    monkeypatch.setattr(store, "room", down)
+    phone = Stream(f"http://127.0.0.1:{port}", room.code, _cookie())
+    assert [e["event"] for e in phone.events()] == ["down"]

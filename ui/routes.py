@@ -3,7 +3,8 @@
 - ``GET {base}/api/class/{code}/events``: the class room ``code``'s public state as Server-Sent Events
   (:mod:`lnviz.serving.events` says what is in it, and what never is). On connect, the state at once, whatever
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
-  15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end.
+  15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end; while the
+  store can't be reached (or has just restarted and may be loading), a ``down`` event, and the stream goes on.
   A request without a proved browser's cookie (:mod:`ui.proof`): HTTP 403; too many streams from one browser,
   its address or in all: HTTP 429; each with the sentence to show, in plain text.
 - ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
@@ -97,6 +98,11 @@ def _gone(code: str) -> ServerSentEvent:
     return ServerSentEvent(data=json.dumps({"code": code, "message": events.GONE_MESSAGE}), event="gone")
 
 
+def _down(code: str) -> ServerSentEvent:
+    """The store can't be reached, or is loading what it held: the phone keeps following and says so."""
+    return ServerSentEvent(data=json.dumps({"code": code}), event="down")
+
+
 async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSentEvent]:
     """The stream of one subscriber: the state now, then each change, until the room ends or the stream lags."""
     first = hub().latest(code)
@@ -104,6 +110,7 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
         try:
             first = await anyio.to_thread.run_sync(hub().current, code)
         except StoreDown:
+            yield _down(code)
             return  # the browser's EventSource tries again in a few seconds
     if first is None:
         yield _gone(code)
@@ -120,6 +127,10 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
             if item is events.GONE:
                 yield _gone(code)
                 return
+            if item is events.DOWN:
+                yield _down(code)
+                last = None  # the state after it is sent again, even if unchanged: it ends the phone's note
+                continue
             if events.event_id(item) == last:
                 continue
             yield _room_event(item)

@@ -101,7 +101,9 @@ def look(store: Reads, code: str) -> tuple[Room, int] | None:
     return room, (store.count(code, room.index, room.round) if room.question is not None else 0)
 
 
+DOWN_SEEN = (-1, -1)  # a room's last look, when it found the store down
 GONE = None  # what a subscriber is handed when its room is gone: its stream sends `gone` and ends
+DOWN = {"down": True}  # ... when the store can't be reached: its stream sends `down` and goes on (issue 47, attack 7)
 
 
 @dataclass(eq=False)
@@ -194,8 +196,12 @@ class Hub:
         for code in codes:
             try:
                 self._look(code)
-            except StoreDown:
-                continue  # the phones keep what they show; the next look after the store is back sends the change
+            except StoreDown:  # the phones keep what they show and say the store is coming back, once
+                with self._lock:
+                    told = self._seen.get(code) == DOWN_SEEN
+                    self._seen[code] = DOWN_SEEN  # so the first look after it is back sends the state again
+                if not told:
+                    self._send(code, DOWN, end=False)
             except Exception:  # a bug of one room's must not stop every room's stream: said, and looked at again
                 _log.exception("class stream: the look at room %s failed", code)
 

@@ -67,6 +67,9 @@ class Caps:
         return cls(**{cap: kinds[cap](getattr(limits, n)) for cap, n in named.items() if hasattr(limits, n)})
 
 
+RESTART_GRACE_S = 30  # a Redis up for less than this may still be loading: a room it lacks may yet come back
+
+
 class StoreDown(RuntimeError):
     """The shared store can't be reached now (Redis down or unreachable)."""
 
@@ -317,6 +320,13 @@ class RedisStore(RedisBlobs):
             self._full_log.warn("Redis refused %d write(s), at its maxmemory: %s", error)
             raise StoreFull(str(error)) from error
 
+    def _settled(self) -> None:
+        """:class:`StoreDown` while Redis may not hold yet what it held (up for less than :data:`RESTART_GRACE_S`):
+        a phone told "no room" stops following it for good (issue 47, attack 7)."""
+        up = self._call(lambda: self._redis.info("server")).get("uptime_in_seconds", RESTART_GRACE_S)
+        if int(up) < RESTART_GRACE_S:
+            raise StoreDown(f"Redis started {up} s ago")
+
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
         keys.append(f"{self._p}born:{room.code}")
@@ -329,6 +339,7 @@ class RedisStore(RedisBlobs):
     def room(self, code: str) -> Room | None:
         fields = self._call(lambda: self._redis.hgetall(f"{self._p}room:{code}"))
         if not fields:
+            self._settled()
             return None
         return Room.from_fields(code, {k.decode(): v.decode() for k, v in fields.items()})
 
