@@ -164,7 +164,7 @@ def test_a_transformer_run_counts_its_13_layernorms_bytes_and_the_cache_keeps_at
 
 def test_after_a_miss_is_kept_the_budget_calls_its_after_miss_once_and_never_on_a_hit():
     calls = []
-    cache = Budget(MIB, after_miss=lambda: calls.append(cache.bytes))
+    cache = Budget(MIB, after_miss=lambda nbytes: calls.append((nbytes, cache.bytes)))
     for key in ("a", "a", "b", "a"):
         cache.get_or_compute(key, lambda: mib(0.25))
-    assert len(calls) == 2 and calls[0] > 0  # each miss's value was kept before the call
+    assert len(calls) == 2 and calls[0][0] == calls[0][1] >= MIB // 4  # its bytes, its value kept before the call

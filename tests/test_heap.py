@@ -16,17 +16,16 @@ class Clock:
         return self.now
 
 
-def test_collects_and_trims_at_most_once_per_interval_whoever_asks():
+def test_collects_and_trims_once_enough_bytes_were_computed_and_at_most_once_per_interval_whoever_asks():
     clock, trims, collects = Clock(), [], []
-    trimmer = heap.Trimmer(
-        2.0, trim=lambda: trims.append(clock.now) or 1, collect=lambda: collects.append(1) or 0, clock=clock
-    )
+    collect, trim = (lambda: collects.append(1) or 0), (lambda: trims.append(clock.now) or 1)
+    trimmer = heap.Trimmer(2.0, every_bytes=100, trim=trim, collect=collect, clock=clock)
     asked = []
-    for t in (0.0, 0.5, 1.9, 2.0, 2.1, 5.0):
+    for t, nbytes in ((0.0, 60), (0.1, 60), (0.5, 100), (1.9, 100), (2.0, 100), (2.1, 100), (5.0, 10), (5.1, 90)):
         clock.now = t
-        asked.append(trimmer.maybe())
-    assert asked == [True, False, False, True, False, True]
-    assert trims == [0.0, 2.0, 5.0] and len(collects) == 3 and trimmer.trims == 3
+        asked.append(trimmer.maybe(nbytes))
+    assert asked == [False, True, False, False, False, True, False, True]
+    assert trims == [0.1, 2.1, 5.1] and len(collects) == 3 and trimmer.trims == 3
 
 
 class Globals:
@@ -42,7 +41,7 @@ def test_a_finished_runs_cycle_is_collected_and_glibc_can_give_its_memory_back()
     try:
         gone = weakref.ref(Globals())
         assert gone() is not None  # a cycle: no reference count frees it
-        assert heap.Trimmer(trim=lambda: 1).maybe()
+        assert heap.Trimmer(trim=lambda: 1).maybe(heap.TRIM_EVERY_BYTES)
         assert gone() is None
     finally:
         gc.enable()

@@ -11,8 +11,10 @@ arenas, in pieces between blocks still in use, and does not return on its own.
 while the page kit's cache held 256 MiB of runs (issue 47, attack 2); one
 collection and one ``malloc_trim(0)`` then gave back 500 MiB in about 100 ms.
 
-:class:`Trimmer` does both after computations, at most every ``every_s``
-seconds, so that its cost stays a few percent of a core whatever visitors send.
+:class:`Trimmer` does both after computations, once 64 MiB of results were
+computed since the last time and at most every 2 s: a collection pauses every
+thread for 20-130 ms, so a slider's small results don't pay for it, and a flood
+of large ones pays a few percent of a core.
 Where the C library has no ``malloc_trim`` (musl, macOS) it only collects.
 
 Pure: no Streamlit.
@@ -28,6 +30,7 @@ import time
 from collections.abc import Callable
 
 TRIM_EVERY_S = 2.0
+TRIM_EVERY_BYTES = 64 * 2**20  # computed since the last: a slider's small misses don't pay for a full collection
 
 
 def malloc_trim() -> Callable[[], int] | None:
@@ -41,28 +44,32 @@ def malloc_trim() -> Callable[[], int] | None:
 
 
 class Trimmer:
-    """:meth:`maybe` after freeing work: a full collection and a trim, unless any thread had one within ``every_s``."""
+    """:meth:`maybe` after a computation of so many bytes: a full collection and a trim, once ``every_bytes`` were
+    computed since the last and ``every_s`` passed (whichever thread computed them)."""
 
     def __init__(
         self,
         every_s: float = TRIM_EVERY_S,
+        every_bytes: int = TRIM_EVERY_BYTES,
         trim: Callable[[], int] | None = None,
         collect: Callable[[], int] = gc.collect,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.every_s, self.clock, self._collect = every_s, clock, collect
+        self.every_s, self.every_bytes, self.clock, self._collect = every_s, every_bytes, clock, collect
         self._trim = malloc_trim() if trim is None else trim
         self._lock = threading.Lock()
         self._last = -float("inf")
+        self._owed = 0  # bytes computed since the last trim
         self.trims = 0
 
-    def maybe(self) -> bool:
-        """Collect and trim now unless another thread did within ``every_s``; whether this call did."""
+    def maybe(self, nbytes: int) -> bool:
+        """Count a computation of ``nbytes``; collect and trim now if that is due; whether this call did."""
         with self._lock:
             now = self.clock()
-            if now - self._last < self.every_s:
+            self._owed += nbytes
+            if self._owed < self.every_bytes or now - self._last < self.every_s:
                 return False
-            self._last = now
+            self._last, self._owed = now, 0
         self._collect()
         if self._trim is not None:
             self._trim()
