@@ -3,7 +3,8 @@
 # its headless shell, nginx and redis-server (the /class page's shared store: the tests start their own,
 # through harness/redis.py).
 # `make load LOAD_ARGS="--mode class --replicas 2"`: a class of 200 through the balancer (benchmarks/crowd.py).
-# `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py).
+# `make load LOAD_ARGS="--mode attack"`: a class of 30 while one client tries each attack of issue 20 (benchmarks/attack.py);
+# add `--before PATH` (a `git worktree add PATH main`) for issue 47's eight attacks before and after (benchmarks/attack_cost.py).
 # `make load LOAD_ARGS="--mode poll"`: 400 phones following a class room's stream over 2 replicas, nginx and Redis (benchmarks/class_stream.py).
 PYTHON ?= python3
 VENV   ?= .venv

@@ -1,5 +1,6 @@
 """``make load LOAD_ARGS="--mode attack"``: a class of 30 on one server while one client tries each attack of
-issue 20 in turn.
+issue 20 in turn; then issue 30's on the shared store and, with ``--before`` (a checkout of main), issue 47's eight
+beside an honest user, before and after (:mod:`benchmarks.attack_cost`).
 
     python -m benchmarks.load --mode attack                      # 30 sessions, 15 s a phase: 5 to 10 minutes
     python -m benchmarks.load --mode attack --seconds 10 --out /tmp/attack.md
@@ -52,7 +53,7 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks import attack_store
+from benchmarks import attack_cost, attack_store
 from benchmarks.crowd import LECTURE, Student, attend, students, warm_up
 from benchmarks.memory import Memory, sampling
 from benchmarks.run import load_average, machine, machine_table, verdict, write_section
@@ -640,6 +641,9 @@ def main(args: argparse.Namespace) -> int:
     report = asyncio.run(asyncio.wait_for(run, limit))
     text = attack_markdown(report, load_start, load_average())
     text += "\n" + attack_store.markdown(attack_store.run())  # issue 30's attacks 1 and 2, on the shared store
+    if args.before is not None:  # issue 47's eight, each beside an honest user, main's code and this one's
+        cost_start = load_average()
+        text += "\n" + attack_cost.markdown(attack_cost.run(args.before.resolve()), cost_start, load_average())
     print(text)
     write_section("attack", text, args.out)
     return 0

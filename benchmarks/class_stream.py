@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from benchmarks import class_faults
-from harness.replicas import Replicas, running_replicas
+from harness.replicas import Replicas, proved, running_replicas
 from lnviz.serving import poll
 from lnviz.serving.store import RedisStore
 
@@ -65,7 +65,7 @@ async def follow(phone: Phone, host: str, port: int, path: str, route: str) -> N
     """Read the stream at ``path`` into ``phone`` until it ends: the HTTP/1.1 chunked body, event by event."""
     reader, writer = await asyncio.open_connection(host, port, limit=2**20)
     request = f"GET {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAccept: text/event-stream\r\n"
-    writer.write((request + f"Cookie: lnviz_route={route}\r\n\r\n").encode())
+    writer.write((request + f"Cookie: lnviz_route={route}; {proved()}\r\n\r\n").encode())
     try:
         head = await reader.readuntil(b"\r\n\r\n")
         phone.status = int(head.split(b" ", 2)[1])

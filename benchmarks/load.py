@@ -430,6 +430,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
     parser.add_argument("--contexts", type=int, default=CONTEXTS, help="browser: contexts the tabs are spread over")
     parser.add_argument("--stagger", type=float, default=None, help="seconds between two sessions' first runs")
+    parser.add_argument(
+        "--before", type=Path, default=None, help="attack: a checkout of main, for issue 47's before and after"
+    )
     parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)

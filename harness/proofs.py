@@ -5,15 +5,22 @@ middleware signs one, where a connection's cookies would be
 (``st.context.cookies``): every run of the test then comes from that browser,
 until :meth:`Browser.fresh` makes it another or :meth:`Browser.forget` drops
 its cookies. Nothing in the app reads a proof from anywhere else.
+
+:func:`earn` (from a real server) and :func:`redeemed` (from this process's :mod:`ui.proof`) pay for a proof
+as a new browser does: a challenge solved.
 """
 
 from __future__ import annotations
 
+import json
 import time
+import urllib.error
+import urllib.request
 from typing import Any
 
-from harness import aio
-from lnviz.serving import proof
+import altcha
+
+from lnviz.serving import proof, who
 
 
 class Browser:
@@ -41,29 +48,49 @@ class Browser:
         self.cookies = {}
 
 
-async def _html(scope: dict, receive: Any, send: Any) -> None:
-    await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/html")]})
-    await send({"type": "http.response.body", "body": b""})
+def solution(challenge: dict[str, Any]) -> str:
+    """ALTCHA's payload solving ``challenge`` (as ``GET /api/proof`` gives it), found by trying every number as the
+    page's script does (``altcha.solve_challenge_v1``)."""
+    found = altcha.solve_challenge_v1(
+        challenge["challenge"], challenge["salt"], challenge["algorithm"], challenge["maxnumber"]
+    )
+    assert found is not None, "no number solves the challenge"
+    parts = [challenge[k] for k in ("algorithm", "challenge")] + [found.number, challenge["salt"]]
+    return altcha.PayloadV1(*parts, challenge["signature"]).to_base64()
 
 
-def first_visit(ip: str, cookie: str = "") -> str:
-    """What a page's HTML sets in the ``lnviz_proof`` cookie for a visitor from ``ip`` who sends ``cookie`` (a
-    proof, or "" as a script that discards its cookies), through :class:`ui.proof.Middleware`; "" for nothing."""
+def earn(base: str, headers: dict[str, str] | None = None) -> str:
+    """A new browser's proof from the server at ``base``: a challenge asked, solved and sent back, as
+    lnviz/web/proof/boot.js does; the cookie's value, or "" when the server sets none."""
+    for _ in range(3):  # a 409: the price rose meanwhile; ask again
+        asked = urllib.request.Request(base + "/api/proof", headers=headers or {})
+        with urllib.request.urlopen(asked, timeout=60) as r:
+            challenge = json.loads(r.read())
+        sent = urllib.request.Request(
+            base + "/api/proof", data=solution(challenge).encode(), method="POST", headers=headers or {}
+        )
+        try:
+            with urllib.request.urlopen(sent, timeout=60) as r:
+                for header in r.headers.get_all("Set-Cookie") or []:
+                    if header.startswith(proof.COOKIE + "="):
+                        return header.split(";", 1)[0].split("=", 1)[1]
+                return ""
+        except urllib.error.HTTPError as refused:
+            if refused.code != 409:
+                return ""
+    return ""
 
+
+def redeemed(ip: str, work: int | None = None) -> str:
+    """A new browser's proof from :mod:`ui.proof`'s own functions, for a visitor from ``ip``: a challenge at the
+    price there (or ``work``), solved, and redeemed; the proof, or "" when refused."""
     from ui import proof as ui_proof
 
-    headers = [(b"cookie", f"{proof.COOKIE}={cookie}".encode())] if cookie else []
-    scope = {"type": "http", "method": "GET", "path": "/class", "headers": headers, "client": (ip, 40000)}
-    sent: list[dict] = []
-
-    async def send(message: dict) -> None:
-        sent.append(message)
-
-    aio.run(ui_proof.Middleware(_html)(scope, None, send))
-    for name, value in sent[0]["headers"]:
-        if name == b"set-cookie":
-            return value.decode().split(";")[0].split("=", 1)[1]
-    return ""
+    address = who.address(ip)
+    price = ui_proof.price().work(address) if work is None else work
+    challenge = proof.challenge(ui_proof.secret(), price, time.time())
+    _, token = ui_proof.redeem(solution(challenge), address, time.time())
+    return token or ""
 
 
 def proved_client(token: str) -> str | None:

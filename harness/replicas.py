@@ -110,6 +110,14 @@ SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof fro
 RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.live.RUNS_FILE, named here so the harness needs no Streamlit
 
 
+def proved() -> str:
+    """``lnviz_proof=…``: a new browser's proof as this deployment signs one, for a client that follows a stream
+    without a page (a benchmark's phones; the proof of work itself is tested in tests/test_proof*.py)."""
+    from lnviz.serving import proof
+
+    return f"{proof.COOKIE}={proof.mint(proof.secret_from_env(SECRET), time.time())}"
+
+
 def replica_env(redis: redis_harness.RedisServer, runs: Path) -> dict[str, str]:
     """A replica's environment: the shared Redis, the deployment's one secret, and where it counts class page runs
     (both append whole lines to one file)."""

@@ -54,12 +54,14 @@ def start_app(
     env: Mapping[str, str] | None = None,
     base_path: str = "",
     prefix: Sequence[str] = (),
+    root: Path = ROOT,
 ) -> AppProcess:
     """``streamlit run script`` from the repo root on ``port``, as ``make run`` does; does not wait for it.
 
     ``env``: variables set for it on top of this process's (``LNVIZ_REDIS_URL``, say). ``base_path``:
     served under that path (``server.baseUrlPath``, "lnviz"), which the url then ends with. ``prefix``: a
-    command that runs it (``taskset -c 0``: on one core, where a benchmark places it)."""
+    command that runs it (``taskset -c 0``: on one core, where a benchmark places it). ``root``: another checkout's
+    (a benchmark's "before": its app.py, pages and lnviz, with this interpreter)."""
     cmd = [
         *prefix,
         sys.executable, "-m", "streamlit", "run", script,
@@ -73,7 +75,7 @@ def start_app(
     log.parent.mkdir(parents=True, exist_ok=True)
     env = {"MALLOC_ARENA_MAX": "2", **os.environ, **(env or {})}  # as the Dockerfile runs it
     with log.open("wb") as out:
-        proc = subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        proc = subprocess.Popen(cmd, cwd=root, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
     url = f"http://127.0.0.1:{port}" + (f"/{base_path.strip('/')}" if base_path else "")
     return AppProcess(proc=proc, url=url, log=log)
 

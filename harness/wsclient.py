@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.request
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
@@ -25,12 +24,12 @@ from streamlit.testing.v1.element_tree import ElementTree, parse_tree_from_messa
 
 
 def proof_cookie(base: str, page: str = "") -> str:
-    """``lnviz_proof=…`` as the page's HTML at ``base`` sets it for a new browser; "" if it sets none."""
-    with urllib.request.urlopen(f"{base}/{page}", timeout=TIMEOUT) as r:
-        for header in r.headers.get_all("Set-Cookie") or []:
-            if header.startswith("lnviz_proof="):
-                return header.split(";", 1)[0]
-    return ""
+    """``lnviz_proof=…`` as a new browser earns it at ``base``: the page's proof of work solved (in Python, as a
+    script would: :func:`harness.proofs.earn`); "" if the server gives none."""
+    from harness.proofs import earn
+
+    token = earn(base)
+    return f"lnviz_proof={token}" if token else ""
 
 
 # A run counts as finished on these statuses; "finished early" is a run interrupted by a newer one.

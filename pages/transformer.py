@@ -12,10 +12,6 @@ WIDTH = 12  # features in the grid's window, as the explorer's stage shows
 page = Page.start()  # no introduction: the box, then the point with its numbers, then the grid
 
 
-def use_example(sentences: str) -> None:
-    st.session_state["text"] = sentences
-
-
 def forward(typed: str, device: str) -> transformer.Run:
     return transformer.run(model.shared(), typed, torch.device(device))
 
@@ -25,10 +21,16 @@ box, examples = st.columns([4, 3])  # the three examples in one row beside the b
 typed = page.control("text", where=box, height=96)  # two lines: Streamlit's least with a label
 with examples:
     st.caption("Examples")
+    # Not a function of this script: as a callback, it would keep this run's globals (its run of the model, about
+    # 16 MiB) alive for as long as Streamlit keeps the session, 2 minutes after it closes (issue 47, attack 2).
     with st.container(horizontal=True, gap="small"):
         for name, sentences in text.EXAMPLES.items():
             st.button(
-                name, key=f"example_{name}", help=text.EXAMPLE_HELP[name], on_click=use_example, args=(sentences,)
+                name,
+                key=f"example_{name}",
+                help=text.EXAMPLE_HELP[name],
+                on_click=st.session_state.update,
+                args=({"text": sentences},),
             )
 with page.sidebar("LayerNorm"):
     layer, site_name = page.controls("layer", "site")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 
 import pytest
@@ -21,6 +22,10 @@ from harness.replicas import Replicas, running_replicas
 from harness.server import ROOT, AppProcess, serving  # noqa: F401  (ROOT: what the tests import)
 
 pytest_plugins = ("browser",)
+
+# A proof of work at a thousandth of its price, for this process and the servers it starts: every test's browser
+# and script pays for its proof, in milliseconds. The price itself is tested at its default (tests/test_proof.py).
+os.environ.setdefault("LNVIZ_PROOF_WORK", "200")
 
 
 def pytest_xdist_make_scheduler(config: pytest.Config, log):

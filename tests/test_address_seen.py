@@ -35,7 +35,7 @@ def test_the_projector_speaks_of_addresses_only_when_the_one_it_sees_is_no_publi
 
 def test_the_sentence_gives_the_limits_it_speaks_of():
     said = address_seen.sentence(Limits(voters_per_address=321, rooms_per_address=7))
-    assert "at most 321 voters in a room and open 7 rooms an hour" in said and "no public address" in said
+    assert "321 more voters in a room at first, and 7 more rooms a minute" in said and "no public address" in said
 
 
 def test_every_plain_streamlit_run_listens_on_ipv4_where_nginx_on_this_host_is_trusted():

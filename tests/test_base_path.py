@@ -24,6 +24,7 @@ from harness import nginx
 from harness.chromium import LAPTOP, local_context
 from harness.server import ROOT, AppProcess, free_port, start_app, stop, wait_app, wait_healthy
 from harness.settle import STAGE_ROOT_JS, wait_settled
+from harness.wsclient import proof_cookie
 from lnviz.maths import data
 from lnviz.views import links
 
@@ -167,14 +168,15 @@ def test_the_class_stream_comes_under_the_path_through_nginx_unbuffered(proxied,
     from test_browser_classroom import PROJECTOR, open_in, press, start_room
     from test_class_stream import Follower, Stream
 
-    gone = Stream(proxied.url, "ABCDEFGH")
+    cookie = proof_cookie(proxied.url)  # a stream needs a proved browser: its proof of work, earned under the path
+    gone = Stream(proxied.url, "ABCDEFGH", cookie)
     assert gone.response.status == 200 and [e["event"] for e in gone.events()] == ["gone"]
     with pytest.raises(urllib.error.HTTPError) as outside:
         urllib.request.urlopen(proxied.url.removesuffix(PATH) + "/api/class/ABCDEFGH/events", timeout=30)
     assert outside.value.code == 404
     presenter = open_in(contexts(PROJECTOR), f"{proxied.url}/class?present=1")
     code = start_room(presenter)
-    phone = Follower(proxied.url, code)
+    phone = Follower(proxied.url, code, cookie)
     assert phone.stream.response.getheader("content-type").startswith("text/event-stream")
     assert phone.until(lambda s: True)["phase"] == "ask"
     press(presenter, "reveal")

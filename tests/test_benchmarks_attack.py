@@ -106,3 +106,15 @@ def test_load_hands_the_attack_mode_over_with_its_own_phase_default(monkeypatch)
     assert load.main(["--mode", "attack"]) == 0
     (args,) = seen
     assert args.seconds is None and args.sessions is None  # attack.main picks 15 s phases and 30 sessions
+    assert args.before is None  # issue 47's before and after only with a checkout of main to run
+
+
+def test_issue_47s_table_has_a_row_per_attack_judged_by_the_honest_user_after(monkeypatch):
+    from benchmarks import attack_cost, run
+
+    monkeypatch.setattr(run, "machine", lambda: {"CPU": "test"})
+    rows = [attack_cost.Row(name, "got all", "got less", False, key != "8") for key, name, _ in attack_cost.ATTACKS]
+    table = attack_cost.markdown(rows, "0", "0").splitlines()
+    body = [line for line in table if line.startswith(("| 1.", "| 2.", "| 3.", "| 4.", "| 5.", "| 6.", "| 7.", "| 8."))]
+    assert len(body) == 8 and all("**fails**" in line for line in body)
+    assert [line.endswith("**PASS** |") for line in body] == [True] * 7 + [False]

@@ -47,7 +47,10 @@ def test_a_light_phone_reads_each_room_event_whatever_the_chunks_and_skips_comme
     phone, request = aio.run(main())
     assert phone.status == 200
     assert [state for _, state in phone.seen] == [first, second]
-    assert request.startswith(b"GET /api/class/X/events HTTP/1.1\r\n") and b"Cookie: lnviz_route=k\r\n" in request
+    assert (
+        request.startswith(b"GET /api/class/X/events HTTP/1.1\r\n")
+        and b"Cookie: lnviz_route=k; lnviz_proof=" in request
+    )
 
 
 def test_the_quantiles_are_the_median_and_the_95th_of_the_delays():

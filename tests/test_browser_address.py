@@ -4,9 +4,10 @@ The app runs as the Makefile's ``run`` target starts it, its command read from t
 interpreter and port swapped), with Redis as its store; nginx runs the documented block, read from
 docs/deploy.md. A test-only ``set_real_ip_from`` makes nginx take the visitor's address from a header the
 test's Chromium sends, as if the visitor connected from that public address; the block's own
-``X-Forwarded-For`` then forwards it. The presenter's Start is counted, in Redis, against the hash of exactly
-that address, and the projector says nothing about addresses. A visitor nginx sees on the loopback is counted
-as no public address, and the projector says that it counts such visitors as one.
+``X-Forwarded-For`` then forwards it. The presenter's second room (its browser's first is its own, issue 47)
+is counted, in Redis, against the hash of exactly that address, and the projector says nothing about
+addresses. A visitor nginx sees on the loopback is counted as no public address, and the projector says that
+it counts such visitors as one.
 
 Before the fix, Streamlit listened on IPv6 and IPv4, nginx's connection arrived as ``::ffff:127.0.0.1``,
 which uvicorn does not trust, and every visitor had the proxy's address.
@@ -25,7 +26,7 @@ from dataclasses import dataclass
 
 import pytest
 import redis
-from playwright.sync_api import Browser
+from playwright.sync_api import Browser, BrowserContext
 
 from harness import nginx
 from harness import redis as redis_harness
@@ -94,8 +95,13 @@ def proxied(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Proxied]:
             stop(proc)
 
 
-def start_room(browser: Browser, url: str, **headers: str) -> AppPage:
-    context = local_context(browser, viewport=PROJECTOR, extra_http_headers=headers)
+def start_room(browser: Browser | BrowserContext, url: str, **headers: str) -> AppPage:
+    """A room started on a projector: in a new browser, or in another tab of ``browser`` when it is a context."""
+    context = (
+        browser
+        if isinstance(browser, BrowserContext)
+        else local_context(browser, viewport=PROJECTOR, extra_http_headers=headers)
+    )
     presenter = AppPage(context.new_page()).goto(f"{url}/class?present=1")
     presenter.page.locator(".st-key-class_start button").click()
     presenter.page.locator(".st-key-class_code").wait_for(timeout=SETTLE_TIMEOUT * 1000)
@@ -113,10 +119,13 @@ def test_make_run_behind_the_documented_nginx_counts_the_forwarded_public_addres
     before = opened_by(store)
     presenter = start_room(browser, proxied.url, **{HEADER: VISITOR})
     try:
+        # A browser's first room is its own (issue 47): its second, in another tab, counts against its address.
+        assert opened_by(store) == before, opened_by(store)
+        second = start_room(presenter.page.context, proxied.url)
         hashed = "address " + hashlib.sha256(VISITOR.encode()).hexdigest()[:16]
         opened = opened_by(store)
         assert opened.get(hashed, 0) == before.get(hashed, 0) + 1, (opened, proxied.app.log_tail())
-        assert not presenter.exceptions()
+        assert not presenter.exceptions() and not second.exceptions()
         assert presenter.page.get_by_text("sees no public address").count() == 0
     finally:
         presenter.page.context.close()

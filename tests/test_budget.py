@@ -120,3 +120,51 @@ def test_put_refuses_a_value_over_the_budget_or_its_holders_cap_and_a_held_key_k
     cache.put("k", first)
     cache.put("k", mib(0.5))
     assert cache.get("k") is first and cache.bytes == nbytes(first)
+
+
+def transformer_run(sentences: int, tokens: int, seed: int):
+    """A run of the transformer page's shape (lnviz.labs.transformer.Run), 13 LayerNorms of (S, T, 384), without
+    the model: what the page kit's cache holds for one text."""
+    from lnviz.labs.transformer import Run
+
+    g = torch.Generator().manual_seed(seed)
+    sites = [(0, "embeddings")] + [(layer, site) for layer in range(6) for site in ("attention", "ffn")]
+
+    def grid() -> torch.Tensor:
+        return torch.randn(sentences, tokens, 384, generator=g)  # (S, T, H)
+
+    return Run(
+        sentences=tuple("s" * sentences),
+        tokens=(("t",) * tokens,) * sentences,
+        mask=torch.ones(sentences, tokens, dtype=torch.bool),
+        inputs={k: grid() for k in sites},
+        outputs={k: grid() for k in sites},
+        weight={k: torch.ones(384) for k in sites},
+        bias={k: torch.zeros(384) for k in sites},
+        eps=1e-12,
+        layers=6,
+        device="cpu",
+        dtype="float32",
+        seconds=0.1,
+    )
+
+
+def test_a_transformer_run_counts_its_13_layernorms_bytes_and_the_cache_keeps_at_most_its_budget_of_runs():
+    """Issue 47, attack 2: what the page kit caches for one 8-sentence text is counted at its true size, and unique
+    texts past the budget push the oldest out."""
+    run = transformer_run(8, 64, 0)
+    grids = 26 * 8 * 64 * 384 * 4  # an input and an output per LayerNorm, float32: 19.5 MiB
+    assert grids + 26 * 384 * 4 <= nbytes(run) < grids + 26 * 384 * 4 + 64 * 2**10
+    cache = Budget(4 * nbytes(run))
+    for seed in range(10):
+        cache.put(seed, transformer_run(8, 64, seed))
+        assert cache.bytes <= cache.budget
+    assert len(cache) == 4 and all(seed in cache for seed in range(6, 10))
+
+
+def test_after_a_miss_is_kept_the_budget_calls_its_after_miss_once_and_never_on_a_hit():
+    calls = []
+    cache = Budget(MIB, after_miss=lambda nbytes: calls.append((nbytes, cache.bytes)))
+    for key in ("a", "a", "b", "a"):
+        cache.get_or_compute(key, lambda: mib(0.25))
+    assert len(calls) == 2 and calls[0][0] == calls[0][1] >= MIB // 4  # its bytes, its value kept before the call

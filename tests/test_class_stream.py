@@ -26,9 +26,10 @@ from starlette.applications import Starlette
 
 from harness import aio
 from lnviz.labs.classroom.questions import by_id
-from lnviz.serving import events, poll
+from lnviz.serving import events, poll, proof
 from lnviz.serving.limits import Limits
-from lnviz.serving.store import MemoryStore
+from lnviz.serving.store import MemoryStore, StoreDown
+from ui import proof as ui_proof
 from ui import routes
 from ui import store as ui_store
 
@@ -154,18 +155,20 @@ def test_a_subscriber_that_falls_behind_is_dropped_and_a_closed_or_expired_room_
     aio.run(main())
 
 
-def test_the_gate_counts_streams_per_browser_per_address_and_in_all_and_lifts_with_the_limits_off():
-    gate = events.Gate(replace(Limits(), streams_per_client=2, streams_per_address=3, subscribers=4))
-    assert [gate.enter("browser a", "address x") for _ in range(3)] == [None, None, "client"]
-    assert gate.enter("browser b", "address x") is None
-    assert gate.enter("browser c", "address x") == "address"
-    assert gate.enter("browser c", "") is None
-    assert gate.enter("", "") == "server"
-    gate.leave("browser a", "address x")
-    assert gate.enter("browser d", "address x") is None
+def test_the_gate_keeps_a_browsers_first_stream_counted_against_the_process_alone_and_lifts_with_the_limits_off():
+    lim = replace(Limits(), streams_per_client=3, streams_per_address=2, subscribers=7, streams_kept_first=2)
+    gate = events.Gate(lim)
+    assert [gate.enter("proved a", "address x") for _ in range(4)] == [None, None, None, "client"]
+    assert gate.enter("proved b", "address x") is None  # its first: the address's further streams don't count
+    assert gate.enter("proved b", "address x") == "address"  # its second: x holds 2 further streams already
+    assert gate.enter("proved c", "address y") is None
+    assert gate.enter("proved c", "address y") == "server"  # a further stream may not take the places kept
+    assert [gate.enter(f"proved {n}", "address x") for n in "def"] == [None, None, "server"]  # firsts take them
+    gate.leave("proved a", "address x")
+    assert gate.enter("proved f", "address x") is None
     lifted = events.Gate(Limits.off())
-    assert all(lifted.enter("browser a", "address x") is None for _ in range(100))
-    assert set(events.REFUSED) == {"client", "address", "server"}
+    assert all(lifted.enter("proved a", "address x") is None for _ in range(100))
+    assert set(events.REFUSED) == {"client", "address", "server", "proof"}
 
 
 # The route, served ---------------------------------------------------------------------------------------------
@@ -266,16 +269,15 @@ def _data(event: dict[str, str] | None) -> dict:
     return json.loads(event["data"])
 
 
-def _cookie(token: bytes) -> str:
-    mask = b"\x01\x02\x03\x04"
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
-    return f"{routes.XSRF_COOKIE}=2|{mask.hex()}|{masked.hex()}|1"
+def _cookie() -> str:
+    """A new proved browser's cookie, signed as this process's :mod:`ui.proof` signs one."""
+    return f"{proof.COOKIE}={proof.mint(ui_proof.secret(), time.time())}"
 
 
 def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_then_ends(served):
     port, store = served
     room, secret = _opened(store)
-    phone = Stream(f"http://127.0.0.1:{port}", room.code)
+    phone = Stream(f"http://127.0.0.1:{port}", room.code, _cookie())
     assert phone.response.status == 200
     assert phone.response.getheader("content-type").startswith("text/event-stream")
     first = phone.event()
@@ -285,7 +287,7 @@ def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_the
     store.act(room.code, secret, "reveal", 0)
     shown = phone.event()
     assert shown["id"] == "1.1" and _data(shown)["rounds"] == [{"0": 1, "1": 0}] and _data(shown)["answer"] == "0"
-    again = Stream(f"http://127.0.0.1:{port}", room.code, headers={"Last-Event-ID": "1.1"})  # a reconnect: at once
+    again = Stream(f"http://127.0.0.1:{port}", room.code, _cookie(), {"Last-Event-ID": "1.1"})  # a reconnect: at once
     assert _data(again.event())["phase"] == "reveal"
     store.act(room.code, secret, "close", 1)
     assert _data(phone.event())["closed"] is True
@@ -297,19 +299,19 @@ def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_the
 
 def test_an_unknown_room_is_gone_and_a_browser_past_its_streams_is_refused_in_a_sentence(served):
     port, store = served
-    gone = Stream(f"http://127.0.0.1:{port}", "ABCDEFGH")
+    gone = Stream(f"http://127.0.0.1:{port}", "ABCDEFGH", _cookie())
     event = gone.event()
     assert event["event"] == "gone" and json.loads(event["data"])["message"] == poll.REFUSED["unknown"]
     assert gone.event() is None
     room, _ = _opened(store)
-    cookie = _cookie(b"a browser's token")
+    cookie = _cookie()
     held = [Stream(f"http://127.0.0.1:{port}", room.code, cookie) for _ in range(2)]
     assert all(_data(s.event())["code"] == room.code for s in held)
     refused = Stream(f"http://127.0.0.1:{port}", room.code, cookie)
     assert refused.response.status == 429
     assert refused.response.read().decode() == events.REFUSED["client"]
     assert refused.response.getheader("retry-after") == str(routes.RETRY_AFTER_S)
-    other = Stream(f"http://127.0.0.1:{port}", room.code, _cookie(b"another browser"))
+    other = Stream(f"http://127.0.0.1:{port}", room.code, _cookie())
     assert other.response.status == 200
     held[0].close()  # a closed stream gives its place back
     for _ in range(100):
@@ -319,16 +321,76 @@ def test_an_unknown_room_is_gone_and_a_browser_past_its_streams_is_refused_in_a_
     assert Stream(f"http://127.0.0.1:{port}", room.code, cookie).response.status == 200
 
 
-def test_streams_without_cookies_from_addresses_the_app_cant_see_count_as_one_address(served, monkeypatch):
-    """A script that sends no cookie, behind a proxy that does not say who its visitors are (here the loopback),
-    is one address of every such: it can't hold every stream the process serves."""
+def test_attack_4_a_script_with_no_proof_gets_no_stream_and_one_with_many_leaves_an_honest_phone_its_first(
+    served, monkeypatch
+):
+    """Issue 47's attack 4, at a small scale: streams without a cookie were 600 taken in 1.1 s, then a phone's was
+    refused. Now a stream needs a proof, a browser's second and later streams count against its address, and the
+    last places wait for first streams."""
     port, store = served
-    gate = events.Gate(replace(Limits(), streams_per_address=2, subscribers=100))
+    lim = replace(Limits(), streams_per_client=8, streams_per_address=10, subscribers=40, streams_kept_first=10)
+    gate = events.Gate(lim)
     monkeypatch.setattr(routes, "gate", lambda: gate)
     room, _ = _opened(store)
-    held = [Stream(f"http://127.0.0.1:{port}", room.code) for _ in range(2)]
-    assert all(_data(s.event())["code"] == room.code for s in held)
-    refused = Stream(f"http://127.0.0.1:{port}", room.code)
-    assert refused.response.status == 429 and refused.response.read().decode() == events.REFUSED["address"]
-    for s in [*held, refused]:
+    url = f"http://127.0.0.1:{port}"
+    bare = Stream(url, room.code)
+    assert bare.response.status == 403 and bare.response.read().decode() == events.REFUSED["proof"]
+    held, refused = [], []
+    for _ in range(4):  # four proved browsers of one address, each asking for all the streams it may hold
+        cookie = _cookie()
+        for _ in range(lim.streams_per_client):
+            stream = Stream(url, room.code, cookie)
+            (held if stream.response.status == 200 else refused).append(stream)
+    assert len(held) == 4 + lim.streams_per_address and {s.response.status for s in refused} == {429}
+    phone = Stream(url, room.code, _cookie())  # an honest phone behind the same address
+    assert phone.response.status == 200 and _data(phone.event())["code"] == room.code
+    for s in [*held, *refused, phone, bare]:
         s.close()
+
+
+def test_attack_7_through_redis_restarting_from_its_file_a_stream_says_down_and_never_gone(monkeypatch):
+    """Issue 47, attack 7: after Redis restarted from its append-only file, a phone was shown "no room" and stopped
+    following the room for good. With a real redis-server set up as deploy/k8s/redis.yaml's (an append-only
+    file), stopped and started holding what it held: the stream says `down` once while Redis can't be reached,
+    then the room again, and never `gone`; a room Redis lacks while it may still be loading is the store down,
+    not "no room", and after that grace it is "no room"."""
+    from harness import redis as redis_harness
+    from lnviz.serving import store as store_module
+    from lnviz.serving.store import RedisStore
+
+    async def main(server: redis_harness.RedisServer) -> None:
+        store = RedisStore(server.url)
+        room, _ = _opened(store)
+        hub = events.Hub(lambda: store, _revealed, Limits(), look_s=3600)
+        sub = hub.subscribe(room.code, asyncio.get_running_loop())
+        seen: list = []
+        for step in ("look", "stop", "look", "look", "start", "look"):
+            if step == "stop":
+                server.stop(keep=True)
+            elif step == "start":
+                server.start()
+            else:
+                hub.look_all()
+            await asyncio.sleep(0)  # the loop runs the hand-overs the look scheduled
+            seen += sub.pending
+            sub.pending.clear()
+        assert [("down" if e is events.DOWN else e["code"]) for e in seen] == [room.code, "down", room.code]
+        with pytest.raises(StoreDown):  # up for less than the grace: it may still be loading
+            store.room("ABCDEFGH")
+        monkeypatch.setattr(store_module, "RESTART_GRACE_S", 0)
+        assert store.room("ABCDEFGH") is None
+
+    with redis_harness.running(["--appendonly", "yes", "--appendfsync", "everysec"]) as server:
+        aio.run(main(server))
+
+
+def test_a_stream_asked_while_the_store_is_down_says_down_and_ends_for_its_browser_to_ask_again(served, monkeypatch):
+    port, store = served
+    room, _ = _opened(store)
+
+    def down(code: str) -> None:
+        raise StoreDown("Redis is loading the dataset in memory")
+
+    monkeypatch.setattr(store, "room", down)
+    phone = Stream(f"http://127.0.0.1:{port}", room.code, _cookie())
+    assert [e["event"] for e in phone.events()] == ["down"]

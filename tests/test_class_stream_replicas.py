@@ -17,6 +17,7 @@ import urllib.request
 import pytest
 
 from harness import nginx
+from harness.replicas import proved
 from lnviz.serving import poll
 from lnviz.serving.events import HEARTBEAT_S
 from lnviz.serving.limits import Limits
@@ -90,7 +91,7 @@ def test_a_stream_on_replica_a_sees_a_vote_and_the_reveal_made_on_replica_b(repl
     code = start_room(presenter)
     press(presenter, "next")  # the bank's second question has choices
     key = _route_to(replicas, replicas.port_a)
-    stream = Follower(replicas.lb, code, cookie=f"lnviz_route={key}")
+    stream = Follower(replicas.lb, code, cookie=f"lnviz_route={key}; {proved()}")
     assert stream.stream.response.status == 200
     first = stream.until(lambda s: True)
     assert (first["index"], first["answers"], first["rounds"]) == (1, 0, None)
@@ -112,7 +113,7 @@ def test_a_stream_whose_replica_is_killed_ends_and_its_reconnect_gets_the_state_
     store = RedisStore(replicas.redis.url)
     room, secret = poll.open_room(store, ("bn-one-sample", "ln-invariance"))
     key = _route_to(replicas, replicas.port_a)
-    stream = Follower(replicas.lb, room.code, cookie=f"lnviz_route={key}")
+    stream = Follower(replicas.lb, room.code, cookie=f"lnviz_route={key}; {proved()}")
     assert stream.until(lambda s: True)["answers"] == 0
     replicas.apps[0].proc.kill()  # replica A dies mid-round, as a pod killed does
     replicas.apps[0].proc.wait()
@@ -120,7 +121,9 @@ def test_a_stream_whose_replica_is_killed_ends_and_its_reconnect_gets_the_state_
         assert stream.seen.get(timeout=30) is None  # its stream ended: the browser's EventSource reconnects
         store.vote(room.code, "voter-1", 0, 1, "2")  # meanwhile, on B
         store.act(room.code, secret, "reveal", 0)
-        again = Follower(replicas.lb, room.code, cookie=f"lnviz_route={key}")  # the same cookie: nginx tries B
+        again = Follower(
+            replicas.lb, room.code, cookie=f"lnviz_route={key}; {proved()}"
+        )  # the same cookie: nginx tries B
         shown = again.until(lambda s: True, timeout=30)  # the first event, at once: the room as it is now
         assert (shown["phase"], shown["answers"], shown["rounds"][0]["2"]) == ("reveal", 1, 1)
         again.stream.close()

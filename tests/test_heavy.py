@@ -118,7 +118,7 @@ def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(m
         assert lim.enabled is not off and (lim == Limits.off()) is off
         caps = shared_store.store().caps
         assert (caps.max_voters, caps.voters_per_address, caps.max_rooms) == (
-            (LIFTED, LIFTED, LIFTED) if off else (2000, 500, 10_000)
+            (LIFTED, LIFTED, LIFTED) if off else (2000, 60, 10_000)
         )
         mine = own_data.store()
         assert (mine.budget, mine.holder_bytes) == ((LIFTED, LIFTED) if off else (128 * 2**20, 16 * 2**20))

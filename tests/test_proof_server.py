@@ -1,28 +1,50 @@
-"""The proved client on a real server (the session's default one, tests/conftest.py's app_process): the page's
-HTML gives a new browser its signed cookie, a WebSocket session that sends it back may open a room and upload,
-and a script that discards its cookies is told, in one sentence, that it needs them, and may do neither."""
+"""The proof of work on a real server (the session's default one, tests/conftest.py's app_process): a page's HTML
+gives no cookie; Chromium solves the page's challenge without a click and its session is proved from its first
+run (it opens a room); a script that solves one too earns a proof; one that does not, or discards its cookies,
+may neither open a room nor upload, and is told why in one sentence."""
 
 from __future__ import annotations
 
 import asyncio
+import urllib.error
 import urllib.request
 
+import pytest
+
 from harness import aio
+from harness.proofs import earn
 from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
 from lnviz.serving import proof
 
 
-def set_cookies(url: str) -> list[str]:
-    with urllib.request.urlopen(url, timeout=60) as r:
-        return r.headers.get_all("Set-Cookie") or []
+def get(url: str, data: bytes | None = None) -> tuple[int, list[str], bytes]:
+    try:
+        with urllib.request.urlopen(urllib.request.Request(url, data=data), timeout=60) as r:
+            return r.status, r.headers.get_all("Set-Cookie") or [], r.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, [], b""
 
 
-def test_the_pages_html_sets_a_signed_first_party_cookie_and_the_health_check_does_not(app_server):
-    (cookie,) = [c for c in set_cookies(app_server + "/class") if c.startswith(proof.COOKIE + "=")]
-    assert "HttpOnly" in cookie and "SameSite=Lax" in cookie and "Max-Age=2592000" in cookie
-    assert cookie.split(";")[0].split("=", 1)[1].startswith("1.")
-    assert not [c for c in set_cookies(app_server + "/_stcore/health") if c.startswith(proof.COOKIE)]
+@pytest.mark.browser
+def test_chromium_solves_the_pages_challenge_unasked_and_its_session_is_proved_from_its_first_run(app_server, contexts):
+    status, cookies, html = get(app_server + "/class")
+    assert status == 200 and b"/api/proof/boot.js" in html
+    assert not [c for c in cookies if c.startswith(proof.COOKIE)]  # a GET earns nothing
+    context = contexts({"width": 390, "height": 844})
+    page = context.new_page()
+    page.goto(app_server + "/class", wait_until="domcontentloaded")
+    page.locator(".st-key-class_start button").click(timeout=60_000)
+    page.get_by_text("Code ", exact=False).first.wait_for(timeout=60_000)  # a room opened: the session is proved
+    (cookie,) = [c for c in context.cookies() if c["name"] == proof.COOKIE]
+    assert cookie["httpOnly"] and cookie["sameSite"] == "Lax" and cookie["path"] == "/"
+    assert not page.get_by_text(proof.NEEDS[:40]).count()
+
+
+def test_a_script_earns_a_proof_only_by_solving_and_a_solution_buys_one_proof(app_server):
+    assert get(app_server + "/api/proof", data=b"eyJub3QiOiAic29sdmVkIn0=")[0] == 403  # sent unsolved
+    token = earn(app_server)
+    assert token.count(".") == 2 and len(token) < 80
 
 
 async def start_and_upload(base: str, keeps_cookies: bool) -> tuple[list[str], bool, int]:

@@ -179,3 +179,46 @@ def test_the_route_computes_in_a_fair_turn_of_the_pages_computations_charged_to_
         now[0] += stage_at.TURN_WAIT_S + 1
         asked.join(10)
         assert got == [(429, {})]
+
+
+def test_attack_8_one_clients_offers_push_out_only_its_own():
+    """Issue 47, attack 8: one client making offers fast pushed every other session's out of the latest 4,096.
+    Now past the process's offers the oldest of the client holding the most goes: a classmate's stays."""
+    kept = stage_at.Offers(size=4)
+    base = explorer.normalize(data.make_activations("heterogeneous features", 2, 3, 0), 1e-5)
+    offer = stage_at.Offer(weakref.ref(base), None, None, (1.0, 0.0), slice(0, 2), slice(0, 3), frozenset(), {})
+    kept.put("classmate", dataclasses.replace(offer, client="a classmate"))
+    for n in range(100):
+        kept.put(f"script {n}", dataclasses.replace(offer, client="a script"))
+    assert kept.get("classmate") is not None
+    assert [n for n in range(100) if kept.get(f"script {n}")] == [97, 98, 99]
+
+
+def test_attack_8_a_clients_answers_spend_a_budget_of_compute_that_refills_and_not_its_classmates(monkeypatch):
+    """Issue 47, attack 8: tokens asked back to back took 26 s of CPU in 40 s and tripled a bystander's γ p95. Now
+    a client's answers are charged their compute time; past its budget the route says 429 and when to try
+    again, while another client's stage is answered, and the budget comes back as its window passes."""
+    import time
+
+    from starlette.applications import Starlette
+
+    from lnviz.serving.quota import Quota
+
+    budget = Quota("stage-ms-test", 100, 1, exact=False)  # 100 ms of compute per second
+    monkeypatch.setattr(stage_at, "spent", lambda: budget)
+    computed = stage_at.Offer.at
+    monkeypatch.setattr(stage_at.Offer, "at", lambda self, g, b: time.sleep(0.06) or computed(self, g, b))
+    base = explorer.normalize(data.make_activations("heterogeneous features", 4, 6, 0), 1e-5)
+    token = offered(base)
+    stage_at.offers().put(token, dataclasses.replace(stage_at.offers().get(token), client="a script"))
+    other = offered(base, locked=("eps",))
+    stage_at.offers().put(other, dataclasses.replace(stage_at.offers().get(other), client="a classmate"))
+    with TestClient(Starlette(routes=routes.routes())) as client:
+        answers = [client.get(f"/api/stage/{token}", params={"gain": "1.5"}) for _ in range(3)]
+        assert [a.status_code for a in answers] == [200, 200, 429]  # 60 ms, then 120: past its 100
+        assert int(answers[2].headers["retry-after"]) == 1
+        assert client.get(f"/api/stage/{other}", params={"gain": "1.5"}).status_code == 200
+        time.sleep(2.1)  # two windows later: refilled
+        assert client.get(f"/api/stage/{token}", params={"gain": "1.5"}).status_code == 200
+    unlimited = offered(base, locked=("gain", "bias"))  # the limits off: no client, never refused
+    assert all(stage_at.numbers(unlimited, {"gain": "1.5"})[0] == 200 for _ in range(4))

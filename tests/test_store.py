@@ -185,14 +185,21 @@ def test_a_client_opens_at_most_its_rooms_per_window_and_another_client_is_not_a
     assert poll.open_room(store, QUESTIONS)[0].code  # an opener the caller can't name is not counted
 
 
-def test_an_address_opens_at_most_its_rooms_per_window_whatever_clients_it_holds(make_store):
-    store = make_store(rooms_per_address=4)
-    for i in range(4):
-        poll.open_room(store, QUESTIONS, client=f"fresh-cookie-{i}", address="10.0.0.1")
+def test_a_browsers_first_room_of_the_window_is_its_own_and_only_its_further_rooms_count_on_its_address(make_store):
+    """Issue 47's attack 5: 60 rooms in 14 s locked a lecturer behind the same address out for the hour."""
+    store = make_store(rooms_per_client=3, rooms_per_address=4)
+    for client in ("script-0", "script-1"):  # each: its own first, then two more on the address
+        for _ in range(3):
+            poll.open_room(store, QUESTIONS, client=client, address="10.0.0.1")
     with pytest.raises(poll.OpenRefused) as refused:
-        poll.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.1")
-    assert refused.value.why == "network"
-    assert poll.open_room(store, QUESTIONS, client="fresh-cookie-9", address="10.0.0.2")[0].code
+        poll.open_room(store, QUESTIONS, client="script-0", address="10.0.0.1")
+    assert refused.value.why == "many"
+    lecturer, _ = poll.open_room(store, QUESTIONS, client="lecturer", address="10.0.0.1")  # its first: its own
+    assert store.room(lecturer.code) is not None
+    with pytest.raises(poll.OpenRefused) as refused:
+        poll.open_room(store, QUESTIONS, client="lecturer", address="10.0.0.1")
+    assert refused.value.why == "network"  # its second would be the address's fifth
+    assert poll.open_room(store, QUESTIONS, client="lecturer", address="10.0.0.2")[0].code  # another network
 
 
 def test_a_taken_code_drawn_again_is_not_counted_against_the_opener(make_store, monkeypatch):
@@ -247,15 +254,45 @@ def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote
     assert store.vote(other.code, "v99", 0, 1, "1", client="laptop") == COUNTED  # another room counts apart
 
 
-def test_an_address_votes_as_at_most_its_voters_per_room_whatever_clients_it_holds(make_store):
-    store = make_store(voters_per_address=4)
+def test_a_browsers_first_voter_is_its_own_and_its_further_voters_take_places_of_its_address(make_store):
+    """Issue 47's attack 3: 500 freshly proved browsers took an address's 500 places, and a classmate behind it
+    was refused. Now each browser's first voter is its own; only a shared device's further voters take the
+    address's places."""
+    store = make_store(voters_per_address=2, voters_per_s=0)
     room, _ = poll.open_room(store, QUESTIONS)
-    cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client=f"fresh{i}", address="10.0.0.1") for i in range(5)]
-    assert cast == [COUNTED] * 4 + ["network"]
-    assert store.vote(room.code, "v0", 0, 1, "0", client="fresh9", address="10.0.0.1") == CHANGED
-    assert store.vote(room.code, "v4", 0, 1, "1", client="fresh4", address="10.0.0.2") == COUNTED
+    firsts = [store.vote(room.code, f"s{i}", 0, 1, "1", client=f"fresh{i}", address="10.0.0.1") for i in range(30)]
+    assert firsts == [COUNTED] * 30
+    shared = [store.vote(room.code, f"v{i}", 0, 1, "1", client="laptop", address="10.0.0.1") for i in range(4)]
+    assert shared == [COUNTED] * 3 + ["network"]  # its own, then the address's two
+    assert store.vote(room.code, "v1", 0, 1, "0", client="laptop", address="10.0.0.1") == CHANGED
+    assert store.vote(room.code, "classmate", 0, 1, "1", client="phone", address="10.0.0.1") == COUNTED
+    assert store.vote(room.code, "w0", 0, 1, "1", client="laptop2", address="10.0.0.2") == COUNTED
     assert store.vote(room.code, "v5", 0, 1, "1") == COUNTED  # a sender the caller can't name is not limited
-    assert store.count(room.code, 0, 1) == 6
+
+
+def test_an_addresss_places_grow_with_the_rooms_age(make_store, monkeypatch):
+    store = make_store(voters_per_address=1, voters_per_s=0.5, voters_per_client=20)
+    room, _ = poll.open_room(store, QUESTIONS)
+    if isinstance(store, RedisStore):  # as if the room had opened 10 s ago, in Redis's own clock
+        store._redis.decrby(f"{store._p}born:{room.code}", 10)
+    else:
+        store._data[f"born:{room.code}"] = (store._data[f"born:{room.code}"][0], store._clock() - 10)
+    cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client="laptop", address="10.0.0.1") for i in range(9)]
+    assert cast.count(COUNTED) == 1 + 1 + 5 and cast[-1] == "network"  # its own, the first place, 10 s × 0.5
+
+
+def test_the_presenters_door_keeps_new_voters_out_and_those_in_may_answer_on_and_joins_are_counted(store):
+    room, secret = poll.open_room(store, QUESTIONS)
+    assert store.joined(room.code) == (0, None)
+    assert store.vote(room.code, "ann", 0, 1, "1", client="a") == COUNTED
+    shut = press(store, room.code, secret, "shut")
+    assert shut.shut and shut.after("shut") is None and store.room(room.code).shut
+    assert store.vote(room.code, "bob", 0, 1, "1", client="b") == "door"
+    assert store.vote(room.code, "ann", 0, 1, "2", client="a") == CHANGED
+    count, ago = store.joined(room.code)
+    assert count == 1 and 0 <= ago < 60
+    press(store, room.code, secret, "reopen")
+    assert store.vote(room.code, "bob", 0, 1, "1", client="b") == COUNTED and store.joined(room.code)[0] == 2
 
 
 def test_blobs_are_kept_by_key_and_only_a_key_that_is_held_can_be_renewed(store):
@@ -299,12 +336,12 @@ def test_redis_keys_carry_a_time_to_live(redis_server):
     store.put_blob("k", b"data")
     client = store._redis
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
-    # room, votes, rate, the voters of a client and of an address, rooms opened by both, blob, the blobs' count (3)
-    assert len(client.keys("ttl:*")) == 11
+    # room, its birth, votes, rate, the room's voters, a client's, rooms opened by the client, blob, its count (7)
+    assert len(client.keys("ttl:*")) == 15
     assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
     assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
-    assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl("ttl:opened:a:10.0.0.1") > 0
-    assert client.ttl(f"ttl:seen:{room.code}:c:ann") > 0 and client.ttl(f"ttl:seen:{room.code}:a:10.0.0.1") > 0
+    assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl(f"ttl:born:{room.code}") > 0
+    assert client.ttl(f"ttl:seen:{room.code}:c:ann") > 0 and client.ttl(f"ttl:joined:{room.code}") > 0
 
 
 def test_redis_opening_counters_keep_their_window_from_the_first_room(redis_server):
@@ -333,8 +370,9 @@ def test_an_unreachable_redis_raises_store_down_quickly_and_voting_resumes_when_
 
 def test_a_stores_caps_are_todays_numbers_unless_given_and_a_misspelt_one_is_refused():
     assert Caps() == MemoryStore().caps
-    today = {"idle_s": 6 * 3600, "max_voters": 2000, "voters_per_client": 5, "voters_per_address": 500}
-    today |= {"rooms_per_client": 10, "rooms_per_address": 60, "max_rooms": 10_000, "open_window_s": 3600}
+    today = {"idle_s": 6 * 3600, "max_voters": 2000, "voters_per_client": 5, "voters_per_address": 60}
+    today |= {"voters_per_s": 1.0, "rooms_per_client": 5, "rooms_per_address": 30, "max_rooms": 10_000}
+    today |= {"open_window_s": 60}
     today |= {"rate_votes": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600}
     assert {name: getattr(Caps(), name) for name in today} == today
     assert MemoryStore(max_voters=3).caps == Caps(max_voters=3)

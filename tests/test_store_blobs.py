@@ -79,6 +79,28 @@ def test_a_blob_past_its_time_gives_its_bytes_back_redis(deployed_redis):
     assert store.put_blob("b", b"b" * 600) and store.blob_bytes() == 600
 
 
+def test_attack_6_a_clients_grids_past_its_share_go_first_and_an_honest_share_succeeds(make_store):
+    """Issue 47, attack 6, at a small scale on both backends: three clients of one address fill the cap; a classmate
+    behind the same address, then a visitor from another, each share a grid, and the oldest grids of the largest
+    holders made room; a client that would be the largest holder itself is refused, and nothing else goes."""
+    store = make_store(shared_grid_bytes=1000)
+    nat, home = "address nat", "address home"
+    for n in range(3):
+        for k in range(2):
+            assert store.put_blob(f"a{n}{k}", b"a" * 150, f"script {n}", nat)
+    assert store.blob_bytes() == 900
+    assert store.put_blob("honest", b"h" * 200, "classmate", nat)  # 100 bytes to find: a script's oldest grid
+    assert store.get_blob("a00") is None and store.blob_bytes() == 950
+    assert store.put_blob("visitor", b"v" * 300, "visitor", home)  # its address holds less: nat's largest go
+    assert store.blob_bytes() <= 1000
+    gone = {k for k in ("a01", "a10", "a11", "a20", "a21") if store.get_blob(k) is None}
+    assert len(gone) == 2 and gone < {"a10", "a11", "a20", "a21"}  # the scripts' grids, never the classmate's
+    assert store.get_blob("honest") == b"h" * 200 and store.get_blob("visitor") == b"v" * 300
+    held = store.blob_bytes()
+    assert not store.put_blob("greedy", b"g" * 400, "visitor", home)  # it would hold the most: it waits
+    assert store.get_blob("greedy") is None and store.blob_bytes() == held
+
+
 def test_redis_yaml_evicts_nothing_and_the_grids_cap_leaves_most_of_its_memory_to_the_class():
     args = deployed_redis_args()
     assert args[args.index("--maxmemory-policy") + 1] == "noeviction"
@@ -117,6 +139,10 @@ def test_attack_1_shares_from_fresh_clients_fill_the_grids_cap_and_the_running_c
     assert store.votes(room.code, 0, 1) == {f"student{i}": str(i % 3) for i in range(30)}
     assert store.vote(room.code, "late", 0, 1, "1") == poll.COUNTED  # the class goes on
     assert store.act(room.code, secret, "reveal", room.version).phase == "reveal"
+    # Issue 47, attack 6: with the cap full, a classmate's share still succeeds; the oldest of the largest go.
+    honest = own_share.share(store, own_share.new_quota(), np.eye(100), "classmate")
+    assert honest is not None and own_share.load(store, honest) is not None
+    assert store.blob_bytes() <= Limits.shared_grid_bytes and info["evicted_keys"] == 0
 
 
 def test_with_the_grids_at_their_cap_a_paste_is_shown_and_the_link_says_why_it_cant_carry_it(monkeypatch):

@@ -34,8 +34,10 @@ def sentence(lim: limits.Limits) -> str:
     """What the presenter is told when the server sees no public address: plain, with the limits' numbers."""
     return (
         "This server sees no public address for your browser, only a proxy's or a local network's, and it counts "
-        "every visitor without one as one address: together they may answer as at most "
-        f"{lim.voters_per_address:,} voters in a room and open {lim.rooms_per_address:,} rooms an hour."
+        "every visitor without one as one address. Each browser still answers as its own first voter and opens its "
+        "own first room; what browsers do beyond that is counted together: "
+        f"{lim.voters_per_address:,} more voters in a room at first, and {lim.rooms_per_address:,} more rooms a "
+        "minute."
     )
 
 

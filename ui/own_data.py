@@ -234,7 +234,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     else:
         # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
         try:
-            shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client())
+            shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client(), heavy.address())
             outcome = "shared" if shared else "quota"
         except (own_share.Full, StoreFull):  # everyone's grids at their cap, or Redis itself full
             outcome = "full"
@@ -265,7 +265,7 @@ def _load(key: str) -> np.ndarray | None:
     values = own_share.load(shared_store.store(), key)
     if values is not None:  # stored again by its opener: free (it is there), and kept for another day from now
         with suppress(StoreFull):  # Redis full: shown all the same, renewed by a later visit
-            own_share.share(shared_store.store(), share_quota(), values, heavy.client())
+            own_share.share(shared_store.store(), share_quota(), values, heavy.client(), heavy.address())
     return values
 
 

@@ -51,7 +51,7 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures import theme
-from lnviz.serving import budget, limits
+from lnviz.serving import budget, heap, limits
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
@@ -76,9 +76,9 @@ SHARE_BOX = "share_box"
 
 @functools.cache
 def results() -> budget.Budget:
-    """Every page's computed results, in this process: bounded by bytes, least recently used out
-    (:mod:`lnviz.serving.budget`). Built on a page's first computation, not when this module is imported."""
-    return budget.Budget(limits.current().cache_bytes, concurrent=limits.current().misses_at_once)
+    """Every page's results, bounded by bytes (:mod:`lnviz.serving.budget`); a miss's garbage freed (``heap``)."""
+    lim = limits.current()  # built on a page's first computation, not when this module is imported
+    return budget.Budget(lim.cache_bytes, concurrent=lim.misses_at_once, after_miss=heap.Trimmer().maybe)
 
 
 class Page:
@@ -210,8 +210,8 @@ class Page:
 
         ``fn`` must depend on its arguments alone (it is cached by its file and
         name), and they must be plain values. With ``shared``,
-        every session gets the same object (large tensors, never mutated)
-        instead of a copy. Fails as :meth:`run` does.
+        every session gets the same object (large tensors, never mutated), which a page must not keep
+        past its run (a callback defined in its script keeps that run's globals). Fails as :meth:`run` does.
 
         The cache is the process's :func:`results`, bounded by bytes, not
         entries (``LNVIZ_CACHE_MIB``, default 256): a 1024 × 1024 result is

@@ -110,6 +110,7 @@ def words() -> dict[str, Any]:
         "gone": text.GONE,
         "missing": text.MISSING,
         "reconnecting": text.RECONNECTING,
+        "coming_back": text.COMING_BACK,
     }
 
 

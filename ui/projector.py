@@ -86,6 +86,38 @@ def buttons(room: poll.Room, secret: str) -> None:
             )
 
 
+DOOR = {  # the door's button, by whether it is shut: (action, label, icon, help)
+    False: ("shut", "Close the door", ":material/door_front:", "No new phones may join; those in answer on."),
+    True: ("reopen", "Open the door", ":material/door_open:", "New phones may join again."),
+}
+
+
+def joined_text(count: int, ago_s: float | None, shut: bool) -> str:
+    """How many phones have joined, and when the last did: what the presenter closes the door on."""
+    if not count:
+        return "No phone has answered yet."
+    when = "under a minute ago" if ago_s is not None and ago_s < 60 else f"{int((ago_s or 0) // 60)} min ago"
+    phones = "1 phone has" if count == 1 else f"{count:,} phones have"
+    return f"{phones} joined, the last {when}." + (" The door is closed." if shut else "")
+
+
+def door(room: poll.Room, secret: str) -> None:
+    """How many phones joined and when (as of this run), and the button that closes the door to new ones, or
+    opens it again (:attr:`lnviz.serving.poll.Room.shut`)."""
+    count, ago = store().joined(room.code)
+    st.caption(joined_text(count, ago, room.shut))
+    action, label, icon, why = DOOR[room.shut]
+    st.button(
+        label,
+        key=button_key(action, room.version),
+        on_click=act,
+        args=(room.code, secret, action, room.version),
+        icon=icon,
+        help=why,
+        width="content",
+    )
+
+
 def join_link(code: str) -> str:
     """The link a phone joins room ``code`` at: this page's own address, as the browser reached it."""
     base = (st.context.url or "").split("?")[0].rstrip("/")
@@ -159,6 +191,8 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
             classroom.explain(question, page.presenting)
     # For the presenter, not the room: in lecture mode in the sidebar, so the count stays in view at 1280 × 720.
     with st.sidebar if page.presenting else side:
+        if not room.closed:
+            door(room, secret)
         address_seen.say_if_unseen()
     with main:
         if room.closed:

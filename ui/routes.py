@@ -3,10 +3,14 @@
 - ``GET {base}/api/class/{code}/events``: the class room ``code``'s public state as Server-Sent Events
   (:mod:`lnviz.serving.events` says what is in it, and what never is). On connect, the state at once, whatever
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
-  15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end.
-  Too many streams from one browser, one address or in all: HTTP 429 with the sentence to show, in plain text.
+  15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end; while the
+  store can't be reached (or has just restarted and may be loading), a ``down`` event, and the stream goes on.
+  A request without a proved browser's cookie (:mod:`ui.proof`): HTTP 403; too many streams from one browser,
+  its address or in all: HTTP 429; each with the sentence to show, in plain text.
 - ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
 - ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
+- ``GET {base}/api/proof`` and ``POST {base}/api/proof``: a challenge, and its solution for the proof's cookie
+  (:mod:`ui.proof`).
 
 Streamlit does not put ``server.baseUrlPath`` before a route of ours: :func:`routes` does. Nothing happens at
 import; the process's hub and gate are made on the first stream.
@@ -18,6 +22,7 @@ import asyncio
 import functools
 import json
 import threading
+import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -29,11 +34,10 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from lnviz.serving import events, limits, poll, who
+from lnviz.serving import events, limits, poll, proof, who
 from lnviz.serving.store import StoreDown
 from ui import base_path
 from ui.store import store
-from ui.streamlit_private import XSRF_COOKIE
 
 EVENTS_PATH = "/api/class/{code}/events"
 RETRY_AFTER_S = 60  # a refused stream's Retry-After
@@ -94,6 +98,11 @@ def _gone(code: str) -> ServerSentEvent:
     return ServerSentEvent(data=json.dumps({"code": code, "message": events.GONE_MESSAGE}), event="gone")
 
 
+def _down(code: str) -> ServerSentEvent:
+    """The store can't be reached, or is loading what it held: the phone keeps following and says so."""
+    return ServerSentEvent(data=json.dumps({"code": code}), event="down")
+
+
 async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSentEvent]:
     """The stream of one subscriber: the state now, then each change, until the room ends or the stream lags."""
     first = hub().latest(code)
@@ -101,6 +110,7 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
         try:
             first = await anyio.to_thread.run_sync(hub().current, code)
         except StoreDown:
+            yield _down(code)
             return  # the browser's EventSource tries again in a few seconds
     if first is None:
         yield _gone(code)
@@ -117,6 +127,10 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
             if item is events.GONE:
                 yield _gone(code)
                 return
+            if item is events.DOWN:
+                yield _down(code)
+                last = None  # the state after it is sent again, even if unchanged: it ends the phone's note
+                continue
             if events.event_id(item) == last:
                 continue
             yield _room_event(item)
@@ -125,10 +139,14 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
                 return
 
 
-def _client(request: Request) -> str:
-    """The browser, by its XSRF cookie's token (as the page's limits count it); "" without one (not limited)."""
-    key = who.client("", request.cookies.get(XSRF_COOKIE))
-    return key if key.startswith("browser ") else ""
+def _client(request: Request) -> str | None:
+    """The proved browser (:mod:`ui.proof`) the stream is counted against; None without a proof ("" with the
+    limits off: not counted)."""
+    if not limits.current().enabled:
+        return ""
+    from ui.proof import secret
+
+    return proof.client(secret(), request.cookies.get(proof.COOKIE), time.time())
 
 
 async def class_events(request: Request) -> Response:
@@ -136,8 +154,10 @@ async def class_events(request: Request) -> Response:
     if code is None:
         return EventSourceResponse(iter([_gone(str(request.path_params["code"])[:32])]), ping=0)
     client = _client(request)
-    # Every address the app can't see is one (as the poll counts them): else a script behind a proxy that does
-    # not say who its visitors are could hold every stream this process serves.
+    if client is None:  # a script that paid for no identity: no stream (its EventSource tries again, to no avail)
+        return PlainTextResponse(events.REFUSED["proof"], status_code=403, headers={"Cache-Control": "no-store"})
+    # Every address the app can't see is one (as the poll counts them): else browsers behind a proxy that does not
+    # say who its visitors are could hold every further stream this process serves.
     address = who.counted(request.client.host if request.client else None)
     refused = gate().enter(client, address)
     if refused is not None:
@@ -158,6 +178,7 @@ async def class_events(request: Request) -> Response:
 
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
+    from ui import proof as proof_routes  # the proof of work that earns a browser its cookie
     from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
     from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
@@ -165,4 +186,5 @@ def routes() -> list[Route]:
         Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),
         Route(base_path.prefix() + REVEAL_PATH, class_reveal, methods=["GET"]),
         Route(base_path.prefix() + STAGE_AT_PATH, stage_at, methods=["GET"]),
+        *proof_routes.routes(),
     ]

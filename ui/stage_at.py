@@ -13,8 +13,15 @@ is what the rerun that follows sends it again.
 What an offer holds: a weak reference to the page's cached result (:meth:`ui.page.Page.compute`, ``shared``),
 so that an offer never keeps a grid the cache has let go (the route then answers 404, and the stage waits for
 the rerun), and the window's place, the locked controls and what :func:`ui.stage.draw` adds. One offer per
-session, under a random token only that session's page was given; the process keeps the latest :data:`OFFERS` of
-them. A token's requests are answered one at a time (a second while one is computing: 429), and those its stage
+session, under a random token only that session's page was given, replaced by the session's next. The process
+keeps :data:`OFFERS` of them; past that, the oldest offer of the client (browser) holding the most goes, so one
+client's offers never push out another's: with the latest 4,096 kept, one client making 10 offers a second pushed
+every other stage's out in about 7 minutes (issue 47, attack 8). A client's answers cost it their compute time,
+from a budget that refills (``Limits.stage_ms_per_client`` per ``stage_window_s``, a sliding window counter of
+``limits``): past it, 429 with when to try again, and its stage waits for the rerun. Four tokens of one client
+asked back to back took 26 s of CPU in 40 s; now it gets a quarter of a core (an answer at 1024 × 1024 takes about
+25 ms here: a drag there is answered for about 4 s, then its stage follows the reruns; a small grid's never waits).
+A token's requests are answered one at a time (a second while one is computing: 429), and those its stage
 asks ahead of a move (``ahead=1``: while one of the sliders has the keyboard's focus, the values one step either
 side) one at a time beside them; on a worker thread, never on the event loop, in a fair turn of the page kit's
 computations (:func:`ui.page.results`'s misses lane, charged to the session's client; no turn within
@@ -31,8 +38,9 @@ import itertools
 import math
 import secrets
 import threading
+import time
 import weakref
-from collections import OrderedDict
+from collections import Counter, OrderedDict
 from collections.abc import Collection, Hashable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -44,6 +52,7 @@ from starlette.responses import JSONResponse, Response
 
 from lnviz.serving import limits
 from lnviz.serving.limits import Busy
+from lnviz.serving.quota import Quota
 from lnviz.serving.slots import MISSES
 from lnviz.views import state
 from ui import base_path, heavy, page
@@ -89,20 +98,28 @@ class Offer:
 
 
 class Offers:
-    """The latest offers of a process, by token, least recently offered out first; which tokens are computing."""
+    """A process's offers by token, at most ``size``: past them, the oldest of the client holding the most goes;
+    which tokens are computing."""
 
     def __init__(self, size: int = OFFERS) -> None:
         self._size = size
-        self._offers: OrderedDict[str, Offer] = OrderedDict()
+        self._offers: OrderedDict[str, Offer] = OrderedDict()  # least recently offered first
+        self._held: Counter[Hashable] = Counter()  # offers per client
         self._busy: set[str] = set()
         self._lock = threading.Lock()
 
     def put(self, token: str, offer: Offer) -> None:
         with self._lock:
+            old = self._offers.pop(token, None)
+            if old is not None:
+                self._held[old.client] -= 1
             self._offers[token] = offer
-            self._offers.move_to_end(token)
+            self._held[offer.client] += 1
             while len(self._offers) > self._size:
-                self._offers.popitem(last=False)
+                most = max(self._held.values())
+                oldest = next(t for t, o in self._offers.items() if self._held[o.client] == most)
+                self._held[self._offers.pop(oldest).client] -= 1
+            self._held = +self._held  # clients that hold none are forgotten
 
     def get(self, token: str) -> Offer | None:
         with self._lock:
@@ -125,6 +142,13 @@ class Offers:
 def offers() -> Offers:
     """This process's offers."""
     return Offers()
+
+
+@functools.cache
+def spent() -> Quota:
+    """The milliseconds of compute each client's answers took lately, in this process (its offers are here)."""
+    lim = limits.current()
+    return Quota("stage-ms", lim.stage_ms_per_client, max(1, math.ceil(lim.stage_window_s)), exact=False)
 
 
 def offer(
@@ -177,13 +201,16 @@ def values_of(found: Offer, query: Mapping[str, str]) -> tuple[float, float] | N
 
 
 def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
-    """The route's answer for ``token``: (HTTP status, JSON body)."""
+    """The route's answer for ``token``: (HTTP status, JSON body); a 429's body may say ``retry_after_s``."""
     found = offers().get(token)
     if found is None:
         return 404, {}
     values = values_of(found, query)
     if values is None:
         return 400, {}
+    budget = str(found.client) if found.client is not None else None  # None: the limits are off
+    if budget is not None and not spent().test(budget):
+        return 429, {"retry_after_s": spent().retry_after_s(budget)}
     slot = f"{token}#{AHEAD}" if query.get(AHEAD) else token
     if not offers().begin(slot):
         return 429, {}
@@ -192,11 +219,14 @@ def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
         turn = None if misses is None else misses.begin(found.client, "stage", wait_s=TURN_WAIT_S, lane=MISSES)
         if isinstance(turn, Busy):
             return 429, {}
+        start = time.perf_counter()
         try:
             data = found.at(*values)
         finally:
             if turn is not None:
                 misses.end(turn)
+            if budget is not None:  # what it took, whatever the budget has left: the next waits for it
+                spent().charge(budget, max(1, round((time.perf_counter() - start) * 1000)))
     finally:
         offers().end(slot)
     return (404, {}) if data is None else (200, data)
@@ -205,4 +235,5 @@ def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
 async def stage_at(request: Request) -> Response:
     token = str(request.path_params["token"])[:64]
     status, body = await anyio.to_thread.run_sync(numbers, token, dict(request.query_params))
-    return JSONResponse(body, status_code=status, headers=_NONE)
+    headers = {**_NONE, "Retry-After": str(body.pop("retry_after_s"))} if "retry_after_s" in body else _NONE
+    return JSONResponse(body, status_code=status, headers=headers)

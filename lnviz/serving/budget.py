@@ -121,7 +121,8 @@ class Budget(Generic[K, V]):
     :meth:`get_or_compute` computes each key once at a time: sessions that ask
     for the same key together wait for the first one's result instead of each
     computing (and holding) its own copy. With ``concurrent``, at most that
-    many misses are computed at once: 30 distinct 1024 × 1024 links opened
+    many misses are computed at once (``after_miss``, if given, is called after each with its value's bytes): 30
+    distinct 1024 × 1024 links opened
     together each held their intermediates at the same time, 1.8 GiB at the
     peak, where a 2-core server gains nothing from running more than two at
     once. Misses that wait take fair turns
@@ -140,8 +141,10 @@ class Budget(Generic[K, V]):
         holder_bytes: float = math.inf,
         ttl_s: float = math.inf,
         protect_s: float = 0.0,
+        after_miss: Callable[[int], object] | None = None,
     ) -> None:
         self.budget, self.holder_bytes, self.ttl_s, self.protect_s = budget, holder_bytes, ttl_s, protect_s
+        self._after_miss = after_miss  # with a miss's bytes, once its value is kept: its computation's rest is garbage
         self._size = size
         self.clock = clock
         self.misses = Slots({MISSES: Lane(concurrent)}, clock) if concurrent else None
@@ -325,6 +328,8 @@ class Budget(Generic[K, V]):
                         value = compute()
                 with contextlib.suppress(Full):
                     self.put(key, value)
+                if self._after_miss is not None:
+                    self._after_miss(self._size(value))
                 return value
             finally:
                 with self._lock:

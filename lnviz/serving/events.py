@@ -11,9 +11,10 @@ What a phone or the projector may know of a room, and nothing more (the contract
   during a reveal. A change goes to every subscriber of the room, each a bounded queue
   (:attr:`Limits.stream_queue`): one that doesn't keep up is dropped, and its browser reconnects and gets the
   current state at once. A room that closes or expires ends its streams.
-- :class:`Gate`: the open streams one browser, one address and the whole process may hold
-  (:attr:`Limits.streams_per_client`, :attr:`Limits.streams_per_address`, :attr:`Limits.subscribers`), and the
-  plain sentence each refusal is said in (:data:`REFUSED`).
+- :class:`Gate`: the open streams one proved browser, one address and the whole process may hold
+  (:attr:`Limits.streams_per_client`, :attr:`Limits.streams_per_address`, :attr:`Limits.subscribers`), places
+  kept for browsers' first streams (:attr:`Limits.streams_kept_first`), and the plain sentence each refusal is
+  said in (:data:`REFUSED`).
 
 Why a look every 0.5 s and not Redis pub/sub: the look costs a replica a few reads per streamed room per second,
 whatever the number of subscribers, and a change reaches the phones within :data:`LOOK_S` plus a write; pub/sub
@@ -48,8 +49,11 @@ GONE_MESSAGE = VOTE_REFUSED["unknown"]  # what a stream of an unknown or expired
 REFUSED = {
     "client": "This browser already follows as many class streams as one browser may: close another tab of the "
     "class, then reload.",
-    "address": "As many class streams are open from your network as one address may. Try again in a minute.",
+    "address": "As many class streams are open from your network as one address may: close another tab of the class, "
+    "then reload.",
     "server": "This server follows as many phones as it can just now. Try again in a minute.",
+    "proof": "Following the class needs your browser to keep this site's cookies and run its scripts: allow them "
+    "for this site, then reload the page.",
 }
 
 
@@ -97,7 +101,9 @@ def look(store: Reads, code: str) -> tuple[Room, int] | None:
     return room, (store.count(code, room.index, room.round) if room.question is not None else 0)
 
 
+DOWN_SEEN = (-1, -1)  # a room's last look, when it found the store down
 GONE = None  # what a subscriber is handed when its room is gone: its stream sends `gone` and ends
+DOWN = {"down": True}  # ... when the store can't be reached: its stream sends `down` and goes on (issue 47, attack 7)
 
 
 @dataclass(eq=False)
@@ -190,8 +196,12 @@ class Hub:
         for code in codes:
             try:
                 self._look(code)
-            except StoreDown:
-                continue  # the phones keep what they show; the next look after the store is back sends the change
+            except StoreDown:  # the phones keep what they show and say the store is coming back, once
+                with self._lock:
+                    told = self._seen.get(code) == DOWN_SEEN
+                    self._seen[code] = DOWN_SEEN  # so the first look after it is back sends the state again
+                if not told:
+                    self._send(code, DOWN, end=False)
             except Exception:  # a bug of one room's must not stop every room's stream: said, and looked at again
                 _log.exception("class stream: the look at room %s failed", code)
 
@@ -227,7 +237,13 @@ class Hub:
 
 
 class Gate:
-    """The open streams each browser, each address and this process hold, within their limits."""
+    """The open streams each proved browser, each address and this process hold, within their limits.
+
+    A browser's first stream is counted against the process alone: an honest phone always gets it while the
+    process has a place. Its further streams (tabs, a projector) are counted against its address too, and may
+    not take the last ``streams_kept_first`` places, which wait for browsers that hold none yet. A script that
+    wants many streams needs as many proved browsers, each paid for with a proof of work.
+    """
 
     def __init__(self, limits: Limits) -> None:
         self._limits = limits
@@ -237,27 +253,39 @@ class Gate:
         self.open = 0
 
     def enter(self, client: str, address: str) -> str | None:
-        """Count one more stream for ``client`` and ``address`` ("": unknown, not limited): None, or why it is
+        """Count one more stream for ``client`` from ``address`` ("": unknown, not limited): None, or why it is
         refused (a key of :data:`REFUSED`), with nothing counted."""
         lim = self._limits
         with self._lock:
             if self.open >= lim.subscribers:
                 return "server"
-            if client and self._clients.get(client, 0) >= lim.streams_per_client:
+            held = self._clients.get(client, 0) if client else 0
+            if held >= lim.streams_per_client:
                 return "client"
-            if address and self._addresses.get(address, 0) >= lim.streams_per_address:
+            further = held > 0
+            if further and lim.enabled and self.open >= lim.subscribers - lim.streams_kept_first:
+                return "server"
+            if further and address and self._addresses.get(address, 0) >= lim.streams_per_address:
                 return "address"
             self.open += 1
-            for counts, key in ((self._clients, client), (self._addresses, address)):
-                if key:
-                    counts[key] = counts.get(key, 0) + 1
+            if client:
+                self._clients[client] = held + 1
+            if further and address:
+                self._addresses[address] = self._addresses.get(address, 0) + 1
             return None
 
     def leave(self, client: str, address: str) -> None:
         with self._lock:
             self.open -= 1
-            for counts, key in ((self._clients, client), (self._addresses, address)):
-                if key:
-                    counts[key] -= 1
-                    if not counts[key]:
-                        del counts[key]
+            if not client:
+                return
+            held = self._clients[client] - 1
+            if held:
+                self._clients[client] = held
+                left = self._addresses.get(address, 0) - 1  # one of its further streams, as the address counts them
+                if left > 0:
+                    self._addresses[address] = left
+                else:
+                    self._addresses.pop(address, None)
+            else:
+                del self._clients[client]

@@ -36,6 +36,7 @@ from lnviz.serving import cpus as cpu_sizing
 ENV = "LNVIZ_LIMITS"  # "off" lifts every limit
 OFF_VALUES = ("off", "0", "false", "no")
 CACHE_ENV = "LNVIZ_CACHE_MIB"  # Limits.cache_bytes, in MiB
+WORK_ENV = "LNVIZ_PROOF_WORK"  # Limits.proof_work: a test server's browsers pay less
 OWN_DATA_ENV = "LNVIZ_OWN_DATA_MIB"  # Limits.own_data_bytes, in MiB
 MIB = 2**20
 LIFTED = 2**53  # a count or a size no one reaches: what off() gives every int (exact in a float, Lua and JS)
@@ -76,41 +77,52 @@ class Limits:
     # The class poll (lnviz.serving.rooms)
     max_voters: int = 2000  # voters one round counts; a new voter past them is refused
     voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
-    voters_per_address: int = 500  # voter ids one address may vote as in a room: a class behind one NAT address
+    voters_per_address: int = 60  # voters past each browser's first one address may vote as in a room, at first
+    voters_per_s: float = 1.0  # and these more each second after the room opened: they grow as students arrive
     votes_per_rate_window: int = 30  # votes one voter may send per rate window in one room
     rate_window_s: float = 60.0
-    rooms_per_client: int = 10  # rooms one browser may open per open window: a lecturer's every section
-    rooms_per_address: int = 60  # rooms one address may open per open window: a campus behind one NAT address
-    open_window_s: float = 3600.0
+    rooms_per_client: int = 5  # rooms one browser may open per open window: its first is never the address's
+    rooms_per_address: int = 30  # a browser's further rooms, of one address, per open window: a campus's NAT
+    open_window_s: float = 60.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The class stream (lnviz.serving.events): rooms' public states as Server-Sent Events (ui/routes.py)
-    streams_per_client: int = 8  # streams one browser holds open at once: a phone's page, a projector, a few tabs
-    streams_per_address: int = 600  # streams one address holds open: a class behind one NAT (voters_per_address)
+    streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
+    streams_per_address: int = 600  # a browser's second and later streams, of one address: its first is not counted
     subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
+    streams_kept_first: int = 1000  # of the subscribers, places only a browser's first stream may take
     stream_queue: int = 16  # events a stream may fall behind by before it is dropped (its browser reconnects)
     stream_send_s: float = 30.0  # a stream whose write waits this long (a phone gone without a word) is ended
-    # The proved client (lnviz.serving.proof): a browser that kept the signed cookie it was given on its first visit
-    proofs_per_address: int = 600  # new proved browsers one public address gets per proof window: a class of 500
-    proofs_per_replica: int = 600  # the same for every address a replica can't see together, counted per replica
-    proof_window_s: float = 3600.0
-    code_misses_per_client: int = 20  # room codes one browser may try that open no room, per code window
-    code_misses_per_address: int = 1000  # the same for one address: a class of 500 mistyping its code twice
-    code_window_s: float = 3600.0
+    # The proved client (lnviz.serving.proof): a browser that paid for its signed cookie with a proof of work
+    proof_work: int = (
+        200_000  # the proof's price: numbers a browser may have to hash, half on average (LNVIZ_PROOF_WORK)
+    )
+    proofs_at_price: int = 300  # new proofs one address gets per proof window at that price: a class of 500 arriving
+    proof_doublings: int = 2  # past them the price doubles per as many again, up to 2**this times (never a refusal)
+    proof_window_s: float = 60.0
+    code_misses_per_client: int = 10  # room codes one browser may try that open no room, per code window
+    code_misses_per_address: int = 500  # the same for one address: a class of 500 mistyping its code once
+    code_window_s: float = 60.0
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
+    # The stage's route (ui/stage_at.py): a client's answers cost it compute time, from a budget that refills
+    stage_ms_per_client: int = 1000  # milliseconds of compute one client's answers may take per stage window
+    stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
     # The shared store (lnviz.serving.store): what one visitor can put there must not crowd out a class
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
 
-    # The spans a budget is counted over: no limit themselves, so off() keeps them (the budgets in them go).
+    # The spans a budget is counted over, and the proof's price: no limit themselves, so off() keeps them.
     WINDOWS: ClassVar[tuple[str, ...]] = (
+        "proof_work",
+        "proof_doublings",
         "window_s",
         "rate_window_s",
         "open_window_s",
         "quota_window_s",
         "proof_window_s",
         "code_window_s",
+        "stage_window_s",
     )
 
     @classmethod
@@ -132,7 +144,7 @@ class Limits:
         of them at once, at least one. ``cpus`` is what the process may use
         (:func:`lnviz.serving.cpus.usable_cpus`), not the host's count.
         ``LNVIZ_CACHE_MIB`` and ``LNVIZ_OWN_DATA_MIB``, whole MiB, set those
-        two memory budgets, with the limits off too.
+        two memory budgets, with the limits off too; ``LNVIZ_PROOF_WORK`` the proof's price.
         """
         lim = cls.off() if environ.get(ENV, "").strip().lower() in OFF_VALUES else cls()
         if lim.enabled:
@@ -141,7 +153,9 @@ class Limits:
             name: environ.get(var, "").strip()
             for name, var in (("cache_bytes", CACHE_ENV), ("own_data_bytes", OWN_DATA_ENV))
         }
-        return replace(lim, **{name: int(raw) * MIB for name, raw in mib.items() if raw.isdigit()})
+        lim = replace(lim, **{name: int(raw) * MIB for name, raw in mib.items() if raw.isdigit()})
+        work = environ.get(WORK_ENV, "").strip()
+        return replace(lim, proof_work=max(1, int(work))) if work.isdigit() and lim.enabled else lim
 
     @property
     def thread_control(self) -> bool:

@@ -14,7 +14,8 @@ finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
 A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
 counted where the shared store is); a grid stored already, by anyone, costs
 nothing and renews its time-to-live (:data:`lnviz.serving.store.BLOB_TTL_S`).
-All clients' grids together are capped in the store itself (:mod:`lnviz.serving.store_blobs`).
+All clients' grids together are capped in the store itself, and shared fairly between addresses and clients
+(:mod:`lnviz.serving.store_blobs`).
 Pure: no Streamlit.
 """
 
@@ -101,10 +102,11 @@ def new_quota(storage: Storage | None = None, amount: int = QUOTA_BYTES, window_
     return Quota("own-share", amount, window_s, storage, exact=False)
 
 
-def share(store: Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
-    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` in ``quota``: its id, or None when the
-    client's quota for the window is used. Raises :class:`Full` when the store's grids are at their cap (the
-    client's quota is charged all the same: a script gains nothing by trying), and
+def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str = "") -> str | None:
+    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` (of ``address``) in ``quota``: its id, or
+    None when the client's quota for the window is used. Raises :class:`Full` when the store's grids are at their
+    cap and this grid would make its client or address the largest holder (the client's quota is charged all the
+    same: a script gains nothing by trying), and
     :class:`~lnviz.serving.store.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
@@ -112,7 +114,7 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str) -> str | None:
         return grid_id
     if not quota.hit(client, len(data)):
         return None
-    if not store.put_blob(key, data):
+    if not store.put_blob(key, data, client, address):
         raise Full(f"the store holds {store.caps.shared_grid_bytes // 2**20} MiB of shared grids")
     return grid_id
 

@@ -20,16 +20,21 @@ can't see counted as one (:func:`lnviz.serving.who.counted`); the caller passes
 both, "" for a limit it does not apply.
 
 - Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
-  :data:`OPEN_WINDOW_S`, an address :data:`ROOMS_PER_ADDRESS` (many lecturers
-  may share a campus's address); the in-process store holds at most
-  :data:`MAX_ROOMS` rooms at once. In Redis the window's counters are what
-  bounds the rooms, each of which expires after :data:`IDLE_S`.
+  :data:`OPEN_WINDOW_S` (a minute); its first of the window is its own, and
+  only its further rooms count against its address's :data:`ROOMS_PER_ADDRESS`
+  (many lecturers may share a campus's address), so a proved browser can
+  always open a room, whatever others at its address did. The in-process
+  store holds at most :data:`MAX_ROOMS` rooms at once.
 - Voting: a client may vote as :data:`VOTERS_PER_CLIENT` voter ids in one room
-  (a shared classroom computer serves a few students), an address as
-  :data:`VOTERS_PER_ADDRESS` (a class behind one NAT address), so a script
-  that mints voter cookies can't take a round's :data:`MAX_VOTERS` places.
-  A script that mints cookies gets the budget of new proofs
-  (:class:`lnviz.serving.proof.Minter`), and the address limit holds it.
+  (a shared classroom computer serves a few students). Its first voter is its
+  own; its further voters count against its address's places in the room,
+  :data:`VOTERS_PER_ADDRESS` at first and one more every
+  ``1 / VOTERS_PER_S`` seconds after the room opened: they grow as students
+  arrive. A script that wants many voters needs many proved clients, each paid
+  for with a proof of work (:mod:`lnviz.serving.proof`).
+- The door (:attr:`Room.shut`): once the class is in, the presenter may close
+  it; a voter who has not voted in the room yet is refused until it is opened
+  again. The store counts the voters who joined, and when (``joined``).
 """
 
 from __future__ import annotations
@@ -58,7 +63,8 @@ VOTERS_PER_CLIENT = (
 )  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
 VOTERS_PER_ADDRESS = (
     Limits.voters_per_address
-)  # voter ids one address may vote as in a room: a class behind one NAT address
+)  # further voter ids (past each client's first) one address may vote as in a room, at first
+VOTERS_PER_S = Limits.voters_per_s  # then one more each 1 / this seconds after the room opened
 ROOMS_PER_CLIENT, OPEN_WINDOW_S = (
     Limits.rooms_per_client,
     int(Limits.open_window_s),
@@ -67,7 +73,7 @@ ROOMS_PER_ADDRESS = (
     Limits.rooms_per_address
 )  # rooms one address may open per window: a campus of lecturers behind one NAT address
 MAX_ROOMS = Limits.max_rooms  # rooms the in-process store holds at once; a new one past them is refused
-ACTIONS = ("reveal", "again", "next", "close")
+ACTIONS = ("reveal", "again", "next", "close", "shut", "reopen")
 
 # What a vote came to: counted (a first vote), changed (replaced this voter's vote), or why it was refused.
 COUNTED, CHANGED = "counted", "changed"
@@ -80,16 +86,17 @@ REFUSED = {
     "full": "This round has as many voters as a room takes.",
     "crowded": f"This browser has already answered as {VOTERS_PER_CLIENT} different voters in this room, the most "
     "one device may: answer from your own phone.",
-    "network": f"{VOTERS_PER_ADDRESS} voters from your network have already answered in this room, the most one "
-    "address may.",
+    "network": "Many voters from your network have answered on devices that answered as someone else already: "
+    "answer from your own phone, or wait a minute.",
+    "door": "The presenter has closed this room's door: it takes no new voters.",
 }
 # What opening a room came to: CREATED, "taken" (the code is another room's: draw again), or why it was refused.
 CREATED = "created"
 OPEN_REFUSED = {
-    "many": f"You have opened {ROOMS_PER_CLIENT} rooms in the last hour, the most one browser may. A room stays "
-    "open for 6 idle hours: go back to one you opened, or start another within the hour.",
-    "network": f"{ROOMS_PER_ADDRESS} rooms have been opened from your network in the last hour, the most one "
-    "address may. Try again within the hour.",
+    "many": f"You have opened {ROOMS_PER_CLIENT} rooms in the last minute, the most one browser may. A room stays "
+    "open for 6 idle hours: go back to one you opened, or start another in a minute.",
+    "network": f"{ROOMS_PER_ADDRESS} rooms have been opened from your network in the last minute. Try again in a "
+    "minute.",
     "full": "This server holds as many class rooms as it can just now. Try again later.",
 }
 
@@ -122,6 +129,7 @@ class Room:
     closed: bool = False
     version: int = 0
     secret_sha: str = ""
+    shut: bool = False  # the door: no new voters, the presenter's to close and open again
 
     @property
     def question(self) -> str | None:
@@ -133,7 +141,8 @@ class Room:
 
         reveal: an asking round is revealed. again: a revealed first round is
         asked a second time. next: the next question's first round (or "done"
-        past the last). close: the room takes nothing more.
+        past the last). close: the room takes nothing more. shut, reopen: the door, closed to new voters and
+        opened again.
         """
         if self.closed:
             return None
@@ -147,6 +156,8 @@ class Room:
             return replace(self, index=index, round=1, phase=phase, version=self.version + 1)
         if action == "close":
             return replace(self, closed=True, version=self.version + 1)
+        if action in ("shut", "reopen") and self.shut != (action == "shut"):
+            return replace(self, shut=action == "shut", version=self.version + 1)
         return None
 
     def to_fields(self) -> dict[str, str]:
@@ -158,6 +169,7 @@ class Room:
             "closed": "1" if self.closed else "0",
             "version": str(self.version),
             "secret_sha": self.secret_sha,
+            "shut": "1" if self.shut else "0",
         }
 
     @classmethod
@@ -171,6 +183,7 @@ class Room:
             closed=fields["closed"] == "1",
             version=int(fields["version"]),
             secret_sha=fields["secret_sha"],
+            shut=fields.get("shut") == "1",
         )
 
 

@@ -81,6 +81,19 @@ class Quota:
         except StorageError as error:
             raise _unavailable(error) from error
 
+    def charge(self, key: str, cost: int) -> None:
+        """Charge ``cost`` to ``key`` for work done already: as much of it as the window has left."""
+        left = self.amount - self.count(key)
+        if left > 0:
+            self.hit(key, min(cost, left))
+
+    def count(self, key: str) -> int:
+        """What ``key`` has been charged within the window now (a sliding window counter's weighted estimate)."""
+        try:
+            return self.amount - self._limiter.get_window_stats(self._item, key).remaining
+        except StorageError as error:
+            raise _unavailable(error) from error
+
     def retry_after_s(self, key: str) -> int:
         """Whole seconds (at least 1) until the oldest of ``key``'s window leaves it."""
         try:

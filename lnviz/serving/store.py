@@ -12,7 +12,8 @@ limits are a store's :class:`Caps`, keyword arguments of either backend.
 Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:{code}:{index}:{round}`` (a hash:
 voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in the last ``rate_window_s``),
 ``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
-the room), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
+the room), ``joined:{code}`` (a sorted set: each voter of the room, by when it first voted), ``born:{code}``
+(when the room opened), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
 ``open_window_s``) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
 :class:`lnviz.serving.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`lnviz.serving.store_blobs`,
 under ``blobs:``).
@@ -32,6 +33,7 @@ from lnviz.serving.limits import Limits
 from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from lnviz.serving.rate_log import RateLog
 from lnviz.serving.store_blobs import MemoryBlobs, RedisBlobs
+from lnviz.serving.store_scripts import ACT_LUA, CREATE_LUA, VOTE_LUA
 
 _log = logging.getLogger(__name__)
 
@@ -49,6 +51,7 @@ class Caps:
     max_voters: int = poll.MAX_VOTERS
     voters_per_client: int = poll.VOTERS_PER_CLIENT
     voters_per_address: int = poll.VOTERS_PER_ADDRESS
+    voters_per_s: float = poll.VOTERS_PER_S
     rooms_per_client: int = poll.ROOMS_PER_CLIENT
     open_window_s: int = poll.OPEN_WINDOW_S
     rooms_per_address: int = poll.ROOMS_PER_ADDRESS
@@ -60,7 +63,11 @@ class Caps:
     def of(cls, limits: Limits) -> Caps:
         """The caps ``limits`` sets, each its field of the same name (``LNVIZ_LIMITS=off`` lifts them too)."""
         named = {f.name: "votes_per_rate_window" if f.name == "rate_votes" else f.name for f in fields(cls)}
-        return cls(**{cap: int(getattr(limits, name)) for cap, name in named.items() if hasattr(limits, name)})
+        kinds = {f.name: type(f.default) for f in fields(cls)}
+        return cls(**{cap: kinds[cap](getattr(limits, n)) for cap, n in named.items() if hasattr(limits, n)})
+
+
+RESTART_GRACE_S = 30  # a Redis up for less than this may still be loading: a room it lacks may yet come back
 
 
 class StoreDown(RuntimeError):
@@ -83,7 +90,8 @@ class Store(Protocol):
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         """Store a new room opened by ``client`` from ``address`` ("": unknown, not limited): :data:`CREATED`,
         "taken" if its code is another room's (the caller draws another), or a key of :data:`poll.OPEN_REFUSED`.
-        Only a room created counts against the opener's ``rooms_per_client`` and ``rooms_per_address``."""
+        Only a room created counts against the opener's ``rooms_per_client``, and against its address's
+        ``rooms_per_address`` only if it is not the client's first of the window."""
 
     def room(self, code: str) -> Room | None:
         """The room ``code``, or None if there is none (never made, or expired)."""
@@ -99,8 +107,10 @@ class Store(Protocol):
     ) -> str:
         """``voter``'s answer ``choice`` to question ``index``, round ``round``, sent by ``client`` from ``address``
         ("": unknown, not limited): :data:`COUNTED`, :data:`CHANGED` or a key of :data:`poll.REFUSED`. Taken only
-        while that round is asking, and only from a client (an address) that has voted as fewer than
-        ``voters_per_client`` (``voters_per_address``) other voters in this room."""
+        while that round is asking; from a voter new to the room only while its door is open; and only from a
+        client that has voted as fewer than ``voters_per_client`` other voters in this room. A client's voters past
+        its first count against its address, which may have ``voters_per_address`` of them, and ``voters_per_s``
+        more each second since the room opened."""
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
         """Every vote of a round: voter → choice."""
@@ -111,10 +121,15 @@ class Store(Protocol):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         """``voter``'s answer in a round, or None."""
 
-    def put_blob(self, key: str, data: bytes) -> bool:
-        """Keep ``data`` under ``key`` for ``blob_ttl_s``; False, with nothing stored, when the blobs held would
-        pass ``shared_grid_bytes`` (what one client may store is counted by its caller, a
-        :class:`~lnviz.serving.quota.Quota`)."""
+    def joined(self, code: str) -> tuple[int, float | None]:
+        """How many voters have voted in the room, and how many seconds ago the last of them first did (None:
+        none yet): what the projector shows of who joined."""
+
+    def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
+        """Keep ``data`` under ``key`` for ``blob_ttl_s``, held by ``client`` of ``address``. Past
+        ``shared_grid_bytes``, the oldest blobs of the largest holders go first, while they hold more than this one
+        will (:mod:`lnviz.serving.store_blobs`); False, with nothing stored, when that can't make room (what one
+        client may store per window is counted by its caller, a :class:`~lnviz.serving.quota.Quota`)."""
 
     def renew_blob(self, key: str) -> bool:
         """Keep the bytes under ``key`` another ``blob_ttl_s``; False if there are none."""
@@ -163,20 +178,26 @@ class MemoryStore(MemoryBlobs):
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         caps = self.caps
-        openers = [(f"opened:c:{client}", caps.rooms_per_client, "many")] if client else []
-        openers += [(f"opened:a:{address}", caps.rooms_per_address, "network")] if address else []
         with self._lock:
-            for key, limit, why in openers:
-                opened = self._get(key)
-                if isinstance(opened, int) and opened >= limit:
-                    return why
+            mine = self._get(f"opened:c:{client}") if client else None
+            if isinstance(mine, int) and mine >= caps.rooms_per_client:
+                return "many"
+            # A client's first room of the window is its own; an opener the caller can't name has none.
+            counted = bool(address) and (not client or isinstance(mine, int))
+            if counted:
+                opened = self._get(f"opened:a:{address}")
+                if isinstance(opened, int) and opened >= caps.rooms_per_address:
+                    return "network"
             if self._get(f"room:{room.code}") is not None:
                 return "taken"
             if len(self._data) >= caps.max_rooms and self._rooms() >= caps.max_rooms:  # fewer keys: fewer rooms
                 return "full"
             self._set(f"room:{room.code}", room, caps.idle_s)
-            for key, _, _ in openers:
-                self._incr(key, caps.open_window_s)
+            self._set(f"born:{room.code}", self._clock(), caps.idle_s)
+            if client:
+                self._incr(f"opened:c:{client}", caps.open_window_s)
+            if counted:
+                self._incr(f"opened:a:{address}", caps.open_window_s)
             return CREATED
 
     def room(self, code: str) -> Room | None:
@@ -198,8 +219,6 @@ class MemoryStore(MemoryBlobs):
         self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
     ) -> str:
         caps = self.caps
-        senders = [(f"seen:{code}:c:{client}", caps.voters_per_client, "crowded")] if client else []
-        senders += [(f"seen:{code}:a:{address}", caps.voters_per_address, "network")] if address else []
         with self._lock:
             room = self._get(f"room:{code}")
             refused = refusal(room if isinstance(room, Room) else None, index, round)
@@ -210,12 +229,21 @@ class MemoryStore(MemoryBlobs):
             if isinstance(sent, int) and sent >= caps.rate_votes:
                 return "flood"
             self._incr(rate_key, caps.rate_window_s)
-            seen = {}
-            for seen_key, limit, why in senders:
-                found = self._get(seen_key)
-                seen[seen_key] = found if isinstance(found, set) else set()
-                if voter not in seen[seen_key] and len(seen[seen_key]) >= limit:
-                    return why
+            joined = self._get(f"joined:{code}")
+            joined = dict(joined) if isinstance(joined, dict) else {}
+            if room.shut and voter not in joined:
+                return "door"
+            mine = self._get(f"seen:{code}:c:{client}") if client else None
+            mine = set(mine) if isinstance(mine, set) else set()
+            if client and voter not in mine and len(mine) >= caps.voters_per_client:
+                return "crowded"
+            # A client's first voter is its own; its further voters (and those of a sender the caller can't name)
+            # take the address's places, which grow with the room's age.
+            further = bool(address) and (not client or bool(mine - {voter}))
+            theirs = self._get(f"seen:{code}:a:{address}") if further else None
+            theirs = set(theirs) if isinstance(theirs, set) else set()
+            if further and voter not in theirs and len(theirs) >= self._places(code):
+                return "network"
             key = f"votes:{code}:{index}:{round}"
             votes = self._get(key)
             votes = dict(votes) if isinstance(votes, dict) else {}
@@ -224,10 +252,20 @@ class MemoryStore(MemoryBlobs):
             outcome = CHANGED if voter in votes else COUNTED
             votes[voter] = choice
             self._set(key, votes, caps.idle_s)
-            for seen_key, voters in seen.items():
-                voters.add(voter)
-                self._set(seen_key, voters, caps.idle_s)
+            joined.setdefault(voter, self._clock())
+            self._set(f"joined:{code}", joined, caps.idle_s)
+            if client:
+                self._set(f"seen:{code}:c:{client}", mine | {voter}, caps.idle_s)
+            if further:
+                self._set(f"seen:{code}:a:{address}", theirs | {voter}, caps.idle_s)
             return outcome
+
+    def _places(self, code: str) -> float:
+        """An address's places for further voters in room ``code`` now: they grow with the room's age, in whole
+        seconds as Redis's clock counts it."""
+        born = self._get(f"born:{code}")
+        age = int(self._clock() - born) if isinstance(born, float | int) else self.caps.idle_s
+        return self.caps.voters_per_address + self.caps.voters_per_s * age
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
         with self._lock:
@@ -240,65 +278,11 @@ class MemoryStore(MemoryBlobs):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         return self.votes(code, index, round).get(voter)
 
-
-# A new room, unless the opener's counters are at their limits or its code is taken; a room created counts
-# once in each. KEYS: room, the client's counter, the address's. ARGV: ttl, window, the client's limit, the
-# address's (0: not counted, the opener is unknown), then the room's fields as name, value pairs.
-_CREATE_LUA = """
-local limits, refusals = {tonumber(ARGV[3]), tonumber(ARGV[4])}, {'many', 'network'}
-for i = 1, 2 do
-  if limits[i] > 0 and tonumber(redis.call('GET', KEYS[i + 1]) or '0') >= limits[i] then return refusals[i] end
-end
-if redis.call('EXISTS', KEYS[1]) == 1 then return 'taken' end
-for i = 5, #ARGV, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[1])
-for i = 1, 2 do
-  if limits[i] > 0 and redis.call('INCR', KEYS[i + 1]) == 1 then redis.call('EXPIRE', KEYS[i + 1], ARGV[2]) end
-end
-return 'created'
-"""
-# The vote, atomically: the same checks as poll.refusal and MemoryStore.vote, in one script.
-# KEYS: room, votes, rate, the client's voters, the address's voters. ARGV: voter, index, round, choice, idle ttl,
-# rate votes, rate window, max voters, voters per client, voters per address (0: the sender is unknown).
-_VOTE_LUA = """
-local r = redis.call('HMGET', KEYS[1], 'index', 'round', 'phase', 'closed')
-if not r[1] then return 'unknown' end
-if r[4] == '1' then return 'closed' end
-if r[1] ~= ARGV[2] or r[2] ~= ARGV[3] then return 'moved' end
-if r[3] ~= 'ask' then return 'revealed' end
-local sent = redis.call('INCR', KEYS[3])
-if sent == 1 then redis.call('EXPIRE', KEYS[3], ARGV[7]) end
-if sent > tonumber(ARGV[6]) then return 'flood' end
-local limits, refusals = {tonumber(ARGV[9]), tonumber(ARGV[10])}, {'crowded', 'network'}
-for i = 1, 2 do
-  local seen = KEYS[i + 3]
-  if limits[i] > 0 and redis.call('SISMEMBER', seen, ARGV[1]) == 0 and redis.call('SCARD', seen) >= limits[i] then
-    return refusals[i]
-  end
-end
-local known = redis.call('HEXISTS', KEYS[2], ARGV[1])
-if known == 0 and redis.call('HLEN', KEYS[2]) >= tonumber(ARGV[8]) then return 'full' end
-redis.call('HSET', KEYS[2], ARGV[1], ARGV[4])
-redis.call('EXPIRE', KEYS[2], ARGV[5])
-for i = 1, 2 do
-  if limits[i] > 0 then
-    redis.call('SADD', KEYS[i + 3], ARGV[1])
-    redis.call('EXPIRE', KEYS[i + 3], ARGV[5])
-  end
-end
-if known == 1 then return 'changed' end
-return 'counted'
-"""
-# The presenter's action, atomically: compare and set on the version the presenter's page drew (which act has
-# already found the room at), so two presses of that page, or two pages at that version, move the room once.
-# KEYS: room. ARGV: expected version, then the new room's fields as name, value pairs, then the ttl last.
-_ACT_LUA = """
-if redis.call('HGET', KEYS[1], 'version') ~= ARGV[1] then return 0 end
-local n = #ARGV
-for i = 2, n - 1, 2 do redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
-redis.call('EXPIRE', KEYS[1], ARGV[n])
-return 1
-"""
+    def joined(self, code: str) -> tuple[int, float | None]:
+        with self._lock:
+            found = self._get(f"joined:{code}")
+            times = found.values() if isinstance(found, dict) else ()
+            return len(times), (self._clock() - max(times) if times else None)
 
 
 class RedisStore(RedisBlobs):
@@ -323,9 +307,9 @@ class RedisStore(RedisBlobs):
             url, socket_timeout=1.0, socket_connect_timeout=1.0, health_check_interval=15, decode_responses=False
         )
         self._p = prefix
-        self._create = self._redis.register_script(_CREATE_LUA)
-        self._vote = self._redis.register_script(_VOTE_LUA)
-        self._act = self._redis.register_script(_ACT_LUA)
+        self._create = self._redis.register_script(CREATE_LUA)
+        self._vote = self._redis.register_script(VOTE_LUA)
+        self._act = self._redis.register_script(ACT_LUA)
 
     def _call(self, fn: Callable[[], object]) -> object:
         try:
@@ -336,8 +320,16 @@ class RedisStore(RedisBlobs):
             self._full_log.warn("Redis refused %d write(s), at its maxmemory: %s", error)
             raise StoreFull(str(error)) from error
 
+    def _settled(self) -> None:
+        """:class:`StoreDown` while Redis may not hold yet what it held (up for less than :data:`RESTART_GRACE_S`):
+        a phone told "no room" stops following it for good (issue 47, attack 7)."""
+        up = self._call(lambda: self._redis.info("server")).get("uptime_in_seconds", RESTART_GRACE_S)
+        if int(up) < RESTART_GRACE_S:
+            raise StoreDown(f"Redis started {up} s ago")
+
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
+        keys.append(f"{self._p}born:{room.code}")
         caps = self.caps
         args: list[object] = [caps.idle_s, caps.open_window_s, caps.rooms_per_client if client else 0]
         args.append(caps.rooms_per_address if address else 0)
@@ -347,6 +339,7 @@ class RedisStore(RedisBlobs):
     def room(self, code: str) -> Room | None:
         fields = self._call(lambda: self._redis.hgetall(f"{self._p}room:{code}"))
         if not fields:
+            self._settled()
             return None
         return Room.from_fields(code, {k.decode(): v.decode() for k, v in fields.items()})
 
@@ -368,9 +361,11 @@ class RedisStore(RedisBlobs):
     ) -> str:
         keys = [f"{self._p}room:{code}", f"{self._p}votes:{code}:{index}:{round}", f"{self._p}rate:{code}:{voter}"]
         keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
+        keys += [f"{self._p}joined:{code}", f"{self._p}born:{code}"]
         caps = self.caps
         args = [voter, str(index), str(round), choice, caps.idle_s, caps.rate_votes, caps.rate_window_s]
         args += [caps.max_voters, caps.voters_per_client if client else 0, caps.voters_per_address if address else 0]
+        args.append(repr(float(caps.voters_per_s)))
         return _text(self._call(lambda: self._vote(keys=keys, args=args)))
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
@@ -383,6 +378,16 @@ class RedisStore(RedisBlobs):
     def mine(self, code: str, voter: str, index: int, round: int) -> str | None:
         found = self._call(lambda: self._redis.hget(f"{self._p}votes:{code}:{index}:{round}", voter))
         return found.decode() if isinstance(found, bytes) else None
+
+    def joined(self, code: str) -> tuple[int, float | None]:
+        key = f"{self._p}joined:{code}"
+
+        def read() -> tuple[int, list, list]:
+            with self._redis.pipeline(transaction=False) as pipe:  # reads only: a full Redis answers them
+                return tuple(pipe.zcard(key).zrange(key, -1, -1, withscores=True).time().execute())
+
+        count, last, (now_s, now_us) = self._call(read)
+        return int(count), (now_s + now_us / 1e6 - last[0][1] if last else None)
 
 
 def _text(reply: object) -> str:

@@ -65,6 +65,8 @@ function connect(s) {
     setStatus(s, "");
   });
   for (const type of ["room", "gone"]) source.addEventListener(type, (e) => receive(s, type, e.data));
+  // The store is down or loading what it held: the phone keeps its room and says so; the next state clears it.
+  source.addEventListener("down", () => setStatus(s, s.data.text?.coming_back || ""));
   source.addEventListener("error", () => {
     if (s.source !== source) return;
     setStatus(s, s.data.text?.reconnecting || "");
