@@ -7,7 +7,9 @@ only changes the viewport's width in CSS pixels, so the widths swept stand for t
 1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell drawn of x, LN's and BN's outputs
 carries its number (the text its canvas painted, view/paint.js), at 12 px or more (20 in lecture mode) and no wider
 than its cell; so does every μ and σ drawn; the column heads are as large; and no cell lies outside the viewport
-or under a docked sidebar.
+or under a docked sidebar. In lecture mode nothing of the stage's grid (its blocks' titles, x, LN's and BN's outputs,
+their μ and σ) lies below the screen's foot: where its rows don't fit they are fewer, and BN's title says so; at
+1280 × 720 with the sidebar closed all 8 are drawn.
 """
 
 from __future__ import annotations
@@ -81,7 +83,14 @@ DRAWN_JS = f"""() => {{
     const heads = Array.from(root.querySelectorAll('.head:not(.row):not(.sym)'), (e) => drawn(e) && e.textContent && {{
         text: e.textContent, font: parseFloat(getComputedStyle(e).fontSize),
     }}).filter(Boolean);
-    return {{ cells, stats, heads, numbers: root.classList.contains('numbers') }};
+    const titles = Array.from(root.querySelectorAll('.title'), (e) => drawn(e) && {{ text: e.innerText, box: box(e) }});
+    // The samples of x's cells drawn (their labels say "sample i, feature j"), and how many rows the window has.
+    const samples = new Set(Array.from(root.querySelectorAll('.cell[data-block="x"]'))
+        .filter(drawn).map((c) => +c.getAttribute('aria-label').match(/sample ([0-9]+)/)[1]));
+    return {{ cells, stats, heads, titles: titles.filter(Boolean), numbers: root.classList.contains('numbers'),
+              wide: root.classList.contains('wide'), rows: [...samples].sort((a, b) => a - b),
+              window: root.querySelectorAll('.head.row[data-block="row-x"]').length,
+              foot: innerHeight }};
 }}"""
 
 NUMBER = re.compile(r"\u2212?(\d+(\.\d+)?(e[+-]\d+)?|\u221e)")  # what model.js short writes
@@ -150,6 +159,28 @@ def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> No
         assert s["font"] >= least, f"{what} at {s['font']} px"
         assert s["box"][0] >= side - 0.5 and s["box"][2] <= width + 0.5, f"{what} at {s['box']}"
     assert got["heads"] and all(h["font"] >= least for h in got["heads"]), (where, got["heads"][:3])
+    if present and got["wide"]:
+        _assert_on_screen(got, where, every_row=screen == "1280 × 720" and not side)
+
+
+def _assert_on_screen(got: dict, where: str, every_row: bool) -> None:
+    """Lecture mode: the grid's titles, cells and statistics between the screen's top and its foot; where not all
+    of the window's rows are drawn, x's title says which and BN's how many of the samples its μ and σ are over.
+    ``every_row``: the projector with the sidebar closed draws all of them."""
+    foot = got["foot"]
+    for part in (*got["cells"], *got["stats"], *got["titles"]):
+        _, top, _, bottom = part["box"]
+        assert top >= -0.5 and bottom <= foot + 0.5, (
+            f"{where}: {part.get('block', 'title')} at {part['box']}, foot {foot}"
+        )
+    drawn = got["rows"]  # the row numbers drawn, in order
+    assert drawn == list(range(drawn[0], drawn[0] + len(drawn))), (where, drawn)
+    x, bn = (next(t["text"] for t in got["titles"] if t["text"].startswith(name)) for name in ("x", "BatchNorm"))
+    if len(drawn) < got["window"]:
+        assert f"rows {drawn[0]}–{drawn[-1]}" in x or f"row {drawn[0]}" in x, (where, x)
+        assert f"; {len(drawn)} shown" in bn, (where, bn)
+    if every_row:
+        assert len(drawn) == got["window"] == 8, (where, drawn)
 
 
 @pytest.mark.parametrize("present", [False, True], ids=["screen", "lecture"])
@@ -166,7 +197,27 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
                 where = _laid_out(app)
             assert (where["side"] > 0) == open_, (w, h, where)
             _assert_legible(app, present, f"{w} × {h}", where["side"])
+    if present:
+        _an_arrow_draws_a_row_not_drawn(app)
     assert not app.errors, app.errors
+
+
+def _an_arrow_draws_a_row_not_drawn(app: AppPage) -> None:
+    """Lecture mode where not all rows fit (the sweep ends at 1024 × 768 with the sidebar open): ArrowDown from a cell
+    of the last row drawn moves the focus to the next row, which is drawn then, as many rows as before, and x's title
+    says which."""
+    got = app.page.evaluate(DRAWN_JS)
+    rows = got["rows"]
+    assert len(rows) < got["window"] and rows[-1] + 1 < got["window"], rows
+    cell = app.page.locator(f'{STAGE} .cell[data-block="x"][aria-label^="sample {rows[-1]},"]').filter(visible=True)
+    cell.first.focus()
+    app.page.keyboard.press("ArrowDown")
+    focused = app.page.evaluate(f"() => {STAGE_ROOT_JS}.activeElement.getAttribute('aria-label')")
+    assert focused.startswith(f"sample {rows[-1] + 1},"), focused
+    now = app.page.evaluate(DRAWN_JS)["rows"]
+    assert rows[-1] + 1 in now and len(now) == len(rows), (rows, now)
+    title = app.page.locator(f"{STAGE} .title.x").inner_text()
+    assert f"rows {now[0]}–{now[-1]}" in title, title
 
 
 def _query(app: AppPage) -> dict[str, str]:
