@@ -7,7 +7,7 @@ only changes the viewport's width in CSS pixels, so the widths swept stand for t
 1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell drawn of x, LN's and BN's outputs
 carries its number (the text its canvas painted, view/paint.js), at 12 px or more (20 in lecture mode) and no wider
 than its cell; so does every μ and σ drawn; the column heads are as large; and no cell lies outside the viewport
-or under a docked sidebar. In lecture mode nothing of the stage's grid (its blocks' titles, x, LN's and BN's outputs,
+or under a docked sidebar. The walkthrough's Back and Next keep their words, uncut. In lecture mode nothing of the stage's grid (its blocks' titles, x, LN's and BN's outputs,
 their μ and σ) lies below the screen's foot: where its rows don't fit they are fewer, and BN's title says so; at
 1280 × 720 with the sidebar closed all 8 are drawn.
 """
@@ -90,6 +90,11 @@ DRAWN_JS = f"""() => {{
     return {{ cells, stats, heads, titles: titles.filter(Boolean), numbers: root.classList.contains('numbers'),
               wide: root.classList.contains('wide'), rows: [...samples].sort((a, b) => a - b),
               window: root.querySelectorAll('.head.row[data-block="row-x"]').length,
+              // The walkthrough's Back and Next: each one's words, and whether Streamlit cut them with an ellipsis.
+              buttons: Array.from(document.querySelectorAll('.st-key-back button, .st-key-next button'), (b) => {{
+                  const words = b.querySelector('[data-testid="stMarkdownContainer"]');
+                  return {{ text: words.innerText, cut: words.scrollWidth > words.clientWidth, box: box(b) }};
+              }}),
               foot: innerHeight }};
 }}"""
 
@@ -136,7 +141,7 @@ def _laid_out(app: AppPage) -> dict:
     raise AssertionError(f"the stage did not settle at {app.page.viewport_size}: {seen[-3:]}")
 
 
-def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> None:
+def _assert_legible(app: AppPage, present: bool, screen: str, side: float, walk: bool) -> None:
     least = 20 if present else 12
     width = app.page.viewport_size["width"]
     got = app.page.evaluate(DRAWN_JS)
@@ -161,6 +166,10 @@ def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> No
     assert got["heads"] and all(h["font"] >= least for h in got["heads"]), (where, got["heads"][:3])
     if present and got["wide"]:
         _assert_on_screen(got, where, every_row=screen == "1280 × 720" and not side)
+    if walk:  # Back and Next keep their words, on the screen
+        assert [b["text"] for b in got["buttons"]] == ["Back", "Next"], (where, got["buttons"])
+        for b in got["buttons"]:
+            assert not b["cut"] and b["box"][0] >= side - 0.5 and b["box"][2] <= width + 0.5, (where, b)
 
 
 def _assert_on_screen(got: dict, where: str, every_row: bool) -> None:
@@ -196,7 +205,7 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
                 _sidebar(app, open_)
                 where = _laid_out(app)
             assert (where["side"] > 0) == open_, (w, h, where)
-            _assert_legible(app, present, f"{w} × {h}", where["side"])
+            _assert_legible(app, present, f"{w} × {h}", where["side"], walk=path.startswith("/walkthrough"))
     if present:
         _an_arrow_draws_a_row_not_drawn(app)
     assert not app.errors, app.errors
