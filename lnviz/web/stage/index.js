@@ -96,8 +96,8 @@ function receive(s, raw) {
   paint(s);
   applyStep(s);
   if (s.driven && s.step === was + 1) arrive(s);
-  showFormula(s, s.driven ? d.formula : "");
   showResized(s, d.resized);
+  showFormula(s, s.driven ? d.formula : ""); // fitted under the words, the note of what B or H kept among them
   follow(s, d.stage_at, (data) => receive(s, data));
 }
 

@@ -7,6 +7,7 @@
 import { span } from "../model.js";
 import { el, put } from "./dom.js";
 import { around, cellLines, fontFor, GAP, headEvery, lowCell, plan, rowsFit } from "./fit.js";
+import { fitFormula } from "./formula.js";
 import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
 import { stageState } from "./state.js";
@@ -134,6 +135,7 @@ export function layout(s, keep) {
   // The numbers' font for the cells' final height: the cells, the statistics and the canvases' text (paint.js).
   s.root.style.setProperty("--fs", `${fontFor(m, ch)}px`);
   if (s.fineNote) fineControls(s);
+  fitFormula(s);
   s.geometry = {};
   if (s.shown) paint(s);
 }
