@@ -201,6 +201,24 @@ def test_a_number_s_width_in_ems_is_the_widest_fallback_font_s():
         assert plot.text_em(text) * size >= px, text
 
 
+def test_no_app_text_calls_the_model_a_pretrained_bert():
+    """all-MiniLM-L6-v2 is a MiniLM with BERT's architecture, fine-tuned by sentence-transformers (Reimers and
+    Gurevych 2019; Wang et al. 2020), not Devlin et al.'s BERT: the class poll's question names it as /transformer
+    does, and no page, module or the README calls it a pretrained BERT."""
+    from lnviz.labs.classroom import transformer_question
+
+    assert "all-MiniLM-L6-v2 (a MiniLM, BERT's architecture)" in transformer_question.PROMPT
+    files = [ROOT / "README.md"] + [
+        p
+        for folder in ("lnviz", "pages", "ui")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".js", ".md", ".css") and "vendor" not in p.parts
+    ]
+    assert len(files) > 50
+    said = {str(p.relative_to(ROOT)) for p in files if re.search(r"pre-?trained BERT\b", p.read_text(), re.I)}
+    assert said == set(), said
+
+
 def _copy(tmp_path):
     folder = tmp_path / "model"
     folder.mkdir()
