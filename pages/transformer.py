@@ -5,6 +5,7 @@ import torch
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, model, text
+from ui import mode
 from ui.page import Page
 
 WIDTH = 12  # features in the grid's window, as the explorer's stage shows
@@ -54,7 +55,7 @@ if lab.cuts:
     st.caption(text.cuts(lab))
 page.say(text.point(lab, site))
 page.chart(
-    figures.fig_ln(lab, site, cols, output),
+    mode.fit_numbers(figures.fig_ln(lab, site, cols, output), "tf_ln"),
     key="tf_ln",
     alt=f"x at {site_name} LayerNorm of layer {site.layer}: {len(figures.row_labels(lab))} tokens by {len(cols)} "
     "features, LN's σ and μ per token, and LN's output.",
@@ -73,7 +74,7 @@ page.say(text.massive(lab, site))
 
 st.subheader("BN over the tokens, per feature, in training mode")
 page.chart(
-    figures.fig_bn(lab, site, cols, output),
+    mode.fit_numbers(figures.fig_bn(lab, site, cols, output), "tf_bn"),
     key="tf_bn",
     alt=f"BN's σ per feature over the tokens, and BN's output, for the same {len(cols)} features.",
 )

@@ -45,8 +45,8 @@ def _move(by: int) -> None:
 locked = "step" in page.hidden  # a link that hides the step pins it
 if not locked and (asked := keys.asked("walk_keys")) is not None:
     st.session_state["step"] = min(max(asked, 1), walkthrough.N_STEPS)
-# The step's title with Back and Next beside it, then the stage, lit by the step, with its formula; under
-# it the step, sample i and feature j as controls of their own (a link carries them).
+# The step's title with Back and Next beside it (as wide as their words, assets/style.css), then the stage, lit by
+# the step, with its formula; under it the step, sample i and feature j as controls of their own (a link carries them).
 indicator, back_col, next_col = st.columns([6, 1, 1], vertical_alignment="bottom")
 note_box = st.container()
 stage_box = st.container()  # the stage: drawn once the chosen cell is known

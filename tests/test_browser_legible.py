@@ -7,7 +7,10 @@ only changes the viewport's width in CSS pixels, so the widths swept stand for t
 1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell drawn of x, LN's and BN's outputs
 carries its number (the text its canvas painted, view/paint.js), at 12 px or more (20 in lecture mode) and no wider
 than its cell; so does every μ and σ drawn; the column heads are as large; and no cell lies outside the viewport
-or under a docked sidebar.
+or under a docked sidebar. The walkthrough's formula is typeset whole in its box, on the screen, its widest step's
+too (in lecture mode above the foot, where the step's words leave it room); Back and Next keep their words, uncut. In lecture mode nothing of the stage's grid (its blocks' titles, x, LN's and BN's outputs,
+their μ and σ) lies below the screen's foot: where its rows don't fit they are fewer, and BN's title says so; at
+1280 × 720 with the sidebar closed all 8 are drawn.
 """
 
 from __future__ import annotations
@@ -81,7 +84,26 @@ DRAWN_JS = f"""() => {{
     const heads = Array.from(root.querySelectorAll('.head:not(.row):not(.sym)'), (e) => drawn(e) && e.textContent && {{
         text: e.textContent, font: parseFloat(getComputedStyle(e).fontSize),
     }}).filter(Boolean);
-    return {{ cells, stats, heads, numbers: root.classList.contains('numbers') }};
+    const titles = Array.from(root.querySelectorAll('.title'), (e) => drawn(e) && {{ text: e.innerText, box: box(e) }});
+    // The samples of x's cells drawn (their labels say "sample i, feature j"), and how many rows the window has.
+    const samples = new Set(Array.from(root.querySelectorAll('.cell[data-block="x"]'))
+        .filter(drawn).map((c) => +c.getAttribute('aria-label').match(/sample ([0-9]+)/)[1]));
+    return {{ cells, stats, heads, titles: titles.filter(Boolean), numbers: root.classList.contains('numbers'),
+              wide: root.classList.contains('wide'), rows: [...samples].sort((a, b) => a - b),
+              window: root.querySelectorAll('.head.row[data-block="row-x"]').length,
+              // The walkthrough's formula (KaTeX) on the stage: its box, whether its lines are wider than it, and on
+              // a wide stage whether the step's words above it in the corner leave it room at 12 px.
+              formula: ((f) => f && !f.hidden && f.querySelector('.katex') && {{
+                  box: box(f), cut: f.scrollWidth > f.clientWidth, widths: [f.scrollWidth, f.clientWidth],
+                  room: root.querySelector('.controls').getBoundingClientRect().bottom - f.getBoundingClientRect().top
+                      >= f.offsetHeight * 12 / parseFloat(getComputedStyle(f.querySelector('.katex')).fontSize),
+              }})(root.querySelector('.formula')),
+              // The walkthrough's Back and Next: each one's words, and whether Streamlit cut them with an ellipsis.
+              buttons: Array.from(document.querySelectorAll('.st-key-back button, .st-key-next button'), (b) => {{
+                  const words = b.querySelector('[data-testid="stMarkdownContainer"]');
+                  return {{ text: words.innerText, cut: words.scrollWidth > words.clientWidth, box: box(b) }};
+              }}),
+              foot: innerHeight }};
 }}"""
 
 NUMBER = re.compile(r"\u2212?(\d+(\.\d+)?(e[+-]\d+)?|\u221e)")  # what model.js short writes
@@ -127,7 +149,7 @@ def _laid_out(app: AppPage) -> dict:
     raise AssertionError(f"the stage did not settle at {app.page.viewport_size}: {seen[-3:]}")
 
 
-def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> None:
+def _assert_legible(app: AppPage, present: bool, screen: str, side: float, walk: bool) -> None:
     least = 20 if present else 12
     width = app.page.viewport_size["width"]
     got = app.page.evaluate(DRAWN_JS)
@@ -150,6 +172,46 @@ def _assert_legible(app: AppPage, present: bool, screen: str, side: float) -> No
         assert s["font"] >= least, f"{what} at {s['font']} px"
         assert s["box"][0] >= side - 0.5 and s["box"][2] <= width + 0.5, f"{what} at {s['box']}"
     assert got["heads"] and all(h["font"] >= least for h in got["heads"]), (where, got["heads"][:3])
+    if present and got["wide"]:
+        _assert_on_screen(got, where, every_row=screen == "1280 × 720" and not side)
+    if walk:  # the formula whole, on the screen; Back and Next keep their words
+        _assert_formula(got, where, side, width, present)
+        assert [b["text"] for b in got["buttons"]] == ["Back", "Next"], (where, got["buttons"])
+        for b in got["buttons"]:
+            assert not b["cut"] and b["box"][0] >= side - 0.5 and b["box"][2] <= width + 0.5, (where, b)
+
+
+def _assert_formula(got: dict, where: str, side: float, width: int, present: bool) -> None:
+    """The walkthrough's formula typeset whole in its box, none of it scrolled out of sight sideways, and the box on
+    the screen beside the sidebar; in lecture mode on a wide stage, above the screen's foot too, wherever the step's
+    words above it in the stage's corner leave it room at 12 px (step 12's fill the corner at 1024 × 768 with the
+    sidebar open)."""
+    formula = got["formula"]
+    assert formula and not formula["cut"], (where, formula)
+    left, top, right, bottom = formula["box"]
+    assert left >= side - 0.5 and right <= width + 0.5, (where, formula)
+    if present and got["wide"] and formula["room"]:
+        assert top >= 0 and bottom <= got["foot"] + 0.5, (where, formula)
+
+
+def _assert_on_screen(got: dict, where: str, every_row: bool) -> None:
+    """Lecture mode: the grid's titles, cells and statistics between the screen's top and its foot; where not all
+    of the window's rows are drawn, x's title says which and BN's how many of the samples its μ and σ are over.
+    ``every_row``: the projector with the sidebar closed draws all of them."""
+    foot = got["foot"]
+    for part in (*got["cells"], *got["stats"], *got["titles"]):
+        _, top, _, bottom = part["box"]
+        assert top >= -0.5 and bottom <= foot + 0.5, (
+            f"{where}: {part.get('block', 'title')} at {part['box']}, foot {foot}"
+        )
+    drawn = got["rows"]  # the row numbers drawn, in order
+    assert drawn == list(range(drawn[0], drawn[0] + len(drawn))), (where, drawn)
+    x, bn = (next(t["text"] for t in got["titles"] if t["text"].startswith(name)) for name in ("x", "BatchNorm"))
+    if len(drawn) < got["window"]:
+        assert f"rows {drawn[0]}–{drawn[-1]}" in x or f"row {drawn[0]}" in x, (where, x)
+        assert f"; {len(drawn)} shown" in bn, (where, bn)
+    if every_row:
+        assert len(drawn) == got["window"] == 8, (where, drawn)
 
 
 @pytest.mark.parametrize("present", [False, True], ids=["screen", "lecture"])
@@ -165,8 +227,47 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
                 _sidebar(app, open_)
                 where = _laid_out(app)
             assert (where["side"] > 0) == open_, (w, h, where)
-            _assert_legible(app, present, f"{w} × {h}", where["side"])
+            _assert_legible(app, present, f"{w} × {h}", where["side"], walk=path.startswith("/walkthrough"))
+    if present:
+        _an_arrow_draws_a_row_not_drawn(app)
+    if path.startswith("/walkthrough"):
+        _the_widest_formula_fits(app, present)
     assert not app.errors, app.errors
+
+
+def _the_widest_formula_fits(app: AppPage, present: bool) -> None:
+    """The walkthrough's widest formula, step 3's x − μ of a row (594 px at lecture mode's 24 px), whole on the
+    screen at each screen where the sidebar docks, the sidebar open: the step's own slider, Home and two steps on."""
+    slider = app.page.locator(".st-key-step input[type='range']")
+    slider.focus()
+    for key in ("Home", "ArrowRight", "ArrowRight"):
+        app.page.keyboard.press(key)
+        app.settle()
+    tex = f"{STAGE_ROOT_JS}.querySelector('.formula annotation')?.textContent ?? ''"
+    app.page.wait_for_function(f"() => ({tex}).includes('\\\\mu_{{0}} &=')", timeout=30_000)
+    for w, h in OPEN:
+        app.page.set_viewport_size({"width": w, "height": h})
+        side = _laid_out(app)["side"]
+        assert side > 0, (w, h)
+        _assert_formula(app.page.evaluate(DRAWN_JS), f"step 3, {w} × {h}, lecture {present}", side, w, present)
+
+
+def _an_arrow_draws_a_row_not_drawn(app: AppPage) -> None:
+    """Lecture mode where not all rows fit (the sweep ends at 1024 × 768 with the sidebar open): ArrowDown from a cell
+    of the last row drawn moves the focus to the next row, which is drawn then, as many rows as before, and x's title
+    says which."""
+    got = app.page.evaluate(DRAWN_JS)
+    rows = got["rows"]
+    assert len(rows) < got["window"] and rows[-1] + 1 < got["window"], rows
+    cell = app.page.locator(f'{STAGE} .cell[data-block="x"][aria-label^="sample {rows[-1]},"]').filter(visible=True)
+    cell.first.focus()
+    app.page.keyboard.press("ArrowDown")
+    focused = app.page.evaluate(f"() => {STAGE_ROOT_JS}.activeElement.getAttribute('aria-label')")
+    assert focused.startswith(f"sample {rows[-1] + 1},"), focused
+    now = app.page.evaluate(DRAWN_JS)["rows"]
+    assert rows[-1] + 1 in now and len(now) == len(rows), (rows, now)
+    title = app.page.locator(f"{STAGE} .title.x").inner_text()
+    assert f"rows {now[0]}–{now[-1]}" in title, title
 
 
 def _query(app: AppPage) -> dict[str, str]:

@@ -1,6 +1,7 @@
 """/transformer in a real browser: the model's page draws at a laptop's, a projector's and a phone's size, its
-first screen holds the sentence box and the grid, and a typed sentence reaches the drawn page. (axe-core, lecture
-sizes and text overlaps: tests/test_browser_a11y.py, which takes every page of the registry.)"""
+first screen holds the sentence box and the grid, no number in a grid's cell is wider than the cell, and a typed
+sentence reaches the drawn page. (axe-core, lecture sizes and text overlaps: tests/test_browser_a11y.py, which
+takes every page of the registry.)"""
 
 from __future__ import annotations
 
@@ -32,6 +33,24 @@ BOXES_JS = """() => {
     const main = document.querySelector('[data-testid="stMain"]');
     return {box: at('.st-key-text textarea'), grid: at('.st-key-tf_ln .js-plotly-plot'), page: main.scrollHeight};
 }"""
+# Each grid's cell numbers drawn (hidden ones have no box), with their width and their cell's: the heatmap's x axis
+# length over its columns, less the gap between cells.
+LABELS_JS = """() => Array.from(document.querySelectorAll('.st-key-tf_ln .js-plotly-plot, .st-key-tf_bn .js-plotly-plot'))
+    .flatMap((gd) => gd._fullData.filter((t) => t.type === 'heatmap').flatMap((t) => {
+        const cell = gd._fullLayout[t.xaxis.replace('x', 'xaxis')]._length / t.z[0].length - (t.xgap || 0);
+        const subplot = gd.querySelector(`.subplot.${t.xaxis}${t.yaxis}`);
+        return Array.from(subplot.querySelectorAll('.heatmap-label text'), (e) => e.getBoundingClientRect().width)
+            .filter((w) => w > 0).map((w) => ({ chart: gd.closest('[class*="st-key-tf_"]').className.match(/st-key-\\w+/)[0],
+                                                 trace: t.xaxis, width: w, cell }));
+    }))"""
+
+
+def _numbers_in_their_cells(app: AppPage, where: object) -> list[dict]:
+    """Every cell number drawn on the page's grids no wider than its cell; the numbers drawn."""
+    drawn = app.page.evaluate(LABELS_JS)
+    for label in drawn:
+        assert label["width"] <= label["cell"] + 0.5, (where, label)
+    return drawn
 
 
 @pytest.fixture(scope="module")
@@ -66,14 +85,22 @@ def test_the_page_draws_its_charts_and_first_screen_at_each_size(size, query, ap
         assert boxes["page"] < 3500, boxes
     else:  # the first screen holds both, lecture mode's included
         assert 0 <= boxes["box"][0] and boxes["grid"][1] <= size["height"], boxes
+    _numbers_in_their_cells(app, size)
+    if query:  # the lecturer opens the sidebar: the grid narrows by its width
+        app.page.locator('[data-testid="stExpandSidebarButton"]').first.click()
+        app.settle()
+        _numbers_in_their_cells(app, "lecture mode, the sidebar open")
 
 
 def test_the_first_screen_holds_the_box_and_the_grid(at_desk):
     """Every common screen from 1280 × 720 up, resized in the one visit; then γ and β open in their expander."""
+    drawn = {}
     for size in SCREENS:
         boxes = at_desk.resize(size).page.evaluate(BOXES_JS)
         assert 0 <= boxes["box"][0] and boxes["box"][1] < boxes["grid"][0], (size, boxes)
         assert boxes["grid"][1] <= size["height"], (size, boxes)
+        drawn[size["width"]] = {label["chart"] for label in _numbers_in_their_cells(at_desk, size)}
+    assert drawn[1920] == {"st-key-tf_ln", "st-key-tf_bn"}, drawn  # where they fit, both grids carry numbers
     at_desk.page.locator(".st-key-tf_gains summary").click()
     at_desk.settle()
     assert [c["key"] for c in at_desk.charts()] == ["tf_ln", "tf_bn", "tf_affine"]

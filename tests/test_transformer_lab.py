@@ -21,6 +21,7 @@ from conftest import figures as drawn
 from figcheck import assert_plotly_valid
 from test_questions import check_link
 
+from lnviz.figures import plot
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, files, model
 from lnviz.labs.transformer import text as text_words
@@ -164,6 +165,60 @@ def test_only_saturated_cells_carry_a_number_short_enough_for_the_cell(bert):
                 digits = sum(c.isdigit() for c in written)
                 assert digits <= max(2, len(str(int(abs(value))))), (value, written)
                 assert abs(float(written.replace("−", "-")) - value) <= 0.05 * abs(value), (value, written)
+
+
+def test_a_grid_s_numbers_fit_their_cells_from_the_width_under_which_the_page_hides_them(bert):
+    """plot.numbers_fit: a chart that wide gives each heatmap's widest number a cell as wide as it (the number's
+    characters at the widest fallback font's ems, at the trace's font size; the cell its share of the plot area in
+    its axis's domain, less the gap), and 1 px narrower one cell is too narrow. The default sentence's grid carries
+    numbers in a 906 px chart (1366 × 768, the sidebar open) and none in 820 (1280 × 720); in lecture mode, where
+    the text is 1.55 times larger, none in 1,200 (the projector, the sidebar closed: "223" at 20 px is 38.5 px in a
+    34.5 px cell) and numbers in 1,840 (1920 × 1080). The chart widths are Chromium's."""
+    result = transformer.run(bert, "The cat sat on the mat because it was tired.", CPU)
+    site = transformer.site(result, 0, "ffn")
+    cols = transformer.window(site.x, result.mask, 0, 12, True)
+
+    def fits(fig, width: int) -> bool:
+        layout = fig.layout
+        for trace in (t for t in fig.data if t.type == "heatmap" and t.texttemplate):
+            texts = np.asarray(trace.text, dtype=str)
+            d0, d1 = layout["xaxis" + trace.xaxis[1:]].domain
+            cell = (width - layout.margin.l - layout.margin.r) * (d1 - d0) / texts.shape[1] - trace.xgap
+            if max(plot.text_em(t) for t in texts.ravel()) * trace.textfont.size > cell:
+                return False
+        return True
+
+    ln, bn = figures.fig_ln(result, site, cols, "y"), figures.fig_bn(result, site, cols, "y")
+    for fig in (ln, bn, plot.lecture(ln), plot.lecture(bn)):
+        least = plot.numbers_fit(fig)
+        assert fits(fig, least) and not fits(fig, least - 1), least
+    assert 820 < plot.numbers_fit(ln) <= 906 and 1200 < plot.numbers_fit(plot.lecture(ln)) <= 1840
+    assert plot.numbers_fit(plot.lecture(bn)) <= 1200  # BN's output: 12 columns over the whole width
+
+
+def test_a_number_s_width_in_ems_is_the_widest_fallback_font_s():
+    """What the browser draws the grid's numbers in where the theme's Source Sans is not installed under its name
+    (Chromium here: DejaVu Sans, 38.5 px for "223" at 20.2 px, 32.1 for "8.9", 49.0 for "−1.5"): no narrower."""
+    for text, px, size in (("223", 38.5, 20.2), ("8.9", 32.1, 20.2), ("−1.5", 49.0, 20.2), ("−1.5", 31.6, 13.0)):
+        assert plot.text_em(text) * size >= px, text
+
+
+def test_no_app_text_calls_the_model_a_pretrained_bert():
+    """all-MiniLM-L6-v2 is a MiniLM with BERT's architecture, fine-tuned by sentence-transformers (Reimers and
+    Gurevych 2019; Wang et al. 2020), not Devlin et al.'s BERT: the class poll's question names it as /transformer
+    does, and no page, module or the README calls it a pretrained BERT."""
+    from lnviz.labs.classroom import transformer_question
+
+    assert "all-MiniLM-L6-v2 (a MiniLM, BERT's architecture)" in transformer_question.PROMPT
+    files = [ROOT / "README.md"] + [
+        p
+        for folder in ("lnviz", "pages", "ui")
+        for p in (ROOT / folder).rglob("*")
+        if p.suffix in (".py", ".js", ".md", ".css") and "vendor" not in p.parts
+    ]
+    assert len(files) > 50
+    said = {str(p.relative_to(ROOT)) for p in files if re.search(r"pre-?trained BERT\b", p.read_text(), re.I)}
+    assert said == set(), said
 
 
 def _copy(tmp_path):

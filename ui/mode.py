@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import streamlit as st
 
 from lnviz.text import quote
 from lnviz.views import lessons
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
 
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
@@ -60,6 +64,23 @@ def apply_style() -> None:
     in embed mode no sidebar (embed.css)."""
     css = _css("style.css") + (_css("lecture.css") if presenting() else "") + (_css("embed.css") if embedded() else "")
     st.html(f"<style>{css}</style>")
+
+
+def fit_numbers(fig: go.Figure, key: str) -> go.Figure:
+    """``fig`` as the chart keyed ``key`` draws it in this mode (lecture mode's larger text), its heatmaps' cell
+    numbers hidden where the chart is drawn too narrow for them (:func:`lnviz.figures.plot.numbers_fit`): never
+    over a cell's edge, and still in the hover. A container query on the chart's own width, which the browser knows
+    and the server doesn't."""
+    from lnviz.figures import plot  # built by lnviz, the figure's kit is loaded already
+
+    fig = plot.lecture(fig) if presenting() else fig  # the page kit's chart leaves a scaled figure as it is
+    if least := plot.numbers_fit(fig):
+        box = f".st-key-{key}"
+        st.html(
+            f"<style>{box} {{ container-type: inline-size; }}"
+            f" @container (width < {least}px) {{ {box} .heatmap-label {{ display: none; }} }}</style>"
+        )
+    return fig
 
 
 def lesson(page: str) -> lessons.Lesson | None:

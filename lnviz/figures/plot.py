@@ -293,6 +293,41 @@ def legend_in_margin(height: int, bottom: int, rows: int, gap: int, head: int = 
     return top, legend_above(1 + gap / (height - top - bottom))
 
 
+# A cell number's characters' widths in ems, as the widest of the fonts a chart's text falls back to draws them
+# (DejaVu Sans, where the theme's Source Sans is not installed under its name: a digit 0.64, the minus sign 0.84);
+# any other character counts as 1.
+_EMS = {**dict.fromkeys("0123456789", 0.64), "\u2212": 0.84, "-": 0.84, ".": 0.32, " ": 0.32}
+
+
+def text_em(text: str) -> float:
+    """``text``'s width in ems, at most (:data:`_EMS`)."""
+    return sum(_EMS.get(c, 1.0) for c in text)
+
+
+def numbers_fit(fig: go.Figure) -> int:
+    """The least width, in px, of a chart drawn from ``fig`` at which each heatmap's cell text fits inside its cell.
+
+    A heatmap's cells share the plot area's width (the chart's, less the margins) in its x axis's domain: a
+    cell is ``(W - l - r) · (d1 - d0) / C`` px wide, less its ``xgap``, and its text at the trace's font size
+    (else the figure's) must be no wider. 0 where no heatmap has text. Plotly never hides a heatmap's text that
+    its cell can't hold: the page hides them below this width (``ui.mode.fit_numbers``).
+    """
+    layout = fig.layout
+    size = layout.font.size or theme.FONT_SIZE
+    sides = (layout.margin.l or 0) + (layout.margin.r or 0)
+    least = 0.0
+    for trace in fig.data:
+        if trace.type != "heatmap" or trace.text is None or not trace.texttemplate:
+            continue
+        texts = np.asarray(trace.text, dtype=str)
+        widest = max(map(text_em, texts.ravel()), default=0.0) * (trace.textfont.size or size)
+        if not widest:
+            continue
+        d0, d1 = layout[layout_key(trace.xaxis or "x")].domain or (0, 1)
+        least = max(least, (widest + (trace.xgap or 0)) * texts.shape[-1] / (d1 - d0) + sides)
+    return int(np.ceil(round(least, 6)))  # 1362.0000000000002 is 1362
+
+
 def lecture(fig: go.Figure, scale: float = theme.LECTURE_SCALE) -> go.Figure:
     """``fig`` for a projector: every font size and margin times ``scale``.
 

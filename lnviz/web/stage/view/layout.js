@@ -1,11 +1,13 @@
 // The stage's DOM and where everything goes: a 2 × 2 layout when wide (LN's output to the right
 // of x, along its rows; BN's below, along its columns); when narrow, one norm at a time (view/narrow.js)
 // in a single column, under the controls: x, the norm's μ and σ, its output. Either way, of the window's
-// columns those that fit with their numbers (fit.js), around the chosen cell's: never bare colour.
+// columns those that fit with their numbers (fit.js), around the chosen cell's: never bare colour; and in lecture
+// mode, of its rows those that fit the screen's height, around the chosen cell's.
 
 import { span } from "../model.js";
 import { el, put } from "./dom.js";
-import { columnsAround, fontFor, GAP, headEvery, lowCell, plan } from "./fit.js";
+import { around, cellLines, fontFor, GAP, headEvery, lowCell, plan, rowsFit } from "./fit.js";
+import { fitFormula } from "./formula.js";
 import { fineControls, toggle } from "./narrow.js";
 import { FIXED, paint } from "./paint.js";
 import { stageState } from "./state.js";
@@ -120,29 +122,27 @@ export function build(s) {
   layout(s);
 }
 
-// Lay the stage out for its width; `keep`: a column of the window to keep in view (measure).
+// Lay the stage out for its width and height; `keep`: a cell of x to keep in view (measure).
 export function layout(s, keep) {
   if (!s.d) return;
   const m = measure(s, keep);
   if (!m) return;
-  const lines = gridLines(s, m);
-  placeBlocks(s, lines);
-  placeHeads(s, lines, m);
-  placeParts(s, lines);
-  s.lines = lines;
-  titles(s);
+  const first = s.rows?.first;
+  s.rows = { first: 0, shown: s.d.R };
+  place(s, m);
+  const ch = m.wide ? fit(s, m, first) : fitNarrow(s, m);
   showBands(s);
-  const ch = m.wide ? fit(s, m) : fitNarrow(s, m);
   // The numbers' font for the cells' final height: the cells, the statistics and the canvases' text (paint.js).
   s.root.style.setProperty("--fs", `${fontFor(m, ch)}px`);
   if (s.fineNote) fineControls(s);
+  fitFormula(s);
   s.geometry = {};
   if (s.shown) paint(s);
 }
 
 // The layout for the stage's width (fit.js plan): the columns drawn, around the one kept in view, their width
-// and the numbers' font; null while the stage has no width. `keep`: the column of the window to keep in view,
-// else the focused cell's of x, else the chosen cell's.
+// and the numbers' font; null while the stage has no width. `keep`: the cell of x (its index k) to keep in view,
+// else the focused cell of x, else the chosen cell; its row is kept in view too where fit() draws fewer rows.
 function measure(s, keep) {
   const { R, C } = s.d;
   const W = s.root.clientWidth;
@@ -150,7 +150,8 @@ function measure(s, keep) {
   const present = s.root.classList.contains("present");
   const p = plan({ width: W, C, digits: String(s.d.r0 + R - 1).length, present });
   const { wide, cw } = p;
-  s.cols = { first: columnsAround(keep ?? kept(s), p.shown, C, s.cols?.first), shown: p.shown };
+  const k = keep ?? kept(s);
+  s.cols = { first: around(k % C, p.shown, C, s.cols?.first), shown: p.shown };
   // Tall enough to read, short enough that the stage fits below what is above it.
   const top = s.root.getBoundingClientRect().top + window.scrollY;
   const below = window.innerHeight - Math.min(top, window.innerHeight * 0.45) - 8;
@@ -165,25 +166,35 @@ function measure(s, keep) {
   s.root.classList.toggle("numbers", p.numbers);
   s.wide = wide;
   s.places = p.places;
-  return { ...p, gap: GAP, ch, low, room: below };
+  return { ...p, present, gap: GAP, ch, low, room: below, row: Math.floor(k / C) };
 }
 
-// The column of the window to keep in view: the focused cell's of x (the arrows move it), else the chosen cell's.
+// The cell of x to keep in view: the focused one (the arrows move it), else the chosen one.
 function kept(s) {
   const focused = s.root.getRootNode?.().activeElement;
-  if (focused?.dataset?.block === "x" && s.root.contains(focused)) return +focused.dataset.k % s.d.C;
-  return s.cell[1] - s.d.c0;
+  if (focused?.dataset?.block === "x" && s.root.contains(focused)) return +focused.dataset.k;
+  return (s.cell[0] - s.d.r0) * s.d.C + s.cell[1] - s.d.c0;
 }
 
 const NARROW_CH = 28; // a narrow stage's tallest cell
 
-// The window's C column tracks: the drawn ones (s.cols) var(--cw) wide, the others 0 px (their cells are .off).
-const cols = (s) => {
-  const { first, shown } = s.cols;
-  return Array.from({ length: s.d.C }, (_, j) => (j >= first && j < first + shown ? "var(--cw)" : "0px")).join(" ");
-};
-const rows = (n) => Array(n).fill("var(--ch)").join(" ");
-const grow = (n) => Array(n).fill("minmax(var(--ch), auto)").join(" "); // the outputs' rows: BN's note when B = 1 fits
+// n tracks, one a row or column of the window: those drawn (`first` to `first + shown`) `size`, the others 0 px
+// (their cells are .off).
+const tracks = (n, { first, shown }, size) =>
+  Array.from({ length: n }, (_, k) => (k >= first && k < first + shown ? size : "0px")).join(" ");
+const cols = (s) => tracks(s.d.C, s.cols, "var(--cw)");
+const rows = (s) => tracks(s.d.R, s.rows, "var(--ch)");
+const grow = (s) => tracks(s.d.R, s.rows, "minmax(var(--ch), auto)"); // the outputs' rows: BN's note when B = 1 fits
+
+// Everything on the grid for the columns and rows drawn (s.cols, s.rows), and the titles that say which.
+function place(s, m) {
+  const lines = gridLines(s, m);
+  placeBlocks(s, lines);
+  placeHeads(s, lines, m);
+  placeParts(s, lines);
+  s.lines = lines;
+  titles(s);
+}
 
 // The grid's column and row tracks, and the lines each block starts on: t0 the titles', h0 the
 // column headers', x0, ln0, bn0 the blocks' first rows; xs, ls their first columns, st LN's μ's.
@@ -198,7 +209,7 @@ function gridLines(s, { wide, hw, sw, gap }) {
   const bnStats = s.d.bn ? "6px var(--ch) var(--ch)" : "0 0 0"; // B = 1: no BN statistics
   // Driven, the corner right of BN's output holds the step's words and formula, and one row under BN's
   // output the colour switch, the badge and the legends (placeParts).
-  s.grid.style.gridTemplateRows = `auto auto ${rows(R)} ${bnStats} auto ${grow(R)}${s.driven ? " auto" : ""}`;
+  s.grid.style.gridTemplateRows = `auto auto ${rows(s)} ${bnStats} auto ${grow(s)}${s.driven ? " auto" : ""}`;
   return { wide, t0: 1, h0: 2, x0, ln0: x0, bn0: bnTitle + 1, xs, ls, st, bst, lnTitle: 1, bnTitle };
 }
 
@@ -212,9 +223,9 @@ function narrowLines(s, { hw, sw, gap }) {
   const x0 = 5, bst = x0 + R + 1, title = bst + 2, out0 = title + 1;
   const bnStats = s.d.bn && s.norm === "bn" ? "6px var(--ch) var(--ch)" : "0 0 0";
   // The column heads' row is as tall with LN's μ and σ chips as without them: x stays put on a switch.
-  const out = s.d.bn ? rows(R) : grow(R); // B = 1: rows BN's note may need
+  const out = s.d.bn ? rows(s) : grow(s); // B = 1: rows BN's note may need
   // The step's words and formula go last, under the output: however long they grow, x and the output stay put.
-  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(R)} ${bnStats} auto ${out} auto`;
+  s.grid.style.gridTemplateRows = `auto auto auto minmax(20px, auto) ${rows(s)} ${bnStats} auto ${out} auto`;
   return { wide: false, t0: 3, h0: 4, x0, ln0: out0, bn0: out0, xs, ls: xs, st, bst, lnTitle: title, bnTitle: title, ctlRow: 2 };
 }
 
@@ -289,22 +300,43 @@ function placeParts(s, { wide, t0, x0, ln0, bn0, xs, ls, st, bst, lnTitle, bnTit
     if (s.words.parentElement !== s.grid) s.grid.append(s.words);
     at(s.words, bn0 + R, 1, bn0 + R + 1, C + 5);
   }
-  // The columns of the window outside the drawn ones take no room (measure).
-  const { first, shown } = s.cols;
-  const off = (j) => j < first || j >= first + shown;
-  const byCol = (cells) => cells.forEach((c, k) => c.classList.toggle("off", off(k % C)));
-  byCol(s.cells.x);
-  byCol(s.cells.ln);
-  byCol(s.cells.bn);
-  for (const cells of [s.heads.colX, s.heads.colLn, s.stats.bnMu, s.stats.bnSd]) cells.forEach((c, j) => c.classList.toggle("off", off(j)));
+  // The columns and rows of the window outside the drawn ones take no room (measure, fit).
+  const off = ({ first, shown }) => (k) => k < first || k >= first + shown;
+  const col = off(s.cols), row = off(s.rows);
+  const byCell = (cells) => cells.forEach((c, k) => c.classList.toggle("off", row(Math.floor(k / C)) || col(k % C)));
+  byCell(s.cells.x);
+  byCell(s.cells.ln);
+  byCell(s.cells.bn);
+  const byLine = (off, ...parts) => parts.forEach((cells) => cells.forEach((c, k) => c.classList.toggle("off", off(k))));
+  byLine(col, s.heads.colX, s.heads.colLn, s.stats.bnMu, s.stats.bnSd);
+  byLine(row, s.heads.rowX, s.heads.rowLn, s.heads.rowBn, s.stats.lnMu, s.stats.lnSd);
 }
 
-// Wide: shorter cells until the stage fits below what is above it (a title, in lecture mode); the cells' height.
-function fit(s, { ch, low, room }) {
-  const lines = 2 * s.d.R + 2;
-  // Driven, the switch, badge and legends under BN's output may go below the screen's foot.
-  const under = s.meta.parentElement === s.grid ? s.meta.offsetHeight + 2 : 0;
-  return shorten(s, ch, low, s.grid.offsetHeight - under - room, lines);
+// Wide: the stage fits below what is above it (a title, in lecture mode): shorter cells, down to `low`; in lecture
+// mode, where all rows don't fit at that, fewer of them around the row kept in view (fit.js rowsFit), x's and BN's
+// alike, and the titles say which. Each try is measured: a title that says more may take another line, and the
+// controls beside BN's output may hold its rows taller than their cells. `first`: the first row drawn before,
+// kept while it still holds the row kept in view. The cells' height.
+function fit(s, m, first) {
+  const { R } = s.d;
+  const bn = !!s.d.bn;
+  let ch = m.ch;
+  for (let tries = 0; tries < 2 * R + 8; tries++) {
+    // Driven, the switch, badge and legends under BN's output may go below the screen's foot.
+    const tall = s.grid.offsetHeight - (s.meta.parentElement === s.grid ? s.meta.offsetHeight + 2 : 0);
+    if (tall <= m.room) break;
+    const fixed = tall - cellLines(s.rows.shown, bn) * ch;
+    const least = m.present ? 1 : R;
+    const next = rowsFit({ R: s.rows.shown, least, room: m.room, fixed, ch: m.ch, low: m.low, bn });
+    if (next.shown === s.rows.shown && next.ch === ch) break; // as short as it goes, with as few rows
+    ch = next.ch;
+    s.root.style.setProperty("--ch", `${ch}px`);
+    if (next.shown !== s.rows.shown) {
+      s.rows = { first: around(m.row, next.shown, R, first), shown: next.shown };
+      place(s, m);
+    }
+  }
+  return ch;
 }
 
 // Cells `over` px shorter in all, over `lines` rows of them, but no shorter than `low`; their height.
@@ -331,7 +363,8 @@ function fitNarrow(s, { ch, low }) {
 }
 
 function titles(s) {
-  const { B, H, r0, R } = s.d;
+  const { B, H } = s.d;
+  const r0 = s.d.r0 + s.rows.first, R = s.rows.shown; // the rows drawn
   const c0 = s.d.c0 + s.cols.first, C = s.cols.shown; // the columns drawn
   const cut = [R < B && span(r0, R, "row", "rows"), C < H && span(c0, C, "feature", "features")].filter(Boolean);
   const part = cut.length ? ` · ${cut.join(", ")}` : "";

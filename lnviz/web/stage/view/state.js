@@ -68,6 +68,7 @@ export function stageState() {
     // The layout for the stage's width (layout.js layout)
     lines: null, // the grid lines each block starts on
     cols: null, // the columns drawn { first, shown }: those that fit with their numbers, around the one kept in view (fit.js)
+    rows: null, // the rows drawn { first, shown }: all, or in lecture mode those that fit the screen (fit.js rowsFit)
     wide: false, // wide: 2 × 2; narrow: one norm under the controls
     places: 2, // the decimals a cell shows: 2, or 1 in lecture mode
     norm: "ln", // the norm a narrow stage shows (narrow.js)
