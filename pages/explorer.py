@@ -41,19 +41,12 @@ def input_section() -> tuple[Inputs, Any]:
     return Inputs(dist, batch, features, seed, own, picked, draw), norm_box
 
 
-def own_normalized(key: str, device_type: str, eps: float) -> Exploration:
-    """Both norms of your own data, by its id (the hash of its content): sessions showing the same matrix share
-    one computation, cached and bounded like the generated ones."""
-    dev = torch.device(device_type)
-    return explorer.normalize(own_data.stored(key).to(dev, device.compute_dtype(dev)), eps)
-
-
 def compute(inputs: Inputs, dev: torch.device, eps: float) -> Exploration:
     """Both norms of the inputs' x on ``dev``, before γ and β."""
     if inputs.own is None:
         args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, dev.type, eps, inputs.draw)
         return page.compute(explorer.generated, *args, shared=True)  # shared with the walkthrough
-    return page.compute(own_normalized, inputs.own.id, dev.type, eps, shared=True)
+    return page.compute(own_data.normalized, inputs.own.id, dev.type, eps, shared=True)
 
 
 def outputs(inputs: Inputs, norm: Normalization) -> tuple[Exploration, Exploration, Any, Any]:
@@ -76,6 +69,8 @@ def the_stage(shown: Shown, base: Exploration, g: Any, b: Any) -> None:
     sizes = live.steppers(page.table, page.hidden, batch, features, own=inputs.own is not None)
     payload = stage.payload(shown.result, rows, cols, locked=page.hidden, resized=note, dist=inputs.dist)
     live.draw(payload, shown.cell, offered=offered, sizes=sizes)
+    if not page.presenting:  # what the stage is, under it; the guide ("What am I looking at?") says the rest
+        st.caption(text.FIRST_LINE.format(ln=page.prose_color("LN"), bn=page.prose_color("BN")))
     if (rows.stop - rows.start, cols.stop - cols.start) != (batch, features):
         st.caption(text.stage_window(batch, features, rows, cols))
 
@@ -149,7 +144,5 @@ def stage_first() -> bool:
 
 
 FIRST = ("dist", "batch", "features", "seed", "draw", "device", "gain", "bias", "affine", "eps", "sample", "feature")
-if not page.presenting:  # what the stage is, on the first screen: the guide ("What am I looking at?") is below it
-    st.caption(text.FIRST_LINE.format(ln=page.prose_color("LN"), bn=page.prose_color("BN")))
 if not stage_first():
     st.fragment(below)(*input_section())

@@ -75,19 +75,19 @@ def test_a_new_visitors_browser_gets_the_stage_alone_then_the_whole_page_once_it
     assert not stage_data(unreported)["waiting"] and len(unreported.latex) == 2 and "v=" in share_link(unreported)
 
 
-def test_one_line_above_the_stage_says_rows_are_samples_and_columns_features(monkeypatch):
-    """What the stage is, on a first-time visitor's first screen: the guide ("What am I looking at?") is below the
-    stage, out of sight at 1366 × 768. One caption line between the title and the stage, in the stage-first run
-    too; none in lecture mode, where the lecturer says it."""
+def test_one_line_under_the_stage_says_rows_are_samples_and_columns_features(monkeypatch):
+    """What the stage is, on a first-time visitor's first screen: the guide ("What am I looking at?") is further
+    down, out of sight at 1366 × 768. One caption line right under the stage, in the stage-first run too (above it,
+    it pushed BN's output below a phone's first screen); none in lecture mode, where the lecturer says it."""
     monkeypatch.setattr(live, "_browser", lambda: True)  # the stage-first run of a new visitor
     for at in (run_page(PAGE), run_page(PAGE).run()):
         assert_no_exception(at)
-        kinds = [type(node).__name__ for node in at.main.children.values()]
-        first = at.main.children[kinds.index("Caption")]
-        assert kinds[0] == "Title" and kinds.index("Caption") == 2 and kinds[3] == "Block"  # then the stage's box
-        assert first.value.startswith("Rows are samples, columns are features: ")
+        assert type(at.main.children[0]).__name__ == "Title"
+        box = at.main.children[2].children[0]  # the fragment's box, then the stage's
+        stage, first = box.children[0], box.children[1]
+        assert stage.type == "bidi_component"  # the stage, then the line
+        assert first.type == "caption" and first.value.startswith("Rows are samples, columns are features: ")
         assert ":blue[**LayerNorm**] normalizes each row, :orange[**BatchNorm**] each column." in first.value
-        assert at.main.children[3].get("bidi_component")  # the stage, right under the line
     presenting = run_page(PAGE, {"present": "1"})
     assert not [c for c in presenting.caption if c.value.startswith("Rows are samples")]
 

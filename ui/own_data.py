@@ -43,7 +43,9 @@ import streamlit as st
 import torch
 
 from lnviz import text
-from lnviz.labs.explorer import own_text, upload, upload_worker
+from lnviz.labs import explorer
+from lnviz.labs.explorer import Exploration, own_text, upload, upload_worker
+from lnviz.maths import device
 from lnviz.serving import budget, limits, own_share, own_store, quota
 from lnviz.serving.store import StoreDown, StoreFull
 from ui import boot, heavy, proof, upload_share
@@ -95,6 +97,13 @@ def stored(key: str) -> torch.Tensor:
     if values is None:
         raise ValueError("your data is no longer in this server's memory. Upload or paste it again.")
     return torch.from_numpy(values)
+
+
+def normalized(key: str, device_type: str, eps: float) -> Exploration:
+    """Both norms of the matrix ``key`` (B, H), before γ and β: sessions showing the same matrix share one
+    computation (the page kit's ``compute(..., shared=True)``), cached and bounded like the generated ones."""
+    dev = torch.device(device_type)
+    return explorer.normalize(stored(key).to(dev, device.compute_dtype(dev)), eps)
 
 
 def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, object]:

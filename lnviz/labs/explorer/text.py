@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from lnviz.labs.explorer import Degenerate, listed
 
-# One line above the stage, where a first-time visitor looks first; GUIDE says the rest. {ln}, {bn}: the norms'
+# One line under the stage, where a first-time visitor looks next; GUIDE says the rest. {ln}, {bn}: the norms'
 # prose colours (lnviz.figures.theme.PROSE).
 FIRST_LINE = (
     "Rows are samples, columns are features: :{ln}[**LayerNorm**] normalizes each row, :{bn}[**BatchNorm**] each "
