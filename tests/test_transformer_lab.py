@@ -206,11 +206,11 @@ def test_a_number_s_width_in_ems_is_the_widest_fallback_font_s():
 def test_no_app_text_calls_the_model_a_pretrained_bert():
     """all-MiniLM-L6-v2 is a MiniLM with BERT's architecture, fine-tuned by sentence-transformers (Reimers and
     Gurevych 2019; Wang et al. 2020), not Devlin et al.'s BERT: the class poll's question names it as /transformer
-    does, and no page, module or the README calls it a pretrained BERT."""
+    does, and no page, module, README or docs/ page calls it a pretrained BERT."""
     from lnviz.labs.classroom import transformer_question
 
     assert "all-MiniLM-L6-v2 (a MiniLM, BERT's architecture)" in transformer_question.PROMPT
-    files = [ROOT / "README.md"] + [
+    files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")] + [
         p
         for folder in ("lnviz", "pages", "ui")
         for p in (ROOT / folder).rglob("*")
