@@ -268,8 +268,8 @@ def replay(tree: str) -> dict[str, tuple[str, bool]]:
     import numpy as np
 
     from harness import redis as redis_harness
-    from lnviz.serving import events, own_share, poll
-    from lnviz.serving.store import MemoryStore, RedisStore, StoreDown
+    from server import events, own_share, poll
+    from server.store import MemoryStore, RedisStore, StoreDown
 
     assert Path(poll.__file__).is_relative_to(tree), poll.__file__
     qs, nat = ("bn-one-sample", "ln-invariance"), "address nat"
@@ -339,7 +339,7 @@ def replay(tree: str) -> dict[str, tuple[str, bool]]:
 
 
 def poll_limits():
-    from lnviz.serving.limits import Limits
+    from server.limits import Limits
 
     return Limits()
 

@@ -2,7 +2,7 @@
 
 A Redis started with deploy/k8s/redis.yaml's memory options (harness/redis.py) holds a class's room with 30 votes,
 as the replicas' shared store would. Then clients without cookies, each session a fresh client with a fresh quota,
-share grids of 8 MiB through :func:`lnviz.serving.own_share.share`, as the explorer's share does:
+share grids of 8 MiB through :func:`server.own_share.share`, as the explorer's share does:
 
 1. four sessions, 30 grids (issue 30: they filled Redis in 7 s, and it evicted the class's room and votes);
 2. six sessions, 46 grids, about 368 MiB (issue 30: the 64 MiB an hour each client may share didn't hold them).
@@ -23,9 +23,9 @@ import yaml
 
 from benchmarks.run import verdict
 from harness import redis as redis_harness
-from lnviz.serving import own_share, poll
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import RedisStore
+from server import own_share, poll
+from server.limits import Limits
+from server.store import RedisStore
 
 ROOT = Path(__file__).resolve().parents[1]
 CLASS = 30

@@ -49,8 +49,8 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from harness.replicas import Replicas, proved, running_replicas
 from harness.wsclient import Session
 from lnviz.labs.classroom import text
-from lnviz.serving import poll
-from lnviz.serving.store import RedisStore
+from server import poll
+from server.store import RedisStore
 
 QUESTIONS = ("bn-one-sample", "ln-invariance")  # the first has four choices: "0" to "3"
 CHOICES = ("0", "1", "2", "3")

@@ -4,7 +4,7 @@
     python -m benchmarks.class_stream --phones 40 --idle 100 --window 5  # a dry run
 
 Two replicas sharing one Redis behind docs/deploy.md's nginx block (:func:`harness.replicas.running_replicas`).
-The room is opened in Redis (:func:`lnviz.serving.poll.open_room`), and the presenter's actions and the votes are
+The room is opened in Redis (:func:`server.poll.open_room`), and the presenter's actions and the votes are
 written there as the pages write them (``store.act``, ``store.vote``): what is measured is the stream, from the
 store's write to the event in each phone's socket. Each phone is one HTTP/1.1 connection reading the stream
 (asyncio, no browser), through the balancer with a routing cookie of its own, so the phones spread over both
@@ -41,8 +41,8 @@ from pathlib import Path
 
 from benchmarks import class_faults
 from harness.replicas import Replicas, proved, running_replicas
-from lnviz.serving import poll
-from lnviz.serving.store import RedisStore
+from server import poll
+from server.store import RedisStore
 
 QUESTIONS = ("bn-one-sample", "ln-invariance", "train-eval-shift")
 TARGET_S = 1.0  # reveal, next, ask again, a vote: 95 % within this

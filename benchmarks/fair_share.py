@@ -8,7 +8,7 @@ One ``streamlit run app.py``. ``--hogs`` sessions on /training press Run on a
 long race (3000 steps, B 256) and press it again as soon as their run ends,
 refused or not: the attack that kept "Busy" in front of everyone. The hogs
 are tabs of one browser (they send its XSRF cookie, which names the client,
-:func:`lnviz.serving.who.client`), or with ``--separate`` each a client of its
+:func:`server.who.client`), or with ``--separate`` each a client of its
 own (a script that sends no cookie: the worst case for the queue). Every
 ``--every`` seconds a newcomer's session presses Run on the default race and
 the time from its press to its race's first progress is measured. The target

@@ -31,7 +31,7 @@ def measure_model(repeats: int) -> dict[str, float]:
 
     from lnviz.labs import transformer
     from lnviz.labs.transformer import files, model
-    from lnviz.serving import cpus
+    from server import cpus
 
     cpus.configure_threads()
     t0 = time.perf_counter()

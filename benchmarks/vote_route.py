@@ -34,8 +34,8 @@ from benchmarks.class_stream import cpu_seconds, quantiles
 from harness import redis as redis_harness
 from harness.replicas import SECRET
 from harness.server import free_port, start_app, stop, wait_app
-from lnviz.serving import poll
-from lnviz.serving.store import RedisStore
+from server import poll
+from server.store import RedisStore
 
 VOTE_PATH = "/api/class/{code}/vote"
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # as ui.classroom reads the voter cookie
@@ -61,13 +61,13 @@ def _store_vote(code: str, voter: str, sent: dict, client: str, address: str) ->
 
 async def vote(request: Any) -> Any:
     """``POST {base}/api/class/{code}/vote`` with ``{index, round, answer}``: ``{"outcome": ...}``, as the store
-    answered (``counted``, ``changed`` or a key of :data:`lnviz.serving.poll.REFUSED`)."""
+    answered (``counted``, ``changed`` or a key of :data:`server.poll.REFUSED`)."""
     import anyio
     from starlette.responses import JSONResponse
 
-    from lnviz.serving import limits, who
-    from lnviz.serving import proof as proofs
-    from lnviz.serving.store import StoreDown
+    from server import limits, who
+    from server import proof as proofs
+    from server.store import StoreDown
     from ui import proof
 
     origin, host = request.headers.get("origin", ""), request.headers.get("host", "")

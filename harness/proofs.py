@@ -20,7 +20,7 @@ from typing import Any
 
 import altcha
 
-from lnviz.serving import proof, who
+from server import proof, who
 
 
 class Browser:

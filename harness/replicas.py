@@ -113,7 +113,7 @@ RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.live.RUNS_FILE, named here so the harn
 def proved() -> str:
     """``lnviz_proof=…``: a new browser's proof as this deployment signs one, for a client that follows a stream
     without a page (a benchmark's phones; the proof of work itself is tested in tests/test_proof*.py)."""
-    from lnviz.serving import proof
+    from server import proof
 
     return f"{proof.COOKIE}={proof.mint(proof.secret_from_env(SECRET), time.time())}"
 

@@ -2,7 +2,7 @@
 
 The presenter starts a room; students join at /class?room=CODE on their phones
 and answer; the presenter reveals the answers, asks again after the
-neighbours have argued, and moves on. The store is lnviz.serving.store, the poll's rules lnviz.serving.poll; who
+neighbours have argued, and moves on. The store is server.store, the poll's rules server.poll; who
 is who, and following a room, are ui.classroom; the presenter's screen is
 ui.projector, a student's ui.phone; the words are lnviz.labs.classroom.text.
 """
@@ -10,7 +10,7 @@ ui.projector, a student's ui.phone; the words are lnviz.labs.classroom.text.
 import streamlit as st
 
 from lnviz.labs.classroom import questions, text
-from lnviz.serving import poll
+from server import poll
 from ui import classroom, phone, projector
 from ui.page import Page
 

@@ -10,7 +10,7 @@ import pytest
 import yaml
 from uvicorn.middleware.proxy_headers import _TrustedHosts
 
-from lnviz.serving.limits import Limits
+from server.limits import Limits
 from ui import address_seen
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -29,7 +29,7 @@ from torch import nn
 
 from lnviz import text
 from lnviz.labs import bench
-from lnviz.serving import limits
+from server import limits
 from ui import heavy
 
 CPU = torch.device("cpu")

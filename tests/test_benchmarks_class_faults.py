@@ -15,8 +15,8 @@ from benchmarks import class_faults, vote_route
 from benchmarks.class_faults import Phone, count
 from harness import aio
 from lnviz.labs.classroom import text
-from lnviz.serving import poll
-from lnviz.serving.store import MemoryStore
+from server import poll
+from server.store import MemoryStore
 from ui import store as shared_store
 
 
@@ -160,7 +160,7 @@ def _post(code: str, body: dict, cookies: dict[str, str], origin: str = "http://
 
 
 def test_the_throwaway_vote_route_keeps_the_proof_the_voter_cookie_the_origin_and_once_per_voter(monkeypatch):
-    from lnviz.serving import proof
+    from server import proof
     from ui import proof as ui_proof
 
     store = MemoryStore()

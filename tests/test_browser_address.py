@@ -34,7 +34,7 @@ from harness.chromium import local_context
 from harness.server import ROOT, AppProcess, free_port, stop, wait_app, wait_healthy
 from harness.settle import SETTLE_TIMEOUT
 from harness.tab import AppPage
-from lnviz.serving import limits
+from server import limits
 from ui import address_seen
 
 pytest_plugins = ("browser",)

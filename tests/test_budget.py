@@ -1,4 +1,4 @@
-"""lnviz.serving.budget: values measured in bytes, and a cache that never holds more than its budget of them."""
+"""server.budget: values measured in bytes, and a cache that never holds more than its budget of them."""
 
 import threading
 import time
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from lnviz.serving import budget
-from lnviz.serving.budget import MIB, Budget, nbytes
+from server import budget
+from server.budget import MIB, Budget, nbytes
 
 
 def test_a_tensor_counts_its_storage_once_however_many_views_share_it():

@@ -15,9 +15,9 @@ from streamlit.runtime.context import ContextProxy
 from harness.apptest import assert_no_exception, class_vote, run_page
 from harness.proofs import proved_client, redeemed
 from lnviz.labs.classroom import questions
-from lnviz.serving import poll, proof, who
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import COUNTED, MemoryStore
+from server import poll, proof, who
+from server.limits import Limits
+from server.store import COUNTED, MemoryStore
 from ui import proof as ui_proof
 from ui import store as shared_store
 
@@ -152,7 +152,7 @@ def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_jo
 ):
     from dataclasses import replace
 
-    from lnviz.serving.quota import CodeTries
+    from server.quota import CodeTries
     from ui import classroom
 
     tries = CodeTries(replace(Limits(), code_misses_per_client=2, code_misses_per_address=3))

@@ -9,8 +9,8 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from lnviz.labs.classroom import questions, render
-from lnviz.serving import poll
-from lnviz.serving.store import MemoryStore, StoreDown
+from server import poll
+from server.store import MemoryStore, StoreDown
 from ui import class_reveal
 from ui import store as shared_store
 

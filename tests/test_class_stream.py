@@ -1,4 +1,4 @@
-"""The class stream (``GET /api/class/{code}/events``, ui/routes.py; lnviz/serving/events.py).
+"""The class stream (``GET /api/class/{code}/events``, ui/routes.py; server/events.py).
 
 First the pure parts: a room's public state (never a choice before the reveal, never the secret), the hub that
 reads each room once per look whatever its subscribers, drops a subscriber that falls behind, and ends the
@@ -26,9 +26,9 @@ from starlette.applications import Starlette
 
 from harness import aio
 from lnviz.labs.classroom.questions import by_id
-from lnviz.serving import events, poll, proof
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import MemoryStore, StoreDown
+from server import events, poll, proof
+from server.limits import Limits
+from server.store import MemoryStore, StoreDown
 from ui import proof as ui_proof
 from ui import routes
 from ui import store as ui_store
@@ -355,8 +355,8 @@ def test_attack_7_through_redis_restarting_from_its_file_a_stream_says_down_and_
     then the room again, and never `gone`; a room Redis lacks while it may still be loading is the store down,
     not "no room", and after that grace it is "no room"."""
     from harness import redis as redis_harness
-    from lnviz.serving import store as store_module
-    from lnviz.serving.store import RedisStore
+    from server import store as store_module
+    from server.store import RedisStore
 
     async def main(server: redis_harness.RedisServer) -> None:
         store = RedisStore(server.url)

@@ -18,10 +18,10 @@ import pytest
 
 from harness import nginx
 from harness.replicas import proved
-from lnviz.serving import poll
-from lnviz.serving.events import HEARTBEAT_S
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import RedisStore
+from server import poll
+from server.events import HEARTBEAT_S
+from server.limits import Limits
+from server.store import RedisStore
 
 
 def _location(block: str, path: str) -> str:

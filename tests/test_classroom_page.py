@@ -8,8 +8,8 @@ import pytest
 from harness.apptest import assert_no_exception, class_element, class_vote, run_page
 from lnviz.labs.classroom import questions
 from lnviz.labs.classroom.question import tally
-from lnviz.serving import poll
-from lnviz.serving.store import MemoryStore, RedisStore, StoreDown
+from server import poll
+from server.store import MemoryStore, RedisStore, StoreDown
 from ui import store as shared_store
 
 PAGE = "pages/class.py"
@@ -180,7 +180,7 @@ def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(f
 
 def test_redis_stopped_mid_class_gets_a_banner_and_the_vote_goes_through_once_it_is_back(monkeypatch):
     from harness import redis as redis_harness
-    from lnviz.serving import store as store_module
+    from server import store as store_module
 
     with redis_harness.running() as server:
         store = RedisStore(server.url, prefix="page:")
@@ -369,7 +369,7 @@ def test_on_the_projector_a_refused_press_is_said_over_the_screen_not_above_the_
     """In lecture mode a banner above the question pushed the buttons below a 1280 × 720 screen (seen with a full
     Redis): the press's outcome is a toast there, and a banner everywhere else."""
     from lnviz.labs.classroom import text
-    from lnviz.serving.store import StoreFull
+    from server.store import StoreFull
 
     at = run_page(PAGE, {"present": "1"})
     at.button(key="class_start").click().run()

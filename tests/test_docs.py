@@ -40,7 +40,7 @@ def test_every_path_architecture_names_exists():
     named = {p for p in re.findall(r"`([\w./-]+)`", text) if "/" in p or p.endswith((".py", ".js", ".css"))}
     assert len(named) > 40
     # a path is from the repository's root, or under the folder named last before it in its item ("`budget.py`"
-    # after "`lnviz/serving/slots.py`", "`view/`" after "`lnviz/web/stage/`"); NAME stands for a new page's name
+    # after "`server/slots.py`", "`view/`" after "`lnviz/web/stage/`"); NAME stands for a new page's name
     missing = []
     for line in re.split(r"\n(?=- )|\n\n", text.replace("NAME", "coupling")):
         folder = ROOT

@@ -1,11 +1,11 @@
-"""lnviz.serving.heap: what computations free goes back to the system, at a bounded cost."""
+"""server.heap: what computations free goes back to the system, at a bounded cost."""
 
 import gc
 import weakref
 
 import torch
 
-from lnviz.serving import heap
+from server import heap
 
 
 class Clock:

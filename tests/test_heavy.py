@@ -9,7 +9,7 @@ def script():
 
     import streamlit as st
 
-    from lnviz.serving import limits
+    from server import limits
     from ui import heavy
 
     wait_s, heavy.PAGE_WAIT_S = heavy.PAGE_WAIT_S, 0.5
@@ -66,7 +66,7 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
     # A 0.4 s build was refused for 60 s behind a race: downloads have a lane of their own.
     import time
 
-    from lnviz.serving import limits
+    from server import limits
     from ui import heavy
 
     g = heavy.gate()
@@ -84,7 +84,7 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
 def test_a_download_waits_briefly_for_another_download_instead_of_failing():
     import threading
 
-    from lnviz.serving import slots
+    from server import slots
     from ui import heavy
 
     g = heavy.gate()
@@ -96,8 +96,8 @@ def test_a_download_waits_briefly_for_another_download_instead_of_failing():
 @pytest.mark.parametrize("off", [False, True])
 def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(monkeypatch, off):
     """LNVIZ_LIMITS=off reaches the class poll's store, own data, the share quota and the page kit's cache."""
-    from lnviz.serving import limits
-    from lnviz.serving.limits import LIFTED, Limits
+    from server import limits
+    from server.limits import LIFTED, Limits
     from ui import own_data
     from ui import page as kit
     from ui import store as shared_store

@@ -25,7 +25,9 @@ def imported(path: Path) -> set[str]:
     [
         ("benchmarks", {"tests", "conftest", "browser"}),
         ("harness", {"tests", "benchmarks", "conftest", "browser"}),
-        ("lnviz", {"tests", "benchmarks", "harness", "conftest", "browser", "ui", "streamlit"}),
+        # Two stacks: the teaching library never imports the server, its Streamlit glue or Streamlit.
+        ("lnviz", {"tests", "benchmarks", "harness", "conftest", "browser", "server", "ui", "streamlit"}),
+        ("server", {"tests", "benchmarks", "harness", "conftest", "browser", "ui", "pages"}),
     ],
 )
 def test_a_folder_never_imports_the_ones_it_must_not(folder, forbidden):
@@ -43,7 +45,7 @@ def test_tests_never_import_benchmarks_but_to_test_them():
 
 # The folders whose modules may not import each other in a circle. A test module is named by its stem, as
 # pytest's rootdir-relative imports and ``pytest_plugins`` name it; the others by their dotted path.
-CYCLE_FOLDERS = ("lnviz", "ui", "pages", "benchmarks", "harness", "tests")
+CYCLE_FOLDERS = ("lnviz", "server", "ui", "pages", "benchmarks", "harness", "tests")
 
 
 def module_name(path: Path) -> str:
@@ -126,17 +128,19 @@ def test_no_import_circle_anywhere():
 
 
 # The app's layers, lowest first: a module may import modules of its own layer and of the layers below it,
-# never of one above. The maths (norms, data, device) is the ground: it imports nothing of lnviz; then how
-# values are written (lnviz/text.py); what a view is (the state table, the page registry, links and lessons);
-# what a shared server limits (it sizes torch's threads from the CPUs the container may use); the figure kit; the labs (each page's computation and
-# figures); Streamlit's glue; the pages and the router.
+# never of one above. Two stacks. The teaching library, lnviz/: the maths (norms, data, device) is the ground, it
+# imports nothing of lnviz; then how values are written (lnviz/text.py); what a view is (the state table, the page
+# registry, links and lessons); the figure kit; the labs (each page's computation and figures). The server,
+# server/, stands on it (what a shared server limits sizes torch's threads from the CPUs the container may use, and
+# caps a shared grid by the state table's B and H) and lnviz never imports it: what a lab needs of the server (a
+# TTL) is passed in. Then Streamlit's glue; the pages and the router.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("lnviz.maths",),
     ("lnviz.text",),
     ("lnviz.views",),
-    ("lnviz.serving",),
     ("lnviz.figures",),
     ("lnviz.labs",),
+    ("server",),
     ("ui",),
     ("pages", "router", "app"),
 )
@@ -160,8 +164,8 @@ def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
 
 
 def app_graph() -> dict[str, set[str]]:
-    """The import graph of lnviz/, ui/, pages/, the router (router.py) and the server (app.py)."""
-    graph = import_graph(("lnviz", "ui", "pages"))
+    """The import graph of lnviz/, server/, ui/, pages/, the router (router.py) and the app (app.py)."""
+    graph = import_graph(("lnviz", "server", "ui", "pages"))
     for entry in ("app", "router"):
         graph[entry] = {m for m in imported_modules(ROOT / f"{entry}.py") if m in graph}
     return graph
@@ -183,7 +187,7 @@ def imported_modules(path: Path) -> set[str]:
 
 def test_every_module_of_the_app_has_a_layer():
     """A new room of lnviz/ must be given its place in LAYERS, or the check above would not see it."""
-    assert [m for m in app_graph() if m != "lnviz" and layer(m) is None] == []
+    assert [m for m in app_graph() if m not in ("lnviz", "server") and layer(m) is None] == []
     assert "lnviz.views.state" in app_graph()["lnviz.views.pages"]  # the graph is read, not empty
 
 
@@ -191,5 +195,5 @@ def test_the_layer_check_sees_an_upward_import():
     # What state.py did before it was the ground floor: it imported seven labs for their option lists.
     graph = app_graph() | {"lnviz.views.state": {"lnviz.labs.walkthrough", "lnviz.text"}}
     assert upward(graph) == [("lnviz.views.state", "lnviz.labs.walkthrough")]
-    assert layer("lnviz.maths.device") < layer("lnviz.serving.cpus") < layer("lnviz.figures.plot")
+    assert layer("lnviz.maths.device") < layer("lnviz.labs.explorer") < layer("server.cpus") < layer("ui.page")
     assert layer("lnviz.maths.data") < layer("lnviz.figures.plot") < layer("ui.page") < layer("pages.explorer")

@@ -1,4 +1,4 @@
-"""lnviz.serving.limits: the numbers, read once; the CPUs.
+"""server.limits: the numbers, read once; the CPUs.
 
 The scheduler's tests are tests/test_slots.py; whom the limits count against, tests/test_who.py."""
 
@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from lnviz.serving import cpus as cpu_sizing
-from lnviz.serving import limits
-from lnviz.serving.limits import Limits
+from server import cpus as cpu_sizing
+from server import limits
+from server.limits import Limits
 
 MIB = 2**20
 ROOT = Path(__file__).resolve().parents[1]
@@ -36,7 +36,7 @@ def test_off_lifts_every_number_but_the_windows_they_are_counted_in():
     on, off = Limits(), Limits.off()
     assert on.enabled and not off.enabled
     numbers = [f.name for f in dataclasses.fields(Limits) if f.name != "enabled"]
-    assert len(numbers) > 30  # every limit of lnviz.serving, not a few
+    assert len(numbers) > 30  # every limit of server, not a few
     for name in numbers:
         if name in Limits.WINDOWS:
             assert getattr(off, name) == getattr(on, name) > 0, name
@@ -113,6 +113,6 @@ def test_server_threads(monkeypatch):
 
 def test_reading_the_limits_loads_no_torch():
     """The router installs the limits before a page draws, and a fresh server paints a title while torch loads."""
-    probe = "import sys; from lnviz.serving import limits; limits.current(); print('torch' in sys.modules)"
+    probe = "import sys; from server import limits; limits.current(); print('torch' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
     assert out.stdout.strip() == "False"

@@ -10,8 +10,8 @@ from conftest import assert_no_exception, run_page, share_box, share_link, stage
 
 from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
-from lnviz.serving import budget, own_share, own_store
-from lnviz.serving.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
+from server import budget, own_share, own_store
+from server.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
 from ui import own_data
 from ui import store as shared_store
 
@@ -381,9 +381,12 @@ def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_cop
 
 
 def test_the_words_say_where_the_data_is_kept_and_never_echo_a_link_s_marker():
-    assert "every replica" in own_text.where(True) and "process's memory" in own_text.where(False)
-    assert "(3 × 4)" in own_text.marker_gone("3x4", 120) and "120 s" in own_text.marker_gone("3x4", 120)
+    shared, alone = (own_text.Keeping(s, own_share.TTL_S, own_store.TTL_S) for s in (True, False))
+    assert "every replica" in own_text.where(shared) and "process's memory" in own_text.where(alone)
+    assert "(3 × 4)" in own_text.marker_gone("3x4", 120, 3600) and "120 s" in own_text.marker_gone("3x4", 120, 3600)
     hostile = "12x34](http://evil)"
-    assert "evil" not in own_text.marker_gone(hostile, 120) and "×" not in own_text.marker_gone(hostile, 120)
-    assert "can't hold now: Try again in 5 s." in own_text.link_gone("Try again in 5 s.", False)
-    assert "64 MiB of data an hour" in own_text.kept("quota", 0.0, True, 64 * 2**20)
+    assert "evil" not in own_text.marker_gone(hostile, 120, 3600) and "×" not in own_text.marker_gone(
+        hostile, 120, 3600
+    )
+    assert "can't hold now: Try again in 5 s." in own_text.link_gone("Try again in 5 s.", alone)
+    assert "64 MiB of data an hour" in own_text.kept("quota", 0.0, shared, 64 * 2**20)

@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 from conftest import run_page, stage_x
 
-from lnviz.serving import budget, own_store
-from lnviz.serving.budget import MIB, Budget
-from lnviz.serving.limits import Limits
+from server import budget, own_store
+from server.budget import MIB, Budget
+from server.limits import Limits
 from ui import own_data
 
 

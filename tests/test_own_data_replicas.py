@@ -13,7 +13,7 @@ from harness import aio
 from harness.apptest import stage_data, stage_grid
 from harness.replicas import Replicas
 from harness.wsclient import Session
-from lnviz.serving.own_store import content_id
+from server.own_store import content_id
 from ui.page import SHARE_LABEL
 
 pytestmark = pytest.mark.replicas

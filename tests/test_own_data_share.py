@@ -10,9 +10,9 @@ import pytest
 
 from harness import redis as redis_harness
 from lnviz.labs.explorer import upload
-from lnviz.serving import own_share, quota
-from lnviz.serving.own_store import content_id
-from lnviz.serving.store import MemoryStore, RedisStore, Store
+from server import own_share, quota
+from server.own_store import content_id
+from server.store import MemoryStore, RedisStore, Store
 
 _prefixes = itertools.count()
 

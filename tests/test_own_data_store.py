@@ -1,4 +1,4 @@
-"""lnviz.serving.own_store: visitors' own matrices held once by content in a Budget, bounded per visitor, per
+"""server.own_store: visitors' own matrices held once by content in a Budget, bounded per visitor, per
 process and in time."""
 
 import threading
@@ -6,9 +6,9 @@ import threading
 import numpy as np
 import pytest
 
-from lnviz.serving import own_store
-from lnviz.serving.budget import MIB, Budget
-from lnviz.serving.own_store import StoreFull
+from server import own_store
+from server.budget import MIB, Budget
+from server.own_store import StoreFull
 
 
 class Clock:

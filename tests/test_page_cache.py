@@ -4,8 +4,8 @@ import pytest
 import streamlit as st
 import torch
 
-from lnviz.serving import budget, limits
-from lnviz.serving.budget import MIB
+from server import budget, limits
+from server.budget import MIB
 from ui import page as kit
 
 CALLS: list[int] = []

@@ -1,11 +1,11 @@
-"""lnviz.serving.poll: the class poll's rules that need no store of their own: a room's code, read leniently from a
+"""server.poll: the class poll's rules that need no store of their own: a room's code, read leniently from a
 link, a collision drawn again, and the join link's QR code. The rules a store applies (rounds, refusals, limits)
 are tested on both backends in tests/test_store.py."""
 
 from __future__ import annotations
 
-from lnviz.serving import poll
-from lnviz.serving.store import MemoryStore
+from server import poll
+from server.store import MemoryStore
 
 QUESTIONS = ("q-one", "q-two")
 

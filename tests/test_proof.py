@@ -1,4 +1,4 @@
-"""lnviz.serving.proof and ui.proof: a browser pays a proof of work for its identity, a signed cookie it keeps;
+"""server.proof and ui.proof: a browser pays a proof of work for its identity, a signed cookie it keeps;
 the price rises for an address that mints many and falls back within a minute; nothing is refused for being
 counted. The price here is the default one (tests/conftest.py lowers the servers'), and time is a clock the
 test moves by hand."""
@@ -16,9 +16,9 @@ import pytest
 
 from harness import aio
 from harness.proofs import solution
-from lnviz.serving import proof, quota, who
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import StoreDown
+from server import proof, quota, who
+from server.limits import Limits
+from server.store import StoreDown
 
 SECRET = proof.secret_from_env({proof.SECRET_ENV: "the deployment's secret"})
 NOW = 1_800_000_000.0
@@ -219,7 +219,7 @@ def test_a_page_for_a_browser_without_a_proof_starts_streamlit_after_proving_and
 
 
 def test_with_the_limits_off_no_page_asks_for_a_proof(server, monkeypatch):
-    from lnviz.serving import limits as limits_module
+    from server import limits as limits_module
 
     monkeypatch.setattr(limits_module, "current", lambda: Limits.off())
     assert b"crossorigin src=" in _get("/class")[1]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from streamlit.testing.v1 import AppTest
 
 from harness.apptest import assert_no_exception, run_page
-from lnviz.serving import proof
+from server import proof
 
 
 def queued():
@@ -45,8 +45,8 @@ def test_a_paste_needs_a_proved_browser_and_the_explorer_still_draws_without_one
 
 
 def test_with_the_limits_off_no_proof_is_asked(proved, monkeypatch):
-    from lnviz.serving import limits
-    from lnviz.serving.limits import Limits
+    from server import limits
+    from server.limits import Limits
 
     monkeypatch.setattr(limits, "current", lambda: Limits.off())
     proved.forget()

@@ -15,7 +15,7 @@ from harness import aio
 from harness.proofs import earn
 from harness.upload import put_file, xsrf_cookie
 from harness.wsclient import Session
-from lnviz.serving import proof
+from server import proof
 
 
 def get(url: str, data: bytes | None = None) -> tuple[int, list[str], bytes]:

@@ -1,4 +1,4 @@
-"""lnviz.serving.quota: so much per key per window, one implementation on memory and on a real redis-server
+"""server.quota: so much per key per window, one implementation on memory and on a real redis-server
 (started for this module, harness/redis.py); time is a clock the test moves by hand."""
 
 import itertools
@@ -11,17 +11,17 @@ import limits.storage.redis
 import pytest
 
 from harness import redis as redis_harness
-from lnviz.serving import quota as quotas
-from lnviz.serving.limits import Limits, QuotaExceeded
-from lnviz.serving.quota import Quota, UploadQuota
-from lnviz.serving.store import StoreDown
+from server import quota as quotas
+from server.limits import Limits, QuotaExceeded
+from server.quota import Quota, UploadQuota
+from server.store import StoreDown
 
 MIB = 2**20
 _names = itertools.count()
 
 
 class Clock:
-    """time.time for the limits package's storages and for lnviz.serving.quota, moved by hand."""
+    """time.time for the limits package's storages and for server.quota, moved by hand."""
 
     def __init__(self) -> None:
         self.now = 1_000_000.0
@@ -163,7 +163,7 @@ def test_uploads_are_not_counted_with_the_limits_off(clock):
 def test_room_codes_that_open_no_room_are_counted_per_client_and_per_address_until_the_window_passes(clock, storage):
     from dataclasses import replace
 
-    from lnviz.serving.quota import CodeTries
+    from server.quota import CodeTries
 
     lim = replace(Limits(), code_misses_per_client=2, code_misses_per_address=3, code_window_s=60.0)
     tries = CodeTries(lim, storage)

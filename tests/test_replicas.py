@@ -28,7 +28,7 @@ import pytest
 from harness import nginx
 from harness.chromium import VIEWPORT, local_context
 from harness.replicas import Replicas
-from lnviz.serving.store import RedisStore
+from server.store import RedisStore
 
 # The fixtures browser and open_app; the helpers are imported where used, after
 # pytest has loaded the module as a plugin.

@@ -1,6 +1,6 @@
 """Small rooms (issue 29): no Python module of the app over 400 lines, and no page over 150, so that a
 newcomer reads a concept in one sitting. 2026-12-05's throttled log of a full Redis took
-lnviz/serving/store.py to 405 lines unnoticed; this says so at once."""
+server/store.py to 405 lines unnoticed; this says so at once."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""lnviz.serving.slots: one fair scheduler for heavy actions, downloads and uncached computations, on a clock the
+"""server.slots: one fair scheduler for heavy actions, downloads and uncached computations, on a clock the
 test moves by hand; and the page kit's use of it for its misses."""
 
 import math
@@ -7,10 +7,10 @@ import time
 
 import pytest
 
-from lnviz.serving import limits
-from lnviz.serving.budget import MIB, Budget
-from lnviz.serving.limits import Busy, Limits, OverBudget
-from lnviz.serving.slots import DOWNLOADS, HEAVY, MISSES, Lane, Place, Slots, Ticket
+from server import limits
+from server.budget import MIB, Budget
+from server.limits import Busy, Limits, OverBudget
+from server.slots import DOWNLOADS, HEAVY, MISSES, Lane, Place, Slots, Ticket
 from ui import heavy
 from ui import page as kit
 

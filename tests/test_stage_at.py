@@ -136,12 +136,12 @@ def test_the_route_is_served_under_the_base_path(monkeypatch):
 
 
 def test_the_route_computes_in_a_fair_turn_of_the_pages_computations_charged_to_the_sessions_client(monkeypatch):
-    """The route's torch work takes a slot of the page kit's misses lane (lnviz.serving.slots), as a page's
+    """The route's torch work takes a slot of the page kit's misses lane (server.slots), as a page's
     uncached computation does: it waits while the lane is full, and its time is charged to the offer's client."""
     import threading
     import types
 
-    from lnviz.serving.slots import MISSES, Lane, Slots
+    from server.slots import MISSES, Lane, Slots
     from ui import page
 
     now = [0.0]
@@ -202,7 +202,7 @@ def test_attack_8_a_clients_answers_spend_a_budget_of_compute_that_refills_and_n
 
     from starlette.applications import Starlette
 
-    from lnviz.serving.quota import Quota
+    from server.quota import Quota
 
     budget = Quota("stage-ms-test", 100, 1, exact=False)  # 100 ms of compute per second
     monkeypatch.setattr(stage_at, "spent", lambda: budget)

@@ -1,4 +1,4 @@
-"""lnviz.serving.store: the store's contract, the class poll's rules applied in it and its blobs, run against both
+"""server.store: the store's contract, the class poll's rules applied in it and its blobs, run against both
 backends: this process's memory and a real redis-server (started on a free port for this module, harness/redis.py).
 A store's caps are its constructor's keyword arguments: each limit is tested on a store built with a small one."""
 
@@ -12,9 +12,9 @@ from concurrent.futures import ThreadPoolExecutor
 import pytest
 
 from harness import redis as redis_harness
-from lnviz.serving import poll
-from lnviz.serving.poll import CHANGED, COUNTED, Room
-from lnviz.serving.store import BLOB_TTL_S, Caps, MemoryStore, RedisStore, Store, StoreDown, from_env
+from server import poll
+from server.poll import CHANGED, COUNTED, Room
+from server.store import BLOB_TTL_S, Caps, MemoryStore, RedisStore, Store, StoreDown, from_env
 
 QUESTIONS = ("q-one", "q-two")
 _prefixes = itertools.count()
@@ -418,8 +418,8 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
     and the room and the vote already counted are whole."""
     import redis
 
-    from lnviz.serving.quota import Quota, storage_from_env
-    from lnviz.serving.store import StoreFull
+    from server.quota import Quota, storage_from_env
+    from server.store import StoreFull
 
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
         store = RedisStore(server.url, prefix="full:")
@@ -449,7 +449,7 @@ def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog)
     """A flood of refused writes (a class voting into a full Redis) is one warning a minute, not one a write."""
     import redis
 
-    from lnviz.serving.store import StoreFull
+    from server.store import StoreFull
 
     now = [0.0]
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
@@ -457,11 +457,11 @@ def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog)
         room, _ = poll.open_room(store, QUESTIONS)
         raw = redis.Redis.from_url(server.url)
         raw.config_set("maxmemory", raw.info("memory")["used_memory"] - 2**16)
-        with caplog.at_level("WARNING", logger="lnviz.serving.store"):
+        with caplog.at_level("WARNING", logger="server.store"):
             for seconds in (0, 1, 2, 30, 59, 61, 62):
                 now[0] = seconds
                 with pytest.raises(StoreFull):
                     store.vote(room.code, f"v{seconds}", 0, 1, "1")
-    said = [r.getMessage() for r in caplog.records if r.name == "lnviz.serving.store"]
+    said = [r.getMessage() for r in caplog.records if r.name == "server.store"]
     assert len(said) == 2, said  # at 0 s, and at 61 s for the five refused since
     assert said[0].startswith("Redis refused 1 write(s)") and said[1].startswith("Redis refused 5 write(s)")

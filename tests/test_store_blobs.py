@@ -1,4 +1,4 @@
-"""The shared store's blobs (lnviz.serving.store_blobs): one byte cap for every grid shared by a link, counted on
+"""The shared store's blobs (server.store_blobs): one byte cap for every grid shared by a link, counted on
 write, on both backends; and issue 30's attack 1 rerun on a real redis-server set up as deploy/k8s/redis.yaml
 sets it up: shares from fresh clients fill the grids to their cap while a class runs, and the class loses nothing."""
 
@@ -15,9 +15,9 @@ import yaml
 from conftest import assert_no_exception, run_page, share_box, stage_x
 
 from harness import redis as redis_harness
-from lnviz.serving import own_share, poll
-from lnviz.serving.limits import Limits
-from lnviz.serving.store import MemoryStore, RedisStore, Store
+from server import own_share, poll
+from server.limits import Limits
+from server.store import MemoryStore, RedisStore, Store
 from ui import own_data
 from ui import store as shared_store
 

@@ -153,7 +153,7 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
     from streamlit.runtime import backend_operation_handler
     from streamlit.runtime.media_file_storage import MediaFileStorageError
 
-    from lnviz.serving import limits
+    from server import limits
 
     class Refusing:
         def execute_deferred(self, file_id: str) -> str:  # as Streamlit's MediaFileManager wraps a build's error

@@ -1,6 +1,6 @@
-"""lnviz.serving.upload_share: one address can't hold the server's upload ceiling against a newcomer."""
+"""server.upload_share: one address can't hold the server's upload ceiling against a newcomer."""
 
-from lnviz.serving.upload_share import Held, make_room
+from server.upload_share import Held, make_room
 
 MIB = 2**20
 CEILING = 512 * MIB

@@ -1,8 +1,8 @@
-"""lnviz.serving.who: a client is a browser (else a session), an address is a public one, hashed."""
+"""server.who: a client is a browser (else a session), an address is a public one, hashed."""
 
 import pytest
 
-from lnviz.serving import who
+from server import who
 
 
 def xsrf_cookie(token: bytes, mask: bytes, when: int = 1700000000) -> str:

@@ -1,9 +1,9 @@
 """Whether this server sees its visitors' addresses, said to the presenter on /class when it does not.
 
-The poll's limits per address (:mod:`lnviz.serving.poll`) need each visitor's public address. Behind a proxy that
+The poll's limits per address (:mod:`server.poll`) need each visitor's public address. Behind a proxy that
 uvicorn does not trust to forward it (``FORWARDED_ALLOW_IPS``; docs/deploy.md, "Whose address the app sees"), every
 visitor has the proxy's address, a private or loopback one, and the poll counts every address it can't see as one
-(:func:`lnviz.serving.who.address` gives no hash for it): its per-address limits then hold for the whole class
+(:func:`server.who.address` gives no hash for it): its per-address limits then hold for the whole class
 together. The presenter is told, in one sentence drawn by :func:`say_if_unseen`, from the address the server sees
 for the presenter's own browser: behind the same front as the class.
 """
@@ -14,7 +14,7 @@ import ipaddress
 
 import streamlit as st
 
-from lnviz.serving import limits, who
+from server import limits, who
 
 
 def unseen(ip: object) -> bool:

@@ -54,7 +54,7 @@ def before_controls() -> None:
     """
     import pandas  # noqa: F401
 
-    from lnviz.serving import cpus
+    from server import cpus
 
     cpus.configure_threads()
 

@@ -14,8 +14,8 @@ import anyio
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from lnviz.serving import poll
-from lnviz.serving.store import StoreDown
+from server import poll
+from server.store import StoreDown
 from ui.store import store
 
 REVEAL_PATH = "/api/class/{code}/reveal"

@@ -1,6 +1,6 @@
 """Streamlit's side of the class poll: who is the presenter, who is a voter, and a page that lost the store.
 
-- The store is the process's one :class:`lnviz.serving.store.Store`
+- The store is the process's one :class:`server.store.Store`
   (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
   process's memory.
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
@@ -10,7 +10,7 @@
   (:mod:`ui.proof`; without a proof nothing is sent), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
   documented nginx block forwards it), hashed, when it is a public one, else
-  one address for every other. The store limits both (:mod:`lnviz.serving.poll`).
+  one address for every other. The store limits both (:mod:`server.poll`).
   Room codes that open no room are counted (:func:`look_up`).
 - The presenter is the session that started the room: it holds the room's
   secret, in its session and in a cookie scoped to this site
@@ -45,9 +45,9 @@ import streamlit as st
 
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
-from lnviz.serving import limits, poll, quota, who
-from lnviz.serving.store import StoreDown, StoreFull
 from lnviz.text import quote
+from server import limits, poll, quota, who
+from server.store import StoreDown, StoreFull
 from ui import heavy, proof
 from ui.store import store
 
@@ -95,7 +95,7 @@ def sender() -> tuple[str, str]:
     """(client, address) of this run, as the store's limits count them: the proved browser's key
     (:func:`ui.heavy.client`), and a hash of the address, so the store never holds an address as it is.
 
-    An address that is not a public one is :data:`lnviz.serving.who.UNSEEN`, one
+    An address that is not a public one is :data:`server.who.UNSEEN`, one
     address for all such: a private or loopback address is a proxy's that the
     server does not trust to forward the visitor's (a Kubernetes ingress, a
     hosting platform's front), shared by every visitor, or a LAN's.
@@ -120,7 +120,7 @@ def _listed(items: list[str]) -> str:
 def not_a_code(typed: str, template: str = text.BAD_CODE) -> str:
     """Why ``typed`` (what was typed, or a link's ``room``) can't be a room code, in ``template``'s words
     (:data:`text.BAD_CODE` or :data:`text.BAD_LINK`): its length, or the characters no code has, then what a
-    code is, from :data:`lnviz.serving.poll.CODE_ALPHABET` and :data:`~lnviz.serving.poll.CODE_LENGTH`."""
+    code is, from :data:`server.poll.CODE_ALPHABET` and :data:`~server.poll.CODE_LENGTH`."""
     alphabet, length = poll.CODE_ALPHABET, poll.CODE_LENGTH
     code = typed.upper().replace(" ", "").replace("-", "")  # as poll.valid_code reads it
     wrong = list(dict.fromkeys(c for c in code if c not in alphabet))  # each once, in the order typed
@@ -139,7 +139,7 @@ def look_up(code: str) -> poll.Room | None:
     """The room ``code``, for a proved browser within its tries of codes; None (and why, on the page) otherwise.
 
     A code that opens no room counts against the browser and its address
-    (:class:`lnviz.serving.quota.CodeTries`), so a script can't try codes at speed.
+    (:class:`server.quota.CodeTries`), so a script can't try codes at speed.
     """
     if not proof.require():
         return None

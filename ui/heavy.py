@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.serving.slots and limits: heavy work and downloads in their lanes, an upload quota.
+"""Streamlit's side of server.slots and limits: heavy work and downloads in their lanes, an upload quota.
 
 A page wraps a heavy action in :func:`heavy`::
 
@@ -14,7 +14,7 @@ wraps its callable in :func:`deferred`, which runs it in the downloads' lane.
 The router (``router.py``) calls :func:`install` before any page can take a
 file or draw the stage. The scheduler and the quota exist once per process
 (``functools.cache``), where a cache clear cannot reach them.
-``LNVIZ_LIMITS=off`` lifts every limit (:func:`lnviz.serving.limits.current`).
+``LNVIZ_LIMITS=off`` lifts every limit (:func:`server.limits.current`).
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from typing import Any, TypeVar
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits, quota, slots, who
+from server import limits, quota, slots, who
 from ui import proof, streamlit_private, upload_share
 
 T = TypeVar("T")
@@ -57,7 +57,7 @@ def session_id() -> str:
 def client() -> str:
     """Whom the current run's work is counted against: its proved browser (:func:`ui.proof.client`), so that tabs
     share one share; else (it may only read) its browser by Streamlit's XSRF cookie, or its session
-    (:func:`lnviz.serving.who.client`)."""
+    (:func:`server.who.client`)."""
     proved = proof.client()
     if proved is not None:
         return proved
@@ -69,7 +69,7 @@ def client() -> str:
 
 
 def address() -> str:
-    """The current run's address as the limits count it (:func:`lnviz.serving.who.address`): hashed when it
+    """The current run's address as the limits count it (:func:`server.who.address`): hashed when it
     is a public one (``st.context.ip_address``: the connection's, or the visitor's as the documented nginx
     block forwards it), else ""."""
     try:
@@ -81,14 +81,14 @@ def address() -> str:
 
 @contextlib.contextmanager
 def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
-    """Run a heavy action under the gate: yields its :class:`~lnviz.serving.slots.Ticket`, or None when refused.
+    """Run a heavy action under the gate: yields its :class:`~server.slots.Ticket`, or None when refused.
 
     With every slot taken, the action waits its turn (up to :data:`PAGE_WAIT_S`),
     and the page says its place in the queue meanwhile; a rerun (Stop, or any
     other control) gives the place up. Refused, a warning "Busy: … Try again in
     N s." is drawn in ``where`` (default: the main area) and the block should
     skip its work. An action that runs out of CPU budget, or out of its share
-    while another waits (:meth:`~lnviz.serving.slots.Ticket.check` raises), ends with
+    while another waits (:meth:`~server.slots.Ticket.check` raises), ends with
     a warning that says so; anything else propagates. The slot is freed however
     the block ends, a Streamlit rerun or stop included.
     """
@@ -121,7 +121,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
 
     Streamlit runs a download's callable outside the script, where nothing
     can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
-    refused, it raises :class:`~lnviz.serving.limits.BusyError`, the browser shows
+    refused, it raises :class:`~server.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
     one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
     """

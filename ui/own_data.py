@@ -1,7 +1,7 @@
 """Your own activations on the main page: upload a .csv/.npy, paste a matrix, or receive one from a page.
 
 The matrix lives in the server's memory, never on disk: once per content, in
-the process's :func:`store` (``lnviz.serving.own_store``), counted per session
+the process's :func:`store` (``server.own_store``), counted per session
 and in all, and let go when unused for an hour; the session keeps its id. A
 file or text that can't be used gets a plain message naming what is wrong and
 what is accepted, and the data shown before stays; the message stays while
@@ -9,7 +9,7 @@ that file or text is in its box, and the next file or paste replaces it.
 
 Shown, the matrix travels with the link, which carries its id, the hash of
 its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
-its bytes go there under that id (:mod:`lnviz.serving.own_share`), for 24
+its bytes go there under that id (:mod:`server.own_share`), for 24
 hours after it was last shown or opened, charged to this browser's quota of
 64 MiB an hour; a session that opens the link, on whatever replica, loads it
 from there. Without Redis, the id is looked up in :func:`store` itself, which
@@ -46,8 +46,8 @@ from lnviz import text
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration, own_text, upload, upload_worker
 from lnviz.maths import device
-from lnviz.serving import budget, limits, own_share, own_store, quota
-from lnviz.serving.store import StoreDown, StoreFull
+from server import budget, limits, own_share, own_store, quota
+from server.store import StoreDown, StoreFull
 from ui import boot, heavy, proof, upload_share
 from ui import store as shared_store
 
@@ -91,6 +91,11 @@ def share_quota() -> quota.Quota:
     return own_share.new_quota(quota.storage_from_env(os.environ), lim.shared_bytes_per_client, int(lim.quota_window_s))
 
 
+def keeping() -> own_text.Keeping:
+    """Where this server keeps a grid shared by a link, and for how long."""
+    return own_text.Keeping(shared_store.shared(), own_share.TTL_S, own_store.TTL_S)
+
+
 def stored(key: str) -> torch.Tensor:
     """The matrix ``key`` (B, H) from :func:`store`; a ``ValueError`` once the server has let it go."""
     values = store().get(key)
@@ -109,7 +114,7 @@ def normalized(key: str, device_type: str, eps: float) -> Exploration:
 def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, object]:
     """Put x (B, H) in the process's :func:`store` for ``session``; what the session keeps of it (its id).
 
-    Raises :class:`~lnviz.serving.own_store.StoreFull` when the server has no room for it now.
+    Raises :class:`~server.own_store.StoreFull` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
     return {"id": own_store.put(store(), session, values, heavy.client()), "source": source}
@@ -256,18 +261,18 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
 
 def _kept(record: dict[str, Any]) -> str:
     """Where the data shown is kept and until when, or why the link doesn't carry it (:func:`_share`'s record)."""
-    return own_text.kept(record["outcome"], record["at"], shared_store.shared(), share_quota().amount)
+    return own_text.kept(record["outcome"], record["at"], keeping(), share_quota().amount)
 
 
 def caveat(own: OwnData) -> str:
     """What the share box says of a link while ``own`` is shown."""
-    return own_text.caveat(own.shared, own.kept, shared_store.shared())
+    return own_text.caveat(own.shared, own.kept, keeping())
 
 
 def _load(key: str) -> np.ndarray | None:
     """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :func:`store`), or None.
 
-    Raises :class:`~lnviz.serving.store.StoreDown` when Redis can't be reached.
+    Raises :class:`~server.store.StoreDown` when Redis can't be reached.
     """
     if not shared_store.shared():
         return store().get(key)
@@ -318,7 +323,7 @@ def panel() -> OwnData | None:
     with st.sidebar.expander("Your own data", icon=":material/upload_file:", expanded=KEY in st.session_state):
         st.caption(
             f"{upload.LIMITS} Shown, it is kept on the server by the hash of its content, "
-            f"{own_text.where(shared_store.shared())}, and the "
+            f"{own_text.where(keeping())}, and the "
             "link carries that hash: anyone who has the link sees the numbers."
         )
         upload_share.note_address()  # whose files these are, for the fair share of the server's upload ceiling
@@ -376,9 +381,9 @@ def _say_if_gone() -> None:
     key = own_share.valid_id(marker)
     if key is not None:
         failed = st.session_state.get(_LINK_FAILED) or {}
-        said = own_text.link_gone(failed.get("why") if failed.get("id") == key else "gone", shared_store.shared())
+        said = own_text.link_gone(failed.get("why") if failed.get("id") == key else "gone", keeping())
     else:
-        said = own_text.marker_gone(marker, st.get_option("server.disconnectedSessionTTL"))
+        said = own_text.marker_gone(marker, st.get_option("server.disconnectedSessionTTL"), own_store.TTL_S)
     st.warning(said, icon=":material/cloud_off:")
     st.button("Understood: show generated data", key="own_gone_ok", on_click=_unmark, icon=":material/check:")
 

@@ -51,10 +51,10 @@ import streamlit as st
 
 from lnviz import text
 from lnviz.figures import theme
-from lnviz.serving import budget, heap, limits
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
+from server import budget, heap, limits
 from ui import boot, heavy, mode, streamlit_private
 
 if TYPE_CHECKING:
@@ -76,7 +76,7 @@ SHARE_BOX = "share_box"
 
 @functools.cache
 def results() -> budget.Budget:
-    """Every page's results, bounded by bytes (:mod:`lnviz.serving.budget`); a miss's garbage freed (``heap``)."""
+    """Every page's results, bounded by bytes (:mod:`server.budget`); a miss's garbage freed (``heap``)."""
     lim = limits.current()  # built on a page's first computation, not when this module is imported
     return budget.Budget(lim.cache_bytes, concurrent=lim.misses_at_once, after_miss=heap.Trimmer().maybe)
 

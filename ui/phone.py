@@ -17,8 +17,8 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
-from lnviz.serving import events, poll
-from lnviz.serving.store import StoreDown, StoreFull
+from server import events, poll
+from server.store import StoreDown, StoreFull
 from ui import boot, classroom, live, proof
 from ui.store import store
 

@@ -16,7 +16,7 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
-from lnviz.serving import events, poll
+from server import events, poll
 from ui import address_seen, classroom, live, proof
 from ui.page import Page
 from ui.store import store
@@ -24,7 +24,7 @@ from ui.store import store
 
 class Button(NamedTuple):
     """One of the presenter's buttons: the store's ``action`` and what it shows. It can be pressed where the action
-    applies to the room as drawn (:meth:`lnviz.serving.poll.Room.after`), the rule the store itself follows."""
+    applies to the room as drawn (:meth:`server.poll.Room.after`), the rule the store itself follows."""
 
     action: str
     label: str
@@ -103,7 +103,7 @@ def joined_text(count: int, ago_s: float | None, shut: bool) -> str:
 
 def door(room: poll.Room, secret: str) -> None:
     """How many phones joined and when (as of this run), and the button that closes the door to new ones, or
-    opens it again (:attr:`lnviz.serving.poll.Room.shut`)."""
+    opens it again (:attr:`server.poll.Room.shut`)."""
     count, ago = store().joined(room.code)
     st.caption(joined_text(count, ago, room.shut))
     action, label, icon, why = DOOR[room.shut]

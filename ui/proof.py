@@ -1,4 +1,4 @@
-"""The proved client (:mod:`lnviz.serving.proof`) on the server: the proof of work a browser pays for its cookie,
+"""The proved client (:mod:`server.proof`) on the server: the proof of work a browser pays for its cookie,
 and what a run asks of it.
 
 - :class:`Middleware`: a page's HTML (a GET whose answer is ``text/html``) for a browser without a valid proof
@@ -38,7 +38,7 @@ from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import limits, proof, quota, who
+from server import limits, proof, quota, who
 
 NEEDS = proof.NEEDS  # what a run, or an upload, without a proof is told
 _REMEMBERED = 10_000  # proved sessions remembered for the upload hook, the least recently seen forgotten first

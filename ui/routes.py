@@ -1,7 +1,7 @@
 """lnviz's own HTTP routes beside Streamlit's (``app.py`` passes :func:`routes` to ``st.App``).
 
 - ``GET {base}/api/class/{code}/events``: the class room ``code``'s public state as Server-Sent Events
-  (:mod:`lnviz.serving.events` says what is in it, and what never is). On connect, the state at once, whatever
+  (:mod:`server.events` says what is in it, and what never is). On connect, the state at once, whatever
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
   15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end; while the
   store can't be reached (or has just restarted and may be loading), a ``down`` event, and the stream goes on.
@@ -34,8 +34,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from lnviz.serving import events, limits, poll, proof, who
-from lnviz.serving.store import StoreDown
+from server import events, limits, poll, proof, who
+from server.store import StoreDown
 from ui import base_path
 from ui.store import store
 

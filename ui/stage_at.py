@@ -50,11 +50,11 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from lnviz.serving import limits
-from lnviz.serving.limits import Busy
-from lnviz.serving.quota import Quota
-from lnviz.serving.slots import MISSES
 from lnviz.views import state
+from server import limits
+from server.limits import Busy
+from server.quota import Quota
+from server.slots import MISSES
 from ui import base_path, heavy, page
 
 if TYPE_CHECKING:
@@ -215,7 +215,7 @@ def numbers(token: str, query: Mapping[str, str]) -> tuple[int, dict[str, Any]]:
     if not offers().begin(slot):
         return 429, {}
     try:
-        misses = page.results().misses  # the page kit's fair turns for computations (lnviz.serving.slots)
+        misses = page.results().misses  # the page kit's fair turns for computations (server.slots)
         turn = None if misses is None else misses.begin(found.client, "stage", wait_s=TURN_WAIT_S, lane=MISSES)
         if isinstance(turn, Busy):
             return 429, {}

@@ -1,4 +1,4 @@
-"""The process's one shared store (:mod:`lnviz.serving.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
+"""The process's one shared store (:mod:`server.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
 process's memory. The class poll keeps its rooms in it, and a link to your own data its grid."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import dataclasses
 import functools
 import os
 
-from lnviz.serving import limits
-from lnviz.serving.store import Caps, RedisStore, Store, from_env
+from server import limits
+from server.store import Caps, RedisStore, Store, from_env
 
 _store: Store | None = None  # a test's store, in place of the process's
 

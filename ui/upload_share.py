@@ -1,4 +1,4 @@
-"""Streamlit's side of lnviz.serving.upload_share: which address each session has, and making room in the file store.
+"""Streamlit's side of server.upload_share: which address each session has, and making room in the file store.
 
 :func:`note_address` records the address of the current session's browser
 (``st.context.ip_address``), on each run of a page that takes files.
@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
-from lnviz.serving import upload_share
+from server import upload_share
 from ui import proof
 
 _REMEMBERED = 10_000  # sessions whose address is remembered, the least recently seen forgotten first

@@ -1,6 +1,6 @@
 // ALTCHA's proof of work (its challenge format v1): find the number n in 0..maxnumber whose SHA-256 of
 // `salt + n`, in hex, is the challenge. The server makes the challenge and checks the answer with PyPI's
-// `altcha` (lnviz/serving/proof.py); this file only searches, and touches no DOM (node --test runs it).
+// `altcha` (server/proof.py); this file only searches, and touches no DOM (node --test runs it).
 //
 // SHA-256 is written out here rather than asked of Web Crypto: crypto.subtle exists only on https or
 // localhost (a class on a LAN over http has none), and its one promise per hash cost 90-180 µs in Chromium

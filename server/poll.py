@@ -9,14 +9,14 @@ opaque random id (a cookie of the browser's, :mod:`ui.classroom`); nothing else
 about a person is kept. The presenter's secret is kept only as its SHA-256.
 
 Where rooms and votes are kept, atomically and with an expiry, is
-:mod:`lnviz.serving.store`; it applies these rules. The numbers below are its
-defaults (:class:`lnviz.serving.store.Caps`).
+:mod:`server.store`; it applies these rules. The numbers below are its
+defaults (:class:`server.store.Caps`).
 
 One visitor can neither fill the store nor a class's round. A *client* is a
-proved browser (:mod:`lnviz.serving.proof`: one that kept the signed cookie
+proved browser (:mod:`server.proof`: one that kept the signed cookie
 the server gave it; a session without one opens and votes nothing) and an
 *address* the one its connection comes from, hashed, every address the app
-can't see counted as one (:func:`lnviz.serving.who.counted`); the caller passes
+can't see counted as one (:func:`server.who.counted`); the caller passes
 both, "" for a limit it does not apply.
 
 - Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
@@ -31,7 +31,7 @@ both, "" for a limit it does not apply.
   :data:`VOTERS_PER_ADDRESS` at first and one more every
   ``1 / VOTERS_PER_S`` seconds after the room opened: they grow as students
   arrive. A script that wants many voters needs many proved clients, each paid
-  for with a proof of work (:mod:`lnviz.serving.proof`).
+  for with a proof of work (:mod:`server.proof`).
 - The door (:attr:`Room.shut`): once the class is in, the presenter may close
   it; a voter who has not voted in the room yet is refused until it is opened
   again. The store counts the voters who joined, and when (``joined``).
@@ -46,7 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
-from lnviz.serving.limits import Limits
+from server.limits import Limits
 
 IDLE_S = 6 * 3600  # a room and its votes expire this long after their last write
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector and typed on a phone
@@ -205,7 +205,7 @@ def valid_code(text: object) -> str | None:
 
 
 class Opens(Protocol):
-    """What :func:`open_room` needs of a store: :class:`lnviz.serving.store.Store` is one."""
+    """What :func:`open_room` needs of a store: :class:`server.store.Store` is one."""
 
     def create(self, room: Room, client: str = "", address: str = "") -> str: ...
 

@@ -1,5 +1,5 @@
-"""The Redis store's writes, each one Lua script run atomically in Redis (:class:`lnviz.serving.store.RedisStore`):
-a room created, a vote, a presenter's action. Each makes the same checks as :class:`lnviz.serving.store.MemoryStore`
+"""The Redis store's writes, each one Lua script run atomically in Redis (:class:`server.store.RedisStore`):
+a room created, a vote, a presenter's action. Each makes the same checks as :class:`server.store.MemoryStore`
 does under its lock; tests/test_store.py runs both backends. Times are Redis's own clock (``TIME``), so replicas
 with clocks apart agree.
 """

@@ -2,7 +2,7 @@
 
 One mechanism for every "at most N per key in W seconds" of a shared server:
 a session's uploads (:class:`UploadQuota`) and a browser's bytes stored for
-links (:mod:`lnviz.serving.own_share`). The windows are ``limits``'s, not ours:
+links (:mod:`server.own_share`). The windows are ``limits``'s, not ours:
 the same code counts in this process's memory and, with ``LNVIZ_REDIS_URL``
 (:func:`storage_from_env`), in the Redis every replica shares, each hit one
 atomic Lua script there.
@@ -29,8 +29,8 @@ from limits.errors import StorageError
 from limits.storage import Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
-from lnviz.serving.limits import MIB, Limits, QuotaExceeded
-from lnviz.serving.store import StoreDown, StoreFull
+from server.limits import MIB, Limits, QuotaExceeded
+from server.store import StoreDown, StoreFull
 
 REDIS_ENV = "LNVIZ_REDIS_URL"
 MEMORY = "memory://"
@@ -41,7 +41,7 @@ def storage_from_env(environ: Mapping[str, str]) -> Storage:
     url = environ.get(REDIS_ENV, "").strip()
     if not url:
         return storage_from_string(MEMORY)
-    # Like the shared store (lnviz.serving.store.RedisStore): a Redis that can't be reached answers within a second.
+    # Like the shared store (server.store.RedisStore): a Redis that can't be reached answers within a second.
     return storage_from_string(url, wrap_exceptions=True, socket_timeout=1.0, socket_connect_timeout=1.0)
 
 
@@ -58,7 +58,7 @@ class Quota:
 
     ``exact``: a moving window (counts); else a sliding window counter (bytes). ``name`` keeps two quotas on one
     storage apart. Thread-safe, as ``limits``'s storages are. A storage that can't be reached raises
-    :class:`~lnviz.serving.store.StoreDown`.
+    :class:`~server.store.StoreDown`.
     """
 
     def __init__(self, name: str, amount: int, window_s: int, storage: Storage | None = None, exact: bool = True):
@@ -109,7 +109,7 @@ class UploadQuota:
 
     The caller (the Streamlit glue) holds the files; this only counts. For a
     new file it answers which of the session's older files to drop first, or
-    refuses with :class:`~lnviz.serving.limits.QuotaExceeded`. A session's
+    refuses with :class:`~server.limits.QuotaExceeded`. A session's
     uploads per window are a :class:`Quota` in this process's memory: a
     session lives in one process.
     """
@@ -127,7 +127,7 @@ class UploadQuota:
 
         ``held``: the session's files as (file id, bytes), oldest first;
         ``server_bytes``: what every session holds together. Raises
-        :class:`~lnviz.serving.limits.QuotaExceeded` when the session sends too
+        :class:`~server.limits.QuotaExceeded` when the session sends too
         many uploads, when the file alone is over the session's bytes, or when
         the server holds too much already.
         """

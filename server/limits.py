@@ -2,8 +2,8 @@
 
 A hosted lnviz serves a whole class from one process. Every bound on what one
 visitor can take from the others is a field of :class:`Limits`: the slots of
-heavy actions, downloads and uncached computations (:mod:`lnviz.serving.slots`,
-which enforces them), the memory budgets, the upload quota (:class:`lnviz.serving.quota.UploadQuota`),
+heavy actions, downloads and uncached computations (:mod:`server.slots`,
+which enforces them), the memory budgets, the upload quota (:class:`server.quota.UploadQuota`),
 visitors' own matrices, the class poll's voters and rooms, the protocol's bound
 on a component's events; and :attr:`Limits.thread_control`, whether a visitor
 may change torch's thread count, which is process-wide: never on a shared server.
@@ -13,12 +13,12 @@ running lnviz alone on their own machine (:meth:`Limits.from_env`, :meth:`Limits
 
 How many heavy actions may run at once follows the CPUs the process may use:
 the container's quota (``/sys/fs/cgroup/cpu.max``) and its CPU affinity, not
-the host's core count (:func:`lnviz.serving.cpus.usable_cpus`).
+the host's core count (:func:`server.cpus.usable_cpus`).
 
 What a limit says when it bites is here too, for every room that enforces one:
 :class:`Busy` (refused: why, and when to try again), :class:`Waiting` (a place
 in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped).
-Whom the limits are counted against is :mod:`lnviz.serving.who`: a *client* (a
+Whom the limits are counted against is :mod:`server.who`: a *client* (a
 browser) and an *address* (hashed, public ones only).
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import ClassVar
 
-from lnviz.serving import cpus as cpu_sizing
+from server import cpus as cpu_sizing
 
 ENV = "LNVIZ_LIMITS"  # "off" lifts every limit
 OFF_VALUES = ("off", "0", "false", "no")
@@ -48,7 +48,7 @@ class Limits:
     """Every number a shared server limits with. The defaults suit a shared server; :meth:`off` lifts them."""
 
     enabled: bool = True
-    # Heavy actions (a race, the sweep): lnviz.serving.slots' heavy lane
+    # Heavy actions (a race, the sweep): server.slots' heavy lane
     concurrent: int = 1  # heavy actions running at once in the process (from_env: half the cores)
     per_client: int = 1  # heavy actions, and downloads, one client runs at once
     action_cpu_s: float = 60.0  # CPU seconds one heavy action may use
@@ -60,7 +60,7 @@ class Limits:
     download_share_s: float = 5.0  # what a download is expected to take at most, for "try again in N s"
     download_wait_s: float = 10.0  # how long a download's build waits for its turn (a browser's request waits too)
     downloads_waiting: int = 2  # downloads waiting at once: each holds one of Streamlit's worker threads
-    # Computed results (lnviz.serving.budget)
+    # Computed results (server.budget)
     cache_bytes: int = 256 * MIB  # the page kit's cache of computed results, per process (LNVIZ_CACHE_MIB)
     misses_at_once: int = 2  # computations of results not yet cached, at once in a process
     # Uploaded files held in memory (UploadQuota)
@@ -68,13 +68,13 @@ class Limits:
     upload_bytes: int = 64 * MIB  # bytes a session holds at once (two of the largest file)
     uploads_per_window: int = 20  # uploads a session may send per window
     upload_total_bytes: int = 512 * MIB  # bytes all sessions hold at once
-    # Visitors' own matrices (lnviz.serving.own_store, own_share)
+    # Visitors' own matrices (server.own_store, own_share)
     own_data_bytes: int = 128 * MIB  # per process (LNVIZ_OWN_DATA_MIB): sixteen of the largest, 8 MiB each
     own_data_session_bytes: int = 16 * MIB  # one session's matrix and its replacement
     own_data_ttl_s: float = 3600.0  # a matrix unused this long is dropped
     own_data_protect_s: float = 120.0  # a matrix used this recently is never dropped for another's
     shared_bytes_per_client: int = 64 * MIB  # grids a client stores for links per quota window: eight of the largest
-    # The class poll (lnviz.serving.rooms)
+    # The class poll (server.rooms)
     max_voters: int = 2000  # voters one round counts; a new voter past them is refused
     voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
     voters_per_address: int = 60  # voters past each browser's first one address may vote as in a room, at first
@@ -86,14 +86,14 @@ class Limits:
     open_window_s: float = 60.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
-    # The class stream (lnviz.serving.events): rooms' public states as Server-Sent Events (ui/routes.py)
+    # The class stream (server.events): rooms' public states as Server-Sent Events (ui/routes.py)
     streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
     streams_per_address: int = 600  # a browser's second and later streams, of one address: its first is not counted
     subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
     streams_kept_first: int = 1000  # of the subscribers, places only a browser's first stream may take
     stream_queue: int = 16  # events a stream may fall behind by before it is dropped (its browser reconnects)
     stream_send_s: float = 30.0  # a stream whose write waits this long (a phone gone without a word) is ended
-    # The proved client (lnviz.serving.proof): a browser that paid for its signed cookie with a proof of work
+    # The proved client (server.proof): a browser that paid for its signed cookie with a proof of work
     proof_work: int = (
         200_000  # the proof's price: numbers a browser may have to hash, half on average (LNVIZ_PROOF_WORK)
     )
@@ -109,7 +109,7 @@ class Limits:
     # The stage's route (ui/stage_at.py): a client's answers cost it compute time, from a budget that refills
     stage_ms_per_client: int = 1000  # milliseconds of compute one client's answers may take per stage window
     stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
-    # The shared store (lnviz.serving.store): what one visitor can put there must not crowd out a class
+    # The shared store (server.store): what one visitor can put there must not crowd out a class
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
 
     # The spans a budget is counted over, and the proof's price: no limit themselves, so off() keeps them.
@@ -142,7 +142,7 @@ class Limits:
         ``LNVIZ_LIMITS=off`` (or 0, false, no) lifts every limit. Otherwise heavy
         actions may keep at most half the cores busy: ``cpus // 2 // threads``
         of them at once, at least one. ``cpus`` is what the process may use
-        (:func:`lnviz.serving.cpus.usable_cpus`), not the host's count.
+        (:func:`server.cpus.usable_cpus`), not the host's count.
         ``LNVIZ_CACHE_MIB`` and ``LNVIZ_OWN_DATA_MIB``, whole MiB, set those
         two memory budgets, with the limits off too; ``LNVIZ_PROOF_WORK`` the proof's price.
         """
@@ -216,7 +216,7 @@ class BusyError(RuntimeError):
 
 
 class OverBudget(RuntimeError):
-    """A heavy action used up its CPU budget; :meth:`lnviz.serving.slots.Ticket.check` raises it between steps."""
+    """A heavy action used up its CPU budget; :meth:`server.slots.Ticket.check` raises it between steps."""
 
     def __init__(self, action: str, spent_s: float, budget_s: float) -> None:
         self.action, self.spent_s, self.budget_s = action, spent_s, budget_s
@@ -227,7 +227,7 @@ class OverBudget(RuntimeError):
 
 
 class Yielded(OverBudget):
-    """A heavy action gave its slot to one that waited, after its share (``Lane.share_s`` of :mod:`lnviz.serving.slots`)."""
+    """A heavy action gave its slot to one that waited, after its share (``Lane.share_s`` of :mod:`server.slots`)."""
 
     def __init__(self, action: str, ran_s: float, share_s: float) -> None:
         RuntimeError.__init__(

@@ -35,10 +35,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from lnviz.serving.limits import Limits
-from lnviz.serving.poll import REFUSED as VOTE_REFUSED
-from lnviz.serving.poll import Room
-from lnviz.serving.store import StoreDown
+from server.limits import Limits
+from server.poll import REFUSED as VOTE_REFUSED
+from server.poll import Room
+from server.store import StoreDown
 
 _log = logging.getLogger(__name__)
 LOOK_S = 0.5  # how often the hub reads each streamed room
@@ -58,7 +58,7 @@ REFUSED = {
 
 
 class Reads(Protocol):
-    """What the stream reads of a store: :class:`lnviz.serving.store.Store` is one."""
+    """What the stream reads of a store: :class:`server.store.Store` is one."""
 
     def room(self, code: str) -> Room | None: ...
 
@@ -66,7 +66,7 @@ class Reads(Protocol):
 
 
 # The revealed rounds' counts and torch's answer as a vote is stored, for a room in its reveal: the labs' business
-# (lnviz.labs.classroom.question.tally), handed in by the caller, since lnviz.serving sits below the labs.
+# (lnviz.labs.classroom.question.tally), handed in by the caller, since server sits below the labs.
 Revealed = Callable[[Room], tuple[list[dict[str, int]], str | None]]
 
 

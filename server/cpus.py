@@ -2,7 +2,7 @@
 
 Not the host's core count: the container's quota (``/sys/fs/cgroup/cpu.max``)
 and the process's CPU affinity (:func:`usable_cpus`). The heavy-work slots
-(:mod:`lnviz.serving.limits`) and torch's intra-op threads are sized from it.
+(:mod:`server.limits`) and torch's intra-op threads are sized from it.
 """
 
 from __future__ import annotations
@@ -63,6 +63,6 @@ def server_threads(cpus: int | None = None) -> int:
 
 def configure_threads() -> int:
     """Set torch's intra-op thread count for a shared server (:func:`server_threads`), once per process."""
-    from lnviz.maths import device  # torch: the limits read the CPUs (lnviz.serving.limits.current) without it
+    from lnviz.maths import device  # torch: the limits read the CPUs (server.limits.current) without it
 
     return device.set_threads_once(server_threads())

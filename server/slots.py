@@ -3,13 +3,13 @@
 Work comes in lanes (:func:`lanes`), each with slots of its own, so that one kind of work never waits behind another:
 
 - :data:`HEAVY`, heavy actions (a training race, the benchmark sweep, reading a large file):
-  :attr:`~lnviz.serving.limits.Limits.concurrent` at once, one per client; each gets at most ``action_cpu_s`` seconds
+  :attr:`~server.limits.Limits.concurrent` at once, one per client; each gets at most ``action_cpu_s`` seconds
   of CPU, a client at most ``client_cpu_s`` in any ``window_s``; and while anyone waits, a running action keeps its
   slot for ``share_s`` seconds only (:meth:`Ticket.check` stops it after that). A queue of at most ``waiting``;
   whoever waits is told their place and about when their turn comes, whoever can't wait is told when to try again
-  (:class:`~lnviz.serving.limits.Busy`, :class:`~lnviz.serving.limits.Waiting`).
+  (:class:`~server.limits.Busy`, :class:`~server.limits.Waiting`).
 - :data:`DOWNLOADS`, downloads built when clicked: the same, with a short share and a short queue.
-- :data:`MISSES`, computations of results not cached yet (:class:`lnviz.serving.budget.Budget`): ``misses_at_once`` at
+- :data:`MISSES`, computations of results not cached yet (:class:`server.budget.Budget`): ``misses_at_once`` at
   once; they wait as long as it takes and are never refused. (First come, first served, four sessions flooding new
   seeds moved a 30-session class's p95 from 50 to 327 ms.)
 
@@ -18,13 +18,13 @@ wait for, and on a busy server an action holds it longer than the CPU it gets), 
 :data:`DECAY_S` seconds, a running action's time so far included. In every queue the client that has held a slot least
 lately goes first; ties go to the client with fewer running, then to the earlier arrival. One client for everyone
 (``None``, as the page kit passes with ``LNVIZ_LIMITS=off``) is first come, first served. A client is
-:func:`lnviz.serving.who.client`'s key.
+:func:`server.who.client`'s key.
 
 Turns are given, not taken: whenever a slot frees or a waiter comes or goes, the scheduler hands the free slots to the
 waiters whose turn it is, under its one lock, and each wakes to find its :class:`Ticket` (or why not).
 
 CPU time is the running thread's (``time.thread_time``, injectable): torch's intra-op threads count only for its
-share, so a server keeps torch at one thread (:attr:`~lnviz.serving.limits.Limits.thread_control`).
+share, so a server keeps torch at one thread (:attr:`~server.limits.Limits.thread_control`).
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ from collections.abc import Callable, Hashable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 
-from lnviz.serving.limits import LIFTED, Busy, BusyError, Limits, OverBudget, Waiting, Yielded, whole_seconds
+from server.limits import LIFTED, Busy, BusyError, Limits, OverBudget, Waiting, Yielded, whole_seconds
 
 HEAVY, DOWNLOADS, MISSES = "heavy", "downloads", "misses"
 DECAY_S = 60.0  # a client's seconds in a slot count for about this long

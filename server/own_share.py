@@ -1,6 +1,6 @@
 """Someone's own matrix x (B, H) shared by a link: its bytes in the shared store, its id in the link.
 
-The id is the hash of the matrix's content (:func:`lnviz.serving.own_store.content_id`),
+The id is the hash of the matrix's content (:func:`server.own_store.content_id`),
 so the same numbers have the same id on every replica, and an id can never
 show other numbers: :func:`load` hashes what it read and refuses a mismatch.
 
@@ -13,9 +13,9 @@ finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
 
 A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
 counted where the shared store is); a grid stored already, by anyone, costs
-nothing and renews its time-to-live (:data:`lnviz.serving.store.BLOB_TTL_S`).
+nothing and renews its time-to-live (:data:`server.store.BLOB_TTL_S`).
 All clients' grids together are capped in the store itself, and shared fairly between addresses and clients
-(:mod:`lnviz.serving.store_blobs`).
+(:mod:`server.store_blobs`).
 Pure: no Streamlit.
 """
 
@@ -27,11 +27,11 @@ import struct
 import numpy as np
 from limits.storage import Storage
 
-from lnviz.serving.limits import Limits
-from lnviz.serving.own_store import content_id
-from lnviz.serving.quota import Quota
-from lnviz.serving.store import BLOB_TTL_S, Store
 from lnviz.views.state import BATCH, FEATURES
+from server.limits import Limits
+from server.own_store import content_id
+from server.quota import Quota
+from server.store import BLOB_TTL_S, Store
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
@@ -107,7 +107,7 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str =
     None when the client's quota for the window is used. Raises :class:`Full` when the store's grids are at their
     cap and this grid would make its client or address the largest holder (the client's quota is charged all the
     same: a script gains nothing by trying), and
-    :class:`~lnviz.serving.store.StoreDown` when the store can't be reached."""
+    :class:`~server.store.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
     if store.renew_blob(key):  # held already, by anyone: free
@@ -122,7 +122,7 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str =
 def load(store: Store, grid_id: str) -> np.ndarray | None:
     """The grid ``grid_id`` from ``store``, or None: never stored, expired, or not what its id says.
 
-    Raises :class:`~lnviz.serving.store.StoreDown` when the store can't be reached.
+    Raises :class:`~server.store.StoreDown` when the store can't be reached.
     """
     data = store.get_blob(_key(grid_id))
     if data is None:

@@ -35,9 +35,9 @@ import altcha
 from itsdangerous import BadSignature, TimestampSigner
 from limits.storage import Storage
 
-from lnviz.serving.limits import Limits
-from lnviz.serving.quota import Quota
-from lnviz.serving.store import StoreDown
+from server.limits import Limits
+from server.quota import Quota
+from server.store import StoreDown
 
 COOKIE = "lnviz_proof"
 SECRET_ENV = "LNVIZ_SECRET"  # every replica of a deployment must be given the same

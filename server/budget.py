@@ -8,13 +8,13 @@ storage, once each, plus a little per Python object) and, past its budget,
 drops the least recently used entries first; an entry unused for ``ttl_s`` goes
 too, and a *holder* (whoever put an entry) may be capped at ``holder_bytes``.
 Two uses, one mechanism: the page kit's cache of results (``ui.page``), and
-visitors' own matrices (:mod:`lnviz.serving.own_store`).
+visitors' own matrices (:mod:`server.own_store`).
 
 It is a plain object, never in ``st.cache_resource`` or ``st.cache_data``: a
 visitor's ``clear_cache`` message (which clears those) cannot empty it, so one
 visitor cannot make everyone's next rerun recompute.
 
-The budgets are fields of :class:`lnviz.serving.limits.Limits`, with defaults
+The budgets are fields of :class:`server.limits.Limits`, with defaults
 that keep a replica well under its memory limit (docs/deploy.md).
 """
 
@@ -31,7 +31,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
-from lnviz.serving.slots import MISSES, Lane, Slots
+from server.slots import MISSES, Lane, Slots
 
 MIB = 2**20
 _DEPTH = 12  # how deep nbytes walks into containers; results are a few levels deep
@@ -127,7 +127,7 @@ class Budget(Generic[K, V]):
     peak, where a 2-core server gains nothing from running more than two at
     once. Misses that wait take fair turns
     (the misses' lane of
-    :class:`~lnviz.serving.slots.Slots`): the client that has computed
+    :class:`~server.slots.Slots`): the client that has computed
     least lately goes first, so one visitor's flood of new seeds does not queue
     in front of a classmate's one miss. A hit never waits.
     """
@@ -304,7 +304,7 @@ class Budget(Generic[K, V]):
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.
 
-        ``client`` (:func:`lnviz.serving.who.client`) is whom a miss's
+        ``client`` (:func:`server.who.client`) is whom a miss's
         time is charged to, for the fair turns; the same for every caller
         (None) is first come, first served. A value that finds no room is
         returned but not kept. An exception from ``compute`` propagates and

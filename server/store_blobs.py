@@ -2,19 +2,19 @@
 
 Own-data shares once filled Redis (issue 30, attack 1: four sessions without cookies stored 30 grids of 8 MiB in
 7 s), and Redis then evicted a class's room and votes. So the store itself holds at most ``shared_grid_bytes`` of
-blobs at once (a field of :class:`lnviz.serving.store.Caps`, ``Limits.shared_grid_bytes``), well under Redis's
+blobs at once (a field of :class:`server.store.Caps`, ``Limits.shared_grid_bytes``), well under Redis's
 ``maxmemory`` (deploy/k8s/redis.yaml), and that Redis evicts nothing (``noeviction``): a room or a vote is never
 dropped to make room for a grid.
 
 First come, first served, six proved sessions then filled those 96 MiB in 6 s, for a day, and every later share
 was refused (issue 47, attack 6). Now the cap is shared as the server's uploads are
-(:func:`lnviz.serving.upload_share.make_room`), max-min fairly between addresses, and within an address between
+(:func:`server.upload_share.make_room`), max-min fairly between addresses, and within an address between
 its clients (browsers): a blob that does not fit makes room by dropping the oldest blob of the largest holder,
 but only while that holder holds more than the newcomer will once its blob is in. A newcomer is refused only if it
 would be the largest holder itself; a client's grids past its share go first, and an honest share succeeds while
 a script fills the cap. A blob dropped so is a link that shows "not in the link" (the page says so), as after a day.
 
-Both backends are mixins of the store's classes (:class:`lnviz.serving.store.MemoryStore` and ``RedisStore``),
+Both backends are mixins of the store's classes (:class:`server.store.MemoryStore` and ``RedisStore``),
 which give them their data and lock, or their Redis connection and key prefix.
 
 In Redis, beside each ``blob:{key}``, the count is kept by one Lua script at a time, in keys that expire
@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import functools
 
-from lnviz.serving.upload_share import Held, make_room
+from server.upload_share import Held, make_room
 
 # Forget the blobs whose time has passed; store ARGV[2] under KEYS[1] for client ARGV[5] of address ARGV[6],
 # dropping the oldest blobs of the largest holders while they hold more than the newcomer will (make_room's rule);
@@ -109,7 +109,7 @@ return 1
 
 
 class MemoryBlobs:
-    """Blobs in :class:`lnviz.serving.store.MemoryStore`'s dict, under its lock, expiring by its clock: each
+    """Blobs in :class:`server.store.MemoryStore`'s dict, under its lock, expiring by its clock: each
     ``blob:{key}`` beside its ``owner:{key}``, (client, address)."""
 
     def blob_bytes(self) -> int:

@@ -1,4 +1,4 @@
-"""Visitors' own matrices, held once by content in a :class:`~lnviz.serving.budget.Budget`: per session, per
+"""Visitors' own matrices, held once by content in a :class:`~server.budget.Budget`: per session, per
 process, for a while.
 
 A matrix a visitor uploads or pastes is parsed into float64, up to 8 MiB at
@@ -32,8 +32,8 @@ from collections.abc import Callable
 
 import numpy as np
 
-from lnviz.serving.budget import MIB, Budget, Full
-from lnviz.serving.limits import Limits
+from server.budget import MIB, Budget, Full
+from server.limits import Limits
 
 # The defaults are the limits' (LNVIZ_OWN_DATA_MIB sets the budget; ui.own_data builds the store from limits.current()).
 TTL_S = Limits.own_data_ttl_s  # a matrix unused this long is dropped
@@ -73,7 +73,7 @@ def new(
 
 
 def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray, client: str | None = None) -> str:
-    """Keep ``x`` (B, H) in ``store`` for ``session`` of ``client`` (:func:`lnviz.serving.who.client`; the session
+    """Keep ``x`` (B, H) in ``store`` for ``session`` of ``client`` (:func:`server.who.client`; the session
     itself by default); its id. Raises :class:`StoreFull` when there is no room now.
 
     A matrix already held (by anyone) is not stored again. The session's older

@@ -1,7 +1,7 @@
 """A fair share of the server's ceiling on uploaded files: who makes room when a new file doesn't fit.
 
 All sessions together hold at most ``Limits.upload_total_bytes`` of uploaded
-files (:class:`lnviz.serving.quota.UploadQuota`). First come, first served, one
+files (:class:`server.quota.UploadQuota`). First come, first served, one
 address filled that 512 MiB in about 4 s (17 files of 31 MiB from several
 sessions), and a new visitor's 16 KiB file was then refused for as long as the
 address kept it full.

@@ -11,7 +11,7 @@
   is :data:`UNSEEN` to the poll (:func:`counted`): one address for them all,
   so that the poll's limits per address still hold behind a proxy that does not say
   who its visitors are.
-- Acting on shared state needs a *proved* client (:mod:`lnviz.serving.proof`):
+- Acting on shared state needs a *proved* client (:mod:`server.proof`):
   a browser that kept the signed cookie the server gave it; its key is then
   "proved " and a hash.
 

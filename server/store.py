@@ -1,7 +1,7 @@
 """The shared key-value store: what outlives a session, kept in this process's memory or in Redis for every replica.
 
-It keeps the class poll's rooms, rounds and votes (:mod:`lnviz.serving.poll` holds the rules it applies) and blobs,
-the bytes a visitor shares by a link (:mod:`lnviz.serving.own_share`). One interface, :class:`Store`, two backends:
+It keeps the class poll's rooms, rounds and votes (:mod:`server.poll` holds the rules it applies) and blobs,
+the bytes a visitor shares by a link (:mod:`server.own_share`). One interface, :class:`Store`, two backends:
 :class:`MemoryStore`, the embedded default, this process only (``make run``); :class:`RedisStore`, when
 ``LNVIZ_REDIS_URL`` is set, shared by every replica and kept across a restart of the app.
 
@@ -15,7 +15,7 @@ voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in 
 the room), ``joined:{code}`` (a sorted set: each voter of the room, by when it first voted), ``born:{code}``
 (when the room opened), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
 ``open_window_s``) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
-:class:`lnviz.serving.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`lnviz.serving.store_blobs`,
+:class:`server.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`server.store_blobs`,
 under ``blobs:``).
 """
 
@@ -28,12 +28,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields
 from typing import Protocol
 
-from lnviz.serving import poll
-from lnviz.serving.limits import Limits
-from lnviz.serving.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
-from lnviz.serving.rate_log import RateLog
-from lnviz.serving.store_blobs import MemoryBlobs, RedisBlobs
-from lnviz.serving.store_scripts import ACT_LUA, CREATE_LUA, VOTE_LUA
+from server import poll
+from server.limits import Limits
+from server.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
+from server.rate_log import RateLog
+from server.store_blobs import MemoryBlobs, RedisBlobs
+from server.store_scripts import ACT_LUA, CREATE_LUA, VOTE_LUA
 
 _log = logging.getLogger(__name__)
 
@@ -128,8 +128,8 @@ class Store(Protocol):
     def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
         """Keep ``data`` under ``key`` for ``blob_ttl_s``, held by ``client`` of ``address``. Past
         ``shared_grid_bytes``, the oldest blobs of the largest holders go first, while they hold more than this one
-        will (:mod:`lnviz.serving.store_blobs`); False, with nothing stored, when that can't make room (what one
-        client may store per window is counted by its caller, a :class:`~lnviz.serving.quota.Quota`)."""
+        will (:mod:`server.store_blobs`); False, with nothing stored, when that can't make room (what one
+        client may store per window is counted by its caller, a :class:`~server.quota.Quota`)."""
 
     def renew_blob(self, key: str) -> bool:
         """Keep the bytes under ``key`` another ``blob_ttl_s``; False if there are none."""
