@@ -127,9 +127,8 @@ HOW_G = (
     "g = (after − before) / (1 − before), Hake's normalized gain (1998): the share of the possible gain the class "
     "made. It is computed on the pairs, the phones that answered a question both times."
 )
-FEW = "fewer than {n} pairs: one phone moves g a lot"
-UNDEFINED = "undefined: every pair was right before"
-NO_PAIRS = "no pairs yet"
+FEW = "\\* Fewer than {n} pairs: one phone moves g a lot."
+UNDEFINED = "undefined: every pair was right before, so there was nothing left to gain."
 CSV_LABEL = "Download the counts (CSV)"
 CSV_HELP = "Per question and overall: how many answered and were right before and after, the pairs and g. No ids."
 COUNT_PHONES = "Phones"
@@ -144,7 +143,3 @@ PHONE_INTRO = (
 )
 PHONE_PROGRESS = "Answered {k} of {n}."
 PHONE_SAVED = "Saved."
-REFUSED = {
-    "not-open": "The concept check is not open just now: nothing was saved.",
-    "closed": "The presenter has closed this concept check: it takes no more answers.",
-}
