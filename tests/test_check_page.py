@@ -140,7 +140,7 @@ def test_a_check_before_and_after_by_simulated_phones_gives_the_gain_a_hand_comp
         g, _ = hand_gain(sent["pre"], sent["post"], right, qid)
         assert (row["g"] == "") if g is None else float(row["g"]) == pytest.approx(g, abs=1e-4)
     (download,) = presenter.download_button
-    assert download.label == "Download the counts (CSV)"
+    assert download.label == "The counts as CSV"
 
 
 def test_the_projectors_view_follows_the_checks_steps_and_a_phone_sees_no_results(fresh_store, proved):

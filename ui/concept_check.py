@@ -132,36 +132,44 @@ def step_button(room: poll.Room, secret: str) -> None:
     )
 
 
-def results(room: poll.Room) -> None:
-    """The table of counts, what its marks mean, and the CSV to download."""
+def results(room: poll.Room, secret: str) -> None:
+    """The table of counts; beside it, the check's next step, the CSV to download and what the table's marks mean."""
     found = results_of(room.code)
-    st.markdown(f"#### {words.RESULTS_HEADING}")
+    st.markdown(f"### {words.RESULTS_HEADING}")
+    table, side = st.columns([2, 1], gap="medium")
+    beside = side.container(key="class_check_side")
+    with beside:
+        step_button(room, secret)
     if not (found.total.pre_answered or found.total.post_answered):
-        st.info(words.NOT_RUN)
+        with table:
+            st.info(words.NOT_RUN)
         return
-    with st.container(key="class_check_results"):
+    with table, st.container(key="class_check_results"):
         st.table(results_rows(found), hide_index=True)
-    st.caption("  \n".join(notes(found)))
-    st.download_button(
-        words.CSV_LABEL,
-        data=items.to_csv(found),
-        file_name="concept-check.csv",
-        mime="text/csv",
-        key="class_check_csv",
-        on_click="ignore",
-        help=words.CSV_HELP,
-        icon=":material/download:",
-    )
+    with beside:
+        st.download_button(
+            words.CSV_LABEL,
+            data=items.to_csv(found),
+            file_name="concept-check.csv",
+            mime="text/csv",
+            key="class_check_csv",
+            on_click="ignore",
+            help=words.CSV_HELP,
+            icon=":material/download:",
+        )
+        st.caption("\n\n".join(notes(found)))
 
 
 def screen(page: Page, room: poll.Room, secret: str) -> None:
-    """The presenter's screen of the check: see the module's docstring."""
+    """The presenter's screen of the check: see the module's docstring. While a phase is open, how to join beside
+    the count; else the results across the screen, with no join box (nobody needs to join until the next phase)."""
     phase = check.open_phase(room.check)
     n = len(items.items())
     classroom.said(toast=page.presenting)
-    main, side = st.columns([3, 2], gap="large")
-    with side:
-        poll_screen.join(room, revealed=not phase, count=count_of if phase else None)
+    main, side = st.columns([3, 2], gap="large") if phase else (st.container(), st.container())
+    if phase:
+        with side:
+            poll_screen.join(room, revealed=False, count=count_of)
     with st.sidebar if page.presenting else side:
         poll_screen.door(room, secret)
         address_seen.say_if_unseen()
@@ -170,13 +178,12 @@ def screen(page: Page, room: poll.Room, secret: str) -> None:
             st.markdown(f"### {words.OPEN_HEADING.format(phase=words.PHASES[phase])}")
             st.markdown(words.OPEN_BODY.format(n=n))
             step_button(room, secret)
-            return
-        if not room.check:
+        elif not room.check:
             st.markdown(f"### {words.VIEWS['check']}")
             st.markdown(words.INTRO.format(n=n))
-        step_button(room, secret)
-        if room.check:
-            results(room)
+            step_button(room, secret)
+        else:
+            results(room, secret)
 
 
 # --- a phone ---------------------------------------------------------------------------------------------------

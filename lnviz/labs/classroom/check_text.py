@@ -129,7 +129,7 @@ HOW_G = (
 )
 FEW = "\\* Fewer than {n} pairs: one phone moves g a lot."
 UNDEFINED = "undefined: every pair was right before, so there was nothing left to gain."
-CSV_LABEL = "Download the counts (CSV)"
+CSV_LABEL = "The counts as CSV"
 CSV_HELP = "Per question and overall: how many answered and were right before and after, the pairs and g. No ids."
 COUNT_PHONES = "Phones"
 COUNT_ANSWERS = "{n} answers"
