@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 
+from harness import aio
 from lnviz.serving import check, events, poll
 from lnviz.serving.limits import Limits
 from lnviz.serving.store import MemoryStore
@@ -44,28 +45,27 @@ def test_the_stream_carries_the_checks_step_and_counts_and_never_an_answer():
 
 
 def test_the_hub_sends_an_answer_to_the_check_as_a_new_count_and_nothing_for_a_changed_one():
-    store = MemoryStore()
-    room, secret = poll.open_room(store, ("bn-one-sample",))
-    store.act(room.code, secret, check.OPEN, 0)
-    hub = events.Hub(lambda: store, _nothing, Limits(), look_s=3600)
-    loop = asyncio.new_event_loop()
-    try:
-        sub = hub.subscribe(room.code, loop)
+    async def main() -> None:
+        store = MemoryStore()
+        room, secret = poll.open_room(store, ("bn-one-sample",))
+        store.act(room.code, secret, check.OPEN, 0)
+        hub = events.Hub(lambda: store, _nothing, Limits(), look_s=3600)
+        sub = hub.subscribe(room.code, asyncio.get_running_loop())
 
-        def sent() -> list[dict]:
+        async def sent() -> list[dict]:
             hub.look_all()
-            loop.run_until_complete(asyncio.sleep(0))
+            await asyncio.sleep(0)  # the loop runs the hand-overs the look scheduled
             found = list(sub.pending)
             sub.pending.clear()
             return found
 
-        assert [e["check"] for e in sent()] == [{"step": "pre", "voters": 0, "answers": 0}]
+        assert [e["check"] for e in await sent()] == [{"step": "pre", "voters": 0, "answers": 0}]
         store.check_vote(room.code, "ann", "pre", "check-ln-axis", "1")
-        assert [e["check"]["answers"] for e in sent()] == [1]
+        assert [e["check"]["answers"] for e in await sent()] == [1]
         store.check_vote(room.code, "ann", "pre", "check-ln-axis", "0")  # a change: nothing new to count
-        assert sent() == []
+        assert await sent() == []
         store.check_vote(room.code, "ann", "pre", "check-bn-eval", "0")
-        assert [(e["check"]["voters"], e["check"]["answers"]) for e in sent()] == [(1, 2)]
+        assert [(e["check"]["voters"], e["check"]["answers"]) for e in await sent()] == [(1, 2)]
         hub.unsubscribe(sub)
-    finally:
-        loop.close()
+
+    aio.run(main())  # a loop of its own: a browser test before this one may have left one running here

@@ -130,9 +130,9 @@ test("a phone draws every item while a phase is open, sends each tap, and goes b
 test("the projector's count of the check shows phones and answers from the stream", () => {
   const parent = document.body.appendChild(document.createElement("div"));
   const room = state("pre", { check: { step: "pre", voters: 3, answers: 11 } });
-  const text = { phones: "Phones", answers: "{n} answers" };
+  const text = { phones: "Phones", answers: "Answers: {n}" };
   mount({ parentElement: parent, data: { mode: "count", source: "check", url: "/e", room, version: 1, text } });
-  assert.match(parent.textContent, /Phones\s*3\s*11 answers/);
+  assert.match(parent.textContent, /Phones\s*3\s*Answers: 11/);
   FakeEventSource.made.at(-1).emit("room", state("pre", { check: { step: "pre", voters: 4, answers: 15 } }));
-  assert.match(parent.textContent, /Phones\s*4\s*15 answers/);
+  assert.match(parent.textContent, /Phones\s*4\s*Answers: 15/);
 });

@@ -132,7 +132,7 @@ UNDEFINED = "undefined: every pair was right before, so there was nothing left t
 CSV_LABEL = "The counts as CSV"
 CSV_HELP = "Per question and overall: how many answered and were right before and after, the pairs and g. No ids."
 COUNT_PHONES = "Phones"
-COUNT_ANSWERS = "{n} answers"
+COUNT_ANSWERS = "Answers: {n}"  # no plural to get wrong ("1 answers")
 COUNT_HELP = "How many phones have answered, and how many answers they gave. What they answered stays hidden."
 
 # The phone's words.
