@@ -82,7 +82,7 @@ def _pick(truths: list[bool], what: str) -> int:
 
 def _e(value: float) -> str:
     """A small |Δ| in prose: one digit, such as 2e−15, or 0."""
-    return "0" if value == 0 else f"{value:.0e}".replace("-", MINUS)
+    return "0" if value == 0 else f"{value:.0e}".replace("e-0", "e-").replace("-", MINUS)
 
 
 def _f(value: float, decimals: int = 2) -> str:

@@ -18,7 +18,8 @@ ITEMS: dict[str, dict] = {
             "Only x at sample {i}, feature {j}",
         ),
         why="LN normalizes each sample over its own features. torch's gradient of that output is non-zero at the "
-        "{features} cells of row {i} and exactly 0 at the other {zeros}. BN's output would depend on column {j}.",
+        "{features} cells of row {i} and exactly 0 at the other {zeros}. BN's, in training mode, would depend on "
+        "column {j}.",
     ),
     "check-ln-batch-size": dict(
         topic="LN and the batch size",
@@ -57,9 +58,9 @@ ITEMS: dict[str, dict] = {
             "Scale and shift x itself: y = γ · x + β",
         ),
         why="For γ and β drawn at random, as training might leave them, each feature's y has mean β (to {mean}) "
-        "and standard deviation |γ| · σ / √(σ² + ε), whatever x's were. Only γ = √(σ² + ε) and β = μ, the batch's own, give back x "
-        "(to {back}). Ioffe and Szegedy (2015) added γ and β so that BN can represent the identity, if that "
-        "were optimal; training sets them to whatever helps.",
+        "and standard deviation |γ| · σ / √(σ² + ε), whatever x's were. Only γ = √(σ² + ε) and β = μ, the "
+        "batch's own, give back x (to {back}). Ioffe and Szegedy (2015) added γ and β so that BN can represent "
+        "the identity, if that were optimal; training sets them to whatever helps.",
     ),
     "check-transformer-token": dict(
         topic="LN in a transformer",
@@ -96,8 +97,9 @@ ITEMS: dict[str, dict] = {
             "Both: each row and each column",
             "Neither",
         ),
-        why="Every row's mean is within {mean} of 0 and its variance within {var} of 1 (ε keeps it just under). The columns' means "
-        "range from {lo} to {hi}. BN with γ = 1 and β = 0 would standardize the columns instead.",
+        why="Every row's mean is within {mean} of 0 and its variance within {var} of 1 (ε keeps it just under). "
+        "The columns' means range from {lo} to {hi}. BN in training mode, with γ = 1 and β = 0, would "
+        "standardize the columns instead.",
     ),
 }
 
