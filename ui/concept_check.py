@@ -48,6 +48,7 @@ def shown(room: poll.Room) -> bool:
             key=VIEW,
             required=True,
             help=words.VIEW_HELP,
+            width="stretch",  # the two options, stacked in the sidebar, as wide as each other
         )
     return st.session_state.get(VIEW) == "check" and not room.closed
 
