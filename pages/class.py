@@ -11,7 +11,7 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, text
 from server import poll
-from ui import classroom, phone, projector
+from ui import classroom, concept_check, phone, projector
 from ui.page import Page
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
@@ -48,7 +48,10 @@ with classroom.down_shown(code):  # the next run that reaches the store says so 
     elif (room := classroom.look_up(code)) is None:  # it says why: no proof, too many codes tried, or no room
         lobby()
     elif (secret := classroom.secret_for(code)) and poll.presenter_of(room, secret):
-        projector.projector(page, room, secret)
+        if concept_check.shown(room):  # the presenter's choice, in the sidebar: the questions or the concept check
+            concept_check.screen(page, room, secret)
+        else:
+            projector.projector(page, room, secret)
     else:
         phone.phone(room, page.presenting)
 classroom.keep_cookies()

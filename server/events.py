@@ -3,12 +3,15 @@
 What a phone or the projector may know of a room, and nothing more (the contract the ``phone`` element reads):
 
 - :func:`state`: the room's public state, one JSON object: its version, phase, question, round and how many
-  have answered; after the reveal only, each revealed round's counts and torch's answer. Never a choice before
+  have answered; after the reveal only, each revealed round's counts and torch's answer; the concept check's
+  step and, while a phase of it is open, how many voters answered and how many answers they gave
+  (:func:`check_part`), never an answer of the check's, before or after its phase closes. Never a choice before
   the reveal, never the presenter's secret or its hash, never a voter id.
-- :func:`event_id`: ``{version}.{answers}``, which changes exactly when a phone has something new to show.
+- :func:`event_id`: ``{version}.{answers}``, and while the check is open its two counts after them, which changes
+  exactly when a phone or the projector has something new to show.
 - :class:`Hub`: this process's one look at each room it streams, every :data:`LOOK_S`, not one per subscriber:
-  two reads of the store per room (the room, its round's count), and the round's votes only when that changed
-  during a reveal. A change goes to every subscriber of the room, each a bounded queue
+  two reads of the store per room (the room, its round's count), a third while the concept check is open (its
+  counts), and the round's votes only when that changed during a reveal. A change goes to every subscriber of the room, each a bounded queue
   (:attr:`Limits.stream_queue`): one that doesn't keep up is dropped, and its browser reconnects and gets the
   current state at once. A room that closes or expires ends its streams.
 - :class:`Gate`: the open streams one proved browser, one address and the whole process may hold
@@ -35,6 +38,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from server import check
 from server.limits import Limits
 from server.poll import REFUSED as VOTE_REFUSED
 from server.poll import Room
@@ -64,14 +68,25 @@ class Reads(Protocol):
 
     def count(self, code: str, index: int, round: int) -> int: ...
 
+    def check_counts(self, code: str, phase: str) -> tuple[int, int]: ...
+
 
 # The revealed rounds' counts and torch's answer as a vote is stored, for a room in its reveal: the labs' business
 # (lnviz.labs.classroom.question.tally), handed in by the caller, since server sits below the labs.
 Revealed = Callable[[Room], tuple[list[dict[str, int]], str | None]]
 
 
-def state(room: Room, answers: int, revealed: Revealed) -> dict[str, Any]:
-    """The room's public state with ``answers`` voters in its current round (the contract's ``room`` event)."""
+def check_part(store: Reads, room: Room) -> dict[str, Any]:
+    """The concept check's public part: its step, and while a phase is open how many voters answered it and how
+    many answers they gave (one read; none while no phase is open). Never an answer."""
+    phase = check.open_phase(room.check)
+    voters, answers = store.check_counts(room.code, phase) if phase else (0, 0)
+    return {"step": room.check, "voters": voters, "answers": answers}
+
+
+def state(room: Room, answers: int, revealed: Revealed, checked: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The room's public state with ``answers`` voters in its current round and the check's part ``checked``
+    (:func:`check_part`; without it, the step with no counts) (the contract's ``room`` event)."""
     rounds, answer = revealed(room) if room.phase == "reveal" else (None, None)
     return {
         "code": room.code,
@@ -85,12 +100,15 @@ def state(room: Room, answers: int, revealed: Revealed) -> dict[str, Any]:
         "answers": answers,
         "rounds": rounds,
         "answer": answer,
+        "check": checked or {"step": room.check, "voters": 0, "answers": 0},
     }
 
 
 def event_id(public: dict[str, Any]) -> str:
-    """The event's id: ``{version}.{answers}``."""
-    return f"{public['version']}.{public['answers']}"
+    """The event's id: ``{version}.{answers}``, then ``.{voters}.{answers}`` of the check while a phase is open."""
+    found = public["check"]
+    counts = f".{found['voters']}.{found['answers']}" if check.open_phase(found["step"]) else ""
+    return f"{public['version']}.{public['answers']}{counts}"
 
 
 def look(store: Reads, code: str) -> tuple[Room, int] | None:
@@ -144,7 +162,7 @@ class Hub:
         self._store, self._revealed, self._limits, self._look_s = store, revealed, limits, look_s
         self._lock = threading.Lock()
         self._rooms: dict[str, set[Subscriber]] = {}
-        self._seen: dict[str, tuple[int, int]] = {}  # room -> (version, answers) of its last look
+        self._seen: dict[str, tuple[int, ...]] = {}  # room -> (version, answers, the check's counts) of its last look
         self._latest: dict[str, dict[str, Any]] = {}  # room -> its last state sent
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
@@ -180,8 +198,9 @@ class Hub:
 
     def current(self, code: str) -> dict[str, Any] | None:
         """``code``'s state now, read from the store (blocking); None when there is no such room."""
-        found = look(self._store(), code)
-        return None if found is None else state(*found, self._revealed)
+        store = self._store()
+        found = look(store, code)
+        return None if found is None else state(*found, self._revealed, check_part(store, found[0]))
 
     def _run(self) -> None:
         while True:
@@ -206,19 +225,22 @@ class Hub:
                 _log.exception("class stream: the look at room %s failed", code)
 
     def _look(self, code: str) -> None:
-        found = look(self._store(), code)
+        store = self._store()
+        found = look(store, code)
         self.looks += 1
         if found is None:
             self._send(code, GONE, end=True)
             return
         room, answers = found
-        if self._seen.get(code) == (room.version, answers):
+        checked = check_part(store, room)
+        seen = (room.version, answers, checked["voters"], checked["answers"])
+        if self._seen.get(code) == seen:
             return
-        public = state(room, answers, self._revealed)
+        public = state(room, answers, self._revealed, checked)
         with self._lock:
             if code not in self._rooms:
                 return
-            self._seen[code] = (room.version, answers)
+            self._seen[code] = seen
             self._latest[code] = public
         self._send(code, public, end=room.closed)
 

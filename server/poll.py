@@ -46,6 +46,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from server import check
 from server.limits import Limits
 
 IDLE_S = 6 * 3600  # a room and its votes expire this long after their last write
@@ -73,7 +74,7 @@ ROOMS_PER_ADDRESS = (
     Limits.rooms_per_address
 )  # rooms one address may open per window: a campus of lecturers behind one NAT address
 MAX_ROOMS = Limits.max_rooms  # rooms the in-process store holds at once; a new one past them is refused
-ACTIONS = ("reveal", "again", "next", "close", "shut", "reopen")
+ACTIONS = ("reveal", "again", "next", "close", "shut", "reopen", *check.ACTIONS)
 
 # What a vote came to: counted (a first vote), changed (replaced this voter's vote), or why it was refused.
 COUNTED, CHANGED = "counted", "changed"
@@ -130,6 +131,7 @@ class Room:
     version: int = 0
     secret_sha: str = ""
     shut: bool = False  # the door: no new voters, the presenter's to close and open again
+    check: str = ""  # the concept check's step (server.check.STEPS): "" until the presenter opens it
 
     @property
     def question(self) -> str | None:
@@ -142,10 +144,13 @@ class Room:
         reveal: an asking round is revealed. again: a revealed first round is
         asked a second time. next: the next question's first round (or "done"
         past the last). close: the room takes nothing more. shut, reopen: the door, closed to new voters and
-        opened again.
+        opened again. check_open, check_close: the concept check's next step (:func:`server.check.after`).
         """
         if self.closed:
             return None
+        if action in check.ACTIONS:
+            step = check.after(self.check, action)
+            return None if step is None else replace(self, check=step, version=self.version + 1)
         if action == "reveal" and self.phase == "ask":
             return replace(self, phase="reveal", version=self.version + 1)
         if action == "again" and self.phase == "reveal" and self.round == 1:
@@ -170,6 +175,7 @@ class Room:
             "version": str(self.version),
             "secret_sha": self.secret_sha,
             "shut": "1" if self.shut else "0",
+            "check": self.check,
         }
 
     @classmethod
@@ -184,6 +190,7 @@ class Room:
             version=int(fields["version"]),
             secret_sha=fields["secret_sha"],
             shut=fields.get("shut") == "1",
+            check=fields.get("check", ""),
         )
 
 

@@ -10,11 +10,12 @@ Every write is atomic (a lock here, one Lua script in Redis), and everything exp
 limits are a store's :class:`Caps`, keyword arguments of either backend.
 
 Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:{code}:{index}:{round}`` (a hash:
-voter → choice), ``rate:{code}:{voter}`` (a counter: votes this voter sent in the last ``rate_window_s``),
+voter → choice), ``rate:{code}:{voter}`` (a counter: votes and check answers this voter sent in the last ``rate_window_s``),
 ``seen:{code}:c:{client}`` and ``seen:{code}:a:{address}`` (sets: the voter ids a client, an address, voted as in
 the room), ``joined:{code}`` (a sorted set: each voter of the room, by when it first voted), ``born:{code}``
 (when the room opened), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
-``open_window_s``) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
+``open_window_s``), ``check:{code}:{phase}`` (a hash: the concept check's answers, "voter/item" → choice;
+:mod:`server.check`) and ``check:{code}:{phase}:voters`` (a set: who answered in that phase) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
 :class:`server.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`server.store_blobs`,
 under ``blobs:``).
 """
@@ -24,16 +25,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, fields
 from typing import Protocol
 
-from server import poll
+from server import check, poll
 from server.limits import Limits
 from server.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from server.rate_log import RateLog
 from server.store_blobs import MemoryBlobs, RedisBlobs
-from server.store_scripts import ACT_LUA, CREATE_LUA, VOTE_LUA
+from server.store_scripts import ACT_LUA, CHECK_VOTE_LUA, CREATE_LUA, VOTE_LUA
 
 _log = logging.getLogger(__name__)
 
@@ -124,6 +125,24 @@ class Store(Protocol):
     def joined(self, code: str) -> tuple[int, float | None]:
         """How many voters have voted in the room, and how many seconds ago the last of them first did (None:
         none yet): what the projector shows of who joined."""
+
+    # The concept check (server.check): a phase's answers, voter and item -> choice.
+
+    def check_vote(
+        self, code: str, voter: str, phase: str, item: str, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        """``voter``'s answer ``choice`` to the check's ``item`` in ``phase``, sent by ``client`` from ``address``:
+        :data:`COUNTED`, :data:`CHANGED` or a key of :data:`poll.REFUSED` or :data:`check.REFUSED`. Taken only
+        while that phase is open, within the limits a vote meets (:meth:`vote`); a phase takes ``max_voters``."""
+
+    def check_answers(self, code: str, phase: str) -> dict[str, dict[str, str]]:
+        """Every answer of a phase: voter -> item -> choice (the presenter's results; never streamed)."""
+
+    def check_mine(self, code: str, voter: str, phase: str, items: tuple[str, ...]) -> dict[str, str]:
+        """``voter``'s answers among ``items`` in a phase: item -> choice."""
+
+    def check_counts(self, code: str, phase: str) -> tuple[int, int]:
+        """How many voters have answered in a phase, and how many answers they gave (one read)."""
 
     def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
         """Keep ``data`` under ``key`` for ``blob_ttl_s``, held by ``client`` of ``address``. Past
@@ -218,47 +237,59 @@ class MemoryStore(MemoryBlobs):
     def vote(
         self, code: str, voter: str, index: int, round: int, choice: str, client: str = "", address: str = ""
     ) -> str:
-        caps = self.caps
         with self._lock:
             room = self._get(f"room:{code}")
             refused = refusal(room if isinstance(room, Room) else None, index, round)
             if refused:
                 return refused
-            rate_key = f"rate:{code}:{voter}"
-            sent = self._get(rate_key)
-            if isinstance(sent, int) and sent >= caps.rate_votes:
-                return "flood"
-            self._incr(rate_key, caps.rate_window_s)
-            joined = self._get(f"joined:{code}")
-            joined = dict(joined) if isinstance(joined, dict) else {}
-            if room.shut and voter not in joined:
-                return "door"
-            mine = self._get(f"seen:{code}:c:{client}") if client else None
-            mine = set(mine) if isinstance(mine, set) else set()
-            if client and voter not in mine and len(mine) >= caps.voters_per_client:
-                return "crowded"
-            # A client's first voter is its own; its further voters (and those of a sender the caller can't name)
-            # take the address's places, which grow with the room's age.
-            further = bool(address) and (not client or bool(mine - {voter}))
-            theirs = self._get(f"seen:{code}:a:{address}") if further else None
-            theirs = set(theirs) if isinstance(theirs, set) else set()
-            if further and voter not in theirs and len(theirs) >= self._places(code):
-                return "network"
+            admitted = self._admit(code, room, voter, client, address)
+            if isinstance(admitted, str):
+                return admitted
             key = f"votes:{code}:{index}:{round}"
             votes = self._get(key)
             votes = dict(votes) if isinstance(votes, dict) else {}
-            if voter not in votes and len(votes) >= caps.max_voters:
+            if voter not in votes and len(votes) >= self.caps.max_voters:
                 return "full"
             outcome = CHANGED if voter in votes else COUNTED
             votes[voter] = choice
-            self._set(key, votes, caps.idle_s)
+            self._set(key, votes, self.caps.idle_s)
+            admitted()
+            return outcome
+
+    def _admit(self, code: str, room: Room, voter: str, client: str, address: str) -> str | Callable[[], None]:
+        """The limits every answer of ``voter`` meets in ``room`` (under the lock): the rate, the door, the voters
+        of its client and of its address. A refusal, or what records the voter once its answer is stored."""
+        caps = self.caps
+        rate_key = f"rate:{code}:{voter}"
+        sent = self._get(rate_key)
+        if isinstance(sent, int) and sent >= caps.rate_votes:
+            return "flood"
+        self._incr(rate_key, caps.rate_window_s)
+        joined = self._get(f"joined:{code}")
+        joined = dict(joined) if isinstance(joined, dict) else {}
+        if room.shut and voter not in joined:
+            return "door"
+        mine = self._get(f"seen:{code}:c:{client}") if client else None
+        mine = set(mine) if isinstance(mine, set) else set()
+        if client and voter not in mine and len(mine) >= caps.voters_per_client:
+            return "crowded"
+        # A client's first voter is its own; its further voters (and those of a sender the caller can't name)
+        # take the address's places, which grow with the room's age.
+        further = bool(address) and (not client or bool(mine - {voter}))
+        theirs = self._get(f"seen:{code}:a:{address}") if further else None
+        theirs = set(theirs) if isinstance(theirs, set) else set()
+        if further and voter not in theirs and len(theirs) >= self._places(code):
+            return "network"
+
+        def record() -> None:
             joined.setdefault(voter, self._clock())
             self._set(f"joined:{code}", joined, caps.idle_s)
             if client:
                 self._set(f"seen:{code}:c:{client}", mine | {voter}, caps.idle_s)
             if further:
                 self._set(f"seen:{code}:a:{address}", theirs | {voter}, caps.idle_s)
-            return outcome
+
+        return record
 
     def _places(self, code: str) -> float:
         """An address's places for further voters in room ``code`` now: they grow with the room's age, in whole
@@ -283,6 +314,46 @@ class MemoryStore(MemoryBlobs):
             found = self._get(f"joined:{code}")
             times = found.values() if isinstance(found, dict) else ()
             return len(times), (self._clock() - max(times) if times else None)
+
+    # --- the concept check (server.check): check:{code}:{phase}, a dict "voter/item" -> choice ----------
+
+    def check_vote(
+        self, code: str, voter: str, phase: str, item: str, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        with self._lock:
+            room = self._get(f"room:{code}")
+            refused = check.refusal(room if isinstance(room, Room) else None, phase)
+            if refused:
+                return refused
+            admitted = self._admit(code, room, voter, client, address)
+            if isinstance(admitted, str):
+                return admitted
+            key = f"check:{code}:{phase}"
+            answers, voters = self._get(key), self._get(f"{key}:voters")
+            answers = dict(answers) if isinstance(answers, dict) else {}
+            voters = set(voters) if isinstance(voters, set) else set()
+            if voter not in voters and len(voters) >= self.caps.max_voters:
+                return "full"
+            field = f"{voter}/{item}"
+            outcome = CHANGED if field in answers else COUNTED
+            answers[field] = choice
+            self._set(key, answers, self.caps.idle_s)
+            self._set(f"{key}:voters", voters | {voter}, self.caps.idle_s)
+            admitted()
+            return outcome
+
+    def check_answers(self, code: str, phase: str) -> dict[str, dict[str, str]]:
+        with self._lock:
+            found = self._get(f"check:{code}:{phase}")
+            return _by_voter(found.items() if isinstance(found, dict) else ())
+
+    def check_mine(self, code: str, voter: str, phase: str, items: tuple[str, ...]) -> dict[str, str]:
+        return {k: v for k, v in self.check_answers(code, phase).get(voter, {}).items() if k in items}
+
+    def check_counts(self, code: str, phase: str) -> tuple[int, int]:
+        with self._lock:
+            voters, answers = self._get(f"check:{code}:{phase}:voters"), self._get(f"check:{code}:{phase}")
+            return len(voters) if isinstance(voters, set) else 0, len(answers) if isinstance(answers, dict) else 0
 
 
 class RedisStore(RedisBlobs):
@@ -310,6 +381,7 @@ class RedisStore(RedisBlobs):
         self._create = self._redis.register_script(CREATE_LUA)
         self._vote = self._redis.register_script(VOTE_LUA)
         self._act = self._redis.register_script(ACT_LUA)
+        self._check_vote = self._redis.register_script(CHECK_VOTE_LUA)
 
     def _call(self, fn: Callable[[], object]) -> object:
         try:
@@ -388,6 +460,51 @@ class RedisStore(RedisBlobs):
 
         count, last, (now_s, now_us) = self._call(read)
         return int(count), (now_s + now_us / 1e6 - last[0][1] if last else None)
+
+    # --- the concept check (server.check): check:{code}:{phase} (a hash "voter/item" -> choice) and
+    # check:{code}:{phase}:voters (a set), each written by CHECK_VOTE_LUA ---------------------------------------
+
+    def check_vote(
+        self, code: str, voter: str, phase: str, item: str, choice: str, client: str = "", address: str = ""
+    ) -> str:
+        keys = [f"{self._p}room:{code}", f"{self._p}check:{code}:{phase}", f"{self._p}rate:{code}:{voter}"]
+        keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
+        keys += [f"{self._p}joined:{code}", f"{self._p}born:{code}", f"{self._p}check:{code}:{phase}:voters"]
+        caps = self.caps
+        args = [voter, phase, item, choice, caps.idle_s, caps.rate_votes, caps.rate_window_s]
+        args += [caps.max_voters, caps.voters_per_client if client else 0, caps.voters_per_address if address else 0]
+        args += [repr(float(caps.voters_per_s)), ",".join(check.closing_steps(phase))]
+        return _text(self._call(lambda: self._check_vote(keys=keys, args=args)))
+
+    def check_answers(self, code: str, phase: str) -> dict[str, dict[str, str]]:
+        found = self._call(lambda: self._redis.hgetall(f"{self._p}check:{code}:{phase}"))
+        return _by_voter((k.decode(), v.decode()) for k, v in found.items())
+
+    def check_mine(self, code: str, voter: str, phase: str, items: tuple[str, ...]) -> dict[str, str]:
+        if not items:
+            return {}
+        fields = [f"{voter}/{item}" for item in items]
+        found = self._call(lambda: self._redis.hmget(f"{self._p}check:{code}:{phase}", fields))
+        return {item: v.decode() for item, v in zip(items, found, strict=True) if isinstance(v, bytes)}
+
+    def check_counts(self, code: str, phase: str) -> tuple[int, int]:
+        key = f"{self._p}check:{code}:{phase}"
+
+        def read() -> tuple[int, int]:
+            with self._redis.pipeline(transaction=False) as pipe:
+                return tuple(pipe.scard(f"{key}:voters").hlen(key).execute())
+
+        voters, answers = self._call(read)
+        return int(voters), int(answers)
+
+
+def _by_voter(fields: Iterable[tuple[str, str]]) -> dict[str, dict[str, str]]:
+    """A phase's stored answers, fields "voter/item" -> choice, as voter -> item -> choice."""
+    found: dict[str, dict[str, str]] = {}
+    for field, choice in fields:
+        voter, _, item = field.partition("/")
+        found.setdefault(voter, {})[item] = choice
+    return found
 
 
 def _text(reply: object) -> str:

@@ -2,7 +2,8 @@
 through a vote, a changed vote, a reveal, a second round, a reload and a late join (the same across two replicas
 sharing Redis is in tests/test_replicas.py), where each phone draws the reveal, Ask again and Next from the room's
 stream with no run of its page on the server (the server counts them: ui.live.RUNS_FILE); a presenter's double
-click; the projector's every question at 1280 × 720; and the phone's element at 390 × 844."""
+click; the projector's every question at 1280 × 720; and the phone's element at 390 × 844, the concept check's
+too (issue 49)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from playwright.sync_api import expect
 from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from lnviz.figures import theme
-from lnviz.labs.classroom import questions
+from lnviz.labs.classroom import check, questions
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -304,6 +305,9 @@ _WIDEST_CODE_JS = """(box) => {
 QR = "[data-testid=stImage] img"
 CODE = ".st-key-class_code"
 JOIN = "a[href*='/class?room=']"  # the join link, as text
+SIDEBAR_CLOSED = "[data-testid=stExpandSidebarButton]"
+CHECK_COUNT = ".st-key-class_check_count .lnviz-class .value"
+_BOXES_JS = "(all) => all.map((e) => e.getBoundingClientRect().toJSON())"
 
 
 def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
@@ -334,7 +338,8 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
 def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts, tmp_path):
     """390 × 844: Enter after the code joins; a guess has its range and a Send button on screen, and a value out
     of range gets a sentence; each choice is a 44 px tap target reached by the keyboard; Start a room is the
-    secondary button."""
+    secondary button. Then the concept check: its every item on the phone, a tap that moves the projector's count,
+    and its results on the projector's screen with the sidebar open and closed."""
     presenter = open_in(contexts(PROJECTOR), f"{app_server}/class?present=1")
     code = start_room(presenter)
     phone = open_in(contexts(PHONE), f"{app_server}/class")
@@ -370,3 +375,31 @@ def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts
     answer(phone, 2)
     assert checked(phone) == 2
     phone.page.screenshot(path=tmp_path / "phone-choice.png")
+
+    # The concept check on the same pages: the presenter shows it from the sidebar and opens it; the phone gets every
+    # item as 44 px options; its tap is stored and moves the projector's count; closed, the results fit the screen.
+    if presenter.page.locator(SIDEBAR_CLOSED).count():
+        presenter.page.locator(SIDEBAR_CLOSED).click()
+    presenter.page.locator("[data-testid=stSidebar]").get_by_text("Concept check").click()
+    presenter.settle()
+    press(presenter, "check_open")
+    expect(presenter.page.locator(CHECK_COUNT)).to_have_text("0", timeout=SEEN_S * 1000)
+    check_items = phone.page.locator(f"{ELEMENT} fieldset.check-item")
+    check_items.first.wait_for(timeout=SEEN_S * 1000)
+    assert check_items.count() == len(check.items())
+    heights = [box["height"] for box in check_items.locator("label.choice").evaluate_all(_BOXES_JS)]
+    assert min(heights) >= 44, heights
+    check_items.nth(1).locator("label.choice").first.click()
+    expect(check_items.nth(1).locator(".note")).to_have_text("Saved.", timeout=SEEN_S * 1000)
+    expect(presenter.page.locator(CHECK_COUNT)).to_have_text("1", timeout=SEEN_S * 1000)
+    expect(presenter.page.locator(f"{CHECK_COUNT} + .detail")).to_have_text("Answers: 1")
+    press(presenter, "check_close")
+    shown = [".st-key-class_check_results table", ".st-key-class_check_side button"]
+    for sidebar in ("open", "closed"):
+        if sidebar == "closed":
+            presenter.page.locator("[data-testid=stSidebar]").hover()  # its collapse button shows on a hover
+            presenter.page.locator("[data-testid=stSidebarCollapseButton] button").click()
+            presenter.settle()
+        presenter.page.locator(".st-key-class_check_results").wait_for(timeout=SEEN_S * 1000)
+        wrong = presenter.page.evaluate(_OFF_SCREEN_JS, [shown, shown[1:]])
+        assert not wrong, (f"sidebar {sidebar}", wrong)

@@ -71,6 +71,7 @@ def test_the_state_before_the_reveal_has_no_choice_and_never_the_secret_or_a_vot
         "answers": 1,
         "rounds": None,
         "answer": None,
+        "check": {"step": "", "voters": 0, "answers": 0},
     }
     assert events.event_id(public) == "0.1"
     text = json.dumps(public)

@@ -6,7 +6,8 @@ JavaScript and CSS served from the installed package (``[tool.streamlit.componen
 in pyproject.toml, ``lnviz.class``). The page mounts it at each of its runs with
 what the stream does not carry: the room's questions (:func:`lnviz.labs.classroom.render.entry`),
 this voter's stored answer and the page's words. What the element sends back
-are trigger values: ``vote`` (the page's callback stores it, :func:`ui.phone.vote`)
+are trigger values: ``vote`` (the page's callback stores it, :func:`ui.phone.vote`), ``check`` (an answer to the
+concept check, :func:`ui.concept_check.answer`)
 and ``need`` (a page run is all it asks for: the reasons of a question computed
 at its reveal, or the projector's room moved on in another tab).
 """
@@ -56,9 +57,12 @@ def _nothing() -> None:
     """``need``'s callback: the page run that follows a trigger is what the element asked for."""
 
 
-def element(key: str, data: dict[str, Any], on_vote: Any = None) -> None:
-    """Mount the element with ``data`` (its ``mode``: "phone" or "count"); ``on_vote`` takes a phone's vote."""
+def element(key: str, data: dict[str, Any], on_vote: Any = None, on_check: Any = None) -> None:
+    """Mount the element with ``data`` (its ``mode``: "phone" or "count"); ``on_vote`` takes a phone's vote,
+    ``on_check`` its answer to the concept check (:func:`ui.concept_check.answer`)."""
     callbacks = {"on_need_change": _nothing}
     if on_vote is not None:
         callbacks["on_vote_change"] = on_vote
+    if on_check is not None:
+        callbacks["on_check_change"] = on_check
     _component()(key=key, data=data, **callbacks)

@@ -19,7 +19,7 @@ from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
 from server import events, poll
 from server.store import StoreDown, StoreFull
-from ui import boot, classroom, live, proof
+from ui import boot, classroom, concept_check, live, proof
 from ui.store import store
 
 KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
@@ -114,10 +114,15 @@ def words() -> dict[str, Any]:
     }
 
 
-def initial(room: poll.Room, question: Question) -> dict[str, Any]:
+def initial(room: poll.Room, question: Question | None) -> dict[str, Any]:
     """The room as the stream's first event will give it: the element's picture until the stream connects."""
-    answers = store().count(room.code, room.index, room.round)
-    return events.state(room, answers, lambda r: (classroom.rounds_of(r, question), question.parse(question.answer)))
+    answers = store().count(room.code, room.index, room.round) if question else 0
+    return events.state(
+        room,
+        answers,
+        lambda r: (classroom.rounds_of(r, question), question.parse(question.answer)),
+        events.check_part(store(), room),
+    )
 
 
 def phone(room: poll.Room, presenting: bool) -> None:
@@ -127,12 +132,10 @@ def phone(room: poll.Room, presenting: bool) -> None:
     if room.closed:
         st.info(text.CLOSED_PHONE)
         return
-    if room.question is None:
-        st.success(text.LAST)
-        return
-    question = questions.by_id(room.question)
-    mine = store().mine(room.code, classroom.voter(), room.index, room.round)
-    if classroom.came_back():
+    # Past the last question the element stays, saying so: the presenter may still open the concept check.
+    question = questions.by_id(room.question) if room.question else None
+    mine = store().mine(room.code, classroom.voter(), room.index, room.round) if question else None
+    if classroom.came_back() and question:
         back_from_outage(question, mine)
     revealed = room.phase == "reveal"
     found = classroom.taken()  # what the last vote came to: the element says it
@@ -155,6 +158,8 @@ def phone(room: poll.Room, presenting: bool) -> None:
             "said": said,
             "presenting": presenting,
             "text": words(),
+            "check": concept_check.phone_part(room),
         },
         on_vote=lambda: vote(room.code),
+        on_check=lambda: concept_check.answer(room.code),
     )

@@ -9,6 +9,7 @@ at the version of the room the page drew.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import streamlit as st
@@ -158,9 +159,10 @@ NB_HYPHEN = "\u2011"
 QR_ALT = "QR code of the join link"  # the image's alt text; the link itself is written beside it
 
 
-def join(room: poll.Room, revealed: bool) -> None:
+def join(room: poll.Room, revealed: bool, count: Callable[[poll.Room], None] = count_of) -> None:
     """How to join, always on screen: the QR code, the link as text and the room's code; and how many have
-    answered. After a reveal the QR code stands smaller, beside the code and the count, so why fits below."""
+    answered (``count`` draws it; the concept check's screen gives its own). After a reveal the QR code
+    stands smaller, beside the code and the count, so why fits below."""
     link = join_link(room.code)
     code = f"Code {room.code[:4]}-{room.code[4:]}"
     if not revealed:
@@ -168,14 +170,14 @@ def join(room: poll.Room, revealed: bool) -> None:
         st.markdown(f"Join at **{link}**")
         with st.container(key="class_code"):
             st.markdown(f"## {code}")
-        count_of(room)
+        count(room)
         return
     with st.container(horizontal=True, vertical_alignment="center", gap="small"):
         st.image(qr_svg(link), width=QR_WIDTH_REVEALED, alt=QR_ALT)
         with st.container():
             with st.container(key="class_code"):  # the code never split at its hyphen (a no-break one)
                 st.markdown(f"#### {code.replace('-', NB_HYPHEN)}")
-            count_of(room)
+            count(room)
     st.markdown(f"Join at **{link}**")
 
 

@@ -7,6 +7,8 @@
 // stores it, and the run that follows brings the stored answer). model.js holds everything but the DOM.
 // Text goes in as text (textContent, spans from the server), never as HTML.
 
+import { buildCheck, drawCheckCount, updateCheck } from "./check.js";
+import { el, spans, txt } from "./dom.js";
 import { count, newer, readEvent, retryDelay, screen } from "./model.js";
 
 const MOVED_MS = 1500;
@@ -19,6 +21,7 @@ export default function (component) {
   let s = mounts.get(parentElement);
   if (!s) {
     s = create(parentElement);
+    s.redraw = () => draw(s);
     mounts.set(parentElement, s);
   }
   s.send = setTriggerValue;
@@ -47,6 +50,7 @@ function create(parentElement) {
     retry: 0, shownKey: "", needed: "", moved: -1, heading: null, controls: null, input: null, note: null,
     mine: null, countValue: null, revealed: {},
     n: Math.floor(Math.random() * 1e9), // each vote's number: the page says which one its stored answer followed
+    checkSent: {}, // the concept check's answers sent, by item (check.js)
   };
 }
 
@@ -125,27 +129,10 @@ async function reveal(s, question, index) {
 
 // --- drawing ----------------------------------------------------------------------------------------------
 
-function el(tag, className, text) {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
-}
-
-const txt = (text) => document.createTextNode(text);
-
-// Server-rendered text, [[tag, text], ...] with tag "" (plain), "code" or "strong": each part as text.
-function spans(parent, parts) {
-  for (const [tag, text] of parts || []) {
-    parent.appendChild(tag ? el(tag === "code" ? "code" : "strong", "", text) : txt(text));
-  }
-  return parent;
-}
-
 function draw(s) {
   const d = s.data;
   if (d.mode === "count") return drawCount(s);
-  const v = screen(s.room, withRevealed(d, s.revealed), s.sent);
+  const v = screen(s.room, withRevealed(d, s.revealed), s.sent, s.checkSent);
   if (!v) return;
   // A question the page did not give (the bank changed under a long-open page): one page run brings it.
   if (v.kind === "missing" && s.needed !== v.key) {
@@ -183,6 +170,7 @@ function build(s, v) {
   s.input = null;
   s.note = null;
   s.mine = null;
+  if (v.kind === "check") return buildCheck(s, v);
   if (v.kind !== "ask" && v.kind !== "reveal") {
     s.body.appendChild(el("p", `message ${v.kind}`, t[v.kind] || ""));
     return;
@@ -281,6 +269,7 @@ function whyBlock(q, d) {
 }
 
 function update(s, v) {
+  if (v.kind === "check") return updateCheck(s, v);
   if (v.kind !== "ask" && v.kind !== "reveal") return;
   const t = s.data.text || {};
   if (v.kind === "ask" && v.q.kind === "choice" && s.controls) {
@@ -315,6 +304,7 @@ function drawCount(s) {
       if (s.room.version > s.data.version) s.send?.("need", { version: s.room.version });
     }, MOVED_MS);
   }
+  if (d.source === "check") return drawCheckCount(s);
   const n = count(s.room);
   if (!s.countValue) {
     s.body.replaceChildren();

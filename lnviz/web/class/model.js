@@ -6,6 +6,8 @@
 // of its runs (ui/phone.py): the room's questions as the server renders them (lnviz/labs/classroom/render.py:
 // text as spans, never HTML), this voter's stored answer, and the page's words.
 
+import { checkScreen } from "./check_model.js";
+
 const MINUS = "\u2212";
 const RIGHT = "✓ right";
 const PHASES = new Set(["ask", "reveal", "done"]);
@@ -36,7 +38,13 @@ export function readEvent(type, text) {
 export function newer(shown, next) {
   if (!shown) return true;
   if (next.version !== shown.version) return next.version > shown.version;
-  return next.answers !== shown.answers || next.closed !== shown.closed || next.rounds !== shown.rounds;
+  const checked = (room) => (room.check ? `${room.check.voters}.${room.check.answers}` : "");
+  return (
+    next.answers !== shown.answers ||
+    next.closed !== shown.closed ||
+    next.rounds !== shown.rounds ||
+    checked(next) !== checked(shown)
+  );
 }
 
 // The same round of the same question: an answer counts only there.
@@ -139,13 +147,16 @@ function unstopped(parts) {
 }
 
 // What the element draws for `room` (null before any state): one of
-//   { kind: "gone" | "closed" | "done" | "missing" }, or
-//   { kind: "ask" | "reveal", key, caption, q, own, ... }
+//   { kind: "gone" | "closed" | "done" | "missing" },
+//   { kind: "ask" | "reveal", key, caption, q, own, ... }, or
+//   { kind: "check", ... } while a phase of the concept check is open (check_model.js; `checkSent` its answers)
 // `key` changes exactly when the controls must be built again (another question, round or phase).
-export function screen(room, data, sent) {
+export function screen(room, data, sent, checkSent) {
   if (!room) return null;
   if (room.gone) return { kind: "gone", key: "gone" };
   if (room.closed) return { kind: "closed", key: "closed" };
+  const check = checkScreen(room, data, checkSent);
+  if (check) return check;
   if (room.phase === "done" || room.question === null) return { kind: "done", key: "done" };
   const q = (data.questions || {})[room.question];
   if (!q) return { kind: "missing", key: `missing.${room.question}` };
