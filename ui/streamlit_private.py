@@ -23,8 +23,6 @@ from streamlit.components.v2.bidi_component import serialization as bidi_seriali
 from streamlit.runtime import backend_operation_handler
 from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.pages_manager import PagesManager
-from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.state.query_params import QueryParams
 
 
 def leave_legacy_pages_mode() -> bool:
@@ -39,37 +37,6 @@ def leave_legacy_pages_mode() -> bool:
         PagesManager.uses_pages_directory = False
         return True
     return False
-
-
-def forget_initial_link_value(key: str) -> None:
-    """Remove ``key`` from the link snapshot Streamlit seeds URL-bound widgets from.
-
-    Streamlit 1.67 mishandles some link values (:func:`ui.controls._mishandled`):
-    it seeds a bound integer ``st.number_input`` with ``int(float(value))``,
-    and for ``?seed=inf`` that raises an OverflowError it does not catch; an
-    empty value leaves a required ``st.segmented_control`` with nothing chosen.
-    Removing the value from the current URL is not enough: the widget reads a
-    snapshot taken when the page was opened.
-    """
-    ctx = get_script_run_ctx()
-    state = getattr(getattr(ctx, "session_state", None), "_state", None)
-    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
-    if isinstance(initial, dict):
-        initial.pop(key, None)
-
-
-def replace_initial_link_value(key: str, text: str) -> None:
-    """Make ``text`` the value of ``key`` in the link snapshot Streamlit seeds URL-bound widgets from.
-
-    A bound widget reads that snapshot, not the current URL, on a page's first
-    run; so a link's index past the end of its grid is lowered here, before the
-    widget is drawn, for the widget to start at the lowered value.
-    """
-    ctx = get_script_run_ctx()
-    state = getattr(getattr(ctx, "session_state", None), "_state", None)
-    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
-    if isinstance(initial, dict) and key in initial:
-        initial[key] = [text]
 
 
 XSRF_COOKIE = "_streamlit_xsrf"  # the cookie with a browser's random XSRF token (read through st.context.cookies)
@@ -250,17 +217,6 @@ def _pages_directory() -> bool:
     )
 
 
-def _link_snapshot() -> bool:
-    from streamlit.runtime.state.safe_session_state import SafeSessionState
-    from streamlit.runtime.state.session_state import SessionState
-
-    return (
-        "_state" in inspect.get_annotations(SafeSessionState)
-        and "query_params" in _fields(SessionState)
-        and "_initial_query_params" in _fields(QueryParams)
-    )
-
-
 def _clear_cache_handled() -> bool:
     """A clear_cache BackMsg reaches ``AppSession._handle_clear_cache_request``: run with a stand-in session."""
     from types import SimpleNamespace
@@ -321,7 +277,6 @@ def _xsrf_cookie() -> bool:
 
 USES: dict[str, Callable[[], bool]] = {
     "PagesManager.uses_pages_directory": _pages_directory,
-    "the link snapshot, SafeSessionState._state.query_params._initial_query_params": _link_snapshot,
     "AppSession._handle_clear_cache_request, called for a clear_cache BackMsg": _clear_cache_handled,
     "bidi_component.main.deserialize_trigger_list, looked up when a component is drawn": _trigger_list_looked_up,
     "bidi_component.serialization.deserialize_trigger_list(text)": _trigger_list_decoder,
