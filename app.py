@@ -1,8 +1,9 @@
 """lnviz's server: Streamlit's ``st.App`` running the page router (``router.py``), with lnviz's own routes beside it.
 
 - ``routes``: the class room's public state as Server-Sent Events (:mod:`ui.routes`).
-- ``middleware``, on each page's HTML: the stage's modules to preload (:mod:`ui.preload`), and the signed cookie
-  that proves a browser keeps cookies (:mod:`ui.proof`); on uploads, their turns (:mod:`ui.upload_turns`).
+- ``middleware``, on each page's HTML: a link read once, answered with today's link where it differs
+  (:mod:`ui.door`), the stage's modules to preload (:mod:`ui.preload`), and the signed cookie that proves a
+  browser keeps cookies (:mod:`ui.proof`); on uploads, their turns (:mod:`ui.upload_turns`).
 
 ``streamlit run app.py`` finds ``app`` and serves it, so ``make run``, the Dockerfile and the Kubernetes
 manifests start the app as before.
@@ -11,10 +12,10 @@ manifests start the app as before.
 import streamlit as st
 from starlette.middleware import Middleware
 
-from ui import preload, proof, routes, upload_turns
+from ui import door, preload, proof, routes, upload_turns
 
 app = st.App(
     "router.py",
     routes=routes.routes(),
-    middleware=[preload.middleware(), Middleware(proof.Middleware), upload_turns.middleware()],
+    middleware=[door.middleware(), preload.middleware(), Middleware(proof.Middleware), upload_turns.middleware()],
 )

@@ -22,7 +22,8 @@ from pathlib import Path
 import torch
 
 from lnviz.labs import bench
-from lnviz.maths.device import CHOICES, label, pick
+from lnviz.maths.device import label, pick
+from lnviz.views.state import DEVICE
 
 
 def _csv_list(text: str) -> list[str]:
@@ -51,7 +52,7 @@ def markdown(measurements: Sequence[bench.Measurement]) -> str:
 
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.kernels", description=__doc__.splitlines()[0])
-    parser.add_argument("--device", choices=CHOICES, default="auto", help="auto: CUDA, then MPS, else the CPU")
+    parser.add_argument("--device", choices=DEVICE.options, default="auto", help="auto: CUDA, then MPS, else the CPU")
     parser.add_argument("--dtypes", type=_csv_list, default=list(bench.SWEEP_DTYPES), help="comma-separated")
     parser.add_argument(
         "--features",

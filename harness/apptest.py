@@ -8,6 +8,7 @@ from __future__ import annotations
 import base64
 import itertools
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -16,6 +17,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the 
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
+from ui import door
 
 # AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
 WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle", "text_area")
@@ -48,9 +50,10 @@ def _components():
 def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout: float = APP_TIMEOUT) -> AppTest:
     """Run the router, ``router.py``, switched to ``page`` (a path such as "pages/explorer.py").
 
-    ``query`` is the link's query string, as the browser would send it. Without
-    ``v`` it is read as a link of today's version, as the app reads one (see
-    :func:`lnviz.views.links.version`).
+    ``query`` is the link's query string, as the browser would send it (a list: the key repeated). It goes
+    through the door first (:func:`ui.door.through`), as a browser's request does: the page's run gets the
+    canonical link and the door's notes. Without ``v`` it is read as a link of today's version, as the app
+    reads one (see :func:`lnviz.views.links.version`).
     """
     global _first_run_done
     if not _first_run_done and page != DEFAULT_PAGE:
@@ -59,6 +62,13 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
         run_page(DEFAULT_PAGE, timeout=timeout)
     _first_run_done = True
     query = dict(query or {})
+    pairs = [(k, v) for k, values in query.items() for v in (values if isinstance(values, list) else [values])]
+    redirected = door.through(Path(page).stem, pairs)
+    if redirected is not None:
+        query = {}
+        for key, value in redirected:
+            query.setdefault(key, []).append(value)
+        query = {key: values[0] if len(values) == 1 else values for key, values in query.items()}
     at = AppTest.from_file(str(ROOT / "router.py"), default_timeout=timeout)
     at._bidi_component_manager = _components()
     for key, value in query.items():

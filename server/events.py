@@ -166,7 +166,6 @@ class Hub:
         self._latest: dict[str, dict[str, Any]] = {}  # room -> its last state sent
         self._thread: threading.Thread | None = None
         self._wake = threading.Event()
-        self.looks = 0  # reads of rooms since the start (a test's and a benchmark's count)
 
     def subscribe(self, code: str, loop: asyncio.AbstractEventLoop) -> Subscriber:
         sub = Subscriber(code, loop, max(1, int(min(self._limits.stream_queue, 2**20))))
@@ -227,7 +226,6 @@ class Hub:
     def _look(self, code: str) -> None:
         store = self._store()
         found = look(store, code)
-        self.looks += 1
         if found is None:
             self._send(code, GONE, end=True)
             return

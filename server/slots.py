@@ -201,18 +201,13 @@ class Slots:
 
     def ask(self, client: Hashable, action: str, lane: str = HEAVY, wait: bool = False) -> Ticket | Busy | Place:
         """:meth:`begin` without blocking: a :class:`Ticket`, a refusal, or with ``wait`` a :class:`Place`
-        whose ``outcome`` the scheduler fills in when its turn comes (:meth:`give_up` leaves it). For a caller
+        whose ``outcome`` the scheduler fills in when its turn comes. For a caller
         that drives time itself, as a simulation does; CPU is read on the clock of the thread that asked."""
         with self._cond:
             got = self._ask(client, action, lane, wait)
             if isinstance(got, Place) and got.outcome is not None:
                 return got.outcome
             return got
-
-    def give_up(self, place: Place) -> Ticket | Busy:
-        """Leave the queue: the refusal that says when to try again, or the :class:`Ticket` if the turn came."""
-        with self._cond:
-            return self._give_up(place, self._clock())
 
     def end(self, ticket: Ticket) -> None:
         """The work is over (done, stopped or failed): free its slot and charge its time to its client."""

@@ -238,12 +238,18 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
     assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0
 
 
-def test_a_reload_reopens_the_view_with_what_the_page_wrote_into_the_address_bar(app_server, open_app):
-    """Values the page gave the widgets from code (a version-3 link's old draw, a cell clicked on the stage, the
-    nearest stop, a cell clamped to the grid) are in the address bar, beside v: a reload opens that view, in
-    today's link."""
+def test_a_link_from_every_version_opens_its_view_with_its_notes_and_a_reload_reopens_it(app_server, open_app):
+    """A link is read at the door (ui.door), which answers with today's link: a link of version 3 (its old draw), of
+    version 2 (its charts, and a value between two stops and a cell past the grid) and of version 1 (old names,
+    counted from 0) each open their view with their notes, and the address bar says that view, without the notes
+    (``note=`` read and removed). What the page then writes there too (a cell clicked on the stage) is in it, beside
+    v: a reload opens that view, in today's link, without the notes."""
     app = open_app(f"{app_server}/?v=3&batch=5&features=7&seed=3&dist=heterogeneous+samples", viewport=WINDOW)
+    redirected: list[str] = []  # the door's answers from here on: a page's HTML, sent on to today's link
+    app.page.on("response", lambda r: redirected.append(r.url) if r.status == 302 else None)
     assert query(app)["draw"] == ["whole"] and query(app)["v"] == [str(links.LINK_VERSION)]
+    assert "note" not in query(app)  # read, and gone from the address bar
+    assert "whose defaults it keeps: Draw = whole." in app.page.locator('[data-testid="stMain"]').inner_text()
     stage = ".st-key-live_stage"
     app.page.locator(f'{stage} .cell[data-block="x"][data-k="{2 * 7 + 5}"]').click()  # sample 2, feature 5
     app.page.wait_for_function("() => new URL(location.href).searchParams.get('feature') === '5'", timeout=30_000)
@@ -258,19 +264,53 @@ def test_a_reload_reopens_the_view_with_what_the_page_wrote_into_the_address_bar
     assert "Cell (sample 2, feature 5)" in main  # today's cell view, that cell
     assert slider_text(app, "batch") == "5" and slider_text(app, "features") == "7"
 
-    # ?batch=100 is between stops, and ?sample=999 past the grid of 96 × 12: 96 and row 95, through a reload.
-    app.goto(f"{app_server}/?batch=100&sample=999&feature=40")
+    # A version-2 link: its charts and its draw. ?batch=100 is between stops, and ?sample=999 past the grid of
+    # 96 × 12: 96 and row 95, through a reload.
+    v2 = f"{app_server}/?v=2&batch=100&sample=999&feature=40"
+    app.goto(v2)
     app.page.wait_for_function("() => new URL(location.href).searchParams.get('sample') === '95'", timeout=30_000)
     app.settle()
     assert query(app)["v"] == [str(links.LINK_VERSION)]  # the address bar carries the version from the start
     assert query(app)["batch"] == ["96"] and slider_text(app, "batch") == "96"
     assert query(app)["sample"] == ["95"] and query(app)["feature"] == ["11"]
+    assert query(app)["view"] == ["charts"] and query(app)["draw"] == ["whole"] and "note" not in query(app)
     assert app.page.locator(".st-key-sample input").input_value() == "95"
+    assert len(app.charts()) == 2  # version 2's charts
     main = app.page.locator('[data-testid="stMain"]').inner_text()
     assert "100 is not one of the slider's stops; using 96" in main
     assert "Sample i: 999 is past the last of 96; using 95." in main
+    assert "whose defaults it keeps: Draw = whole, Details = charts." in main
+    assert redirected == [v2]  # read at the door, once
     app.page.reload()
     app.settle()
+    assert redirected == [v2]  # today's link passes the door
     assert query(app)["batch"] == ["96"] and slider_text(app, "batch") == "96"
     assert query(app)["sample"] == ["95"] and app.page.locator(".st-key-feature input").input_value() == "11"
+    assert "adjusted" not in app.page.locator('[data-testid="stMain"]').inner_text()  # the notes were read once
+    assert not app.exceptions() and not app.errors
+
+    # A version-1 link (no v; row and col were sample's and feature's names), on the walkthrough: its 16 × 32
+    # grid, its γ = 1 and β = 0, its old draw, and its step counted from 0.
+    v1 = f"{app_server}/walkthrough?row=2&col=5&step=3"
+    app.goto(v1)
+    app.page.wait_for_function("() => new URL(location.href).searchParams.get('sample') === '2'", timeout=30_000)
+    app.settle()
+    assert {k: query(app)[k] for k in ("sample", "feature", "step", "batch", "features", "gain", "bias", "draw")} == {
+        "sample": ["2"],
+        "feature": ["5"],
+        "step": ["4"],
+        "batch": ["16"],
+        "features": ["32"],
+        "gain": ["1"],
+        "bias": ["0"],
+        "draw": ["whole"],
+    }
+    assert "row" not in query(app) and "note" not in query(app)
+    assert slider_text(app, "batch") == "16" and slider_text(app, "step") == "4" and slider_text(app, "gain") == "1.00"
+    assert app.page.locator(".st-key-feature input").input_value() == "5"
+    main = app.page.locator('[data-testid="stMain"]').inner_text()
+    assert "Sample i: this link calls it row, now sample; using 2." in main  # a code span's text, without its fence
+    assert "Step: this link counts from 0, as lnviz did before; its 3 is 4." in main
+    assert "whose defaults it keeps: Draw = whole, Batch size B = 16, Features H = 32, Gain γ = 1, Bias β = 0." in main
+    assert redirected == [v2, v1]
     assert not app.exceptions() and not app.errors

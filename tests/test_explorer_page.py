@@ -104,16 +104,29 @@ def test_a_new_visitors_note_about_the_link_is_said_once(monkeypatch):
     assert box.count("is not a lesson") == 1 and box.count("Batch size B") == 1, box
 
 
-def test_a_link_the_widgets_would_change_gets_its_widgets_at_once_but_the_formulas_and_code_after(monkeypatch):
+def test_a_page_the_stage_cant_come_first_for_gets_its_widgets_at_once_but_the_formulas_and_code_after(monkeypatch):
     monkeypatch.setattr(live, "_browser", lambda: True)
-    at = run_page(PAGE, {"gain": "99"})  # out of range: the widget takes the default, and the page says so
+    at = run_page(PAGE, {"device": "mps"})  # a device this machine lacks: the page says so, above the stage
     assert_no_exception(at)
     assert stage_data(at)["waiting"] and not at.latex and not at.code
-    assert at.slider(key="gain").value == 1.0 and any("Gain γ" in i.value for i in at.info)
+    assert at.selectbox(key="device").value == "mps"
     assert [e for e in at.sidebar.expander if e.label == SHARE_LABEL]  # the box, its link to come
     assert any("statistics of row" in m.value for m in at.markdown)  # the cell view's words are there already
     at.session_state[live._DRAWN] = True
     at.run()
+    assert not stage_data(at)["waiting"] and len(at.latex) == 2 and "v=" in share_link(at)
+
+
+def test_a_link_the_door_changed_draws_the_stage_first_and_its_note_with_the_widgets(monkeypatch):
+    # Before the door, such a link drew its widgets at once, for their notes: now its values are checked already.
+    monkeypatch.setattr(live, "_browser", lambda: True)
+    at = run_page(PAGE, {"gain": "99"})  # out of range: the door drops it for the default, with a note
+    assert_no_exception(at)
+    assert stage_data(at)["waiting"] and not at.slider and not at.info  # the stage alone, at γ = 1
+    assert stage_data(at)["gamma"][0] == 1.0  # γ_j = gain · 1
+    at.session_state[live._DRAWN] = True
+    at.run()
+    assert at.slider(key="gain").value == 1.0 and any("Gain γ" in i.value for i in at.info)
     assert not stage_data(at)["waiting"] and len(at.latex) == 2 and "v=" in share_link(at)
 
 

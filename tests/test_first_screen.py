@@ -4,7 +4,8 @@
 The oracle is the widget: a script reads each of the explorer's controls with ``first_value`` and then draws it
 with ``ui.controls.control``, bound to the URL, in the same run. Where ``first_value`` says it is sure, the two
 must agree, or the stage of the first run would show numbers the page then changes; for a link whose values all
-stand as written it must be sure, or the first run would draw the whole page after all.
+stand as written it must be sure, or the first run would draw the whole page after all. A link reaches a run
+through the door (:mod:`ui.door`), as a browser's does: whatever it said, every value then stands as written.
 """
 
 import ast
@@ -13,6 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lnviz.views import pages
+from ui import door as ui_door
 
 TABLE = pages.BY_NAME["explorer"].controls
 
@@ -30,10 +32,12 @@ def _script() -> None:
         st.text(repr((p.key, first[p.key][0], first[p.key][1], drawn)))
 
 
-def _run(query: dict[str, str], session: dict | None = None) -> dict[str, tuple]:
-    """Each control's (first value, sure, the widget's value) for a new session opening ``?query``."""
+def _run(query: dict[str, str], session: dict | None = None, door: bool = True) -> dict[str, tuple]:
+    """Each control's (first value, sure, the widget's value) for a new session opening ``?query`` (through the
+    door unless ``door`` is False: a run that a link reaches without it)."""
     at = AppTest.from_function(_script, default_timeout=60)
-    for key, value in query.items():
+    redirected = ui_door.through("explorer", list(query.items())) if door else None
+    for key, value in query.items() if redirected is None else redirected:
         at.query_params[key] = value
     for key, value in (session or {}).items():
         at.session_state[key] = value
@@ -81,8 +85,15 @@ def test_no_link_is_sure_at_the_defaults():
         {"hide": "gain", "gain": "99"},
     ],
 )
-def test_a_link_the_widgets_would_change_is_not_sure_or_agrees(query):
-    _agree(_run(query))
+def test_a_link_the_widgets_would_change_is_sure_and_agrees_through_the_door(query):
+    seen = _run(query)
+    _agree(seen)
+    assert all(sure for _, sure, _ in seen.values()), {k: v for k, v in seen.items() if not v[1]}
+
+
+@pytest.mark.parametrize("query", [{"gain": "99"}, {"batch": "100"}, {"dist": "normal"}, {"stage": "charts"}])
+def test_a_link_that_skipped_the_door_is_not_sure_or_agrees(query):
+    _agree(_run(query, door=False))
 
 
 def test_a_value_the_session_holds_is_the_widgets_and_beside_a_links_is_not_sure():

@@ -481,19 +481,6 @@ def test_every_question_draws_and_reads():
         assert "(✓ right)" in figures.results_text(q, rounds), q.id
 
 
-def test_results_markdown_gives_each_choice_its_count_in_each_round_and_marks_the_right_one():
-    rounds = [tally(CHOICE, ["0", "0", "1"]), tally(CHOICE, ["1", "2", "2", "2"])]
-    lines = [line for line in figures.results_markdown(CHOICE, rounds).splitlines() if line.startswith("- ")]
-    assert len(lines) == len(CHOICE.choices)
-    for i, line in enumerate(lines):
-        counts = [r[str(i)] for r in rounds]
-        assert line.startswith(f"- {chr(65 + i)}. {CHOICE.choices[i]} — ")
-        assert " → ".join(f"{n} vote" if n == 1 else f"{n} votes" for n in counts) in line
-        assert ("✓ right" in line) == (i == CHOICE.answer)
-    number = figures.results_markdown(NUMBER, [tally(NUMBER, [RIGHT, "1.2", "1.2"])])
-    assert "- 1.20 — 2 votes\n" in number and f"- {RIGHT} — 1 vote **✓ right**" in number
-
-
 def test_the_bank_is_the_text_modules_questions_in_its_order_each_with_its_words_filled_in():
     assert [q.id for q in bank()] == list(text.QUESTIONS)
     for q in bank():

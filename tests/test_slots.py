@@ -195,15 +195,21 @@ def test_a_full_queue_makes_room_for_a_newcomer_who_has_held_less_than_its_last_
     assert isinstance(carol.outcome, Ticket) and g.waiting() == 0
 
 
-def test_a_place_given_up_says_when_to_come_back_and_leaves_the_queue(clock):
+def test_a_wait_that_runs_out_says_when_to_come_back_and_leaves_the_queue(clock):
+    # What a page's wait does at its deadline (Slots.give_up, which only this test called, is gone: begin gives up).
     g = gate(clock, concurrent=1, share_s=20)
     first = g.begin("alice", "race")
-    place = g.ask("bob", "race", wait=True)
-    clock.now += 5
-    refused = g.give_up(place)
+    heard: list[int] = []
+
+    def five_seconds_later(waiting: limits.Waiting) -> None:
+        heard.append(g.waiting())
+        clock.now += 5
+
+    refused = g.begin("bob", "race", wait_s=5, on_wait=five_seconds_later)
+    assert heard == [1]  # bob waited in the queue
     assert isinstance(refused, Busy) and refused.retry_after_s == 15 and g.waiting() == 0
     g.end(first)
-    assert place.outcome is None and g.running() == 0
+    assert g.running() == 0
 
 
 def test_the_client_that_held_a_slot_least_lately_goes_first(clock):
@@ -282,7 +288,7 @@ def test_one_client_that_keeps_pressing_run_cannot_keep_a_newcomer_out(clock):
 
         def turn(self) -> None:
             if isinstance(self.state, Place) and (self.state.outcome or clock.now - self.since >= 60):
-                self.took(g.give_up(self.state))  # a page waits 60 s at most
+                self.took(g._give_up(self.state, clock.now))  # a page waits 60 s at most: what begin does then
             elif isinstance(self.state, Ticket):
                 try:
                     self.state.check()

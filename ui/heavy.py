@@ -25,7 +25,6 @@ from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from server import limits, quota, slots, who
 from ui import proof, streamlit_private, upload_share
@@ -40,18 +39,11 @@ def gate() -> slots.Slots:
     """The process's scheduler: heavy actions (a race, the sweep) in its heavy lane, and downloads built when
     clicked in a lane of their own, so that a download never waits behind a race.
 
-    Not ``st.cache_resource``: a cache can be cleared (a browser's ``clear_cache``
-    message did, see :func:`ui.streamlit_private.ignore_clear_cache`), and a
+    Not ``st.cache_resource``: a browser's ``clear_cache`` message clears every such cache, and a
     cleared gate would admit a second race beside the first. :func:`install`
     makes it before any page can ask, so that two first sessions can't build two.
     """
     return slots.Slots.from_limits(limits.current())
-
-
-def session_id() -> str:
-    """The current Streamlit session's id ("" outside a script run)."""
-    ctx = get_script_run_ctx()
-    return ctx.session_id if ctx is not None else ""
 
 
 def client() -> str:
@@ -65,7 +57,7 @@ def client() -> str:
         cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
     except Exception:  # no request behind this run (AppTest)
         cookie = None
-    return who.client(session_id(), cookie)
+    return who.client(streamlit_private.session_id(), cookie)
 
 
 def address() -> str:
@@ -153,18 +145,15 @@ def install() -> None:
     """Once per process, before any page: the upload quota, uploaded files drawn without copying their bytes
     (:func:`ui.streamlit_private.share_uploaded_bytes_on_copy`), and the protocol a viewer never needs closed.
 
-    With the limits on, a browser's ``clear_cache`` is ignored (it cleared
-    every visitor's cached computations), a component's event list is bounded
-    (:func:`ui.streamlit_private.bound_component_events`), and a refused
-    download logs one line.
+    A component's event list is bounded (:func:`ui.streamlit_private.bound_component_events`), and a refused
+    download logs one line. A browser's ``clear_cache`` clears nothing but its own session: no computation
+    lives in an ``st.cache_*`` (:meth:`ui.page.Page.compute`, :func:`gate`).
     """
     gate()
     install_upload_quota()
     streamlit_private.share_uploaded_bytes_on_copy()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
     streamlit_private.quiet_refused_downloads(limits.BusyError)
-    if limits.current().enabled:
-        streamlit_private.ignore_clear_cache()
 
 
 def install_upload_quota() -> bool:

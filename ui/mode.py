@@ -1,6 +1,6 @@
 """Link-level modes for teaching: lecture mode, hidden controls and lesson presets.
 
-These parameters are read from the URL directly (they are not widgets):
+These parameters are read from the URL directly (they are not widgets), as the door left them (:mod:`ui.door`):
 ``present=1`` turns on lecture mode, ``hide=eps,seed`` hides controls, and
 ``preset=small-batch`` applies a lesson from :mod:`lnviz.views.lessons`. Streamlit's
 own ``embed=true`` (an iframe) also drops the sidebar here.
@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from lnviz.text import quote
 from lnviz.views import lessons
 
 if TYPE_CHECKING:
@@ -94,17 +93,10 @@ def apply_lesson(page: str) -> None:
 
     Done once per page visit (when the control has no state yet), so the
     user's later changes stick. An unknown preset name, or a lesson of
-    another page, is noted.
+    another page, has left the link at the door, with a note (:mod:`ui.door`).
     """
-    name = st.query_params.get("preset")
-    if not name:
-        return
-    found = lessons.find(name)
+    found = lesson(page)
     if found is None:
-        add_note(f"preset: {quote(name)} is not a lesson ({', '.join(lessons.LESSONS)}); ignored.")
-        return
-    if found.page != page:
-        add_note(f"preset: {quote(name)} is a lesson of another page (/{found.page}); ignored here.")
         return
     for key, value in found.values.items():
         if key not in st.query_params and key not in st.session_state:

@@ -48,7 +48,7 @@ from lnviz.labs.explorer import Exploration, own_text, upload, upload_worker
 from lnviz.maths import device
 from server import budget, limits, own_share, own_store, quota
 from server.store import StoreDown, StoreFull
-from ui import boot, heavy, proof, upload_share
+from ui import boot, heavy, proof, streamlit_private, upload_share
 from ui import store as shared_store
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
@@ -129,7 +129,7 @@ def send(x: torch.Tensor, source: str) -> str | None:
     if (unproved := proof.refusal()) is not None:  # memory the server holds is for a proved browser (ui.proof)
         return unproved
     try:
-        held = hold(x, source, heavy.session_id())
+        held = hold(x, source, streamlit_private.session_id())
     except own_store.StoreFull as full:
         return str(full)
     _release(keep=held["id"])
@@ -142,7 +142,7 @@ def _release(keep: str | None = None) -> None:
     """This session no longer needs the data it held, unless that is ``keep`` (the same matrix, held again)."""
     held = st.session_state.pop(KEY, None)
     if isinstance(held, dict) and isinstance(held.get("id"), str) and held["id"] != keep:
-        store().release(heavy.session_id(), held["id"])
+        store().release(streamlit_private.session_id(), held["id"])
 
 
 def file_source(name: str) -> str:
@@ -300,7 +300,7 @@ def _from_link() -> bool:
         values = _load(key)
         if values is None:
             return _failed(key, "gone", now)
-        held = hold(values, LINK_SOURCE, heavy.session_id())
+        held = hold(values, LINK_SOURCE, streamlit_private.session_id())
     except StoreDown:
         return _failed(key, "down", now)
     except own_store.StoreFull as full:

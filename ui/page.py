@@ -14,9 +14,9 @@ What the kit owns, for every page:
 
 - the page's entry in the registry (:mod:`lnviz.views.pages`), found by its file:
   its title and its controls;
-- links: :meth:`Page.start` reads a link from an earlier version as it was
-  meant, and puts today's version, ``v``, in the address bar, so a reload or a
-  copied URL reopens the same view;
+- links: the door (:mod:`ui.door`) has read the link, so a page's widgets start from values already
+  checked; :meth:`Page.start` shows the door's notes and puts today's version, ``v``, in the address bar, so
+  a reload or a copied URL reopens the same view;
 - lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
   shows its story; :meth:`Page.say` is prose a lecturer speaks instead;
   :meth:`Page.chart` scales every chart's text for a projector;
@@ -49,13 +49,12 @@ from urllib.parse import urlencode
 
 import streamlit as st
 
-from lnviz import text
 from lnviz.figures import theme
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
 from server import budget, heap, limits
-from ui import boot, heavy, mode, streamlit_private
+from ui import boot, door, heavy, mode
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -96,14 +95,15 @@ class Page:
         """The page's title, its lesson (if the link names one) and its introduction.
 
         The page is the registry's entry for the calling script (``pages/NAME.py``), or for ``file``.
-        Before anything is drawn, a link from an earlier version gets the values it meant then, and the
-        address bar gets today's version. ``title=False``: a page whose own heading says where it is
-        (the walkthrough's step, in lecture mode) leaves the title's height to its picture.
+        Before anything is drawn, the door's notes about the link are taken (:func:`ui.door.take_notes`), a
+        lesson's values given, and the address bar gets today's version. ``title=False``: a page whose own
+        heading says where it is (the walkthrough's step, in lecture mode) leaves the title's height to its
+        picture.
         """
         boot.router()
         entry = _entry(file or sys._getframe(1).f_code.co_filename)  # inspect.stack() read source: ~20 ms a run
+        door.take_notes()
         mode.apply_lesson(entry.name)
-        _upgrade_old_link(entry.name)
         if st.query_params.get("v") != str(links.LINK_VERSION):
             st.query_params["v"] = str(links.LINK_VERSION)
         if title:
@@ -152,24 +152,17 @@ class Page:
     def index(self, key: str, size: int, where: Any = None, **kwargs: Any) -> int:
         """An index control kept inside ``range(size)``: a row of B rows, a step of N steps.
 
-        A value held from a larger size is lowered before the widget is drawn,
-        and so is a link's value past the end, with a note: the widget and the
-        address bar then show the value used. A hidden control's link value is
-        lowered after (the link keeps it).
+        A value held from a larger size is lowered before the widget is drawn. A link's value past the end of
+        a grid its B or H set has been lowered at the door (:func:`lnviz.views.links.canonical`); one past a
+        size the door can't know (your own data's, a lesson's beside a link's index) is used as the last, with
+        a note.
         """
-        from ui import controls
-
-        def past(value: int) -> None:
-            self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
-
         held = st.session_state.get(key)
         if isinstance(held, int) and held > size - 1:
             st.session_state[key] = size - 1
-        elif (linked := controls.lower_link_index(self.table[key], size - 1)) is not None:
-            past(linked)
         value = self.control(key, where, **kwargs)
         if value > size - 1:
-            past(value)
+            self.note(f"{self.table[key].label}: {value} is past the last of {size}; using {size - 1}.")
             value = size - 1
         return value
 
@@ -319,13 +312,6 @@ class Page:
         ``rerun_follows``: this run is a new visitor's first, whose stage's report reruns the page at once
         (:func:`ui.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
         """
-        unknown = sorted(mode.hidden() - set(self.drawn))
-        if unknown and st.session_state.get("_lnviz_noted_hide") != unknown:
-            st.session_state["_lnviz_noted_hide"] = unknown
-            shown = ", ".join(map(text.quote, unknown[:5])) + (
-                f" and {len(unknown) - 5} more" if len(unknown) > 5 else ""
-            )
-            self.note(f"hide: {shown} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
         notes = st.session_state.get(mode.NOTES) if rerun_follows else st.session_state.pop(mode.NOTES, None)
         if notes:
             self._notes.info(
@@ -376,25 +362,3 @@ def _entry(file: str) -> PageEntry:
             f"{file} is not a page of lnviz.views.pages.PAGES ({', '.join(BY_NAME)}); add its entry there"
         )
     return BY_NAME[name]
-
-
-def _upgrade_old_link(name: str) -> None:
-    """Once per page and session: give a link from an earlier version the values it meant then (with notes)."""
-    flag = f"_lnviz_upgraded_{name}"
-    if st.session_state.get(flag):
-        return
-    st.session_state[flag] = True
-    query = {key: st.query_params.get_all(key) for key in st.query_params}
-    values, notes = links.upgrade(name, query)
-    for key, value in values.items():
-        if key in query:  # counted differently then: the widget must not take the link's raw value
-            del st.query_params[key]
-            streamlit_private.forget_initial_link_value(key)
-        elif key in st.session_state:  # set by a lesson, or on another page in this session
-            continue
-        st.session_state[key] = value
-        # A value given to a widget from code stays out of the address bar until it moves: put it there, so
-        # that a reload or a URL copied off a projector reopens the old view (draw=whole: its old numbers).
-        st.query_params[key] = BY_NAME[name].controls[key].format(value)
-    for note in notes:
-        mode.add_note(note)

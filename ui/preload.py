@@ -64,9 +64,10 @@ def streamlit_chunks(static_js: Path, prefixes: tuple[str, ...] = FIRST_SCREEN) 
 
 
 def _static_js() -> Path:
-    from streamlit import file_util
+    """The frontend's build, which the server serves from the installed package's static/ folder."""
+    import streamlit
 
-    return Path(file_util.get_static_dir()) / "static" / "js"
+    return Path(streamlit.__file__).parent / "static" / "static" / "js"
 
 
 def link_header(base: str, chunks: list[str], modules: list[str]) -> str:

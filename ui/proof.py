@@ -36,9 +36,9 @@ import streamlit as st
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from server import limits, proof, quota, who
+from ui import streamlit_private
 
 NEEDS = proof.NEEDS  # what a run, or an upload, without a proof is told
 _REMEMBERED = 10_000  # proved sessions remembered for the upload hook, the least recently seen forgotten first
@@ -88,12 +88,12 @@ def require(where: Any = None) -> bool:
 
 def note() -> None:
     """Remember that the current session is proved, when it is (for :func:`noted`)."""
-    ctx = get_script_run_ctx()
-    if ctx is None or refusal() is not None:
+    session = streamlit_private.session_id()
+    if not session or refusal() is not None:
         return
     with _lock:
-        _noted[ctx.session_id] = "proved"
-        _noted.move_to_end(ctx.session_id)
+        _noted[session] = "proved"
+        _noted.move_to_end(session)
         while len(_noted) > _REMEMBERED:
             _noted.popitem(last=False)
 

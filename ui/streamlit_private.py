@@ -1,10 +1,12 @@
 """The only places lnviz reads or writes Streamlit's private state (Streamlit 1.67).
 
-Each is a workaround for Streamlit behaviour that has no public switch. If a
-Streamlit upgrade moves an attribute, :func:`check` says which (from the objects
-themselves: :data:`USES` has one probe per use), the server logs it on its first
-run (:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it,
-instead of the workaround silently doing nothing.
+Each is a workaround for Streamlit behaviour that has no public switch; :data:`USES` names each use, with why no
+public API serves and the Streamlit source read for it, beside its probe. If a Streamlit upgrade moves an
+attribute, :func:`check` says which (from the objects themselves), the server logs it on its first run
+(:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it, instead of the workaround silently
+doing nothing; that test also finds no private Streamlit name outside this file.
+
+A link's values no longer need one: the door (:mod:`ui.door`) hands the widgets values they take as written.
 """
 
 from __future__ import annotations
@@ -21,10 +23,15 @@ from typing import Any
 from streamlit.components.v2.bidi_component import main as bidi_component
 from streamlit.components.v2.bidi_component import serialization as bidi_serialization
 from streamlit.runtime import backend_operation_handler
-from streamlit.runtime.app_session import AppSession
 from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
-from streamlit.runtime.state.query_params import QueryParams
+
+
+def session_id() -> str:
+    """The current Streamlit session's id ("" outside a script run): what Streamlit keys a session's uploads by
+    (:func:`uploads`), and lnviz its proof, its address and its own data."""
+    ctx = get_script_run_ctx()
+    return ctx.session_id if ctx is not None else ""
 
 
 def leave_legacy_pages_mode() -> bool:
@@ -41,53 +48,7 @@ def leave_legacy_pages_mode() -> bool:
     return False
 
 
-def forget_initial_link_value(key: str) -> None:
-    """Remove ``key`` from the link snapshot Streamlit seeds URL-bound widgets from.
-
-    Streamlit 1.67 mishandles some link values (:func:`ui.controls._mishandled`):
-    it seeds a bound integer ``st.number_input`` with ``int(float(value))``,
-    and for ``?seed=inf`` that raises an OverflowError it does not catch; an
-    empty value leaves a required ``st.segmented_control`` with nothing chosen.
-    Removing the value from the current URL is not enough: the widget reads a
-    snapshot taken when the page was opened.
-    """
-    ctx = get_script_run_ctx()
-    state = getattr(getattr(ctx, "session_state", None), "_state", None)
-    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
-    if isinstance(initial, dict):
-        initial.pop(key, None)
-
-
-def replace_initial_link_value(key: str, text: str) -> None:
-    """Make ``text`` the value of ``key`` in the link snapshot Streamlit seeds URL-bound widgets from.
-
-    A bound widget reads that snapshot, not the current URL, on a page's first
-    run; so a link's index past the end of its grid is lowered here, before the
-    widget is drawn, for the widget to start at the lowered value.
-    """
-    ctx = get_script_run_ctx()
-    state = getattr(getattr(ctx, "session_state", None), "_state", None)
-    initial = getattr(getattr(state, "query_params", None), "_initial_query_params", None)
-    if isinstance(initial, dict) and key in initial:
-        initial[key] = [text]
-
-
 XSRF_COOKIE = "_streamlit_xsrf"  # the cookie with a browser's random XSRF token (read through st.context.cookies)
-
-
-def _clear_cache_ignored(session: AppSession) -> None:
-    """A browser asked to clear the caches: nothing happens (see :func:`ignore_clear_cache`)."""
-
-
-def ignore_clear_cache() -> None:
-    """Make the server ignore a browser's ``clear_cache`` message (BackMsg), for every session.
-
-    Streamlit 1.67 honours it from any browser, whatever ``client.toolbarMode``
-    says: it clears every ``st.cache_data`` and ``st.cache_resource`` in the
-    process, every visitor's cached computations with them. A viewer never
-    needs it; the server's own memory budgets decide what the caches keep.
-    """
-    AppSession._handle_clear_cache_request = _clear_cache_ignored
 
 
 def last_of_each_event(events: list[Any]) -> list[Any]:
@@ -250,31 +211,10 @@ def _pages_directory() -> bool:
     )
 
 
-def _link_snapshot() -> bool:
-    from streamlit.runtime.state.safe_session_state import SafeSessionState
-    from streamlit.runtime.state.session_state import SessionState
+def _session_id() -> bool:
+    from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
-    return (
-        "_state" in inspect.get_annotations(SafeSessionState)
-        and "query_params" in _fields(SessionState)
-        and "_initial_query_params" in _fields(QueryParams)
-    )
-
-
-def _clear_cache_handled() -> bool:
-    """A clear_cache BackMsg reaches ``AppSession._handle_clear_cache_request``: run with a stand-in session."""
-    from types import SimpleNamespace
-
-    from streamlit.proto.BackMsg_pb2 import BackMsg
-
-    if not callable(getattr(AppSession, "_handle_clear_cache_request", None)):
-        return False
-    asked: list[str] = []
-    session = SimpleNamespace(
-        _handle_clear_cache_request=lambda: asked.append("clear_cache"), handle_backmsg_exception=asked.append
-    )
-    AppSession.handle_backmsg(session, BackMsg(clear_cache=True))
-    return asked == ["clear_cache"]
+    return callable(get_script_run_ctx) and "session_id" in _fields(ScriptRunContext)
 
 
 def _trigger_list_looked_up() -> bool:
@@ -309,8 +249,13 @@ def _upload_store() -> bool:
 
 def _upload_hooks() -> bool:
     from streamlit.runtime.memory_uploaded_file_manager import MemoryUploadedFileManager as Manager
+    from streamlit.typing import UploadedFile
 
-    return _takes(Manager.add_file, "session_id", "file") and _takes(Manager.remove_file, "session_id", "file_id")
+    return (
+        _takes(Manager.add_file, "session_id", "file")
+        and _takes(Manager.remove_file, "session_id", "file_id")
+        and issubclass(UploadedFile, io.BytesIO)  # what _shared_copy copies as
+    )
 
 
 def _xsrf_cookie() -> bool:
@@ -319,15 +264,35 @@ def _xsrf_cookie() -> bool:
     return getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) == XSRF_COOKIE
 
 
+def _all(*probes: Callable[[], bool]) -> Callable[[], bool]:
+    return lambda: all(probe() for probe in probes)
+
+
+# Each use, why no public API serves (with the Streamlit 1.67 source read for it), and its probe.
 USES: dict[str, Callable[[], bool]] = {
-    "PagesManager.uses_pages_directory": _pages_directory,
-    "the link snapshot, SafeSessionState._state.query_params._initial_query_params": _link_snapshot,
-    "AppSession._handle_clear_cache_request, called for a clear_cache BackMsg": _clear_cache_handled,
-    "bidi_component.main.deserialize_trigger_list, looked up when a component is drawn": _trigger_list_looked_up,
-    "bidi_component.serialization.deserialize_trigger_list(text)": _trigger_list_decoder,
+    # st.context (runtime/context.py) gives headers, cookies, the address and the URL but no session id, and the
+    # upload manager keys a session's files by it (runtime/memory_uploaded_file_manager.py).
+    "get_script_run_ctx().session_id, the session's id": _session_id,
+    # Nothing public runs between an upload's PUT and its storing (web/server/starlette/starlette_routes.py's
+    # upload handler calls uploaded_file_mgr.add_file), nor lists a session's files; st.file_uploader's value is
+    # deep-copied on every draw (runtime/state/session_state.py, register_widget), which UploadedFile.__deepcopy__
+    # makes share the bytes.
+    "Runtime.uploaded_file_mgr: file_storage, add_file and remove_file, where uploads are admitted": _all(
+        _upload_store, _upload_hooks
+    ),
+    # A components-v2 element has no bound on its event list: bidi_component/main.py decodes it whole with
+    # serialization.deserialize_trigger_list, again for each callback, before any of lnviz's code runs.
+    "bidi_component.main.deserialize_trigger_list, a component's event list, looked up when it is drawn": _all(
+        _trigger_list_looked_up, _trigger_list_decoder
+    ),
+    # runtime/backend_operation_handler.py logs a deferred download's failure with its traceback on a logger
+    # that doesn't propagate (logger.py); no option says otherwise.
     "backend_operation_handler._LOGGER, where a failed download's build is logged": _download_logger,
-    "Runtime.uploaded_file_mgr.file_storage, the in-memory store of uploaded files": _upload_store,
-    "MemoryUploadedFileManager.add_file and remove_file, where uploads are admitted": _upload_hooks,
+    # runtime/pages_manager.py sets the legacy pages/ folder mode on a fresh server's first session and only
+    # st.navigation (commands/navigation.py) clears it, which a deep link's first run never reaches.
+    "PagesManager.uses_pages_directory": _pages_directory,
+    # st.context.cookies reads any cookie, but the browser's id in Streamlit's XSRF cookie (its name in
+    # web/server/starlette/starlette_server_config.py, its masking in starlette_routes.py) is nowhere documented.
     f"the XSRF cookie's name, {XSRF_COOKIE}": _xsrf_cookie,
 }
 

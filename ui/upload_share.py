@@ -15,10 +15,9 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import streamlit as st
-from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 from server import upload_share
-from ui import proof
+from ui import proof, streamlit_private
 
 _REMEMBERED = 10_000  # sessions whose address is remembered, the least recently seen forgotten first
 _LOCAL = "local"  # a browser on this machine, which Streamlit gives no address
@@ -32,10 +31,9 @@ def note_address() -> None:
     Behind a proxy every session has the proxy's address, and the share is
     fair between sessions alone.
     """
-    ctx = get_script_run_ctx()
-    if ctx is None:
+    session = streamlit_private.session_id()
+    if not session:
         return
-    session = ctx.session_id
     proof.note()  # whether the session may upload at all: ui.heavy's upload hook asks
     address = st.context.ip_address or _LOCAL
     with _lock:

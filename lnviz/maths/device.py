@@ -15,8 +15,6 @@ import torch
 
 T = TypeVar("T")
 
-CHOICES = ("auto", "cuda", "mps", "cpu")
-
 
 def available() -> dict[str, bool]:
     """Which backends this process can use right now."""

@@ -23,11 +23,14 @@ differently then is translated, each with a note.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+from lnviz.text import quote
+from lnviz.views import lessons
 from lnviz.views.pages import CONTROLS
-from lnviz.views.param import Param
+from lnviz.views.param import Controls, Param
 from lnviz.views.state import STEP
 
 LINK_VERSION = 4
@@ -73,16 +76,19 @@ def _defaults_then(page: str, made: int) -> dict[str, Any]:
     return then
 
 
-def upgrade(page: str, query: Mapping[str, Sequence[str]]) -> tuple[dict[str, Any], list[str]]:
+def upgrade(
+    page: str, query: Mapping[str, Sequence[str]], lesson: Collection[str] = ()
+) -> tuple[dict[str, Any], list[str]]:
     """What a link from an earlier version meant on ``page``, as values for today's controls, and notes saying so.
 
-    ``query`` maps each link parameter to its values. Returns ({}, []) for a
-    link of today's version (see :func:`version`).
+    ``query`` maps each link parameter to its values; ``lesson``: the controls the link's lesson sets, whose
+    values come from it. Returns ({}, []) for a link of today's version (see :func:`version`).
     """
     made = version(page, query)
     table = CONTROLS[page]
+    given = set(query) | set(lesson)
     values = {
-        key: old for key, old in _defaults_then(page, made).items() if key not in query and old != table[key].default
+        key: old for key, old in _defaults_then(page, made).items() if key not in given and old != table[key].default
     }
     notes = []
     counted = {
@@ -99,3 +105,142 @@ def upgrade(page: str, query: Mapping[str, Sequence[str]]) -> tuple[dict[str, An
         changed = ", ".join(f"{table[k].label} = {table[k].format(v)}" for k, v in values.items() if k not in query)
         notes.append(f"This link is from an earlier lnviz, whose defaults it keeps: {changed}.")
     return values, notes
+
+
+# Index controls, each with the control whose value it stays below (sample < batch), on every page with both.
+INDEX_SIZES = {"sample": "batch", "feature": "features", "channel": "channels", "position": "positions"}
+HIDE_SHOWN = 5  # unknown names a note lists before "and N more"
+
+
+@dataclass(frozen=True)
+class Canonical:
+    """A link as the door reads it: its parameters in today's words (``query``, in order), and the notes that say
+    what was changed and why. ``changed``: the link differs from ``query`` (the door answers with a redirect)."""
+
+    query: tuple[tuple[str, str], ...]
+    notes: tuple[str, ...]
+    changed: bool
+
+
+def canonical(page: str, pairs: Sequence[tuple[str, str]]) -> Canonical:
+    """The link ``pairs`` (its query string's parameters, in order, a key repeated as it came) on ``page``,
+    made today's: every control of the page's table (:data:`lnviz.views.pages.CONTROLS`) once, with a value
+    its widget takes as it is, written as the table writes it.
+
+    - a link of an earlier version (:func:`upgrade`): the defaults of its time, its controls counted as today;
+    - an old name of a control (``old_keys``): the value under today's name;
+    - a value the control can't take (:meth:`Param.parse`): text, NaN, out of range, a whole number off a
+      select slider's stops (the nearest stop), a key given twice (the last);
+    - an index past the end of its grid (:data:`INDEX_SIZES`: sample ≥ B): the last, with B the link's (a
+      lesson's or the default); not with ``own=``, whose grid is the data's, unknown here;
+    - ``preset=`` that is not one of this page's lessons, and ``hide=`` names that are not its controls: gone.
+
+    Each change has its note. A value that becomes its control's default leaves the link, and a changed link
+    carries ``v``; other parameters stay as they came. Pure, and a fixed point: the canonical link of a
+    canonical link is itself, unchanged (the door's redirect never loops).
+    """
+    table = CONTROLS[page]
+    query: dict[str, list[str]] = {}
+    for key, value in pairs:
+        query.setdefault(key, []).append(value)
+    found = lessons.find(_last(query.get("preset")))
+    lesson = found if found is not None and found.page == page else None  # the lesson whose values the page applies
+    upgraded, notes = upgrade(page, query, set(lesson.values) if lesson else set())
+    notes = list(notes)
+    values: dict[str, Any] = {}  # each control the link sets, by key, with the value it gets
+    for p in table:
+        name = p.key if query.get(p.key) else next((old for old in p.old_keys if query.get(old)), None)
+        if name == p.key and p.key in upgraded:  # counted differently then: upgrade says how, and notes it
+            values[p.key] = upgraded[p.key]
+        elif name is not None:
+            values[p.key], note = p.parse(query[name])
+            if name != p.key:
+                note = (
+                    f"{p.label}: this link calls it {quote(name)}, now {quote(p.key)}; using {p.format(values[p.key])}."
+                )
+            if note:
+                notes.append(note)
+        elif p.key in upgraded:
+            values[p.key] = upgraded[p.key]
+        else:
+            continue
+    preset, hide = _preset(page, query, found, notes), _hide(table, query, notes)
+    if "own" not in query:
+        _within_grids(table, values, lesson, notes)
+
+    out: list[tuple[str, str]] = []
+    placed: set[str] = set()
+    owner = {old: p.key for p in table for old in p.old_keys} | {p.key: p.key for p in table}
+    for key, value in pairs:
+        if key in owner and owner[key] in values:  # a control: once, where the link first named it
+            control = table[owner[key]]
+            if control.key not in placed:
+                placed.add(control.key)
+                written = control.format(values[control.key])
+                if key == control.key and query[key] == [written]:
+                    out.append((key, written))  # as it came
+                elif values[control.key] != control.default:
+                    out.append((control.key, written))
+        elif key == "preset" and preset is not None:
+            if "preset" not in placed:
+                placed.add("preset")
+                out += [("preset", preset)] if preset else []
+        elif key == "hide" and hide is not None:
+            if "hide" not in placed:
+                placed.add("hide")
+                out += [("hide", hide)] if hide else []
+        else:
+            out.append((key, value))
+    out += [(key, table[key].format(value)) for key, value in values.items() if key not in placed]
+    today = str(LINK_VERSION)
+    if out != list(pairs) or query.get("v", [today]) != [today]:
+        out = [(key, value) for key, value in out if key != "v"] + [("v", today)]
+    return Canonical(tuple(out), tuple(notes), out != list(pairs))
+
+
+def _last(raw: Sequence[str] | None) -> str | None:
+    return raw[-1] if raw else None
+
+
+def _preset(
+    page: str, query: Mapping[str, Sequence[str]], lesson: lessons.Lesson | None, notes: list[str]
+) -> str | None:
+    """The link's ``preset`` as the canonical link writes it: None (as it came), or "" (gone, with its note)."""
+    name = _last(query.get("preset"))
+    if not name:
+        return None if "preset" not in query else ""
+    if lesson is None:
+        notes.append(f"preset: {quote(name)} is not a lesson ({', '.join(lessons.LESSONS)}); ignored.")
+        return ""
+    if lesson.page != page:
+        notes.append(f"preset: {quote(name)} is a lesson of another page (/{lesson.page}); ignored here.")
+        return ""
+    return None if query["preset"] == [name] else name
+
+
+def _hide(table: Controls, query: Mapping[str, Sequence[str]], notes: list[str]) -> str | None:
+    """The link's ``hide`` as the canonical link writes it: None (as it came), else its names that are controls
+    of the page ("" for none), the others noted."""
+    if "hide" not in query:
+        return None
+    names = [k.strip() for k in ",".join(query["hide"]).split(",") if k.strip()]
+    unknown = sorted({k for k in names if k not in table.keys()})
+    if not unknown and len(query["hide"]) == 1:
+        return None
+    if unknown:
+        shown = ", ".join(map(quote, unknown[:HIDE_SHOWN]))
+        more = f" and {len(unknown) - HIDE_SHOWN} more" if len(unknown) > HIDE_SHOWN else ""
+        notes.append(f"hide: {shown}{more} {'is' if len(unknown) == 1 else 'are'} not a control on this page; ignored.")
+    return ",".join(dict.fromkeys(k for k in names if k in table.keys()))
+
+
+def _within_grids(table: Controls, values: dict[str, Any], lesson: lessons.Lesson | None, notes: list[str]) -> None:
+    """Lower each index of ``values`` past the end of its grid to the last, with its note; the grid's size is the
+    link's value, else the lesson's, else the page's default."""
+    for key, size_key in INDEX_SIZES.items():
+        if key not in values or size_key not in table.keys():
+            continue
+        size = values.get(size_key, (lesson.values if lesson else {}).get(size_key, table[size_key].default))
+        if values[key] > size - 1:
+            notes.append(f"{table[key].label}: {values[key]} is past the last of {size}; using {size - 1}.")
+            values[key] = size - 1

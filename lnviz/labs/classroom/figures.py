@@ -223,26 +223,3 @@ def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str
 
 def _votes(n: int) -> str:
     return f"{n} vote" if n == 1 else f"{n} votes"
-
-
-def results_markdown(question: Question, rounds: Sequence[Mapping[str, int]]) -> str:
-    """The counts for a phone, as a short Markdown list: each choice (or guess) with its count in each round, the
-    right one marked; a number question ends with torch's value. Plain text, so a reveal costs a server little for
-    each of a class's phones (a chart per phone is the projector's job)."""
-    if not rounds:
-        return "No round has been revealed yet."
-    if question.kind == "choice":
-        entries = [(str(i), f"{chr(65 + i)}. {c}") for i, c in enumerate(question.choices)]
-    else:
-        seen = sorted({v for tally in rounds for v in tally}, key=float)
-        entries = [(v, v) for v in seen]
-    lines = []
-    for key, text in entries:
-        counts = " → ".join(_votes(int(tally.get(key, 0))) for tally in rounds)
-        mark = f" **{RIGHT}**" if question.right(key) else ""
-        lines.append(f"- {text} — {counts}{mark}")
-    head = "Round 1 → round 2" if len(rounds) > 1 else "The class"
-    tail = f"torch's answer: **{question.answer_text}**" + (
-        f" (guesses within {question.tolerance:g} count as right)" if question.kind == "number" else ""
-    )
-    return f"{head}:\n\n" + "\n".join(lines) + f"\n\n{tail}"
