@@ -1,17 +1,18 @@
 """The class poll: the class predicts, then sees its answers beside torch's.
 
 The presenter starts a room; students join at /class?room=CODE on their phones
-and answer; the presenter reveals the answers, asks again after the
-neighbours have argued, and moves on. The store is lnviz.serving.store, the poll's rules lnviz.serving.poll; who
-is who, and following a room, are ui.classroom; the presenter's screen is
-ui.projector, a student's ui.phone; the words are lnviz.labs.classroom.text.
+and answer; the presenter reveals the class's answers, asks again after the
+neighbours have argued, shows torch's answer, and moves on. The store is lnviz.serving.store, the poll's rules
+lnviz.serving.poll; who is who, and following a room, are ui.classroom; the presenter's screen is ui.projector,
+their own view (?view=presenter) ui.presenter, taking it to another device (?take=CODE) ui.handover, a student's
+ui.phone; the words are lnviz.labs.classroom.text.
 """
 
 import streamlit as st
 
 from lnviz.labs.classroom import questions, text
 from lnviz.serving import poll
-from ui import classroom, phone, projector
+from ui import classroom, handover, phone, presenter, projector
 from ui.page import Page
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
@@ -36,9 +37,13 @@ def lobby() -> None:
         st.subheader("Teach one")
         st.caption(text.TEACH.format(n=len(questions.bank())))
         st.button("Start a room", key="class_start", on_click=projector.start, icon=":material/co_present:")
+        handover.take_form()
     page.finish(caveat=text.LOBBY_CAVEAT)
 
 
+if st.query_params.get("take"):  # a presenter's link to take the room to this browser
+    with classroom.down_shown(None):
+        handover.take_from_link()
 code = poll.valid_code(st.query_params.get("room", ""))
 with classroom.down_shown(code):  # the next run that reaches the store says so and shows what it holds
     if code is None:
@@ -48,7 +53,10 @@ with classroom.down_shown(code):  # the next run that reaches the store says so 
     elif (room := classroom.look_up(code)) is None:  # it says why: no proof, too many codes tried, or no room
         lobby()
     elif (secret := classroom.secret_for(code)) and poll.presenter_of(room, secret):
-        projector.projector(page, room, secret)
+        if st.query_params.get("view") == handover.VIEW:
+            presenter.view(page, room, secret)
+        else:
+            projector.projector(page, room, secret)
     else:
         phone.phone(room, page.presenting)
 classroom.keep_cookies()

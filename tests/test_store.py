@@ -471,7 +471,7 @@ def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog)
 
 
 def test_a_reveal_leaves_torchs_answer_to_show_the_answer_after_either_round_and_no_round_after_it(store):
-    """Round 1's reveal ends the round, the class's answers hidden or not; Show the answer follows either round (or
+    """Round 1's reveal ends the round, the class's answers hidden or not; Show answer follows either round (or
     an asking one, at once), and once torch's answer is out no round is asked again."""
     room, secret = poll.open_room(store, QUESTIONS)
 

@@ -3,8 +3,10 @@
 What a phone or the projector may know of a room, and nothing more (the contract the ``phone`` element reads):
 
 - :func:`state`: the room's public state, one JSON object: its version, phase, question, round and how many
-  have answered; after the reveal only, each revealed round's counts and torch's answer. Never a choice before
-  the reveal, never the presenter's secret or its hash, never a voter id.
+  have answered; after a round's reveal, each revealed round's counts (unless the presenter hides them); only
+  once the presenter shows torch's answer, that answer and what the class got (the share right, the shift between
+  rounds). Never a choice before the reveal, never who is right before torch's answer (peer instruction's second
+  round would measure nothing), never the presenter's secret or its hash, never a voter id.
 - :func:`event_id`: ``{version}.{answers}``, which changes exactly when a phone has something new to show.
 - :class:`Hub`: this process's one look at each room it streams, every :data:`LOOK_S`, not one per subscriber:
   two reads of the store per room (the room, its round's count), and the round's votes only when that changed
@@ -65,14 +67,20 @@ class Reads(Protocol):
     def count(self, code: str, index: int, round: int) -> int: ...
 
 
-# The revealed rounds' counts and torch's answer as a vote is stored, for a room in its reveal: the labs' business
-# (lnviz.labs.classroom.question.tally), handed in by the caller, since lnviz.serving sits below the labs.
-Revealed = Callable[[Room], tuple[list[dict[str, int]], str | None]]
+# For a room past its asking round: the revealed rounds' counts, and, asked for with torch's answer (the second
+# argument), that answer as a vote is stored and what the class got in a sentence (lnviz.labs.classroom.peer);
+# without it, None for both, and nothing about who is right is computed. The labs' business, handed in by the
+# caller, since lnviz.serving sits below the labs.
+Revealed = Callable[[Room, bool], tuple[list[dict[str, int]], str | None, str | None]]
 
 
 def state(room: Room, answers: int, revealed: Revealed) -> dict[str, Any]:
     """The room's public state with ``answers`` voters in its current round (the contract's ``room`` event)."""
-    rounds, answer = revealed(room) if room.phase == "reveal" else (None, None)
+    rounds = answer = outcome = None
+    if room.phase == "answer":
+        rounds, answer, outcome = revealed(room, True)
+    elif room.phase == "reveal" and not room.hidden:
+        rounds, _, _ = revealed(room, False)
     return {
         "code": room.code,
         "version": room.version,
@@ -83,8 +91,10 @@ def state(room: Room, answers: int, revealed: Revealed) -> dict[str, Any]:
         "question": room.question,
         "round": room.round,
         "answers": answers,
+        "hidden": room.hidden,
         "rounds": rounds,
         "answer": answer,
+        "outcome": outcome,
     }
 
 

@@ -6,7 +6,7 @@ as peer instruction is taught (Crouch and Mazur 2001): round 1 is *asking*
 until the presenter reveals it, which shows the class's answers (or, if the
 presenter hides them, only that the round is over) but not torch's; after
 **Ask again** (neighbours have argued) the same question is asked in round 2;
-torch's answer comes only with **Show the answer**, which the presenter may press
+torch's answer comes only with **Show answer**, which the presenter may press
 after either round. Its votes are a map voter → choice, so a changed answer
 replaces the earlier one and never adds to it. A voter is an opaque random id (a
 cookie of the browser's, :mod:`ui.classroom`); nothing else about a person is
