@@ -98,15 +98,15 @@ def test_a_round_through_peer_instruction_with_the_share_right_and_the_advice_on
         phones.append(run_page(PAGE, {"room": code}))
         class_vote(phones[-1], str(pick))
     own.run()
-    assert "Right so far: **2 of 3 (67 %)**" in everything(own)
+    assert "Right so far: **2 of 3 (67\u00a0%)**" in everything(own)
     press(own, "reveal")
-    assert "Right: **2 of 3 (67 %)**" in everything(own)
+    assert "Right: **2 of 3 (67\u00a0%)**" in everything(own)
     assert [i.value for i in own.info] == [text.ADVICE["discuss"]]
     presenter.run()
     for at in [presenter, *phones]:
         at.run()
         shown = everything(at)
-        assert "67 %" not in shown and "2 of 3" not in shown, shown
+        assert "67\u00a0%" not in shown and "2 of 3" not in shown, shown
         for advice in text.ADVICE.values():
             assert advice not in shown
         assert question.why not in shown and "✓ right" not in shown and "Right answer" not in shown
@@ -120,10 +120,10 @@ def test_a_round_through_peer_instruction_with_the_share_right_and_the_advice_on
         phone.run()
         class_vote(phone, str(right))  # the third phone moved to torch's answer
     own.run()
-    assert "Right so far: **3 of 3 (100 %)**" in everything(own)
+    assert "Right so far: **3 of 3 (100\u00a0%)**" in everything(own)
     press(own, "answer")
     moved = (
-        "Right in round 1: 2 of 3 (67 %); in round 2: 3 of 3 (100 %). "
+        "Right in round 1: 2 of 3 (67\u00a0%); in round 2: 3 of 3 (100\u00a0%). "
         "Of the 3 who answered both rounds, 1 moved to torch's answer and 0 away from it."
     )
     presenter.run()

@@ -30,9 +30,9 @@ def test_the_share_right_and_the_shift_pair_the_two_rounds_by_voter():
     assert shift.first == peer.Share(2, 5) and shift.second == peer.Share(3, 5)
     assert (shift.both, shift.to_right, shift.away) == (4, 1, 1)
     assert shift.said == (
-        "Right in round 1: 2 of 5 (40 %); in round 2: 3 of 5 (60 %). "
+        "Right in round 1: 2 of 5 (40\u00a0%); in round 2: 3 of 5 (60\u00a0%). "
         "Of the 4 who answered both rounds, 1 moved to torch's answer and 1 away from it."
     )
     assert peer.outcome(number, [first, second]) == shift.said
-    assert peer.outcome(number, [first]) == "Right: 2 of 5 (40 %)."
+    assert peer.outcome(number, [first]) == "Right: 2 of 5 (40\u00a0%)."
     assert peer.outcome(number, [{}, {}]) == "Right in round 1: nobody answered; in round 2: nobody answered."

@@ -214,7 +214,7 @@ HELD_GUESS = "It holds your guess **{guess}**."
 
 # --- peer instruction (lnviz.labs.classroom.peer): the presenter's own view, and what the class sees at the answer ---
 
-SHARE = "{right} of {answered} ({percent} %)"
+SHARE = "{right} of {answered} ({percent}\u00a0%)"  # never "(67" at a line's end, "%)" on the next
 NO_ANSWERS = "nobody answered"
 # After each round, by the share right (Crouch and Mazur 2001): for the presenter's eyes only.
 ADVICE = {
