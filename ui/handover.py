@@ -70,16 +70,23 @@ def links(room: poll.Room, secret: str) -> None:
     """The presenter's own view, in a new tab of this browser or on another device; and, for the browser that
     started the room, how many others present it, and a press that signs them out."""
     st.markdown(f"**{text.OWN_VIEW}**")
-    with st.container(horizontal=True, key="class_own_view"):
-        st.link_button(text.OWN_VIEW, own_view_link(room.code), icon=":material/open_in_new:", help=text.OWN_VIEW_HELP)
-        st.button(
-            text.TAKE,
-            key="class_take",
-            on_click=make_take,
-            args=(room.code, secret),
-            icon=":material/devices:",
-            help=text.TAKE_HELP,
-        )
+    # As wide as the column, so that a label wraps in lecture mode's sidebar rather than being cut.
+    st.link_button(
+        text.OPEN_VIEW,
+        own_view_link(room.code),
+        icon=":material/open_in_new:",
+        help=text.OWN_VIEW_HELP,
+        width="stretch",
+    )
+    st.button(
+        text.TAKE,
+        key="class_take",
+        on_click=make_take,
+        args=(room.code, secret),
+        icon=":material/devices:",
+        help=text.TAKE_HELP,
+        width="stretch",
+    )
     if room.hosts and poll.first_presenter(room, secret):
         n = len(room.hosts)
         st.caption(text.HOSTS[min(n, 2)].format(n=n))

@@ -244,6 +244,7 @@ RIGHT_NOW = "Right: {share}"
 NEXT_QUESTION = "Next: {prompt}"
 LAST_QUESTION = "This is the last question."
 OWN_VIEW = "Your own view"
+OPEN_VIEW = "Open it in a new tab"
 OWN_VIEW_HELP = (
     "Opens, in a new tab of this browser, what only you should see: the share of the class that is right, what to "
     "do next and the next question. The projector keeps showing what the class should see."
