@@ -110,7 +110,7 @@ def test_the_routes_reveal_is_rounds_of_the_store_then_torchs_answer_and_the_shi
     rounds, answer, outcome = routes.revealed(room, True)
     assert len(rounds) == 2 and answer == right == "3"
     assert outcome == (
-        "Right in round 1: 1 of 4 (25 %); in round 2: 3 of 4 (75 %). "
+        "Right in round 1: 1 of 4 (25\u00a0%); in round 2: 3 of 4 (75\u00a0%). "
         "Of the 3 who answered both rounds, 2 moved to torch's answer and 1 away from it."
     )
 
