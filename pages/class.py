@@ -1,17 +1,19 @@
 """The class poll: the class predicts, then sees its answers beside torch's.
 
 The presenter starts a room; students join at /class?room=CODE on their phones
-and answer; the presenter reveals the answers, asks again after the
-neighbours have argued, and moves on. The store is server.store, the poll's rules server.poll; who
-is who, and following a room, are ui.classroom; the presenter's screen is
-ui.projector, a student's ui.phone; the words are lnviz.labs.classroom.text.
+and answer; the presenter reveals the class's answers, asks again after the
+neighbours have argued, shows torch's answer, and moves on; a concept check before and after measures what the
+class learnt. The store is server.store, the poll's rules server.poll; who is who, and following a room, are
+ui.classroom; the presenter's screen is ui.projector, their own view (?view=presenter) ui.presenter, taking it to
+another device (?take=CODE) ui.handover, the concept check's screens ui.concept_check, a student's ui.phone; the
+words are lnviz.labs.classroom.text.
 """
 
 import streamlit as st
 
 from lnviz.labs.classroom import questions, text
 from server import poll
-from ui import classroom, concept_check, phone, projector
+from ui import classroom, concept_check, handover, phone, presenter, projector
 from ui.page import Page
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
@@ -36,9 +38,13 @@ def lobby() -> None:
         st.subheader("Teach one")
         st.caption(text.TEACH.format(n=len(questions.bank())))
         st.button("Start a room", key="class_start", on_click=projector.start, icon=":material/co_present:")
+        handover.take_form()
     page.finish(caveat=text.LOBBY_CAVEAT)
 
 
+if st.query_params.get("take"):  # a presenter's link to take the room to this browser
+    with classroom.down_shown(None):
+        handover.take_from_link()
 code = poll.valid_code(st.query_params.get("room", ""))
 with classroom.down_shown(code):  # the next run that reaches the store says so and shows what it holds
     if code is None:
@@ -48,7 +54,9 @@ with classroom.down_shown(code):  # the next run that reaches the store says so 
     elif (room := classroom.look_up(code)) is None:  # it says why: no proof, too many codes tried, or no room
         lobby()
     elif (secret := classroom.secret_for(code)) and poll.presenter_of(room, secret):
-        if concept_check.shown(room):  # the presenter's choice, in the sidebar: the questions or the concept check
+        if st.query_params.get("view") == handover.VIEW:
+            presenter.view(page, room, secret)
+        elif concept_check.shown(room):  # the presenter's choice, in the sidebar: the questions or the concept check
             concept_check.screen(page, room, secret)
         else:
             projector.projector(page, room, secret)

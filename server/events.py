@@ -3,10 +3,12 @@
 What a phone or the projector may know of a room, and nothing more (the contract the ``phone`` element reads):
 
 - :func:`state`: the room's public state, one JSON object: its version, phase, question, round and how many
-  have answered; after the reveal only, each revealed round's counts and torch's answer; the concept check's
-  step and, while a phase of it is open, how many voters answered and how many answers they gave
-  (:func:`check_part`), never an answer of the check's, before or after its phase closes. Never a choice before
-  the reveal, never the presenter's secret or its hash, never a voter id.
+  have answered; after a round's reveal, each revealed round's counts (unless the presenter hides them); only
+  once the presenter shows torch's answer, that answer and what the class got (the share right, the shift between
+  rounds); the concept check's step and, while a phase of it is open, how many voters answered and how many
+  answers they gave (:func:`check_part`), never an answer of the check's, before or after its phase closes. Never
+  a choice before the reveal, never who is right before torch's answer (peer instruction's second round would
+  measure nothing), never the presenter's secret or its hash, never a voter id.
 - :func:`event_id`: ``{version}.{answers}``, and while the check is open its two counts after them, which changes
   exactly when a phone or the projector has something new to show.
 - :class:`Hub`: this process's one look at each room it streams, every :data:`LOOK_S`, not one per subscriber:
@@ -71,9 +73,11 @@ class Reads(Protocol):
     def check_counts(self, code: str, phase: str) -> tuple[int, int]: ...
 
 
-# The revealed rounds' counts and torch's answer as a vote is stored, for a room in its reveal: the labs' business
-# (lnviz.labs.classroom.question.tally), handed in by the caller, since server sits below the labs.
-Revealed = Callable[[Room], tuple[list[dict[str, int]], str | None]]
+# For a room past its asking round: the revealed rounds' counts, and, asked for with torch's answer (the second
+# argument), that answer as a vote is stored and what the class got in a sentence (lnviz.labs.classroom.peer);
+# without it, None for both, and nothing about who is right is computed. The labs' business (the question bank),
+# handed in by the caller, the poll's glue.
+Revealed = Callable[[Room, bool], tuple[list[dict[str, int]], str | None, str | None]]
 
 
 def check_part(store: Reads, room: Room) -> dict[str, Any]:
@@ -87,7 +91,11 @@ def check_part(store: Reads, room: Room) -> dict[str, Any]:
 def state(room: Room, answers: int, revealed: Revealed, checked: dict[str, Any] | None = None) -> dict[str, Any]:
     """The room's public state with ``answers`` voters in its current round and the check's part ``checked``
     (:func:`check_part`; without it, the step with no counts) (the contract's ``room`` event)."""
-    rounds, answer = revealed(room) if room.phase == "reveal" else (None, None)
+    rounds = answer = outcome = None
+    if room.phase == "answer":
+        rounds, answer, outcome = revealed(room, True)
+    elif room.phase == "reveal" and not room.hidden:
+        rounds, _, _ = revealed(room, False)
     return {
         "code": room.code,
         "version": room.version,
@@ -98,9 +106,11 @@ def state(room: Room, answers: int, revealed: Revealed, checked: dict[str, Any] 
         "question": room.question,
         "round": room.round,
         "answers": answers,
+        "hidden": room.hidden,
         "rounds": rounds,
         "answer": answer,
         "check": checked or {"step": room.check, "voters": 0, "answers": 0},
+        "outcome": outcome,
     }
 
 

@@ -2,11 +2,15 @@
 
 A *room* is one live run of the class poll: a lecture's run of questions. The
 presenter holds its secret; the students hold its code. Each question is asked
-in round 1 and, after **Ask again** (peer instruction), round 2. A round is
-*asking* until the presenter reveals it. Its votes are a map voter → choice, so
-a changed answer replaces the earlier one and never adds to it. A voter is an
-opaque random id (a cookie of the browser's, :mod:`ui.classroom`); nothing else
-about a person is kept. The presenter's secret is kept only as its SHA-256.
+as peer instruction is taught (Crouch and Mazur 2001): round 1 is *asking*
+until the presenter reveals it, which shows the class's answers (or, if the
+presenter hides them, only that the round is over) but not torch's; after
+**Ask again** (neighbours have argued) the same question is asked in round 2;
+torch's answer comes only with **Show answer**, which the presenter may press
+after either round. Its votes are a map voter → choice, so a changed answer
+replaces the earlier one and never adds to it. A voter is an opaque random id (a
+cookie of the browser's, :mod:`ui.classroom`); nothing else about a person is
+kept. The presenter's secret is kept only as its SHA-256.
 
 Where rooms and votes are kept, atomically and with an expiry, is
 :mod:`server.store`; it applies these rules. The numbers below are its
@@ -35,6 +39,14 @@ both, "" for a limit it does not apply.
 - The door (:attr:`Room.shut`): once the class is in, the presenter may close
   it; a voter who has not voted in the room yet is refused until it is opened
   again. The store counts the voters who joined, and when (``joined``).
+
+The presenter's further devices: a presenter may take the room to another
+browser (a phone, the podium's PC) with a one-time *take code*: :data:`TAKE_LENGTH`
+characters of :data:`CODE_ALPHABET`, drawn from the CSPRNG, kept only as its
+SHA-256, used once, gone after :data:`TAKE_S`, one live per room. The browser
+that uses it gets a secret of its own, whose SHA-256 joins the room's
+(:attr:`Room.hosts`, at most :data:`MAX_HOSTS`); the browser that started the
+room may sign them all out. A take code is never the room's code.
 """
 
 from __future__ import annotations
@@ -74,7 +86,8 @@ ROOMS_PER_ADDRESS = (
     Limits.rooms_per_address
 )  # rooms one address may open per window: a campus of lecturers behind one NAT address
 MAX_ROOMS = Limits.max_rooms  # rooms the in-process store holds at once; a new one past them is refused
-ACTIONS = ("reveal", "again", "next", "close", "shut", "reopen", *check.ACTIONS)
+ACTIONS = ("reveal", "again", "answer", "next", "close", "shut", "reopen", "hide", "show", *check.ACTIONS)
+PHASES = ("ask", "reveal", "answer", "done")
 
 # What a vote came to: counted (a first vote), changed (replaced this voter's vote), or why it was refused.
 COUNTED, CHANGED = "counted", "changed"
@@ -101,6 +114,19 @@ OPEN_REFUSED = {
     "full": "This server holds as many class rooms as it can just now. Try again later.",
 }
 
+# Taking a room to another browser: a take code, and what using one came to: TAKEN, or why it was refused.
+TAKE_LENGTH = 12  # 31**12 ≈ 7.9e17 codes: 59 bits, typed on a podium's PC if it has no camera
+TAKE_S = 5 * 60  # a take code is gone this long after it was made, used or not
+MAX_HOSTS = 3  # further presenter browsers a room takes: a lecturer's phone, laptop and the podium's PC
+TAKEN = "taken"
+TAKE_REFUSED = {
+    "used": "This presenter's code has been used, has expired or was never made. Make a new one on the "
+    "presenter's screen: each works once, for 5 minutes.",
+    "unknown": "The room this presenter's code was made for is closed or has expired.",
+    "many": f"This room is already presented from {MAX_HOSTS} further devices, the most it takes: sign them out "
+    "on the screen that started the room, then use this code again.",
+}
+
 
 class OpenRefused(RuntimeError):
     """A room was not opened: too many lately from this client or address, or the store is full.
@@ -117,9 +143,11 @@ class OpenRefused(RuntimeError):
 class Room:
     """A room's state: which question (``index`` into ``questions``), which round (1 or 2), and its phase.
 
-    ``phase`` is "ask" (votes are taken), "reveal" (the round's answers are
-    shown) or "done" (past the last question). ``version`` grows with every
-    presenter action, so a poll that sees it unchanged has nothing to redraw.
+    ``phase`` is "ask" (votes are taken), "reveal" (the round is over: the
+    class's answers are shown, unless ``hidden``, and torch's are not),
+    "answer" (torch's answer is shown, beside every round's) or "done" (past
+    the last question). ``version`` grows with every presenter action, so a
+    poll that sees it unchanged has nothing to redraw.
     """
 
     code: str
@@ -132,6 +160,8 @@ class Room:
     secret_sha: str = ""
     shut: bool = False  # the door: no new voters, the presenter's to close and open again
     check: str = ""  # the concept check's step (server.check.STEPS): "" until the presenter opens it
+    hidden: bool = False  # a reveal shows only that the round is over, not the class's answers, until torch's
+    hosts: tuple[str, ...] = ()  # the SHA-256 of each further presenter browser's secret (a take code's)
 
     @property
     def question(self) -> str | None:
@@ -141,10 +171,14 @@ class Room:
     def after(self, action: str) -> Room | None:
         """This room after the presenter's ``action``; None where the action does not apply now.
 
-        reveal: an asking round is revealed. again: a revealed first round is
-        asked a second time. next: the next question's first round (or "done"
-        past the last). close: the room takes nothing more. shut, reopen: the door, closed to new voters and
-        opened again. check_open, check_close: the concept check's next step (:func:`server.check.after`).
+        reveal: an asking round is over, torch's answer still unsaid. again: a
+        revealed first round is asked a second time (never once torch's answer
+        is out: the second round would measure nothing). answer: torch's
+        answer, after an asking or a revealed round. next: the next question's
+        first round (or "done" past the last). close: the room takes nothing
+        more. shut, reopen: the door, closed to new voters and opened again.
+        hide, show: whether a reveal shows the class's answers. check_open,
+        check_close: the concept check's next step (:func:`server.check.after`).
         """
         if self.closed:
             return None
@@ -155,6 +189,8 @@ class Room:
             return replace(self, phase="reveal", version=self.version + 1)
         if action == "again" and self.phase == "reveal" and self.round == 1:
             return replace(self, round=2, phase="ask", version=self.version + 1)
+        if action == "answer" and self.phase in ("ask", "reveal"):
+            return replace(self, phase="answer", version=self.version + 1)
         if action == "next" and self.phase != "done":
             index = self.index + 1
             phase = "ask" if index < len(self.questions) else "done"
@@ -163,6 +199,8 @@ class Room:
             return replace(self, closed=True, version=self.version + 1)
         if action in ("shut", "reopen") and self.shut != (action == "shut"):
             return replace(self, shut=action == "shut", version=self.version + 1)
+        if action in ("hide", "show") and self.hidden != (action == "hide"):
+            return replace(self, hidden=action == "hide", version=self.version + 1)
         return None
 
     def to_fields(self) -> dict[str, str]:
@@ -176,6 +214,8 @@ class Room:
             "secret_sha": self.secret_sha,
             "shut": "1" if self.shut else "0",
             "check": self.check,
+            "hidden": "1" if self.hidden else "0",
+            "hosts": ",".join(self.hosts),
         }
 
     @classmethod
@@ -191,6 +231,8 @@ class Room:
             secret_sha=fields["secret_sha"],
             shut=fields.get("shut") == "1",
             check=fields.get("check", ""),
+            hidden=fields.get("hidden") == "1",
+            hosts=tuple(h for h in fields.get("hosts", "").split(",") if h),
         )
 
 
@@ -198,17 +240,19 @@ def sha(secret: str) -> str:
     return hashlib.sha256(secret.encode()).hexdigest()
 
 
-def new_code(randbelow: Callable[[int], int] = secrets.randbelow) -> str:
-    """A room code: :data:`CODE_LENGTH` characters of :data:`CODE_ALPHABET`, from the system's CSPRNG."""
-    return "".join(CODE_ALPHABET[randbelow(len(CODE_ALPHABET))] for _ in range(CODE_LENGTH))
+def new_code(randbelow: Callable[[int], int] = secrets.randbelow, length: int = CODE_LENGTH) -> str:
+    """A room code (or, with ``length`` :data:`TAKE_LENGTH`, a take code): ``length`` characters of
+    :data:`CODE_ALPHABET`, from the system's CSPRNG."""
+    return "".join(CODE_ALPHABET[randbelow(len(CODE_ALPHABET))] for _ in range(length))
 
 
-def valid_code(text: object) -> str | None:
-    """``text`` as a room code (upper case, spaces and dashes dropped), or None if it can't be one."""
-    if not isinstance(text, str) or len(text) > 4 * CODE_LENGTH:
+def valid_code(text: object, length: int = CODE_LENGTH) -> str | None:
+    """``text`` as a room code (upper case, spaces and dashes dropped), or None if it can't be one; with
+    ``length`` :data:`TAKE_LENGTH`, as a take code."""
+    if not isinstance(text, str) or len(text) > 4 * length:
         return None
     code = text.upper().replace(" ", "").replace("-", "")
-    return code if len(code) == CODE_LENGTH and all(c in CODE_ALPHABET for c in code) else None
+    return code if len(code) == length and all(c in CODE_ALPHABET for c in code) else None
 
 
 class Opens(Protocol):
@@ -231,8 +275,40 @@ def open_room(store: Opens, questions: tuple[str, ...], client: str = "", addres
     raise RuntimeError("16 random room codes in a row were taken")  # 39 bits: never, unless the CSPRNG is broken
 
 
+class Hands(Protocol):
+    """What taking a room to another browser needs of a store: :class:`server.store.Store` is one."""
+
+    def hand_over(self, code: str, secret: str, take_sha: str) -> bool: ...
+
+    def take_over(self, take_sha: str, secret_sha: str) -> tuple[str, str | None]: ...
+
+
+def hand_over(store: Hands, code: str, secret: str) -> str | None:
+    """A new take code for room ``code``, made by its presenter ``secret`` (None if ``secret`` presents no open
+    room of that code): the room's one live code, kept by the store only as its SHA-256."""
+    take = new_code(length=TAKE_LENGTH)
+    return take if store.hand_over(code, secret, sha(take)) else None
+
+
+def take_over(store: Hands, take: str) -> tuple[str, str | None, str | None]:
+    """Use take code ``take`` for this browser: (:data:`TAKEN`, the room's code, this browser's new presenter
+    secret), or (a key of :data:`TAKE_REFUSED`, None, None)."""
+    secret = secrets.token_urlsafe(24)
+    outcome, code = store.take_over(sha(take), sha(secret))
+    return (outcome, code, secret) if outcome == TAKEN else (outcome, None, None)
+
+
 def presenter_of(room: Room, secret: str | None) -> bool:
-    """Whether ``secret`` is this room's (compared in constant time)."""
+    """Whether ``secret`` is this room's, or one of its further presenter browsers' (each compared in constant
+    time)."""
+    if not secret:
+        return False
+    mine = sha(secret)
+    return any([hmac.compare_digest(known, mine) for known in (room.secret_sha, *room.hosts)])
+
+
+def first_presenter(room: Room, secret: str | None) -> bool:
+    """Whether ``secret`` is that of the browser that started the room, the one that may sign the others out."""
     return bool(secret) and hmac.compare_digest(room.secret_sha, sha(secret or ""))
 
 

@@ -15,9 +15,11 @@ voter → choice), ``rate:{code}:{voter}`` (a counter: votes and check answers t
 the room), ``joined:{code}`` (a sorted set: each voter of the room, by when it first voted), ``born:{code}``
 (when the room opened), ``opened:c:{client}`` and ``opened:a:{address}`` (counters: rooms opened in the last
 ``open_window_s``), ``check:{code}:{phase}`` (a hash: the concept check's answers, "voter/item" → choice;
-:mod:`server.check`) and ``check:{code}:{phase}:voters`` (a set: who answered in that phase) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
-:class:`server.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`server.store_blobs`,
-under ``blobs:``).
+:mod:`server.check`) and ``check:{code}:{phase}:voters`` (a set: who answered in that phase), ``take:{sha}`` and
+``taking:{code}`` (a take code's room, and a room's live take code: the room taken to another presenter browser,
+:mod:`server.store_hosts`) and ``blob:{id}`` (bytes: a grid shared by a link; what a client may store is counted by
+:class:`server.quota.Quota`, under ``LIMITS:``, and all blobs together by :mod:`server.store_blobs`, under
+``blobs:``).
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from server.limits import Limits
 from server.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from server.rate_log import RateLog
 from server.store_blobs import MemoryBlobs, RedisBlobs
+from server.store_hosts import MemoryHosts, RedisHosts
 from server.store_scripts import ACT_LUA, CHECK_VOTE_LUA, CREATE_LUA, VOTE_LUA
 
 _log = logging.getLogger(__name__)
@@ -57,6 +60,8 @@ class Caps:
     open_window_s: int = poll.OPEN_WINDOW_S
     rooms_per_address: int = poll.ROOMS_PER_ADDRESS
     max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
+    take_s: int = poll.TAKE_S  # a take code lives this long
+    max_hosts: int = poll.MAX_HOSTS  # further presenter browsers a room takes
     blob_ttl_s: int = BLOB_TTL_S
     shared_grid_bytes: int = Limits.shared_grid_bytes  # blobs held at once, all together (store_blobs)
 
@@ -144,6 +149,21 @@ class Store(Protocol):
     def check_counts(self, code: str, phase: str) -> tuple[int, int]:
         """How many voters have answered in a phase, and how many answers they gave (one read)."""
 
+    # The room taken to another presenter browser (server.store_hosts; poll.hand_over, poll.take_over).
+
+    def hand_over(self, code: str, secret: str, take_sha: str) -> bool:
+        """Keep ``take_sha``, a new take code's hash, for ``take_s`` as room ``code``'s one live take code (an
+        earlier one stops working), if ``secret`` presents the room and it is open; whether it was kept."""
+
+    def take_over(self, take_sha: str, secret_sha: str) -> tuple[str, str | None]:
+        """Use the take code whose hash is ``take_sha``: (:data:`poll.TAKEN`, the room's code), with
+        ``secret_sha`` added to the room's hosts and the code gone; or (a key of :data:`poll.TAKE_REFUSED`, None),
+        with nothing changed. Once only: two browsers with the same code, one gets the room."""
+
+    def sign_out(self, code: str, secret: str) -> bool:
+        """Forget room ``code``'s further presenters and its live take code, if ``secret`` is the first
+        presenter's (the browser that started the room); whether it was."""
+
     def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
         """Keep ``data`` under ``key`` for ``blob_ttl_s``, held by ``client`` of ``address``. Past
         ``shared_grid_bytes``, the oldest blobs of the largest holders go first, while they hold more than this one
@@ -157,7 +177,7 @@ class Store(Protocol):
         """The bytes under ``key``, or None once expired or never stored."""
 
 
-class MemoryStore(MemoryBlobs):
+class MemoryStore(MemoryBlobs, MemoryHosts):
     """The embedded default: this process's memory, one lock. Expiry as Redis's: reset by each write."""
 
     def __init__(self, clock: Callable[[], float] = time.monotonic, **caps: int) -> None:
@@ -356,7 +376,7 @@ class MemoryStore(MemoryBlobs):
             return len(voters) if isinstance(voters, set) else 0, len(answers) if isinstance(answers, dict) else 0
 
 
-class RedisStore(RedisBlobs):
+class RedisStore(RedisBlobs, RedisHosts):
     """Redis (``LNVIZ_REDIS_URL``): every replica sees the same rooms; each write one atomic command or script.
 
     A Redis that can't be reached raises :class:`StoreDown` within about a
@@ -423,7 +443,8 @@ class RedisStore(RedisBlobs):
         if changed is None:
             return None
         args = [str(version)]
-        args += [part for field in changed.to_fields().items() for part in field]
+        # Not its hosts: a take or a sign-out between this read and the script would be lost (store_hosts).
+        args += [part for name, value in changed.to_fields().items() if name != "hosts" for part in (name, value)]
         args.append(str(self.caps.idle_s))
         key = f"{self._p}room:{code}"
         return changed if self._call(lambda: self._act(keys=[key], args=args)) else None

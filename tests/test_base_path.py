@@ -163,8 +163,8 @@ def test_the_stage_draws_and_a_release_brings_torchs_numbers_through_nginx_under
 
 def test_the_class_stream_comes_under_the_path_through_nginx_unbuffered(proxied, contexts):
     """The stream's route carries the path (Streamlit does not prefix our routes: ui/routes.py does): through
-    the moved block, a stream of a room opened on the projector shows it at once, then its reveal while the
-    stream stays open; an unknown room is `gone`; the route is not served outside the path."""
+    the moved block, a stream of a room opened on the projector shows it at once, then its reveal and torch's answer
+    while the stream stays open; an unknown room is `gone`; the route is not served outside the path."""
     from test_browser_classroom import PROJECTOR, open_in, press, start_room
     from test_class_stream import Follower, Stream
 
@@ -181,5 +181,7 @@ def test_the_class_stream_comes_under_the_path_through_nginx_unbuffered(proxied,
     assert phone.until(lambda s: True)["phase"] == "ask"
     press(presenter, "reveal")
     shown = phone.until(lambda s: s["phase"] == "reveal", timeout=15)
-    assert shown["code"] == code and len(shown["rounds"]) == 1 and shown["answer"] is not None
+    assert shown["code"] == code and len(shown["rounds"]) == 1 and shown["answer"] is None  # torch's comes later
+    press(presenter, "answer")
+    assert phone.until(lambda s: s["phase"] == "answer", timeout=15)["answer"] is not None
     phone.stream.close()

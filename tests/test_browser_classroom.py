@@ -1,9 +1,10 @@
 """The class poll in real browsers: a presenter and three phones, each its own browser context (its own cookies),
-through a vote, a changed vote, a reveal, a second round, a reload and a late join (the same across two replicas
-sharing Redis is in tests/test_replicas.py), where each phone draws the reveal, Ask again and Next from the room's
-stream with no run of its page on the server (the server counts them: ui.live.RUNS_FILE); a presenter's double
-click; the projector's every question at 1280 × 720; and the phone's element at 390 × 844, the concept check's
-too (issue 49)."""
+through a vote, a changed vote, a reveal, a second round, torch's answer, a reload and a late join (the same across
+two replicas sharing Redis is in tests/test_replicas.py), where each phone draws the reveal, Ask again, the answer
+and Next from the room's stream with no run of its page on the server (the server counts them: ui.live.RUNS_FILE);
+a question through peer instruction with the presenter's own view on a second device; a presenter's double click;
+the projector's every question at 1280 × 720; and the phone's element at 390 × 844, the concept check's too
+(issue 49)."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
 from lnviz.figures import theme
 from lnviz.labs.classroom import check, questions
+from lnviz.labs.classroom.text import TAKEN_HERE
 
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
@@ -80,7 +82,8 @@ def wait_count(presenter: AppPage, n: int) -> None:
 
 def presenter_button(presenter: AppPage, action: str):
     """The presenter's ``action`` button as drawn now: its key carries the room's version (``class_next_v3``)."""
-    return presenter.page.locator(f"[class*='st-key-class_{action}_v'] button").first  # a button with help has two
+    # A button with help has two, and a run may keep a hidden copy of its element: the one on screen.
+    return presenter.page.locator(f"[class*='st-key-class_{action}_v'] button").filter(visible=True).first
 
 
 def press(presenter: AppPage, action: str) -> None:
@@ -159,17 +162,16 @@ def class_round(
     projected = results(presenter)
     for phone in phones:
         shown = results(phone)
-        assert "3 votes ✓ right" in shown or "— 3 votes" in shown, shown  # all three answers on the same one
+        assert "— 3 votes" in shown and "right" not in shown and "torch" not in shown, shown  # the class's, alone
         assert "Your answer:" in phone.page.locator(f"{ELEMENT} .mine").inner_text()
-        why = questions.bank()[0].why.replace("`", "").replace("**", "")  # fetched at the reveal, not held before
-        expect(phone.page.locator(f"{ELEMENT} .why p")).to_have_text(why, timeout=SEEN_S * 1000)
-    assert "3" in projected
+    assert "3" in projected and "right" not in projected.lower()
 
     press(presenter, "again")
     for phone in phones:
         asked(phone)
         assert checked(phone) is None  # a new round: nothing chosen yet
     assert runs() == before  # the reveal and Ask again reached every phone with no run of its page
+    assert not phones[0].page.locator(f"{ELEMENT} .why").count()
     answer(phones[1], 0)
     phones[1].page.reload()  # a reconnect: the cookie keeps the voter, and the answer shows again
     phones[1].settle()
@@ -179,7 +181,13 @@ def class_round(
     presenter.settle()
     presenter_button(presenter, "reveal").wait_for(timeout=SEEN_S * 1000)
     press(presenter, "reveal")
-    late = open_in(contexts(PHONE), f"{phone_bases[-1]}/class?room={code}")  # joins after the second reveal
+    before = runs()
+    press(presenter, "answer")
+    for phone in phones:
+        why = questions.bank()[0].why.replace("`", "").replace("**", "")  # fetched when shown, not held before
+        expect(phone.page.locator(f"{ELEMENT} .why p")).to_have_text(why, timeout=SEEN_S * 1000)
+    assert runs() == before  # torch's answer too
+    late = open_in(contexts(PHONE), f"{phone_bases[-1]}/class?room={code}")  # joins after torch's answer
     assert results(late)
     text = results(phones[2])
     assert "2" in text  # the second round is shown beside the first
@@ -219,7 +227,42 @@ def test_a_presenter_and_three_phones_vote_change_reveal_ask_again_reload_and_jo
     assert runs() >= 3 + 4  # the count is kept: each phone's first run, and a run per vote at least
 
 
-def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_the_room(app_server, contexts, tmp_path):
+def take_to(presenter: AppPage, contexts, viewport: dict) -> AppPage:
+    """The presenter's deliberate act: in lecture mode's sidebar, "Present from another device", and the one-time
+    link its box shows opened in another browser (its own cookies); the box and the sidebar closed again, so the
+    projector shows the class what it should."""
+    presenter.page.locator("[data-testid=stExpandSidebarButton]").first.click()
+    presenter.page.locator(".st-key-class_take button").first.click()  # a button with help has two
+    shown = presenter.page.get_by_text(re.compile(r"/class\?take=")).first
+    shown.wait_for(timeout=SEEN_S * 1000)
+    link = shown.inner_text().strip()
+    presenter.page.keyboard.press("Escape")
+    presenter.page.locator("[data-testid=stSidebarCollapseButton]").first.click()
+    own = open_in(contexts(viewport), link)
+    own.page.get_by_text(TAKEN_HERE).wait_for(timeout=SEEN_S * 1000)
+    return own
+
+
+def shown_text(app: AppPage) -> str:
+    """What a page shows, the class's element (its shadow DOM) included."""
+    return app.page.evaluate(_SHOWN_JS)
+
+
+# The page's text, and each element's in its shadow root (innerText does not enter one).
+_SHOWN_JS = """() => {
+  const parts = [document.body.innerText];
+  for (const e of document.querySelectorAll('*')) if (e.shadowRoot) parts.push(e.shadowRoot.textContent);
+  return parts.join('\\n');
+}"""
+
+
+def test_the_qr_code_joins_and_a_question_runs_through_peer_instruction_on_the_presenters_own_view(
+    app_server, contexts, tmp_path
+):
+    """The projector's QR code reads back as the join link it shows and opens the room. Then peer instruction on a
+    choice question, with the presenter's own view on another device (a one-time link) and three phones: round 1
+    revealed without torch's answer on the phones and the projector, the share right and the advice on the
+    presenter's view only, round 2, then torch's answer with how many moved to it, everywhere."""
     presenter = open_in(contexts(PROJECTOR), f"{app_server}/class?present=1")
     code = start_room(presenter)
     shown = presenter.page.get_by_text("Join at").inner_text().removeprefix("Join at").strip()
@@ -228,12 +271,61 @@ def test_the_projectors_qr_code_reads_back_as_the_join_link_it_shows_and_opens_t
     qr.screenshot(path=tmp_path / "qr.png")  # the code as the projector draws it: segno's SVG, Chromium's pixels
     (read,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr.png").convert("L"))
     assert read.format == zxingcpp.BarcodeFormat.QRCode and read.text == shown
-    phone = open_in(contexts(PHONE), read.text)
-    asked(phone)  # the scanned link joins the room
-    press(presenter, "reveal")  # a student who comes late still finds the QR code, smaller, and the link as text
-    qr.screenshot(path=tmp_path / "qr_revealed.png")
+    phones = [open_in(contexts(PHONE), read.text)]
+    asked(phones[0])  # the scanned link joins the room
+    phones += [open_in(contexts(PHONE), shown) for _ in range(2)]
+    own = take_to(presenter, contexts, PHONE)  # the lecturer's phone
+    press(own, "next")
+    question = questions.bank()[1]
+    assert question.kind == "choice" and question.answer == 0
+    for phone, option in zip(phones, (0, 0, 1), strict=True):  # 2 of 3 right: 67 %, "turn to your neighbour"
+        phone.page.get_by_text(re.compile(r"^Question 2 of")).first.wait_for(timeout=SEEN_S * 1000)
+        answer(phone, option)
+    expect(own.page.get_by_text("Right so far: 2 of 3 (67 %)")).to_be_visible(timeout=SEEN_S * 1000)
+
+    press(own, "reveal")
+    expect(own.page.get_by_text("Right: 2 of 3 (67 %)")).to_be_visible(timeout=SEEN_S * 1000)
+    expect(own.page.locator(".st-key-class_advice")).to_contain_text("Between 35 and 70 % right")
+    own.page.screenshot(path=tmp_path / "own-reveal.png")
+    presenter.page.locator(CHART).first.wait_for(timeout=SEEN_S * 1000)
+    for phone in phones:
+        expect(phone.page.locator(f"{ELEMENT} p.over")).to_be_visible(timeout=SEEN_S * 1000)
+    presenter.settle()
+    presenter.page.screenshot(path=tmp_path / "projector-reveal.png")
+    phones[2].page.screenshot(path=tmp_path / "phone-reveal.png")
+    assert "2 votes" in results(presenter)
+    for app in [presenter, *phones]:  # the class's answers, and nothing of who is right
+        seen = " ".join(shown_text(app).split())  # "67\u00a0%" as "67 %"
+        assert "2 votes" in seen, seen
+        assert not re.search(r"\bright\b", seen, re.IGNORECASE), seen  # never "✓ right", "(right)", "Right: …"
+        for secret in ("67 %", "2 of 3", "Between 35", "torch's answer:", question.why[:40]):
+            assert secret not in seen, (secret, seen)
+    assert not off_screen(presenter, BUTTONS, CHART, QR, CODE, JOIN)
+    qr.screenshot(path=tmp_path / "qr_revealed.png")  # a student who comes late still finds the QR code, smaller
     (late,) = zxingcpp.read_barcodes(Image.open(tmp_path / "qr_revealed.png").convert("L"))
     assert late.text == shown == presenter.page.get_by_text("Join at").inner_text().removeprefix("Join at").strip()
+
+    press(own, "again")
+    for phone, option in zip(phones, (0, 0, 0), strict=True):  # the third phone moved to torch's answer
+        asked(phone)
+        answer(phone, option)
+    expect(own.page.get_by_text("Right so far: 3 of 3 (100 %)")).to_be_visible(timeout=SEEN_S * 1000)
+    press(own, "reveal")
+    press(own, "answer")
+    moved = (
+        "Right in round 1: 2 of 3 (67 %); in round 2: 3 of 3 (100 %). "
+        "Of the 3 who answered both rounds, 1 moved to torch's answer and 0 away from it."
+    )
+    expect(own.page.get_by_text(moved)).to_be_visible(timeout=SEEN_S * 1000)
+    for phone in phones:
+        expect(phone.page.locator(f"{ELEMENT} p.outcome")).to_have_text(moved, timeout=SEEN_S * 1000)
+        expect(phone.page.locator(f"{ELEMENT} .mine")).to_contain_text("(right)")
+    expect(presenter.page.get_by_text(moved)).to_be_visible(timeout=SEEN_S * 1000)
+    presenter.settle()
+    assert not off_screen(presenter, BUTTONS, CHART, QR, CODE, JOIN)
+    presenter.page.screenshot(path=tmp_path / "projector-answer.png")
+    phones[2].page.screenshot(path=tmp_path / "phone-answer.png")
+    own.page.screenshot(path=tmp_path / "own-answer.png")
 
 
 def question_number(presenter: AppPage) -> int:
@@ -326,7 +418,9 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
         for k in rounds:
             if k == 2:
                 press(presenter, "again")
-            press(presenter, "reveal")
+            # The last round's torch's answer at once (the fullest screen: the right option marked, what the class
+            # got, why); round 1 of two as peer instruction reveals it, the class's answers alone.
+            press(presenter, "answer" if k == rounds[-1] else "reveal")
             presenter.page.locator(CHART).first.wait_for(timeout=SEEN_S * 1000)
             wrong = off_screen(presenter, BUTTONS, CHART, QR, CODE, JOIN)  # how to join stays, for a late student
             assert not wrong, (question.id, f"round {k}", wrong)

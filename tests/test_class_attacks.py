@@ -164,10 +164,10 @@ def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_jo
     for guess in ("AAAAAAAA", "BBBBBBBB"):
         assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": guess}).warning[0].value
     (refused,) = run_page(PAGE, {"room": room.code}).warning  # the right code too, now
-    assert refused.value.startswith("Too many room codes") and "try again in" in refused.value
+    assert refused.value.startswith("Too many codes that open no room") and "try again in" in refused.value
     proved.fresh()  # a new cookie from the same address: one miss left there
     assert poll.REFUSED["unknown"] in run_page(PAGE, {"room": "CCCCCCCC"}).warning[0].value
-    assert run_page(PAGE, {"room": "DDDDDDDD"}).warning[0].value.startswith("Too many room codes")
+    assert run_page(PAGE, {"room": "DDDDDDDD"}).warning[0].value.startswith("Too many codes that open no room")
     from_address(monkeypatch, CLASS)
     proved.fresh()
     assert not run_page(PAGE, {"room": room.code}).warning  # elsewhere, the class joins

@@ -1,5 +1,5 @@
-"""The reveal route (ui/class_reveal.py): torch's answer and reasons for the question a room has revealed now,
-and nothing before the reveal, nor of another room."""
+"""The reveal route (ui/class_reveal.py): torch's answer and reasons for the question whose answer a room shows now,
+and nothing before the presenter shows it (a round's reveal included), nor of another room."""
 
 from __future__ import annotations
 
@@ -23,12 +23,14 @@ def served(monkeypatch):
     return store, TestClient(app)
 
 
-def test_only_a_room_in_its_reveal_gives_torch_s_answer_and_reasons(served):
+def test_only_a_room_showing_its_answer_gives_torch_s_answer_and_reasons(served):
     store, client = served
     room, secret = poll.open_room(store, ("bn-one-sample", "ln-cell"))
     url = class_reveal.REVEAL_PATH.format(code=room.code)
     assert client.get(url).status_code == 404 and client.get(url).json() == {}  # asking: nothing
     store.act(room.code, secret, "reveal", room.version)
+    assert client.get(url).status_code == 404 and client.get(url).json() == {}  # round 1 revealed: nothing yet
+    store.act(room.code, secret, "answer", room.version + 1)
     got = client.get(url)
     assert got.status_code == 200 and got.headers["cache-control"] == "no-store"
     question = questions.by_id("bn-one-sample")
@@ -39,7 +41,7 @@ def test_only_a_room_in_its_reveal_gives_torch_s_answer_and_reasons(served):
         "answer_text": None,
         "why": render.spans(question.why),
     }
-    store.act(room.code, secret, "next", room.version + 1)
+    store.act(room.code, secret, "next", room.version + 2)
     assert client.get(url).status_code == 404  # the next question is being asked
     assert client.get(class_reveal.REVEAL_PATH.format(code="ZZZZZZZZ")).status_code == 404
     assert client.get(class_reveal.REVEAL_PATH.format(code="<b>")).status_code == 404

@@ -4,7 +4,7 @@ First the pure parts: a room's public state (never a choice before the reveal, n
 reads each room once per look whatever its subscribers, drops a subscriber that falls behind, and ends the
 streams of a room that closes or expires; the gate's limits. Then the route itself, served by uvicorn on a port
 of the OS's choosing from the process's in-memory store (as ``make run`` has it): a phone's stream sees the
-room at once, a vote's count, the reveal with its counts and torch's answer, a reconnect's state at once, the
+room at once, a vote's count, the reveal with its counts, then torch's answer, a reconnect's state at once, the
 close and its end, `gone` for an unknown room, and a 429 with its sentence past a browser's limit.
 """
 
@@ -36,8 +36,10 @@ from ui import store as ui_store
 QUESTIONS = ("bn-one-sample", "ln-cell")
 
 
-def _revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
-    return [{"0": 1, "1": 0}], "0"
+def _revealed(room: poll.Room, answer: bool) -> tuple[list[dict[str, int]], str | None, str | None]:
+    """A stand-in for ui.routes.revealed that gives torch's answer and the outcome whether asked for them or not: the
+    state must leave them out itself before the presenter shows the answer."""
+    return [{"0": 1, "1": 0}], "TORCH", "OUTCOME"
 
 
 class CountingStore(MemoryStore):
@@ -69,29 +71,49 @@ def test_the_state_before_the_reveal_has_no_choice_and_never_the_secret_or_a_vot
         "question": "bn-one-sample",
         "round": 1,
         "answers": 1,
+        "hidden": False,
         "rounds": None,
         "answer": None,
         "check": {"step": "", "voters": 0, "answers": 0},
+        "outcome": None,
     }
     assert events.event_id(public) == "0.1"
     text = json.dumps(public)
     assert secret not in text and room.secret_sha not in text and "voter-abc" not in text
     revealed = store.act(room.code, secret, "reveal", 0)
     shown = events.state(revealed, 1, _revealed)
-    assert (shown["phase"], shown["rounds"], shown["answer"]) == ("reveal", [{"0": 1, "1": 0}], "0")
+    assert (shown["phase"], shown["rounds"], shown["answer"]) == ("reveal", [{"0": 1, "1": 0}], None)
+    assert "TORCH" not in json.dumps(shown) and "OUTCOME" not in json.dumps(shown)  # peer instruction: not yet
+    hidden = events.state(store.act(room.code, secret, "hide", 1), 1, _revealed)
+    assert hidden["hidden"] and hidden["rounds"] is None and hidden["answer"] is None  # only that the round is over
+    answered = events.state(store.act(room.code, secret, "answer", 2), 1, _revealed)
+    assert (answered["rounds"], answered["answer"], answered["outcome"]) == ([{"0": 1, "1": 0}], "TORCH", "OUTCOME")
 
 
-def test_the_routes_reveal_is_rounds_of_the_store_and_torchs_answer_as_a_vote_is_stored(monkeypatch):
+def test_the_routes_reveal_is_rounds_of_the_store_then_torchs_answer_and_the_shift_paired_by_voter(monkeypatch):
     store = MemoryStore()
     monkeypatch.setattr(ui_store, "_store", store)
     room, secret = _opened(store)
-    for voter, choice in (("a", "0"), ("b", "2"), ("c", "2")):
+    question = by_id("bn-one-sample")
+    right = str(question.answer)
+    first = {"a": "0", "b": "2", "c": right, "d": "2"}  # one right of four
+    second = {"a": right, "b": right, "c": "1", "e": right}  # a and b moved to it, c away, d silent, e new
+    for voter, choice in first.items():
         store.vote(room.code, voter, 0, 1, choice)
     room = store.act(room.code, secret, "reveal", 0)
-    question = by_id("bn-one-sample")
-    rounds, answer = routes.revealed(room)
-    assert rounds == [{str(i): n for i, n in enumerate([1, 0, 2, 0])}]
-    assert answer == "3" == str(question.answer)
+    rounds, answer, outcome = routes.revealed(room, False)
+    assert rounds == [{str(i): sum(v == str(i) for v in first.values()) for i in range(4)}]
+    assert answer is None and outcome is None
+    room = store.act(room.code, secret, "again", 1)
+    for voter, choice in second.items():
+        store.vote(room.code, voter, 0, 2, choice)
+    room = store.act(room.code, secret, "answer", 2)
+    rounds, answer, outcome = routes.revealed(room, True)
+    assert len(rounds) == 2 and answer == right == "3"
+    assert outcome == (
+        "Right in round 1: 1 of 4 (25\u00a0%); in round 2: 3 of 4 (75\u00a0%). "
+        "Of the 3 who answered both rounds, 2 moved to torch's answer and 1 away from it."
+    )
 
 
 def _hub(store: MemoryStore, **limits: int) -> events.Hub:
@@ -275,7 +297,7 @@ def _cookie() -> str:
     return f"{proof.COOKIE}={proof.mint(ui_proof.secret(), time.time())}"
 
 
-def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_then_ends(served):
+def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_the_answer_and_the_close_then_ends(served):
     port, store = served
     room, secret = _opened(store)
     phone = Stream(f"http://127.0.0.1:{port}", room.code, _cookie())
@@ -287,10 +309,13 @@ def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_the
     assert _data(phone.event())["answers"] == 1
     store.act(room.code, secret, "reveal", 0)
     shown = phone.event()
-    assert shown["id"] == "1.1" and _data(shown)["rounds"] == [{"0": 1, "1": 0}] and _data(shown)["answer"] == "0"
-    again = Stream(f"http://127.0.0.1:{port}", room.code, _cookie(), {"Last-Event-ID": "1.1"})  # a reconnect: at once
-    assert _data(again.event())["phase"] == "reveal"
-    store.act(room.code, secret, "close", 1)
+    assert shown["id"] == "1.1" and _data(shown)["rounds"] == [{"0": 1, "1": 0}] and _data(shown)["answer"] is None
+    store.act(room.code, secret, "answer", 1)
+    answered = _data(phone.event())
+    assert (answered["phase"], answered["answer"], answered["outcome"]) == ("answer", "TORCH", "OUTCOME")
+    again = Stream(f"http://127.0.0.1:{port}", room.code, _cookie(), {"Last-Event-ID": "2.1"})  # a reconnect: at once
+    assert _data(again.event())["phase"] == "answer"
+    store.act(room.code, secret, "close", 2)
     assert _data(phone.event())["closed"] is True
     assert phone.event() is None  # the end
     assert _data(again.event())["closed"] is True and again.event() is None

@@ -51,7 +51,7 @@ def test_a_presenter_starts_a_room_and_sees_the_code_the_first_question_and_the_
     assert any(code[:4] in m.value and code[4:] in m.value for m in at.markdown)
     first = questions.by_id(room.questions[0])
     assert any(first.prompt in m.value for m in at.markdown)
-    for action in ("reveal", "again", "next", "close"):
+    for action in ("reveal", "again", "answer", "next", "close"):
         assert button(at, action).key == f"class_{action}_v{room.version}"
     assert button(at, "again").disabled  # nothing revealed yet
     assert not at.get("radio") or all(r.key != "answer" for r in at.radio)  # the projector does not vote
@@ -79,7 +79,7 @@ def test_a_student_link_with_extra_parameters_cannot_reveal_advance_or_close(fre
     assert fresh_store.room(code) == before
 
 
-def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_one(fresh_store):
+def test_the_reveal_shows_the_class_counts_and_only_show_the_answer_gives_every_phone_torchs(fresh_store):
     presenter, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     phone = student(code)
@@ -89,11 +89,24 @@ def test_the_reveal_shows_every_phone_its_answer_the_class_counts_and_the_right_
     assert fresh_store.room(code).phase == "reveal"
     drawn = class_element(phone)["room"]
     assert drawn["phase"] == "ask" and drawn["rounds"] is None and drawn["answer"] is None  # nothing before it
+    counts = [tally(question, [question.parse(_value(question, 0))])]
     phone.run()  # a reload: the element draws the reveal at once, before its stream connects
+    data = class_element(phone)
+    assert data["room"]["phase"] == "reveal" and data["room"]["rounds"] == counts
+    assert data["room"]["answer"] is None and data["room"]["outcome"] is None  # peer instruction: torch's later
+    assert all(e["answer"] is None and e["why"] is None for e in data["questions"].values())
+    projected = "\n".join(t.value for t in presenter.text)
+    assert "1 vote" in projected and "right" not in projected.lower() and question.answer_text not in projected
+    assert not any(question.why in m.value for m in presenter.markdown)
+    button(presenter, "answer").click().run()
+    assert_no_exception(presenter)
+    assert "Right answer" in "\n".join(t.value for t in presenter.text) or "torch:" in presenter.text[0].value
+    assert any("Right: 1 of 1" in m.value or "Right: 0 of 1" in m.value for m in presenter.markdown)  # the outcome
+    phone.run()
     assert_no_exception(phone)
     data = class_element(phone)
-    assert data["room"]["phase"] == "reveal" and data["room"]["answers"] == 1
-    assert data["room"]["rounds"] == [tally(question, [question.parse(_value(question, 0))])]
+    assert data["room"]["phase"] == "answer" and data["room"]["answers"] == 1
+    assert data["room"]["rounds"] == counts and data["room"]["outcome"].startswith("Right: ")
     assert data["room"]["answer"] == question.parse(question.answer)
     assert data["mine"]["answer"] == question.parse(_value(question, 0))
     shown = data["questions"][question.id]  # the question revealed now, and only it, with torch's answer
@@ -329,17 +342,25 @@ def test_each_presenter_button_can_be_pressed_exactly_where_its_action_applies(f
     presenter, code = presenter_opens_a_room()
 
     def pressable() -> set[str]:
-        return {a for a in ("reveal", "again", "next", "close") if not button(presenter, a).disabled}
+        return {a for a in ("reveal", "again", "answer", "next", "close") if not button(presenter, a).disabled}
 
-    assert pressable() == {"reveal", "next", "close"}  # asking round 1
-    for action, then in (
-        ("reveal", {"again", "next", "close"}),  # round 1 revealed: ask again, or move on
-        ("again", {"reveal", "next", "close"}),  # asking round 2
-        ("reveal", {"next", "close"}),  # round 2 revealed: no third round
+    def primary() -> str:
+        (found,) = [
+            b.key.split("_")[1] for b in presenter.button if b.proto.type == "primary" and b.key.startswith("class_")
+        ]
+        return found
+
+    assert pressable() == {"reveal", "answer", "next", "close"} and primary() == "reveal"  # asking round 1
+    for action, then, first in (
+        ("reveal", {"again", "answer", "next", "close"}, "again"),  # round 1 over: ask again, show the answer, move on
+        ("again", {"reveal", "answer", "next", "close"}, "reveal"),  # asking round 2
+        ("reveal", {"answer", "next", "close"}, "answer"),  # round 2 over: no third round
+        ("answer", {"next", "close"}, "next"),  # torch's answer: then only the next question
     ):
         button(presenter, action).click().run()
         assert_no_exception(presenter)
         assert pressable() == then, action
+        assert primary() == first, action
     for _ in fresh_store.room(code).questions:
         button(presenter, "next").click().run()
     assert fresh_store.room(code).phase == "done" and pressable() == {"close"}

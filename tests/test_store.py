@@ -465,3 +465,134 @@ def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog)
     said = [r.getMessage() for r in caplog.records if r.name == "server.store"]
     assert len(said) == 2, said  # at 0 s, and at 61 s for the five refused since
     assert said[0].startswith("Redis refused 1 write(s)") and said[1].startswith("Redis refused 5 write(s)")
+
+
+# ---- peer instruction (issue 49): torch's answer a presenter's action of its own, and the presenter's devices ----
+
+
+def test_a_reveal_leaves_torchs_answer_to_show_the_answer_after_either_round_and_no_round_after_it(store):
+    """Round 1's reveal ends the round, the class's answers hidden or not; Show answer follows either round (or
+    an asking one, at once), and once torch's answer is out no round is asked again."""
+    room, secret = poll.open_room(store, QUESTIONS)
+
+    def act(action: str) -> Room | None:
+        return press(store, room.code, secret, action)
+
+    store.vote(room.code, "ann", 0, 1, "1")
+    revealed = act("reveal")
+    assert (revealed.phase, revealed.round, revealed.hidden) == ("reveal", 1, False)
+    assert act("show") is None and act("hide").hidden and store.room(room.code).hidden
+    assert act("hide") is None and not act("show").hidden  # each a change, or nothing
+    assert act("again").phase == "ask"
+    assert store.vote(room.code, "ann", 0, 2, "0") == COUNTED
+    answered = act("answer")  # from an asking second round: its votes end with it
+    assert (answered.phase, answered.round, answered.index) == ("answer", 2, 0)
+    assert store.vote(room.code, "bob", 0, 2, "0") == "revealed"
+    for action in ("answer", "again", "reveal"):
+        assert act(action) is None, action
+    assert act("next").phase == "ask"
+    act("reveal")
+    assert act("answer").phase == "answer" and act("again") is None  # right after round 1: no second round then
+    assert act("next").phase == "done" and act("answer") is None
+
+
+def test_a_double_press_of_show_the_answer_or_hide_applies_once(store):
+    room, secret = poll.open_room(store, QUESTIONS)
+    for action in ("hide", "reveal", "answer"):
+        seen = store.room(room.code).version
+        with ThreadPoolExecutor(8) as pool:
+            applied = list(pool.map(lambda a: store.act(room.code, secret, a, seen), [action] * 16))  # noqa: B023
+        assert sum(a is not None for a in applied) == 1, action
+        assert store.room(room.code).version == seen + 1
+    assert store.room(room.code).phase == "answer" and store.room(room.code).hidden
+
+
+def test_a_take_code_takes_the_room_to_one_more_browser_once_and_only_its_presenter_makes_one(store):
+    room, secret = poll.open_room(store, QUESTIONS)
+    assert poll.hand_over(store, room.code, "not-the-secret") is None
+    assert poll.hand_over(store, "NOSUCHRM", secret) is None
+    take = poll.hand_over(store, room.code, secret)
+    assert poll.valid_code(take, poll.TAKE_LENGTH) == take and poll.valid_code(take) is None  # never a room code
+    outcome, code, phone = poll.take_over(store, take)
+    assert (outcome, code) == (poll.TAKEN, room.code) and phone != secret
+    assert poll.take_over(store, take) == ("used", None, None)  # once
+    assert poll.take_over(store, poll.new_code(length=poll.TAKE_LENGTH))[0] == "used"
+    taken = store.room(room.code)
+    assert poll.presenter_of(taken, phone) and poll.presenter_of(taken, secret)
+    assert not poll.first_presenter(taken, phone) and taken.version == room.version  # the phones see no change
+    assert press(store, room.code, phone, "reveal").phase == "reveal"  # the new browser presents
+    assert press(store, room.code, secret, "answer").phase == "answer"  # and so does the first, in step
+    assert store.room(room.code).hosts == taken.hosts  # a press keeps the hosts
+    again = poll.hand_over(store, room.code, phone)  # a further presenter may hand over too
+    assert again and poll.take_over(store, again)[0] == poll.TAKEN
+    assert len(store.room(room.code).hosts) == 2
+
+
+def test_a_new_take_code_ends_the_last_and_a_room_takes_at_most_its_hosts_until_its_first_presenter_signs_them_out(
+    make_store,
+):
+    store = make_store(max_hosts=2)
+    room, secret = poll.open_room(store, QUESTIONS)
+    stale = poll.hand_over(store, room.code, secret)
+    fresh = poll.hand_over(store, room.code, secret)
+    assert poll.take_over(store, stale)[0] == "used"  # one live take code per room
+    _, _, first = poll.take_over(store, fresh)
+    _, _, second = poll.take_over(store, poll.hand_over(store, room.code, secret))
+    third = poll.hand_over(store, room.code, secret)
+    assert poll.take_over(store, third) == ("many", None, None)
+    assert not store.sign_out(room.code, second) and not store.sign_out(room.code, "not-the-secret")
+    assert store.sign_out(room.code, secret)
+    signed_out = store.room(room.code)
+    assert signed_out.hosts == () and not poll.presenter_of(signed_out, first)
+    assert store.act(room.code, first, "reveal", signed_out.version) is None
+    assert poll.take_over(store, third)[0] == "used"  # the sign-out forgot the live code too
+    press(store, room.code, secret, "close")
+    assert poll.hand_over(store, room.code, secret) is None  # a closed room is taken nowhere
+
+
+def test_browsers_using_one_take_code_at_once_give_the_room_to_exactly_one(store):
+    room, secret = poll.open_room(store, QUESTIONS)
+    take = poll.hand_over(store, room.code, secret)
+    with ThreadPoolExecutor(8) as pool:
+        outcomes = [found[0] for found in pool.map(lambda _: poll.take_over(store, take), range(16))]
+    assert outcomes.count(poll.TAKEN) == 1 and set(outcomes) == {poll.TAKEN, "used"}
+    assert len(store.room(room.code).hosts) == 1
+
+
+def test_a_take_between_a_presses_read_and_its_write_is_kept(redis_server):
+    """Redis's act reads the room, then writes its change in a script: a browser that takes the room between the two
+    stays a presenter (the script leaves the hosts as they are). In memory, one lock holds both."""
+    store = RedisStore(redis_server.url, prefix="race:")
+    room, secret = poll.open_room(store, QUESTIONS)
+    take = poll.hand_over(store, room.code, secret)
+    taken = []
+    read = store.room
+
+    def read_then_take(code: str) -> Room | None:
+        found = read(code)
+        if not taken:
+            taken.append(poll.take_over(store, take)[2])
+        return found
+
+    store.room = read_then_take
+    assert store.act(room.code, secret, "reveal", room.version).phase == "reveal"
+    store.room = read
+    assert poll.presenter_of(store.room(room.code), taken[0])
+
+
+def test_a_take_code_is_kept_only_as_its_hash_and_is_gone_after_its_time(redis_server):
+    now = [0.0]
+    memory = MemoryStore(clock=lambda: now[0])
+    room, secret = poll.open_room(memory, QUESTIONS)
+    take = poll.hand_over(memory, room.code, secret)
+    assert take not in repr(memory._data) and poll.sha(take) in repr(memory._data)
+    now[0] += poll.TAKE_S + 1
+    assert poll.take_over(memory, take)[0] == "used"
+    store = RedisStore(redis_server.url, prefix="hand:")
+    room, secret = poll.open_room(store, QUESTIONS)
+    take = poll.hand_over(store, room.code, secret)
+    r = store._redis
+    held = {key.decode(): r.ttl(key) for key in r.keys("hand:tak*")}
+    assert held.keys() == {f"hand:take:{poll.sha(take)}", f"hand:taking:{room.code}"}
+    assert all(0 < t <= poll.TAKE_S for t in held.values())
+    assert not any(take.encode() in (r.dump(key) or b"") for key in r.keys("hand:*"))

@@ -54,7 +54,7 @@ from ui.store import store
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600
 POLL_S = 1.0  # a page waiting for the store to come back looks this often
-TRIES = "Too many room codes that open no room were tried from this browser or your network: try again in {s} s."
+TRIES = "Too many codes that open no room were tried from this browser or your network: try again in {s} s."
 _TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")
 
 # A browser's cookies, set from the page: components v2 runs this in the page itself (no iframe).
@@ -79,6 +79,14 @@ def _cookie(name: str) -> str:
     """The browser's cookie ``name`` as it came with this session's connection; "" if none."""
     found = st.context.cookies.get(name, "")
     return found if isinstance(found, str) else ""
+
+
+def class_link(query: str) -> str:
+    """The class page with ``query``, at this page's own address as the browser reached it."""
+    base = (st.context.url or "").split("?")[0].rstrip("/")
+    if not base.endswith("/class"):
+        base = base.rsplit("/", 1)[0] + "/class" if base else "/class"
+    return f"{base}?{query}"
 
 
 def voter() -> str:
@@ -135,22 +143,30 @@ def not_a_code(typed: str, template: str = text.BAD_CODE) -> str:
     return template.format(code=quote(typed), why=why, rule=rule)
 
 
-def look_up(code: str) -> poll.Room | None:
-    """The room ``code``, for a proved browser within its tries of codes; None (and why, on the page) otherwise.
+def too_many_tries() -> str | None:
+    """Why this browser may not try another code now (room codes, or presenter's codes, that opened nothing), in a
+    sentence; None while it may."""
+    wait = _code_tries().wait_s(*sender())
+    return TRIES.format(s=wait) if wait else None
 
-    A code that opens no room counts against the browser and its address
-    (:class:`server.quota.CodeTries`), so a script can't try codes at speed.
-    """
+
+def missed() -> None:
+    """A code that opened nothing: counted against this browser and its address
+    (:class:`server.quota.CodeTries`), so a script can't try codes at speed."""
+    _code_tries().missed(*sender())
+
+
+def look_up(code: str) -> poll.Room | None:
+    """The room ``code``, for a proved browser within its tries of codes (:func:`too_many_tries`); None (and why,
+    on the page) otherwise."""
     if not proof.require():
         return None
-    client, address = sender()
-    wait = _code_tries().wait_s(client, address)
-    if wait:
-        st.warning(TRIES.format(s=wait))
+    if (why := too_many_tries()) is not None:
+        st.warning(why)
         return None
     room = store().room(code)
     if room is None:
-        _code_tries().missed(client, address)
+        missed()
         st.warning(poll.REFUSED["unknown"] + text.UNKNOWN)
     return room
 
@@ -271,8 +287,12 @@ def explain(question: Question, presenting: bool) -> None:
     st.link_button("See why, live", question.link + ("&present=1" if presenting else ""), icon=":material/play_circle:")
 
 
+def votes_of(room: poll.Room) -> list[dict[str, str]]:
+    """Each revealed round's votes, voter → choice, round 1 first."""
+    last = room.round if room.phase != "ask" else room.round - 1
+    return [store().votes(room.code, room.index, r) for r in range(1, last + 1)]
+
+
 def rounds_of(room: poll.Room, question: Question) -> list[dict[str, int]]:
     """Each revealed round's counts, round 1 first."""
-    last = room.round if room.phase != "ask" else room.round - 1
-    votes = (store().votes(room.code, room.index, r).values() for r in range(1, last + 1))
-    return [tally(question, found) for found in votes]
+    return [tally(question, found.values()) for found in votes_of(room)]

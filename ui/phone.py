@@ -1,9 +1,10 @@
-"""The class poll on a student's phone: joining a room, answering, and the results after the reveal.
+"""The class poll on a student's phone: joining a room, answering, the class's answers after the reveal, and
+torch's once the presenter shows it.
 
 A phone waits at no cost to the server: its page draws the class's element
 (:mod:`ui.live`), which follows the room's stream and draws the question, the
 answer controls, this phone's answer and the results from it, with no script
-run at the reveal, Ask again or Next. The page run gives the element what the
+run at the reveal, Ask again, Show answer or Next. The page run gives the element what the
 stream does not carry: the room's questions, this voter's stored answer (the
 store's, never a widget's, so a vote that failed in an outage is never shown as
 sent) and what the last vote came to.
@@ -19,7 +20,7 @@ from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
 from server import events, poll
 from server.store import StoreDown, StoreFull
-from ui import boot, classroom, concept_check, live, proof
+from ui import boot, classroom, concept_check, live, proof, routes
 from ui.store import store
 
 KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
@@ -106,6 +107,8 @@ def words() -> dict[str, Any]:
         "not_answered": text.NOT_ANSWERED,
         "none": text.NONE_REVEALED,
         "closed": text.CLOSED_PHONE,
+        "round_over": text.ROUND_OVER,
+        "hidden": text.HIDDEN_PHONE,
         "done": text.LAST,
         "gone": text.GONE,
         "missing": text.MISSING,
@@ -114,15 +117,10 @@ def words() -> dict[str, Any]:
     }
 
 
-def initial(room: poll.Room, question: Question | None) -> dict[str, Any]:
+def initial(room: poll.Room) -> dict[str, Any]:
     """The room as the stream's first event will give it: the element's picture until the stream connects."""
-    answers = store().count(room.code, room.index, room.round) if question else 0
-    return events.state(
-        room,
-        answers,
-        lambda r: (classroom.rounds_of(r, question), question.parse(question.answer)),
-        events.check_part(store(), room),
-    )
+    answers = store().count(room.code, room.index, room.round) if room.question is not None else 0
+    return events.state(room, answers, routes.revealed, events.check_part(store(), room))
 
 
 def phone(room: poll.Room, presenting: bool) -> None:
@@ -137,7 +135,7 @@ def phone(room: poll.Room, presenting: bool) -> None:
     mine = store().mine(room.code, classroom.voter(), room.index, room.round) if question else None
     if classroom.came_back() and question:
         back_from_outage(question, mine)
-    revealed = room.phase == "reveal"
+    answered = room.phase == "answer"
     found = classroom.taken()  # what the last vote came to: the element says it
     said = None
     if found:
@@ -147,11 +145,12 @@ def phone(room: poll.Room, presenting: bool) -> None:
         {
             "mode": "phone",
             "url": live.stream_url(room.code),
-            "room": initial(room, question),
+            "room": initial(room),
             "reveal_url": live.reveal_url(room.code),
-            # torch's answers and reasons only for the question revealed now: the element asks for them at a reveal
+            # torch's answers and reasons only for the question whose answer is shown now: the element asks for them
+            # when the presenter shows it
             "questions": {
-                qid: render.entry(questions.by_id(qid), reveal=revealed and qid == room.question)
+                qid: render.entry(questions.by_id(qid), reveal=answered and qid == room.question)
                 for qid in dict.fromkeys(room.questions)
             },
             "mine": {"index": room.index, "round": room.round, "answer": mine, "n": st.session_state.get(_VOTED)},

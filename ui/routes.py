@@ -43,14 +43,21 @@ EVENTS_PATH = "/api/class/{code}/events"
 RETRY_AFTER_S = 60  # a refused stream's Retry-After
 
 
-def revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
-    """Each revealed round's counts, round 1 first (:func:`ui.classroom.rounds_of`), and torch's answer as a
-    vote is stored. Imports the question bank on the first reveal, not when the server starts."""
+def revealed(room: poll.Room, answer: bool) -> tuple[list[dict[str, int]], str | None, str | None]:
+    """Each revealed round's counts, round 1 first (:func:`ui.classroom.rounds_of`); with ``answer``, torch's
+    answer as a vote is stored and what the class got (:func:`lnviz.labs.classroom.peer.outcome`). Imports the
+    question bank on the first reveal, not when the server starts."""
+    from lnviz.labs.classroom import peer
+    from lnviz.labs.classroom.question import tally
     from lnviz.labs.classroom.questions import by_id
-    from ui.classroom import rounds_of
+    from ui.classroom import votes_of
 
     question = by_id(room.question or "")
-    return rounds_of(room, question), question.parse(question.answer)
+    votes = votes_of(room)
+    rounds = [tally(question, found.values()) for found in votes]
+    if not answer:
+        return rounds, None, None
+    return rounds, question.parse(question.answer), peer.outcome(question, votes)
 
 
 def _bank() -> None:

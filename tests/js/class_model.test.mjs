@@ -24,7 +24,7 @@ const data = {
 };
 const room = (more = {}) => ({
   code: "ABCDEFGH", version: 3, phase: "ask", closed: false, index: 0, questions: 13, question: "c", round: 1,
-  answers: 0, rounds: null, answer: null, ...more,
+  answers: 0, hidden: false, rounds: null, answer: null, outcome: null, ...more,
 });
 const event = (more) => JSON.stringify(room(more));
 
@@ -33,6 +33,7 @@ test("a room event is read; a gone event, a malformed one and an unknown type ar
   assert.deepEqual(readEvent("gone", ""), { gone: true });
   assert.equal(readEvent("room", "{not json"), null);
   assert.equal(readEvent("room", event({ phase: "secret" })), null);
+  assert.equal(readEvent("room", event({ phase: "answer" })).room.phase, "answer");
   assert.equal(readEvent("room", event({ round: 3 })), null);
   assert.equal(readEvent("message", event()), null);
 });
@@ -55,13 +56,19 @@ test("the phone's answer: the one just sent until the page brings the stored one
   assert.equal(ownAnswer(r, { index: 0, round: 1, answer: null, n: null }, null), null);
 });
 
-test("what to draw follows the stream alone: ask, reveal, Ask again, Next, the end, a closed room, a gone one", () => {
+test("what to draw follows the stream alone: ask, reveal, Ask again, the answer, Next, the end, a closed room", () => {
   const ask = screen(room(), data, null);
   assert.equal(ask.kind, "ask");
   assert.equal(ask.caption, "Question 1 of 13 · round 1: first answers");
-  const reveal = screen(room({ phase: "reveal", version: 4, rounds: [{ 0: 1, 1: 2, 2: 0 }], answer: "1" }), data, null);
+  const reveal = screen(room({ phase: "reveal", version: 4, rounds: [{ 0: 1, 1: 2, 2: 0 }] }), data, null);
   assert.equal(reveal.kind, "reveal");
   assert.notEqual(reveal.key, ask.key); // the controls are built again
+  const hidden = screen(room({ phase: "reveal", version: 5, hidden: true }), data, null);
+  assert.notEqual(hidden.key, reveal.key);
+  assert.ok(hidden.results.empty && hidden.results.hidden);
+  const answer = screen(room({ phase: "answer", version: 6, rounds: [{ 0: 1, 1: 2, 2: 0 }], answer: "1" }), data, null);
+  assert.equal(answer.kind, "answer");
+  assert.notEqual(answer.key, reveal.key);
   const again = screen(room({ round: 2, version: 5 }), data, null);
   assert.equal(again.kind, "ask");
   assert.equal(again.caption, "Question 1 of 13 · round 2: second answers, after discussion");
@@ -74,31 +81,45 @@ test("what to draw follows the stream alone: ask, reveal, Ask again, Next, the e
 });
 
 test("the results say what results_markdown says: each choice's count per round, the right one, torch's answer", () => {
-  const r = results(choiceQ, room({ phase: "reveal", rounds: [{ 0: 1, 1: 2, 2: 0 }, { 0: 0, 1: 3, 2: 1 }] }));
+  const outcome = "Right in round 1: 2 of 3 (67 %); in round 2: 3 of 4 (75 %).";
+  const both = [{ 0: 1, 1: 2, 2: 0 }, { 0: 0, 1: 3, 2: 1 }];
+  const r = results(choiceQ, room({ phase: "answer", rounds: both, answer: "1", outcome }));
   assert.equal(r.head, "Round 1 → round 2:");
   assert.deepEqual(r.lines.map((l) => l.counts), ["1 vote → 0 votes", "2 votes → 3 votes", "0 votes → 1 vote"]);
   assert.deepEqual(r.lines.map((l) => l.right), [false, true, false]);
   assert.deepEqual(r.lines[1].label, [["", "B. "], ["", "two "], ["code", "x"]]);
   assert.deepEqual(r.torch, choiceQ.choices[1]);
   assert.equal(r.note, "");
-  const one = results(choiceQ, room({ phase: "reveal", rounds: [{ 0: 1, 1: 0, 2: 0 }] }));
+  assert.equal(r.outcome, outcome);
+  const one = results(choiceQ, room({ phase: "answer", rounds: [{ 0: 1, 1: 0, 2: 0 }] }));
   assert.equal(one.head, "The class:");
-  assert.ok(results(choiceQ, room({ phase: "reveal", rounds: [] })).empty);
+  assert.ok(results(choiceQ, room({ phase: "answer", rounds: [] })).empty);
+});
+
+test("before torch's answer is shown, nothing says who is right, even with the answer in the page's question", () => {
+  const open = results(choiceQ, room({ phase: "reveal", rounds: [{ 0: 1, 1: 2, 2: 0 }], outcome: "leaked" }));
+  assert.deepEqual(open.lines.map((l) => l.right), [false, false, false]);
+  assert.equal(open.torch, null);
+  assert.equal(open.outcome, "");
+  const guess = results(numberQ, room({ question: "n", phase: "reveal", rounds: [{ "0.35": 2 }] }));
+  assert.deepEqual([guess.lines[0].right, guess.torch, guess.note], [false, null, ""]);
+  assert.deepEqual(mineShown(choiceQ, room({ phase: "reveal" }), { answer: "1" }).right, null);
+  assert.deepEqual(mineShown(choiceQ, room({ phase: "answer" }), { answer: "1" }).right, true);
 });
 
 test("a number question's results list each guess given, in order, right within the tolerance", () => {
-  const r = results(numberQ, room({ question: "n", phase: "reveal", rounds: [{ "-1.00": 1, "0.35": 2, "0.50": 1 }] }));
+  const r = results(numberQ, room({ question: "n", phase: "answer", rounds: [{ "-1.00": 1, "0.35": 2, "0.50": 1 }] }));
   assert.deepEqual(r.lines.map((l) => l.label[0][1]), ["-1.00", "0.35", "0.50"]);
   assert.deepEqual(r.lines.map((l) => l.right), [false, true, false]);
   assert.deepEqual(r.torch, [["", "0.3512"]]);
   assert.equal(r.note, " (guesses within 0.05 count as right)");
 });
 
-test("a question whose answer is computed at the reveal takes torch's answer from the stream", () => {
-  const r = results(liveQ, room({ question: "live", phase: "reveal", rounds: [{ 0: 0, 1: 0, 2: 2 }], answer: "2" }));
+test("a question whose answer is computed when it is shown takes torch's answer from the stream", () => {
+  const r = results(liveQ, room({ question: "live", phase: "answer", rounds: [{ 0: 0, 1: 0, 2: 2 }], answer: "2" }));
   assert.deepEqual(r.lines.map((l) => l.right), [false, false, true]);
   assert.deepEqual(r.torch, liveQ.choices[2]);
-  const mine = mineShown(liveQ, room({ phase: "reveal", answer: "2" }), { answer: "0" });
+  const mine = mineShown(liveQ, room({ phase: "answer", answer: "2" }), { answer: "0" });
   assert.deepEqual(mine, { shown: liveQ.choices[0], right: false });
 });
 

@@ -1,7 +1,10 @@
 """The reveal: the class's answers to one question beside torch's, as a figure and as plain text.
 
 ``rounds`` holds one tally per round of voting (:func:`.poll.tally`), the
-first round first; a second round is drawn beside it. Rounds take
+first round first; a second round is drawn beside it. With ``answer`` False
+(a round revealed before the presenter shows torch's answer: peer
+instruction) nothing marks which answer is right, and torch's answer is not
+read (a live question's is computed only when it is shown). Rounds take
 :data:`lnviz.figures.theme.SERIES` colours, never a norm's: blue and
 vermillion mean LN and BN on every page. The second round's bars are also
 hatched, and the right answer is written out, so nothing rests on colour.
@@ -35,7 +38,9 @@ def _style(k: int) -> dict[str, Any]:
     return dict(color=colour, pattern=dict(shape=_PATTERNS[k % len(_PATTERNS)], fgcolor="white", bgcolor=colour))
 
 
-def fig_results(question: Question, rounds: Sequence[Mapping[str, int]], *, presenting: bool = False) -> go.Figure:
+def fig_results(
+    question: Question, rounds: Sequence[Mapping[str, int]], *, presenting: bool = False, answer: bool = True
+) -> go.Figure:
     """The votes of each round: bars per option ("choice"), or per guess with torch's value as a line ("number").
 
     A choice question draws each option's letter and whole text above its bars
@@ -46,12 +51,13 @@ def fig_results(question: Question, rounds: Sequence[Mapping[str, int]], *, pres
     and a grey band over the guesses that count as right. ``presenting``
     scales every text for a projector (:func:`lnviz.figures.plot.lecture`)
     and keeps the chart short enough to sit under the question and the
-    presenter's buttons on a 1280 × 720 screen.
+    presenter's buttons on a 1280 × 720 screen. Without ``answer``: the bars
+    alone, no option outlined, no line, band or label of torch's.
     """
     if question.kind == "choice":
-        fig, height = _choice(question, rounds, theme.LECTURE_SCALE if presenting else 1.0)
+        fig, height = _choice(question, rounds, theme.LECTURE_SCALE if presenting else 1.0, answer)
     else:
-        fig, height = _number(question, rounds), NUMBER_HEIGHT
+        fig, height = _number(question, rounds, answer), NUMBER_HEIGHT
     if not presenting:
         return fig
     fig = plot.lecture(fig)
@@ -64,11 +70,13 @@ LINE_PX, BAR_PX, BARS_PX, GAP_PX = 1.4, 16, 10, 8
 NUMBER_HEIGHT, LECTURE_NUMBER_HEIGHT = 360, 340
 
 
-def _choice(question: Question, rounds: Sequence[Mapping[str, int]], scale: float) -> tuple[go.Figure, int]:
+def _choice(
+    question: Question, rounds: Sequence[Mapping[str, int]], scale: float, answer: bool
+) -> tuple[go.Figure, int]:
     """The bars, and the figure's height in px at ``scale``: each option is a slot of one unit down the y axis,
     its label in the slot's top part, its bars (one per round) under it."""
     n, k_rounds = len(question.choices), max(1, len(rounds))
-    right = question.answer
+    right = question.answer if answer else None
     labels = [_label(i, c, i == right) for i, c in enumerate(question.choices)]
     lines = max(label.count("<br>") + 1 for label in labels)
     label_px = lines * LINE_PX * theme.FONT_SIZE * scale
@@ -114,9 +122,9 @@ def _choice(question: Question, rounds: Sequence[Mapping[str, int]], scale: floa
             )
             for i, label in enumerate(labels)
         ],
-        shapes=[
-            plot.rect(0, 1, right - 0.5, right + 0.5, color=theme.INK, width=3) | dict(xref="x domain", name=RIGHT)
-        ],
+        shapes=[plot.rect(0, 1, right - 0.5, right + 0.5, color=theme.INK, width=3) | dict(xref="x domain", name=RIGHT)]
+        if answer
+        else [],
         legend=plot.legend_above(),
         showlegend=len(rounds) > 1,  # one round needs no key: its bars are the only ones
     )
@@ -133,10 +141,10 @@ def _label(i: int, choice: str, right: bool) -> str:
     return wrapped.replace(f"{mark}:", f"<b>{mark}:</b>", 1)
 
 
-def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figure:
+def _number(question: Question, rounds: Sequence[Mapping[str, int]], answer: bool) -> go.Figure:
     step = 10.0**-question.decimals
     values = sorted({float(v) for tally in rounds for v in tally})
-    shown = [*values, question.answer]
+    shown = [*values, question.answer] if answer else values or [question.lo, question.hi]
     span = max(max(shown) - min(shown), step)
     width = max(step, span / 60)  # a bar stays visible where the guesses spread widely
     traces = []
@@ -157,16 +165,28 @@ def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figur
                 hovertemplate=_round_name(k) + ": %{y} guesses of %{x}<extra></extra>",
             )
         )
-    answer = question.answer
-    label = f"torch: {question.answer_text}"
     pad = span * 0.15 + width
     most = max([int(c) for tally in rounds for c in tally.values()] or [0])
-    leans_right = answer > (min(shown) + max(shown)) / 2
     layout = dict(
         barmode="group",
         xaxis=dict(title=dict(text="guess"), range=[min(shown) - pad, max(shown) + pad]),
         # Headroom above the tallest bar for torch's label, inside the plot: above it, the legend.
         yaxis=dict(title=dict(text="votes"), rangemode="tozero", range=[0, max(1, most) * 1.5], dtick=_dtick(most)),
+        legend=plot.legend_above(1.12),
+        showlegend=True,
+    )
+    if answer:
+        layout |= _torch_line(question, shown)
+    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=56, b=45), height=NUMBER_HEIGHT)
+
+
+def _torch_line(question: Question, shown: Sequence[float]) -> dict[str, Any]:
+    """torch's value on a number question's chart: a dashed line labelled "torch: …", over a grey band of the
+    guesses that count as right."""
+    answer = question.answer
+    label = f"torch: {question.answer_text}"
+    leans_right = answer > (min(shown) + max(shown)) / 2
+    return dict(
         shapes=[
             plot.band(answer - question.tolerance, answer + question.tolerance, color=theme.GREY, opacity=0.25)
             | dict(name="counted right"),
@@ -186,10 +206,7 @@ def _number(question: Question, rounds: Sequence[Mapping[str, int]]) -> go.Figur
                 font=dict(size=theme.TITLE_SIZE),
             )
         ],
-        legend=plot.legend_above(1.12),
-        showlegend=True,
     )
-    return plot.figure(traces, layout, margin=dict(l=60, r=20, t=56, b=45), height=NUMBER_HEIGHT)
 
 
 def _dtick(most: int) -> int | None:
@@ -197,11 +214,11 @@ def _dtick(most: int) -> int | None:
     return 1 if most < 8 else None
 
 
-def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str:
+def results_text(question: Question, rounds: Sequence[Mapping[str, int]], answer: bool = True) -> str:
     """The same counts as plain text, one line per option (or guess) per round, the right one marked.
 
     For a screen reader, and for tests; shown under the question, so it does not repeat it. A number question
-    ends with torch's value.
+    ends with torch's value. Without ``answer``, the counts alone.
     """
     lines: list[str] = []
     for k, tally in enumerate(rounds):
@@ -212,11 +229,11 @@ def results_text(question: Question, rounds: Sequence[Mapping[str, int]]) -> str
         else:
             entries = [(v, v) for v in tally]
         for key, text in entries:
-            mark = f" ({RIGHT})" if question.right(key) else ""
+            mark = f" ({RIGHT})" if answer and question.right(key) else ""
             lines.append(f"  {_votes(int(tally.get(key, 0)))}: {text}{mark}")
-    if question.kind == "choice":
+    if answer and question.kind == "choice":
         lines.append(f"Right answer: {question.answer_text}")
-    else:
+    elif answer:
         lines.append(f"torch: {question.answer_text}; guesses within {question.tolerance:g} count as right.")
     return "\n".join(lines)
 

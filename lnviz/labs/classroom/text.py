@@ -181,12 +181,26 @@ COUNT_HELP = (
     "How many phones have answered this round. What they answered stays hidden until you reveal it, so the first "
     "answers don't sway the rest."
 )
-AGAIN_HELP = "Peer instruction: after neighbours have argued, the same question once more, shown beside the first."
+AGAIN_HELP = (
+    "Peer instruction: after neighbours have argued, the same question once more, before torch's answer, shown "
+    "beside the first."
+)
+REVEAL_HELP = (
+    "Ends this round and shows the class's answers, or only that the round is over if you hide them. torch's "
+    "answer stays hidden until Show answer."
+)
+ANSWER_HELP = (
+    "Shows torch's answer and why, here and on every phone, with how many moved to it between rounds. No round is "
+    "asked after it."
+)
 CHART_ALT = "The class's answers, each round, with torch's answer marked."
+CHART_ALT_OPEN = "The class's answers, each round; torch's answer is not shown yet."
 SENT = "Your answer is in. You can change it until the reveal."
 OUT_OF_RANGE = "{guess} is outside this question's range, {span}: nothing was sent."
 NOT_AN_ANSWER = "That is not one of this question's answers."
 NOT_ANSWERED = "You did not answer this round."
+ROUND_OVER = "This round is over. torch's answer comes when the presenter shows it."
+HIDDEN_PHONE = "The presenter keeps the class's answers to themselves for now."
 SENDING = "Sending your answer…"
 NONE_REVEALED = "No round has been revealed yet."
 GONE = "This room has ended. Ask the presenter for the code of another."
@@ -197,3 +211,62 @@ BACK = "The class's store is back. {held} This page shows what it holds."
 HELD_NONE = "It holds no answer from this phone for this round: answer now, if you had not."
 HELD_CHOICE = "It holds your answer **{letter}. {choice}**."
 HELD_GUESS = "It holds your guess **{guess}**."
+
+# --- peer instruction (lnviz.labs.classroom.peer): the presenter's own view, and what the class sees at the answer ---
+
+SHARE = "{right} of {answered} ({percent}\u00a0%)"  # never "(67" at a line's end, "%)" on the next
+NO_ANSWERS = "nobody answered"
+# After each round, by the share right (Crouch and Mazur 2001): for the presenter's eyes only.
+ADVICE = {
+    "explain": "Under 35 % right: too few to convince their neighbours. Explain it first, with the live view that "
+    "shows it, then ask again.",
+    "discuss": "Between 35 and 70 % right: ask everyone to find a neighbour who answered differently and convince "
+    "them, then press **Ask again**.",
+    "answer": "Over 70 % right: press **Show answer**, say why in a sentence, and move on.",
+    "last": "The second round is in: press **Show answer**, with how many moved to it.",
+}
+RIGHT_ONCE = "Right: {first}."
+SHIFT = "Right in round 1: {first}; in round 2: {second}.{moved}"
+SHIFT_MOVED = " Of the {both} who answered both rounds, {to_right} moved to torch's answer and {away} away from it."
+
+# The projector, after a round's reveal and before torch's answer.
+HIDE = "Hide the class's answers"
+HIDE_HELP = "A reveal then shows only that the round is over, so that neighbours argue without seeing the majority."
+SHOW = "Show the class's answers"
+SHOW_HELP = "A reveal shows the class's answers, without torch's."
+HIDDEN_PROJECTOR = "Round {round} is over. The class's answers stay hidden for now."
+# The presenter's own view (ui.presenter): what only the presenter sees.
+VIEW_NOTE = "Your own view: only you see it. The projector shows the class what it should see."
+TORCH_FOR_YOU = "torch's answer: {answer}"
+TORCH_LATER = "torch's answer is computed when you show it: {why}"
+RIGHT_SO_FAR = "Right so far: {share}"
+RIGHT_NOW = "Right: {share}"
+NEXT_QUESTION = "Next: {prompt}"
+LAST_QUESTION = "This is the last question."
+OWN_VIEW = "Your own view"
+OPEN_VIEW = "Open it in a new tab"
+OWN_VIEW_HELP = (
+    "Opens, in a new tab of this browser, what only you should see: the share of the class that is right, what to "
+    "do next and the next question. The projector keeps showing what the class should see."
+)
+TAKE = "Present from another device"
+TAKE_HELP = "A one-time code that opens your own view on another device: your phone, the podium's PC."
+TAKE_HOW = (
+    "On the other device, scan this, open the link, or open the class page and type the code under **Present a "
+    "room here**. It works once, within 5 minutes; that device then presents this room beside this one."
+)
+TAKE_CAUTION = (
+    "Anyone who sees this code can use it first. If this screen is projected, blank it until the other device "
+    "shows the room."
+)
+HOSTS = {1: "1 more device presents this room.", 2: "{n} more devices present this room."}
+SIGN_OUT = "Sign them out"
+SIGNED_OUT = "The other devices no longer present this room."
+TAKEN_HERE = "This device now presents the room: this is your own view, beside the projector."
+TAKEN_THERE = "Another device now presents this room."
+TAKE_HERE = "Present a room here"
+TAKE_FIELD = "Presenter's code"
+BAD_TAKE = (
+    "{code} can't be a presenter's code: a presenter's code has {length} letters and digits, as the presenter's "
+    "screen shows it (a room's code, which students type, has {room_length})."
+)

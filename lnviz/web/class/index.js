@@ -1,5 +1,6 @@
-// The class poll in the browser (issue 31): a phone's question, its answer, the results after the reveal,
-// and the projector's count, each drawn from the room's stream with no script run on the server.
+// The class poll in the browser (issue 31): a phone's question, its answer, the class's answers after the
+// reveal, torch's once the presenter shows it (issue 49), and the projector's count, each drawn from the room's
+// stream with no script run on the server.
 //
 // Python (ui/phone.py, ui/projector.py) mounts this element at each page run with the room's questions,
 // this voter's stored answer and the stream's address; the element opens one EventSource on the app's own
@@ -12,6 +13,8 @@ import { el, spans, txt } from "./dom.js";
 import { count, newer, readEvent, retryDelay, screen } from "./model.js";
 
 const MOVED_MS = 1500;
+const ANSWERS_MS = 2000; // the presenter's own view: at most one page run this often while answers come in
+const ROUND_KINDS = new Set(["ask", "reveal", "answer"]);
 const mounts = new WeakMap(); // parentElement -> the element's state, kept across page runs
 
 export const stateOf = (parentElement) => mounts.get(parentElement);
@@ -48,7 +51,7 @@ function create(parentElement) {
   return {
     root, status, body, send: null, data: null, room: null, sent: null, source: null, url: "", attempt: 0,
     retry: 0, shownKey: "", needed: "", moved: -1, heading: null, controls: null, input: null, note: null,
-    mine: null, countValue: null, revealed: {},
+    mine: null, countValue: null, revealed: {}, answersWait: 0,
     n: Math.floor(Math.random() * 1e9), // each vote's number: the page says which one its stored answer followed
     checkSent: {}, // the concept check's answers sent, by item (check.js)
   };
@@ -124,7 +127,7 @@ async function reveal(s, question, index) {
     s.revealed[question] = { answer: found.answer, answer_text: found.answer_text, why: found.why };
     s.shownKey = ""; // drawn again, with torch's answer
     draw(s);
-  } else if (s.room && s.room.index === index && s.room.phase === "reveal") s.send?.("need", { why: question });
+  } else if (s.room && s.room.index === index && s.room.phase === "answer") s.send?.("need", { why: question });
 }
 
 // --- drawing ----------------------------------------------------------------------------------------------
@@ -139,8 +142,9 @@ function draw(s) {
     s.needed = v.key;
     s.send?.("need", { question: s.room.question });
   }
-  // torch's answer and reasons: no phone holds them before the reveal; one request brings them, no page run.
-  if (v.kind === "reveal" && !v.q.why && s.needed !== v.key) {
+  // torch's answer and reasons: no phone holds them before the presenter shows them; one request brings them
+  // then, no page run.
+  if (v.kind === "answer" && !v.q.why && s.needed !== v.key) {
     s.needed = v.key;
     reveal(s, s.room.question, s.room.index);
   }
@@ -171,7 +175,7 @@ function build(s, v) {
   s.note = null;
   s.mine = null;
   if (v.kind === "check") return buildCheck(s, v);
-  if (v.kind !== "ask" && v.kind !== "reveal") {
+  if (!ROUND_KINDS.has(v.kind)) {
     s.body.appendChild(el("p", `message ${v.kind}`, t[v.kind] || ""));
     return;
   }
@@ -182,6 +186,9 @@ function build(s, v) {
   if (v.kind === "ask") {
     s.controls = v.q.kind === "choice" ? choices(s, v) : guess(s, v);
     s.body.appendChild(s.controls);
+  } else if (v.kind === "reveal") {
+    s.mine = el("p", "mine");
+    s.body.append(el("p", "over", t.round_over || ""), s.mine, resultsBlock(v.results, t));
   } else {
     s.mine = el("p", "mine");
     s.body.append(s.mine, resultsBlock(v.results, t), whyBlock(v.q, s.data));
@@ -239,7 +246,7 @@ function resultsBlock(r, t) {
   const box = el("section", "results");
   box.setAttribute("aria-label", "The class's answers");
   if (r.empty) {
-    box.appendChild(el("p", "", t.none || ""));
+    box.appendChild(el("p", "", (r.hidden ? t.hidden : t.none) || ""));
     return box;
   }
   box.appendChild(el("p", "", r.head));
@@ -250,10 +257,13 @@ function resultsBlock(r, t) {
     if (line.right) item.append(txt(" "), el("strong", "right", r.right));
     list.appendChild(item);
   }
+  box.appendChild(list);
+  if (!r.torch) return box; // the round is over, torch's answer not shown yet
   const tail = el("p", "torch", "torch's answer: ");
   tail.appendChild(spans(el("strong"), r.torch));
   tail.appendChild(txt(r.note));
-  box.append(list, tail);
+  box.appendChild(tail);
+  if (r.outcome) box.appendChild(el("p", "outcome", r.outcome));
   return box;
 }
 
@@ -270,18 +280,19 @@ function whyBlock(q, d) {
 
 function update(s, v) {
   if (v.kind === "check") return updateCheck(s, v);
-  if (v.kind !== "ask" && v.kind !== "reveal") return;
+  if (!ROUND_KINDS.has(v.kind)) return;
   const t = s.data.text || {};
   if (v.kind === "ask" && v.q.kind === "choice" && s.controls) {
     for (const input of s.controls.querySelectorAll("input")) input.checked = !!v.own && input.value === v.own.answer;
   }
   if (s.input && v.own && document.activeElement !== s.input) s.input.value = v.own.answer;
-  if (v.kind === "reveal" && s.mine) {
+  if (v.kind !== "ask" && s.mine) {
     s.mine.replaceChildren();
     if (v.mine) {
       s.mine.append(el("strong", "", "Your answer:"), txt(" "));
       spans(s.mine, v.mine.shown);
-      s.mine.appendChild(txt(` (${v.mine.right ? "right" : "not the answer torch gives"}).`));
+      const verdict = v.mine.right === null ? "" : ` (${v.mine.right ? "right" : "not the answer torch gives"})`;
+      s.mine.appendChild(txt(`${verdict}.`));
     } else s.mine.textContent = t.not_answered || "";
   }
   if (s.note) {
@@ -305,6 +316,16 @@ function drawCount(s) {
     }, MOVED_MS);
   }
   if (d.source === "check") return drawCheckCount(s);
+  // The presenter's own view shows the share right as answers come in: a page run reads them (the stream
+  // never carries who is right), at most one per ANSWERS_MS.
+  if (d.follow_answers && s.room && !s.room.gone && s.room.answers !== d.answers && !s.answersWait) {
+    s.answersWait = setTimeout(() => {
+      s.answersWait = 0;
+      if (s.room.answers !== s.data.answers && s.room.version === s.data.version) {
+        s.send?.("need", { answers: s.room.answers });
+      }
+    }, ANSWERS_MS);
+  }
   const n = count(s.room);
   if (!s.countValue) {
     s.body.replaceChildren();

@@ -10,7 +10,7 @@ import { checkScreen } from "./check_model.js";
 
 const MINUS = "\u2212";
 const RIGHT = "✓ right";
-const PHASES = new Set(["ask", "reveal", "done"]);
+const PHASES = new Set(["ask", "reveal", "answer", "done"]);
 
 // One event off the stream: { room } for a valid state, { gone: true }, or null for anything else.
 export function readEvent(type, text) {
@@ -79,9 +79,11 @@ export const plainNumber = (x) => String(Number(x.toPrecision(6))).replace(/-/g,
 
 export const votes = (n) => (n === 1 ? "1 vote" : `${n} votes`);
 
-// torch's answer for `q`: the page's (known once the bank was built), else the stream's, which carries it at
-// the reveal (a question whose answer a model computes only then).
+// torch's answer for `q`, once the presenter has shown it (phase "answer"; null before): the page's (known once
+// the bank was built), else the stream's, which carries it then (a question whose answer a model computes only
+// then). Before it, no phone says who is right: peer instruction's second round would measure nothing.
 function torchAnswer(q, room) {
+  if (room.phase !== "answer") return null;
   if (q.answer !== null && q.answer !== undefined) return q.answer;
   if (room.answer === null || room.answer === undefined) return null;
   return q.kind === "choice" ? Number.parseInt(room.answer, 10) : Number(room.answer);
@@ -97,11 +99,13 @@ export function isRight(q, key, answer) {
 const letter = (i) => String.fromCharCode(65 + i);
 
 // The class's answers, as results_markdown (lnviz/labs/classroom/figures.py) writes them for a phone: a head,
-// one line per choice (or guess) with its count in each round and the right one marked, and torch's answer.
+// one line per choice (or guess) with its count in each round; once torch's answer is shown, the right one
+// marked, torch's answer and what the class got (`outcome`: the share right, and the shift between rounds).
 export function results(q, room) {
   const rounds = Array.isArray(room.rounds) ? room.rounds : [];
-  if (!rounds.length) return { empty: true };
+  if (!rounds.length) return { empty: true, hidden: !!room.hidden && room.phase === "reveal" };
   const answer = torchAnswer(q, room);
+  const shown = room.phase === "answer";
   const entries =
     q.kind === "choice"
       ? q.choices.map((spans, i) => ({ key: String(i), label: [["", `${letter(i)}. `], ...spans] }))
@@ -113,8 +117,9 @@ export function results(q, room) {
     counts: rounds.map((t) => votes(Number(t[key] || 0))).join(" → "),
     right: isRight(q, key, answer),
   }));
-  const torch =
-    q.kind === "choice"
+  const torch = !shown
+    ? null
+    : q.kind === "choice"
       ? answer === null
         ? [["", "?"]]
         : q.choices[answer] || [["", "?"]]
@@ -125,19 +130,21 @@ export function results(q, room) {
     lines,
     right: RIGHT,
     torch,
-    note: q.kind === "number" ? ` (guesses within ${plainNumber(q.tolerance)} count as right)` : "",
+    note: shown && q.kind === "number" ? ` (guesses within ${plainNumber(q.tolerance)} count as right)` : "",
+    outcome: shown && typeof room.outcome === "string" ? room.outcome : "",
   };
 }
 
-// This phone's answer as the results show it: the option's text or the guess, and whether it is right. An option
-// that ends in a full stop is shown without it: the line closes with the verdict's own, "… only (right)."
+// This phone's answer as the results show it: the option's text or the guess, and whether it is right (null
+// until torch's answer is shown). An option that ends in a full stop is shown without it: the line closes with
+// the verdict's own, "… only (right)."
 export function mineShown(q, room, own) {
   if (!own) return null;
   const answer = torchAnswer(q, room);
   const i = Number.parseInt(own.answer, 10);
   const option = q.kind === "choice" ? q.choices[i] : null;
   const shown = option ? unstopped(option) : [["", String(own.answer)]];
-  return { shown, right: isRight(q, String(own.answer), answer) };
+  return { shown, right: answer === null ? null : isRight(q, String(own.answer), answer) };
 }
 
 // `parts` ([tag, text] spans) without a full stop at the very end.
@@ -148,7 +155,8 @@ function unstopped(parts) {
 
 // What the element draws for `room` (null before any state): one of
 //   { kind: "gone" | "closed" | "done" | "missing" },
-//   { kind: "ask" | "reveal", key, caption, q, own, ... }, or
+//   { kind: "ask" | "reveal" | "answer", key, caption, q, own, ... }: "reveal" is a round that is over, torch's
+//   answer not shown yet; "answer" is torch's, with its reasons; or
 //   { kind: "check", ... } while a phase of the concept check is open (check_model.js; `checkSent` its answers)
 // `key` changes exactly when the controls must be built again (another question, round or phase).
 export function screen(room, data, sent, checkSent) {
@@ -164,15 +172,17 @@ export function screen(room, data, sent, checkSent) {
   const own = ownAnswer(room, data.mine, sent);
   const said = data.said && sameRound(data.said, room) && data.said.phase === room.phase ? data.said : null;
   const base = {
-    // A reveal is drawn again once torch's reasons arrive.
-    key: `${room.index}.${room.round}.${room.phase}${room.phase === "reveal" && !q.why ? ".waiting" : ""}`,
+    // Drawn again when the presenter hides or shows the class's answers, and once torch's reasons arrive.
+    key: `${room.index}.${room.round}.${room.phase}${room.hidden ? ".hidden" : ""}${
+      room.phase === "answer" && !q.why ? ".waiting" : ""
+    }`,
     caption: `Question ${room.index + 1} of ${room.questions} · round ${room.round}: ${phases[room.round] || ""}`,
     q,
     own,
     said,
   };
   if (room.phase === "ask") return { ...base, kind: "ask" };
-  return { ...base, kind: "reveal", mine: mineShown(q, room, own), results: results(q, room) };
+  return { ...base, kind: room.phase, mine: mineShown(q, room, own), results: results(q, room) };
 }
 
 // The projector's count: how many have answered the round on screen, or null when it shows none.
