@@ -88,9 +88,10 @@ def test_the_page_draws_its_charts_and_first_screen_at_each_size(size, query, ap
     _numbers_in_their_cells(app, size)
     if query:  # the lecturer opens the sidebar: the grid narrows by its width
         # (Once in CI, on a loaded machine, the sidebar was open already and had no expand button: nothing to open.)
-        if not app.page.locator('[data-testid="stSidebar"][aria-expanded="true"]').count():
+        opened = app.page.locator('[data-testid="stSidebar"][data-collapsed="false"]')
+        if not opened.count():
             app.page.locator('[data-testid="stExpandSidebarButton"]').first.click()
-        app.page.locator('[data-testid="stSidebar"][aria-expanded="true"]').wait_for()
+        opened.wait_for()
         app.settle()
         _numbers_in_their_cells(app, "lecture mode, the sidebar open")
 

@@ -6,7 +6,6 @@ passes every query through it) and the browser's (tests/test_browser_links.py, t
 
 from __future__ import annotations
 
-import asyncio
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -14,6 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from itsdangerous import BadSignature
 
+from harness import aio
 from lnviz.views import links, pages
 from lnviz.views.links import canonical
 from ui import door
@@ -151,7 +151,7 @@ def call(path: str, query: str = "", method: str = "GET", base: str = "") -> tup
     scope = {"type": "http", "method": method, "path": path, "query_string": query.encode()}
     with pytest.MonkeyPatch.context() as mp:
         mp.setattr("ui.base_path.prefix", lambda: base)
-        asyncio.run(door.Door(streamlit)(scope, None, send))
+        aio.run(door.Door(streamlit)(scope, None, send))  # a thread of its own: a browser test may hold a loop here
     return sent[0]["status"], dict(sent[0].get("headers", [])), bool(reached)
 
 
