@@ -109,8 +109,8 @@ def first_values(page: Page, keys: Iterable[str]) -> dict[str, Any] | None:
     is drawn reruns the page whole, widgets and all, at the values they start at. Only where every value is sure
     (:func:`ui.controls.first_value`): a link that a widget would change, and note, gets the whole page at once.
     """
-    if not waiting() or st.session_state.get(_ASKED) or st.session_state.get(mode.NOTES):
-        return None  # the door's notes about the link (ui.door.take_notes) are said in this run, with the page
+    if not waiting() or st.session_state.get(_ASKED):
+        return None
     values = {}
     for key in keys:
         values[key], sure = controls.first_value(page.table[key])
