@@ -9,8 +9,9 @@ written, with a real minus sign, comes as text).
 :data:`QUESTIONS` is the bank in the order a lecture might ask it: for each
 question id, its ``kind``, the text fields of
 :class:`~lnviz.labs.classroom.question.Question` (``prompt``, ``choices``,
-``why``) that are not computed, and a number question's fixed range and
-rounding (``lo``, ``hi``, ``decimals``, ``tolerance``). An option's order
+``why``) that are not computed, a number question's fixed range and
+rounding (``lo``, ``hi``, ``decimals``, ``tolerance``, ``drag``) and a cells
+question's ``axes``. An option's order
 here is the order of the outcomes its builder compares torch's with.
 """
 
@@ -138,6 +139,64 @@ QUESTIONS: dict[str, dict] = {
     ),
     # Its prompt and options are beside the model's numbers they name, in transformer_question.
     "transformer-largest-sigma": dict(kind="choice"),
+    # Tap the cells: the student builds the set a statistic pools; torch's is its gradient's support
+    # (lnviz.labs.classroom.cells). A row or column is named by its index, as the grid's labels show it.
+    "bn-mu-cells": dict(
+        kind="cells",
+        prompt="x is a batch of {batch} samples (rows) by {features} features (columns). In training mode, which "
+        "cells does BN's μ for the marked cell read? Tap them all.",
+        why="BN pools one feature over the batch: μ for feature {j} is ({values}) / {batch} = {mu}. Its gradient "
+        "∂μ/∂x is 1/{batch} on those {batch} cells and 0 on the other {rest}.",
+        axes=("sample", "feature"),
+    ),
+    "ln-sigma-cells": dict(
+        kind="cells",
+        prompt="x is a batch of {batch} samples (rows) by {features} features (columns). Which cells does LN's "
+        "σ = √(σ² + ε) for the marked cell read? Tap them all.",
+        why="LN pools one sample over its features: σ for sample {i} comes from its {features} values, σ = {sigma}. "
+        "Its gradient (x − μ) / ({features} σ) runs from {least} to {most} on those {features} cells, and is 0 on "
+        "the other samples' {rest} cells.",
+        axes=("sample", "feature"),
+    ),
+    "group-norm-cells": dict(
+        kind="cells",
+        prompt="x has shape (N, C, L) = ({batch}, {channels}, {positions}): each row is one sample's channel, each "
+        "column a position. With G = {groups} groups, which cells does GroupNorm's μ for the marked cell read?",
+        why="G = {groups} splits the {channels} channels into groups of {size}: channel {c} is in the group of "
+        "channels {first} and {last}. μ pools that group within sample {n}, at all {positions} positions: "
+        "{count} values, μ = {mu}. The other sample's cells are not read.",
+        axes=("row", "position"),
+    ),
+    "instance-norm-cells": dict(
+        kind="cells",
+        prompt="x has shape (N, C, L) = ({batch}, {channels}, {positions}): each row is one sample's channel, each "
+        "column a position. Which cells does InstanceNorm's μ for the marked cell read?",
+        why="InstanceNorm pools one channel of one sample over its {positions} positions: row n{n} c{c}, "
+        "μ = {mu}. LN on this x would read sample {n}'s other channels too; BN, channel {c} of every sample.",
+        axes=("row", "position"),
+    ),
+    "token-ln-cells": dict(
+        kind="cells",
+        prompt="A toy transformer's LayerNorm, H = {features}, gets “{sentence}” as {tokens} tokens (rows) of "
+        "{features} features (columns). Which cells does its σ for the marked cell read?",
+        why="`nn.LayerNorm(H)` normalizes each token over its own H features: σ for “{token}” comes from its "
+        "{features} values, σ = {sigma}, and the other {others} tokens don't enter. all-MiniLM-L6-v2's LayerNorms "
+        "do the same, at H = 384.",
+        axes=("token", "feature"),
+    ),
+    # Drag to predict: a number question answered on a slider over its range.
+    "outlier-x-hat-drag": dict(
+        kind="number",
+        prompt="Sample {i} has {h} features: feature {j} is an outlier, x = {outlier}, the other {rest} are "
+        "standard normal. With ε = 1e-5, drag to LN's x̂ for the outlier.",
+        why="The outlier pulls the sample's μ to {mu} and its σ to {sigma}. However far one value lies, LN's x̂ "
+        "for it is at most √(H − 1) = √{rest} ≈ {bound} (Samuelson's inequality, biased σ²; ε only lowers it).",
+        lo=0.0,
+        hi=40.0,
+        decimals=1,
+        tolerance=0.2,
+        drag=True,
+    ),
 }
 
 # --- the class page -------------------------------------------------------------------------------------------
