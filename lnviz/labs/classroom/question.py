@@ -174,10 +174,10 @@ class Question:
         if self.kind == "choice":
             return self.choices[self.answer]
         if self.kind == "cells":
-            return self._where(self.answer)
+            return self.where(self.answer)
         return written(self.answer)
 
-    def _where(self, cells: tuple[int, ...]) -> str:
+    def where(self, cells: tuple[int, ...]) -> str:
         """Cells in words: "feature 3 of every sample" where they are whole rows by whole columns, else row by row."""
         if not cells:
             return "no cell"

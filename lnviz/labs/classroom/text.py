@@ -257,6 +257,9 @@ CHART_ALT_OPEN = "The class's answers, each round; torch's answer is not shown y
 SENT = "Your answer is in. You can change it until the reveal."
 OUT_OF_RANGE = "{guess} is outside this question's range, {span}: nothing was sent."
 NOT_AN_ANSWER = "That is not one of this question's answers."
+NUMBER_HOW = "Answer with a number {span}."
+DRAG_HOW = "Drag to a number {span}, then Send."
+CELLS_HOW = "Tap the cells on your phone, then Send."
 NOT_ANSWERED = "You did not answer this round."
 ROUND_OVER = "This round is over. torch's answer comes when the presenter shows it."
 HIDDEN_PHONE = "The presenter keeps the class's answers to themselves for now."
@@ -270,6 +273,7 @@ BACK = "The class's store is back. {held} This page shows what it holds."
 HELD_NONE = "It holds no answer from this phone for this round: answer now, if you had not."
 HELD_CHOICE = "It holds your answer **{letter}. {choice}**."
 HELD_GUESS = "It holds your guess **{guess}**."
+HELD_CELLS = "It holds your cells: **{cells}**."
 
 # --- peer instruction (lnviz.labs.classroom.peer): the presenter's own view, and what the class sees at the answer ---
 
