@@ -692,7 +692,7 @@ def test_the_cells_figure_paints_each_cells_share_outlines_torchs_cells_and_star
         (q.marked % q.cols, q.marked // q.cols)
     }
     captions = [a.text for a in fig.layout.annotations]
-    assert captions == ["round 1: 3 votes, 1 exactly torch's", "round 2: 2 votes, 2 exactly torch's"]
+    assert captions == ["round 1: 3 votes, 1 right", "round 2: 2 votes, 2 right"]
     hidden = cells_figure.fig_cells(q, rounds[:1], answer=False)
     assert not hidden.layout.shapes and "torch" not in str(hidden.to_dict())  # peer instruction's first reveal
     with pytest.raises(ValueError):

@@ -19,6 +19,9 @@ from lnviz.figures import plot, theme
 from lnviz.labs.classroom.question import Question
 
 CELL_PX = 34  # a cell's height on a screen; the lecture scale makes it 43 px on a projector
+# The grid's most height on a projector, before the lecture scale: 8 rows of 22 px, so that the chart fits under a
+# three-line question and the presenter's buttons on a 1280 × 720 screen (tests/test_browser_classroom.py).
+LECTURE_GRID_PX = 176
 TORCH = "outlined: torch's cells"
 MARKED = "the marked cell"
 
@@ -34,7 +37,7 @@ def _caption(tally: Mapping[str, int], k: int, rounds: int, answer: bool) -> str
     votes = int(tally.get("votes", 0))
     head = f"round {k + 1}: " if rounds > 1 else ""
     said = f"{votes} vote" if votes == 1 else f"{votes} votes"
-    return head + said + (f", {int(tally.get('right', 0))} exactly torch's" if answer else "")
+    return head + said + (f", {int(tally.get('right', 0))} right" if answer else "")
 
 
 def fig_cells(
@@ -122,7 +125,10 @@ def fig_cells(
             | dict(marker=dict(symbol="square-open", size=12, color=theme.INK, line=dict(width=2)))
         )
     left = 16 + 8 * max(len(name) for name in question.row_names) + 22
-    margin = dict(l=left, r=12, t=30, b=78)
-    layout |= dict(shapes=shapes, annotations=annotations, legend=plot.legend_above(-0.2) | dict(yanchor="top"))
-    fig = plot.figure(traces, layout, margin=margin, height=rows * CELL_PX + margin["t"] + margin["b"])
+    margin = dict(l=left, r=12, t=30, b=70)
+    # The legend at the figure's foot, under the columns' names and titles, however short the grid is.
+    legend = dict(orientation="h", x=0, xanchor="left", yref="container", y=0, yanchor="bottom")
+    layout |= dict(shapes=shapes, annotations=annotations, legend=legend)
+    cell_px = min(CELL_PX, LECTURE_GRID_PX // rows) if presenting else CELL_PX
+    fig = plot.figure(traces, layout, margin=margin, height=rows * cell_px + margin["t"] + margin["b"])
     return plot.lecture(fig) if presenting else fig
