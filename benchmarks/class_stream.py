@@ -2,6 +2,7 @@
 
     python -m benchmarks.class_stream                                  # 400 phones, then 1,000 idle, 2 replicas
     python -m benchmarks.class_stream --phones 40 --idle 100 --window 5  # a dry run
+    python -m benchmarks.class_stream --question bn-mu-cells          # a tap-the-cells question first
 
 Two replicas sharing one Redis behind docs/deploy.md's nginx block (:func:`harness.replicas.running_replicas`).
 The room is opened in Redis (:func:`server.poll.open_room`), and the presenter's actions and the votes are
@@ -41,6 +42,8 @@ from pathlib import Path
 
 from benchmarks import class_faults
 from harness.replicas import Replicas, proved, running_replicas
+from lnviz.labs.classroom import questions
+from lnviz.labs.classroom.question import mask
 from server import poll
 from server.store import RedisStore
 
@@ -125,9 +128,19 @@ async def window(replicas: Replicas, seconds: float) -> list[float]:
     return [cpu_percent(b, cpu_seconds(p), took) for b, p in zip(before, pids, strict=True)]
 
 
+def a_vote(question_id: str, k: int) -> str:
+    """Vote ``k`` as the store keeps it: alternately option 0 and 1, or, for a cells question, torch's cells and
+    the marked cell alone (a cells reveal's event carries a count per cell)."""
+    question = questions.by_id(question_id)
+    if question.kind == "cells":
+        return mask(question.answer if k % 2 else [question.marked], question.cells)
+    return str(k % 2)
+
+
 async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     store = RedisStore(replicas.redis.url)
-    room, secret = poll.open_room(store, QUESTIONS)
+    asked = (args.question, *QUESTIONS[1:]) if args.question else QUESTIONS
+    room, secret = poll.open_room(store, asked)
     path = f"/api/class/{room.code}/events"
     tasks: list[asyncio.Task] = []
 
@@ -135,7 +148,7 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
         for i, phone in enumerate(phones):
             tasks.append(asyncio.create_task(follow(phone, "127.0.0.1", port, path, f"{prefix}-{i}")))
 
-    lines = [f"# The class stream: {args.phones} phones over 2 replicas, Redis, nginx", ""]
+    lines = [f"# The class stream: {args.phones} phones over 2 replicas, Redis, nginx; first question {asked[0]}", ""]
     quiet = await window(replicas, args.window)
     lines.append(f"- no stream: CPU per replica {', '.join(f'{c:.1f} %' for c in quiet)} of a core")
     phones = [Phone() for _ in range(args.phones)]
@@ -152,7 +165,7 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     delays = []
     for k in range(1, args.votes + 1):
         wrote = time.monotonic()
-        await asyncio.to_thread(store.vote, room.code, f"voter-{k}", 0, 1, str(k % 2))
+        await asyncio.to_thread(store.vote, room.code, f"voter-{k}", 0, 1, a_vote(asked[0], k))
         await until([projector], lambda p, k=k: p.first(lambda s: s["answers"] >= k) is not None, 10)
         seen = projector.first(lambda s, k=k: s["answers"] >= k)
         delays.append((seen or float("inf")) - wrote)
@@ -186,7 +199,7 @@ async def run(args: argparse.Namespace, replicas: Replicas) -> list[str]:
     verdict = "PASS" if max(cpu) < IDLE_CPU_PCT else "MISS"
     lines.append(f"- {total} phones waiting: CPU per replica {', '.join(f'{c:.1f} %' for c in cpu)}: {verdict}")
 
-    rooms = [poll.open_room(store, QUESTIONS)[0] for _ in range(args.rooms)]
+    rooms = [poll.open_room(store, asked)[0] for _ in range(args.rooms)]
     lonely = [Phone() for _ in rooms]
     for i, (phone, other) in enumerate(zip(lonely, rooms, strict=True)):
         port = (replicas.port_a, replicas.port_b)[i % 2]
@@ -217,6 +230,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--window", type=float, default=20.0, help="seconds each CPU window lasts")
     parser.add_argument("--faults", type=int, default=100, help="phones voting through faults, last (0: none)")
     parser.add_argument("--settle", type=float, default=15.0, help="seconds after the phones connect, unmeasured")
+    parser.add_argument("--question", default=None, help="the room's first question, e.g. bn-mu-cells (a bank id)")
     parser.add_argument("--out", type=Path, default=None, help="also write the report here")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="lnviz-stream-") as logs, running_replicas(Path(logs)) as replicas:

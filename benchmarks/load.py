@@ -425,6 +425,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--phones", type=int, default=400, help="poll: phones following the room's stream")
     parser.add_argument("--window", type=float, default=20.0, help="poll: seconds of each CPU window")
     parser.add_argument("--faults", type=int, default=100, help="poll: phones voting through faults (0: none)")
+    parser.add_argument("--question", default=None, help="poll: the room's first question, e.g. bn-mu-cells")
     parser.add_argument("--every", type=float, default=3.0, help="class: seconds between a session's slider moves")
     parser.add_argument("--own-every", type=int, default=5, help="class: every n-th session opens its own link")
     parser.add_argument("--idle", type=int, default=0, help="throughput: more sessions open and idle beside them")
@@ -441,6 +442,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args.replicas = 2 if args.mode == "poll" else 1
     if args.mode == "poll":
         argv = ["--phones", str(args.phones), "--window", str(args.window), "--faults", str(args.faults)]
+        argv += ["--question", args.question] if args.question else []
         return class_stream.main(argv)
     if args.mode == "attack":
         return attack.main(args)

@@ -73,3 +73,13 @@ def test_load_hands_the_poll_mode_to_the_stream_benchmark(monkeypatch):
     monkeypatch.setattr(class_stream, "main", lambda argv: seen.append(argv) or 0)
     assert load.main(["--mode", "poll"]) == 0
     assert seen == [["--phones", "400", "--window", "20.0", "--faults", "100"]]
+
+
+def test_a_cells_question_first_gets_votes_its_question_takes_half_of_them_right():
+    from lnviz.labs.classroom import questions
+
+    question = questions.by_id("bn-mu-cells")
+    cast = [class_stream.a_vote(question.id, k) for k in range(1, 5)]
+    assert [question.parse(v) for v in cast] == cast  # stored as the page stores a phone's taps
+    assert [question.right(v) for v in cast] == [True, False, True, False]
+    assert [class_stream.a_vote("bn-one-sample", k) for k in range(1, 3)] == ["1", "0"]

@@ -20,6 +20,7 @@ from PIL import Image
 from playwright.sync_api import expect
 from test_browser_a11y import _AXE_JS, _TEXTS_JS, _TICK_SIZES_JS, AXE, UPSTREAM
 
+from harness.chromium import decode_array
 from lnviz.figures import theme
 from lnviz.labs.classroom import check, questions
 from lnviz.labs.classroom.text import TAKEN_HERE
@@ -406,18 +407,78 @@ def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
     return presenter.page.evaluate(_OFF_SCREEN_JS, [list(selectors), [BUTTONS, CODE]])
 
 
+# The projector's chart as plotly holds it: each trace's type and z (a cells question's shares), each shape's name.
+_CHART_DATA_JS = """(selector) => {
+  const plot = document.querySelector(selector);
+  return {
+    traces: plot.data.map((t) => ({ type: t.type || 'scatter', z: t.z ?? null })),
+    shapes: (plot.layout.shapes || []).map((s) => s.name || ''),
+  };
+}"""
+CELL = f"{ELEMENT} .grid button.cell"
+SHOWN_CELL = f"{ELEMENT} .cells-result .cell"
+TAPS = {1: [15, 9, 16], 2: [3, 9, 15, 21]}  # bn-mu-cells: round 1 one too many and one short, round 2 torch's cells
+
+
+def tap_cells(phone: AppPage, cells: list[int]) -> None:
+    """Taps on ``cells``, each checked pressed, then Send, until the phone says the store holds them."""
+    for k in cells:
+        target = phone.page.locator(f"{CELL}[data-cell='{k}']")
+        target.click()
+        expect(target).to_have_attribute("aria-pressed", "true")
+    phone.page.locator(f"{ELEMENT} form.cells button.send").click()
+    expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"), timeout=SEEN_S * 1000)
+
+
+def phone_grid_fits(phone: AppPage, question) -> None:
+    """A cells question on the phone at 390 × 844: every cell a target at least 44 px high and 36 px wide, the grid
+    within the screen's width, Send on screen; Tab reaches the cells."""
+    cells = phone.page.locator(CELL)
+    cells.first.wait_for(timeout=SEEN_S * 1000)
+    boxes = cells.evaluate_all(_BOXES_JS)
+    assert len(boxes) == question.cells, question.id
+    assert min(b["height"] for b in boxes) >= 44 and min(b["width"] for b in boxes) >= 36, (question.id, boxes[0])
+    assert max(b["x"] + b["width"] for b in boxes) <= PHONE["width"], question.id
+    send = phone.page.locator(f"{ELEMENT} form.cells button.send").bounding_box()
+    assert send["y"] + send["height"] <= PHONE["height"], (question.id, send)
+    assert cells.nth(question.marked).inner_text() == "★"
+
+
 def test_the_projector_shows_every_questions_reveal_button_results_and_whole_buttons_at_1280_by_720(
-    app_server, contexts
+    app_server, contexts, tmp_path
 ):
+    """Every question revealed on the projector, a phone beside it: at every cells question the phone's grid fits
+    390 × 844; on bn-mu-cells it taps cells in two rounds of peer instruction, and the projector's per-cell shares are
+    its taps, torch's cells outlined only after Show answer; on the drag question it drags and sends."""
     presenter = open_in(contexts(PROJECTOR), f"{app_server}/class?present=1")
-    start_room(presenter)
+    code = start_room(presenter)
+    phone = open_in(contexts(PHONE), f"{app_server}/class?room={code}")
     for number, question in enumerate(questions.bank(), 1):
         assert question_number(presenter) == number
         assert not off_screen(presenter, BUTTONS), (question.id, off_screen(presenter, BUTTONS))
-        rounds = (1, 2) if len(question.choices) == 4 else (1,)  # a second round makes a chart taller
+        constructed = question.id == "bn-mu-cells"
+        # A second round makes a chart taller; on the constructed question the phone votes in both.
+        rounds = (1, 2) if len(question.choices) == 4 or constructed else (1,)
+        if question.kind == "cells" or question.drag:
+            phone.page.get_by_text(re.compile(rf"^Question {number} of")).first.wait_for(timeout=SEEN_S * 1000)
+        if question.kind == "cells":
+            phone_grid_fits(phone, question)
+        if question.drag:
+            send = phone.page.locator(f"{ELEMENT} form.drag button.send")
+            expect(send).to_be_disabled()  # nothing is sent before the slider is touched
+            phone.page.locator(f"{ELEMENT} form.drag input[type=range]").fill("3.8")
+            expect(phone.page.locator(f"{ELEMENT} form.drag output")).to_have_text("3.8")
+            phone.page.screenshot(path=tmp_path / "phone-drag.png")
+            send.click()
+            expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"))
         for k in rounds:
             if k == 2:
                 press(presenter, "again")
+            if constructed:
+                tap_cells(phone, TAPS[k])
+                wait_count(presenter, 1)
+                if k == 1:
+                    phone.page.screenshot(path=tmp_path / "phone-cells.png")
             # The last round's torch's answer at once (the fullest screen: the right option marked, what the class
             # got, why); round 1 of two as peer instruction reveals it, the class's answers alone.
             press(presenter, "answer" if k == rounds[-1] else "reveal")
@@ -426,7 +487,37 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             assert not wrong, (question.id, f"round {k}", wrong)
             if number == k == 1:  # the widest letters a code may have fit its one line beside the QR code
                 assert not presenter.page.evaluate(_WIDEST_CODE_JS, CODE), "Code WWMW-MWWM overflows its line"
+            if constructed:
+                presenter.page.screenshot(path=tmp_path / f"projector-cells-{k}.png")
+                shown_cells(presenter, phone, question, k, k == rounds[-1], tmp_path)
+        if question.drag:  # the guess's bar beside torch's line
+            drawn = presenter.page.evaluate(_CHART_DATA_JS, CHART)
+            assert [t["type"] for t in drawn["traces"]] == ["bar"] and any("torch" in n for n in drawn["shapes"])
         press(presenter, "next")
+
+
+def shown_cells(presenter: AppPage, phone: AppPage, question, k: int, answer: bool, shots: Path) -> None:
+    """Round ``k`` of bn-mu-cells as the projector and the phone draw it: each round's grid of shares equal to the
+    phone's taps in it (one voter: 1 where tapped, 0 elsewhere), torch's cells outlined on both only with ``answer``,
+    the phone's verdict then."""
+    drawn = presenter.page.evaluate(_CHART_DATA_JS, CHART)
+    grids = [decode_array(t["z"]) for t in drawn["traces"] if t["type"] == "heatmap"]
+    assert len(grids) == k
+    for j, z in enumerate(grids, 1):
+        tapped = [r * question.cols + c for r, row in enumerate(z) for c, share in enumerate(row) if share]
+        assert tapped == sorted(TAPS[j]) and {v for row in z for v in row} <= {0, 1}, (j, z)
+    outlined = drawn["shapes"].count("outlined: torch's cells")
+    assert outlined == (k * len(question.answer) if answer else 0), drawn["shapes"]
+    shown = phone.page.locator(SHOWN_CELL)
+    shown.first.wait_for(timeout=SEEN_S * 1000)
+    expect(phone.page.locator(f"{SHOWN_CELL}.torch")).to_have_count(len(question.answer) if answer else 0)
+    taps = phone.page.locator(f"{SHOWN_CELL}.tapped").evaluate_all("(all) => all.map((e) => +e.dataset.cell)")
+    assert taps == sorted(TAPS[k])
+    if answer:
+        torch = phone.page.locator(f"{SHOWN_CELL}.torch").evaluate_all("(all) => all.map((e) => +e.dataset.cell)")
+        assert torch == list(question.answer)
+        expect(phone.page.locator(f"{ELEMENT} .mine")).to_contain_text("(right)")
+        phone.page.screenshot(path=shots / "phone-cells-answer.png")
 
 
 def test_a_phone_joins_by_enter_and_answers_in_a_phone_form(app_server, contexts, tmp_path):

@@ -440,3 +440,36 @@ def test_the_phone_element_gets_every_question_of_the_room_and_the_stream_under_
         assert class_element(student(code))["url"] == f"/lnviz/api/class/{code}/events"
     finally:
         config.set_option("server.baseUrlPath", "")
+
+
+def test_a_cells_vote_goes_through_the_page_as_a_mask_and_the_projector_counts_each_cell(fresh_store):
+    """bn-mu-cells, reached by Next: a phone's taps sent as the element sends them (the hex mask, in any case) are
+    stored canonical and given back to restore the taps; a mask with a bit past the last cell is refused in words;
+    the reveal's text counts each tapped cell with no word of torch's, and Show answer marks torch's cells."""
+    presenter, code = presenter_opens_a_room()
+    room = fresh_store.room(code)
+    question = questions.by_id("bn-mu-cells")
+    for _ in range(room.questions.index(question.id)):
+        button(presenter, "next").click().run()
+    assert fresh_store.room(code).question == question.id
+    phones = [student(code) for _ in range(2)]
+    class_vote(phones[0], "208208")  # torch's cells: feature 3 of every sample
+    class_vote(phones[1], "1" + "0" * 6)  # cell 24 of 24 cells: no such cell
+    assert said(phones[1]) == "That is not one of this question's answers."
+    class_vote(phones[1], "00F000")  # cells 12 to 15: sample 2's first four features
+    assert sorted(fresh_store.votes(code, room.questions.index(question.id), 1).values()) == ["00f000", "208208"]
+    assert _shown(phones[1], question) == "00f000"  # the element decodes it back to the taps
+    button(presenter, "reveal").click().run()
+    assert_no_exception(presenter)
+    projected = "\n".join(t.value for t in presenter.text)
+    assert "Round 1: 2 votes." in projected and "sample 2, feature 3: 2 of 2 tapped it" in projected
+    assert "sample 0, feature 3: 1 of 2 tapped it" in projected and "torch" not in projected
+    (chart,) = presenter.get("plotly_chart")
+    assert '"heatmap"' in chart.proto.spec  # fig_cells, not fig_results' bars
+    button(presenter, "answer").click().run()
+    assert_no_exception(presenter)
+    projected = "\n".join(t.value for t in presenter.text)
+    assert "Round 1: 2 votes, 1 exactly torch's cells." in projected
+    assert "sample 1, feature 3: 1 of 2 tapped it (torch's)" in projected
+    assert "torch's cells: feature 3 of every sample." in projected
+    assert any("Right: 1 of 2" in m.value for m in presenter.markdown)

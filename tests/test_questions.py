@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from lnviz.figures import reader
 from lnviz.labs import train_eval
-from lnviz.labs.classroom import figures, questions, text
+from lnviz.labs.classroom import cells_figure, figures, questions, text
 from lnviz.labs.classroom.question import LiveQuestion, Question, tally, written
 from lnviz.labs.classroom.questions import bank, by_id
 from lnviz.maths import data
@@ -27,10 +27,11 @@ from lnviz.views.links import LINK_VERSION
 F64 = torch.float64
 
 
-def test_the_bank_has_about_twelve_questions_of_both_kinds_with_unique_ids():
+def test_the_bank_has_about_twenty_questions_of_every_kind_with_unique_ids():
     ids = [q.id for q in bank()]
-    assert len(ids) == len(set(ids)) and 10 <= len(ids) <= 14
+    assert len(ids) == len(set(ids)) and 16 <= len(ids) <= 22
     assert sum(q.kind == "number" for q in bank()) >= 3 and sum(q.kind == "choice" for q in bank()) >= 3
+    assert sum(q.kind == "cells" for q in bank()) >= 5 and sum(q.drag for q in bank()) >= 1
     assert by_id("ln-cell").kind == "number"
     with pytest.raises(KeyError):
         by_id("no-such-question")
@@ -475,6 +476,9 @@ def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
 def test_every_question_draws_and_reads():
     for q in bank():
         assert "{" not in q.prompt + q.why + "".join(q.choices), q.id  # no f-string left unformatted
+        if q.kind == "cells":  # its reveal is cells_figure's
+            assert_plotly_valid(cells_figure.fig_cells(q, [tally(q, [q.answer])]))
+            continue
         votes = [str(q.answer)] if q.kind == "choice" else [f"{q.answer:.{q.decimals}f}"]
         rounds = [tally(q, votes)]
         assert_plotly_valid(figures.fig_results(q, rounds))
@@ -493,3 +497,203 @@ def test_words_without_a_question_to_compute_are_an_error_not_a_gap(monkeypatch)
     monkeypatch.setitem(text.QUESTIONS, "no-such-question", dict(kind="choice"))
     with pytest.raises(RuntimeError, match="no-such-question"):
         questions.bank.__wrapped__()
+
+
+# --- cells and drag questions -----------------------------------------------------------------------------------
+
+
+GRID = Question("grid-q", "cells", "p", answer=(2, 7, 12), rows=3, cols=5, marked=7, axes=("sample", "feature"))
+
+
+def test_a_cells_vote_is_a_hex_mask_of_the_tapped_cells_bit_k_cell_k():
+    # 15 cells: 4 hex digits; bit k (value 2**k) is cell k, row-major
+    assert GRID.parse("1084") == "1084" == GRID.parse([2, 7, 12]) == GRID.parse((12, 7, 2)) == GRID.parse({2, 7, 12})
+    assert int("1084", 16) == 2**2 + 2**7 + 2**12
+    assert GRID.parse("0") == "0000" and GRID.parse([]) == "0000"  # nothing tapped is a vote, and a wrong one
+    assert GRID.parse(" 00001084 ") == "1084" and GRID.parse("7FFF") == "7fff"  # any case, any leading zeros
+    assert GRID.parse(GRID.answer) == "1084" and question_mask([0, 5], 8) == "21"
+
+
+def question_mask(cells, n):
+    from lnviz.labs.classroom.question import mask, unmask
+
+    assert unmask(mask(cells, n)) == tuple(sorted(set(cells)))
+    return mask(cells, n)
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [True, None, 0, 1084, "8000", "10000", "g", "", " ", "0x10", "-1", "1.0", "٣", "0" * 40 + "1", [15], [-1],
+     [True], [1.0], ["1"], list(range(16)), "1084 1", b"1084"],
+)  # fmt: skip
+def test_cells_parse_refuses(bad):
+    assert GRID.parse(bad) is None
+
+
+@given(st.one_of(st.text(max_size=40), st.integers(), st.lists(st.integers(-2, 20), max_size=20), st.none()))
+def test_a_cells_vote_parses_to_itself_and_never_names_a_cell_past_the_grid(raw):
+    stored = GRID.parse(raw)
+    assert stored is None or (GRID.parse(stored) == stored and len(stored) == 4 and int(stored, 16) < 2**15)
+
+
+def test_only_the_exact_set_is_right():
+    assert GRID.right("1084") and GRID.right([12, 2, 7])
+    assert not GRID.right([2, 7]) and not GRID.right([2, 7, 12, 0]) and not GRID.right("0") and not GRID.right("x")
+
+
+def test_tally_counts_each_cells_taps_the_exact_sets_and_the_votes():
+    votes = ["1084", [2, 7], [7], "zz", [2, 7, 12], "0"]
+    counts = tally(GRID, votes)
+    assert list(counts) == [str(k) for k in range(15)] + ["right", "votes"]
+    taps = {k: 0 for k in range(15)} | {2: 3, 7: 4, 12: 2}
+    assert [counts[str(k)] for k in range(15)] == [taps[k] for k in range(15)]
+    assert counts["right"] == 2 and counts["votes"] == 5  # "zz" is no vote
+    assert tally(GRID, []) == dict.fromkeys(map(str, range(15)), 0) | {"right": 0, "votes": 0}
+
+
+def test_a_cells_answer_reads_as_rows_and_columns():
+    assert GRID.answer_text == "feature 2 of every sample"
+    row = Question("r", "cells", "p", answer=(5, 6, 7, 8, 9), rows=3, cols=5, axes=("token", "feature"))
+    assert row.answer_text == "every feature of token 1"
+    two = Question("t", "cells", "p", answer=(7, 8, 12, 13), rows=3, cols=5, row_names=("a", "b", "c"))
+    assert two.answer_text == "columns 2, 3 of rows b, c"
+    odd = Question("o", "cells", "p", answer=(0, 6), rows=3, cols=5)
+    assert odd.answer_text == "column 0 of row 0; column 1 of row 1"
+
+
+def test_a_cells_question_refuses_inconsistent_fields():
+    good = dict(id="q", kind="cells", prompt="p", rows=2, cols=2, answer=(0, 1))
+    Question(**good)
+    for bad in (
+        dict(rows=9),  # past a phone's 8 targets of 44 px
+        dict(cols=0),
+        dict(marked=4),
+        dict(answer=(1, 0)),  # not sorted
+        dict(answer=(0, 0)),
+        dict(answer=(4,)),
+        dict(answer=frozenset({0})),
+        dict(answer=(True,)),
+        dict(choices=("a", "b")),
+        dict(row_names=("a",)),
+        dict(drag=True),
+    ):
+        with pytest.raises(ValueError):
+            Question(**good | bad)
+    assert Question(**good).row_names == ("0", "1")
+
+
+def test_a_drag_question_is_a_number_question_with_its_step():
+    drag = by_id("outlier-x-hat-drag")
+    assert drag.kind == "number" and drag.drag and drag.step == pytest.approx(0.1)
+    assert drag.parse("3.84") == "3.8" and drag.right("3.8") and not drag.right("3.5")
+    with pytest.raises(ValueError):
+        Question("q", "choice", "p", ("a", "b"), drag=True)
+    assert not any(q.drag for q in bank() if q.id != "outlier-x-hat-drag")
+
+
+def _dependence(fn, x: torch.Tensor, at: tuple[int, ...]) -> tuple[int, ...]:
+    """The cells of x whose change changes fn(x) at ``at``, as F computes it; every other cell leaves it bit for bit."""
+    y = fn(x)[at]
+    moved = []
+    for k in range(x.numel()):
+        other = x.clone()
+        other.view(-1)[k] += 0.75
+        if fn(other)[at] != y:
+            moved.append(k)
+    return tuple(moved)
+
+
+def _link_values(q: Question) -> dict[str, str]:
+    return {k: v[0] for k, v in parse_qs(urlparse(q.link).query).items()}
+
+
+def test_the_cells_questions_answers_are_the_cells_the_functional_reads_on_the_linked_views_data():
+    from lnviz.labs import family
+
+    for qid, fn in (
+        ("bn-mu-cells", lambda x: F.batch_norm(x, None, None, training=True)),
+        ("ln-sigma-cells", lambda x: F.layer_norm(x, x.shape[-1:])),
+    ):
+        q, v = by_id(qid), _link_values(by_id(qid))
+        x = data.make_activations(v["dist"], int(v["batch"]), int(v["features"]), int(v["seed"]))  # (B, H)
+        at = (int(v["sample"]), int(v["feature"]))
+        assert (q.rows, q.cols, q.marked) == (*x.shape, at[0] * x.shape[1] + at[1])
+        assert q.answer == _dependence(fn, x, at), qid
+    for qid in ("group-norm-cells", "instance-norm-cells"):
+        q, v = by_id(qid), _link_values(by_id(qid))
+        shape = (int(v["batch"]), int(v["channels"]), int(v["positions"]))  # (N, C, L)
+        x = family.make_tensor(*shape, int(v["seed"]))
+        at = (int(v["sample"]), int(v["channel"]), int(v["position"]))
+        groups = int(v.get("groups", 1))
+        fn = (lambda x, groups=groups: F.group_norm(x, groups)) if v["norm"] == "GroupNorm" else F.instance_norm
+        assert (q.rows, q.cols) == (shape[0] * shape[1], shape[2]) and q.marked == (at[0] * shape[1] + at[1]) * shape[
+            2
+        ] + at[2]
+        assert q.answer == _dependence(fn, x, at), qid
+        # the family page outlines the same cells
+        assert q.answer == tuple(
+            family.pooled_mask(shape, v["norm"], at, groups).flatten().nonzero().flatten().tolist()
+        )
+        assert q.row_names[q.marked // q.cols] == f"n{at[0]} c{at[1]}"
+    q = by_id("token-ln-cells")
+    x = torch.randn(q.rows, q.cols, dtype=F64)  # LN per token reads the token's row whatever the values
+    at = divmod(q.marked, q.cols)
+    assert q.answer == _dependence(lambda x: F.layer_norm(x, x.shape[-1:]), x, at)
+    assert sum(q.right(q.answer) for q in bank() if q.kind == "cells") == 5
+
+
+def test_the_token_questions_rows_are_the_tokenizers_tokens_of_the_linked_sentence():
+    from tokenizers import Tokenizer
+
+    from lnviz.labs.transformer import files
+
+    q = by_id("token-ln-cells")
+    sentence = _link_values(q)["text"]
+    tokenizer = Tokenizer.from_file(str(files.bundled() / files.TOKENIZER))
+    tokenizer.no_padding()
+    assert tuple(tokenizer.encode(sentence).tokens) == q.row_names and f"“{sentence}”" in q.prompt
+
+
+def test_the_drag_questions_answer_is_torchs_x_hat_of_the_outlier_under_its_bound():
+    q, v = by_id("outlier-x-hat-drag"), _link_values(by_id("outlier-x-hat-drag"))
+    x = data.make_activations(v["dist"], int(v["batch"]), int(v["features"]), int(v["seed"]))  # (B, H)
+    i, j, h = int(v["sample"]), int(v["feature"]), int(v["features"])
+    x_hat = float(F.layer_norm(x, (h,), eps=1e-5)[i, j])
+    assert q.answer == pytest.approx(x_hat, abs=1e-12) and x[i, j] > 5 * x_hat  # far out, yet x̂ stays small
+    assert x_hat < math.sqrt(h - 1) and f"√{h - 1} ≈ {math.sqrt(h - 1):.3f}" in q.why
+    assert f"x = {float(x[i, j]):.2f}" in q.prompt and q.lo <= 0 < math.sqrt(h - 1) < q.hi
+
+
+# --- the cells figure -------------------------------------------------------------------------------------------
+
+
+def test_the_cells_figure_paints_each_cells_share_outlines_torchs_cells_and_stars_the_marked_one():
+    q = by_id("group-norm-cells")
+    votes = [q.answer, [q.marked], [*q.answer, 0], "zz"]
+    rounds = [tally(q, votes), tally(q, [q.answer, q.answer])]
+    fig = cells_figure.fig_cells(q, rounds, presenting=True)
+    assert_plotly_valid(fig)
+    shown = reader.table(fig)  # the kit's reader: also reads the compact arrays of the lecture copy
+    for k, cast in enumerate(([v for v in votes if q.parse(v)], [q.answer, q.answer])):
+        taps = [sum(cell in set(v) for v in cast) for cell in range(q.cells)]
+        grid = shown[shown["trace"] == f"round {k + 1}"]
+        assert grid["value"].tolist() == pytest.approx([t / len(cast) for t in taps])
+        assert (grid["y"] * q.cols + grid["x"]).tolist() == list(range(q.cells))  # row-major, as the phone's
+    for grid in (t for t in fig.data if t.type == "heatmap"):
+        assert grid.zmin == 0 and grid.zmax == 1 and "%" in grid.texttemplate  # the share written in each cell
+    outlined = {
+        (round((s.x0 + s.x1) / 2), round((s.y0 + s.y1) / 2))
+        for s in fig.layout.shapes
+        if s.name == cells_figure.TORCH and s.xref == "x"
+    }
+    assert outlined == {(k % q.cols, k // q.cols) for k in q.answer}
+    stars = shown[shown["trace"] == cells_figure.MARKED]
+    assert len(stars) == 2 and {(round(x), round(y)) for x, y in zip(stars["x"], stars["y"], strict=True)} == {
+        (q.marked % q.cols, q.marked // q.cols)
+    }
+    captions = [a.text for a in fig.layout.annotations]
+    assert captions == ["round 1: 3 votes, 1 right", "round 2: 2 votes, 2 right"]
+    hidden = cells_figure.fig_cells(q, rounds[:1], answer=False)
+    assert not hidden.layout.shapes and "torch" not in str(hidden.to_dict())  # peer instruction's first reveal
+    with pytest.raises(ValueError):
+        cells_figure.fig_cells(CHOICE, rounds)

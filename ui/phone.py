@@ -17,7 +17,7 @@ from typing import Any
 import streamlit as st
 
 from lnviz.labs.classroom import questions, render, text
-from lnviz.labs.classroom.question import Question, number, plain
+from lnviz.labs.classroom.question import Question, number, plain, unmask
 from server import events, poll
 from server.store import StoreDown, StoreFull
 from ui import boot, classroom, concept_check, live, proof, routes
@@ -93,6 +93,8 @@ def back_from_outage(question: Question, mine: str | None) -> None:
         held = text.HELD_NONE
     elif question.kind == "choice":
         held = text.HELD_CHOICE.format(letter=chr(65 + int(mine)), choice=question.choices[int(mine)])
+    elif question.kind == "cells":
+        held = text.HELD_CELLS.format(cells=question.where(unmask(mine)))
     else:
         held = text.HELD_GUESS.format(guess=mine)
     st.info(text.BACK.format(held=held), icon=":material/cloud_done:")

@@ -31,9 +31,11 @@ _ADVICE_KINDS = {"explain": "warning", "discuss": "info", "answer": "success", "
 
 
 def torch_answer(question: Question) -> str:
-    """torch's answer as the presenter reads it: the option, or the value and what counts as right."""
+    """torch's answer as the presenter reads it: the option, the value and what counts as right, or the cells."""
     if question.kind == "choice":
         return f"**{chr(65 + question.answer)}.** {question.answer_text}"
+    if question.kind == "cells":
+        return f"**{question.answer_text}** (only exactly these cells count as right)"
     return f"**{question.answer_text}** (guesses within {question.tolerance:g} count as right)"
 
 

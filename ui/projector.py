@@ -219,6 +219,13 @@ def join(room: poll.Room, revealed: bool, count: Callable[[poll.Room], None] = c
     st.markdown(f"Join at **{link}**")
 
 
+def how_to_answer(question: Question) -> str:
+    """What a phone asks of the class for a number or cells question, under its prompt before the reveal."""
+    if question.kind == "cells":
+        return text.CELLS_HOW
+    return (text.DRAG_HOW if question.drag else text.NUMBER_HOW).format(span=question.span)
+
+
 def projector(page: Page, room: poll.Room, secret: str) -> None:
     """The presenter's screen of ``room``: see the module's docstring."""
     question = questions.by_id(room.question) if room.question else None
@@ -250,7 +257,7 @@ def projector(page: Page, room: poll.Room, secret: str) -> None:
                 if question.kind == "choice":
                     st.markdown("\n\n".join(f"**{chr(65 + i)}.** {c}" for i, c in enumerate(question.choices)))
                 else:
-                    st.markdown(f"Answer with a number {question.span}.")
+                    st.markdown(how_to_answer(question))
         buttons(room, secret)
         if revealed:
             chart(page, room, question)

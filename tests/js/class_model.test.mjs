@@ -153,3 +153,47 @@ test("a stream the browser gave up on is tried again later each time, spread ove
   assert.equal(retryDelay(10, () => 0), 15);
   assert.equal(retryDelay(0, () => 0.999), 1 + 0.999 / 3);
 });
+
+// bn-mu-cells' shape: 4 samples by 6 features, the marked cell (2, 3); torch's cells feature 3 of every sample.
+const cellsQ = {
+  kind: "cells", prompt: [["", "Which cells?"]], choices: [], span: "", decimals: 2, tolerance: 0.05, link: "/?v=4",
+  grid: { rows: 4, cols: 6, marked: 15, axes: ["sample", "feature"], row_names: ["0", "1", "2", "3"],
+    col_names: ["0", "1", "2", "3", "4", "5"] },
+  answer: [3, 9, 15, 21], answer_text: "feature 3 of every sample", why: [["", "Because."]],
+};
+const cellsData = { ...data, questions: { ...data.questions, g: cellsQ, glive: { ...cellsQ, answer: null, why: null } } };
+// Three votes: torch's cells ("208208"), the marked cell alone ("008000"), and sample 2 whole ("03f000").
+const cellsTally = {
+  ...Object.fromEntries(Array.from({ length: 24 }, (_, k) => [String(k), 0])),
+  3: 1, 9: 1, 12: 1, 13: 1, 14: 1, 15: 3, 16: 1, 17: 1, 21: 1, right: 1, votes: 3,
+};
+
+test("a cells question's results: each round's votes, the last round's share per cell, torch's cells once shown", () => {
+  const open = results(cellsQ, room({ question: "g", phase: "reveal", rounds: [cellsTally], outcome: "leaked" }));
+  assert.deepEqual(open.lines.map((l) => l.counts), ["3 votes"]);
+  assert.equal(open.grid.answer, null); // before Show answer nothing says which cells are torch's
+  assert.equal(open.torch, null);
+  assert.equal(open.outcome, "");
+  assert.deepEqual(open.grid.shares.slice(12, 18), [1 / 3, 1 / 3, 1 / 3, 1, 1 / 3, 1 / 3]);
+  assert.deepEqual(open.grid.taps[15], 3);
+  const shown = results(cellsQ, room({ question: "g", phase: "answer", rounds: [cellsTally, cellsTally] }));
+  assert.equal(shown.head, "Round 1 → round 2:");
+  assert.deepEqual(shown.lines.map((l) => l.counts), ["3 votes, 1 exactly torch's cells", "3 votes, 1 exactly torch's cells"]);
+  assert.deepEqual(shown.grid.answer, [3, 9, 15, 21]);
+  assert.deepEqual(shown.torch, [["", "feature 3 of every sample"]]);
+});
+
+test("a cells vote is right only as torch's exact set, and the phone's taps come back from its mask", () => {
+  const answer = room({ question: "g", phase: "answer" });
+  assert.deepEqual(mineShown(cellsQ, answer, { answer: "208208" }), { shown: [["", "4 cells"]], tapped: [3, 9, 15, 21], right: true });
+  assert.equal(mineShown(cellsQ, answer, { answer: "008000" }).right, false); // the marked cell alone
+  assert.equal(mineShown(cellsQ, answer, { answer: "208209" }).right, false); // one cell too many
+  assert.deepEqual(mineShown(cellsQ, answer, { answer: "008000" }).shown, [["", "1 cell"]]);
+  assert.equal(mineShown(cellsQ, room({ question: "g", phase: "reveal" }), { answer: "208208" }).right, null);
+  // torch's cells from the stream, as the stored mask, where the page's question has none yet
+  const live = room({ question: "glive", phase: "answer", answer: "208208", rounds: [cellsTally] });
+  assert.equal(mineShown(cellsData.questions.glive, live, { answer: "208208" }).right, true);
+  assert.deepEqual(results(cellsData.questions.glive, live).grid.answer, [3, 9, 15, 21]);
+  const stored = { ...cellsData, mine: { index: 0, round: 1, answer: "208208", n: 1 } };
+  assert.deepEqual(screen(live, stored, null).mine.tapped, [3, 9, 15, 21]);
+});

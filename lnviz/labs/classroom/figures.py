@@ -8,6 +8,7 @@ read (a live question's is computed only when it is shown). Rounds take
 :data:`lnviz.figures.theme.SERIES` colours, never a norm's: blue and
 vermillion mean LN and BN on every page. The second round's bars are also
 hatched, and the right answer is written out, so nothing rests on colour.
+A "cells" question's reveal is :func:`.cells_figure.fig_cells`, one grid per round.
 """
 
 from __future__ import annotations
@@ -20,7 +21,8 @@ import numpy as np
 import plotly.graph_objects as go
 
 from lnviz.figures import plot, theme
-from lnviz.labs.classroom.question import Question
+from lnviz.labs.classroom.cells_figure import fig_cells
+from lnviz.labs.classroom.question import Question, unmask
 
 ROUND_COLOURS = (theme.SERIES[0], theme.SERIES[1])  # black, wine
 RIGHT = "✓ right"
@@ -41,7 +43,8 @@ def _style(k: int) -> dict[str, Any]:
 def fig_results(
     question: Question, rounds: Sequence[Mapping[str, int]], *, presenting: bool = False, answer: bool = True
 ) -> go.Figure:
-    """The votes of each round: bars per option ("choice"), or per guess with torch's value as a line ("number").
+    """The votes of each round: bars per option ("choice"), per guess with torch's value as a line ("number"), or
+    each cell's share in a grid per round ("cells": :func:`.cells_figure.fig_cells`).
 
     A choice question draws each option's letter and whole text above its bars
     (one per round, the count written on each), so a long option wraps across
@@ -54,6 +57,8 @@ def fig_results(
     presenter's buttons on a 1280 × 720 screen. Without ``answer``: the bars
     alone, no option outlined, no line, band or label of torch's.
     """
+    if question.kind == "cells":
+        return fig_cells(question, rounds, answer=answer, presenting=presenting)
     if question.kind == "choice":
         fig, height = _choice(question, rounds, theme.LECTURE_SCALE if presenting else 1.0, answer)
     else:
@@ -218,8 +223,10 @@ def results_text(question: Question, rounds: Sequence[Mapping[str, int]], answer
     """The same counts as plain text, one line per option (or guess) per round, the right one marked.
 
     For a screen reader, and for tests; shown under the question, so it does not repeat it. A number question
-    ends with torch's value. Without ``answer``, the counts alone.
+    ends with torch's value. Without ``answer``, the counts alone. A cells question: :func:`_cells_text`.
     """
+    if question.kind == "cells":
+        return _cells_text(question, rounds, answer)
     lines: list[str] = []
     for k, tally in enumerate(rounds):
         total = sum(int(c) for c in tally.values())
@@ -235,6 +242,28 @@ def results_text(question: Question, rounds: Sequence[Mapping[str, int]], answer
         lines.append(f"Right answer: {question.answer_text}")
     elif answer:
         lines.append(f"torch: {question.answer_text}; guesses within {question.tolerance:g} count as right.")
+    return "\n".join(lines)
+
+
+def _cells_text(question: Question, rounds: Sequence[Mapping[str, int]], answer: bool) -> str:
+    """Each round's votes, then each cell that was tapped with its taps, row-major; with ``answer``, how many
+    tapped exactly torch's cells, torch's cells marked, and torch's cells in words."""
+    row, col = question.axes
+    right = set(question.answer) if answer else set()
+    lines: list[str] = []
+    for k, tally in enumerate(rounds):
+        votes = int(tally.get("votes", 0))
+        exactly = f", {int(tally.get('right', 0))} exactly torch's cells" if answer else ""
+        lines.append(f"Round {k + 1}: {_votes(votes)}{exactly}.")
+        for cell in range(question.cells):
+            taps = int(tally.get(str(cell), 0))
+            if taps or cell in right:
+                r, c = divmod(cell, question.cols)
+                mark = " (torch's)" if cell in right else ""
+                where = f"{row} {question.row_names[r]}, {col} {question.col_names[c]}"
+                lines.append(f"  {where}: {taps} of {votes} tapped it{mark}")
+    if answer:
+        lines.append(f"torch's cells: {question.where(unmask(question.parse(question.answer)))}.")
     return "\n".join(lines)
 
 

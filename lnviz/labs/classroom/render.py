@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from lnviz.labs.classroom.question import Question, written
+from lnviz.labs.classroom.question import Question
 
 _MARKS = re.compile(r"`([^`]+)`|\*\*(.+?)\*\*")
 
@@ -41,6 +41,7 @@ def entry(question: Question, reveal: bool = False) -> dict[str, Any]:
     before the reveal (the element asks for them then: ``ui/class_reveal.py``)."""
     ready = reveal
     number = question.kind == "number"
+    grid = question.kind == "cells"
     return {
         "kind": question.kind,
         "prompt": spans(question.prompt),
@@ -48,8 +49,23 @@ def entry(question: Question, reveal: bool = False) -> dict[str, Any]:
         "span": question.span if number else "",
         "decimals": question.decimals,
         "tolerance": question.tolerance,
+        "drag": question.drag,  # a number taken on a slider over [lo, hi] in steps of `step`
+        "lo": question.lo,
+        "hi": question.hi,
+        "step": question.step,
+        # A cells question's grid (lnviz/web/class/cells.js): cell k is row k // cols, column k % cols.
+        "grid": {
+            "rows": question.rows,
+            "cols": question.cols,
+            "marked": question.marked,
+            "axes": list(question.axes),
+            "row_names": list(question.row_names),
+            "col_names": list(question.col_names),
+        }
+        if grid
+        else None,
         "link": question.link,
-        "answer": question.answer if ready else None,
-        "answer_text": written(question.answer) if ready and number else None,
+        "answer": (list(question.answer) if grid else question.answer) if ready else None,
+        "answer_text": question.answer_text if ready and question.kind != "choice" else None,
         "why": spans(question.why) if ready else None,
     }

@@ -9,8 +9,9 @@ written, with a real minus sign, comes as text).
 :data:`QUESTIONS` is the bank in the order a lecture might ask it: for each
 question id, its ``kind``, the text fields of
 :class:`~lnviz.labs.classroom.question.Question` (``prompt``, ``choices``,
-``why``) that are not computed, and a number question's fixed range and
-rounding (``lo``, ``hi``, ``decimals``, ``tolerance``). An option's order
+``why``) that are not computed, a number question's fixed range and
+rounding (``lo``, ``hi``, ``decimals``, ``tolerance``, ``drag``) and a cells
+question's ``axes``. An option's order
 here is the order of the outcomes its builder compares torch's with.
 """
 
@@ -138,6 +139,64 @@ QUESTIONS: dict[str, dict] = {
     ),
     # Its prompt and options are beside the model's numbers they name, in transformer_question.
     "transformer-largest-sigma": dict(kind="choice"),
+    # Tap the cells: the student builds the set a statistic pools; torch's is its gradient's support
+    # (lnviz.labs.classroom.cells). A row or column is named by its index, as the grid's labels show it.
+    "bn-mu-cells": dict(
+        kind="cells",
+        prompt="x is a batch of {batch} samples (rows) by {features} features (columns). In training mode, which "
+        "cells does BN's μ for the marked cell read? Tap them all.",
+        why="BN pools one feature over the batch: μ for feature {j} is ({values}) / {batch} = {mu}. Its gradient "
+        "∂μ/∂x is 1/{batch} on those {batch} cells and 0 on the other {rest}.",
+        axes=("sample", "feature"),
+    ),
+    "ln-sigma-cells": dict(
+        kind="cells",
+        prompt="x is a batch of {batch} samples (rows) by {features} features (columns). Which cells does LN's "
+        "σ = √(σ² + ε) for the marked cell read? Tap them all.",
+        why="LN pools one sample over its features: σ for sample {i} comes from its {features} values, σ = {sigma}. "
+        "Its gradient (x − μ) / ({features} σ) runs from {least} to {most} on those {features} cells, and is 0 on "
+        "the other samples' {rest} cells.",
+        axes=("sample", "feature"),
+    ),
+    "group-norm-cells": dict(
+        kind="cells",
+        prompt="x has shape (N, C, L) = ({batch}, {channels}, {positions}): each row is one sample's channel, each "
+        "column a position. With G = {groups} groups, which cells does GroupNorm's μ for the marked cell read?",
+        why="G = {groups} splits the {channels} channels into groups of {size}: channel {c} is in the group of "
+        "channels {first} and {last}. μ pools that group within sample {n}, at all {positions} positions: "
+        "{count} values, μ = {mu}. The other sample's cells are not read.",
+        axes=("row", "position"),
+    ),
+    "instance-norm-cells": dict(
+        kind="cells",
+        prompt="x has shape (N, C, L) = ({batch}, {channels}, {positions}): each row is one sample's channel, each "
+        "column a position. Which cells does InstanceNorm's μ for the marked cell read?",
+        why="InstanceNorm pools one channel of one sample over its {positions} positions: row n{n} c{c}, "
+        "μ = {mu}. LN on this x would read sample {n}'s other channels too; BN, channel {c} of every sample.",
+        axes=("row", "position"),
+    ),
+    "token-ln-cells": dict(
+        kind="cells",
+        prompt="A toy transformer's LayerNorm, H = {features}, gets “{sentence}” as {tokens} tokens (rows) of "
+        "{features} features (columns). Which cells does its σ for the marked cell read?",
+        why="`nn.LayerNorm(H)` normalizes each token over its own H features: σ for “{token}” comes from its "
+        "{features} values, σ = {sigma}, and the other {others} tokens don't enter. all-MiniLM-L6-v2's LayerNorms "
+        "do the same, at H = 384.",
+        axes=("token", "feature"),
+    ),
+    # Drag to predict: a number question answered on a slider over its range.
+    "outlier-x-hat-drag": dict(
+        kind="number",
+        prompt="Sample {i} has {h} features: feature {j} is an outlier, x = {outlier}, the other {rest} are "
+        "standard normal. With ε = 1e-5, drag to LN's x̂ for the outlier.",
+        why="The outlier pulls the sample's μ to {mu} and its σ to {sigma}. However far one value lies, LN's x̂ "
+        "for it is at most √(H − 1) = √{rest} ≈ {bound} (Samuelson's inequality, biased σ²; ε only lowers it).",
+        lo=0.0,
+        hi=40.0,
+        decimals=1,
+        tolerance=0.2,
+        drag=True,
+    ),
 }
 
 # --- the class page -------------------------------------------------------------------------------------------
@@ -198,6 +257,9 @@ CHART_ALT_OPEN = "The class's answers, each round; torch's answer is not shown y
 SENT = "Your answer is in. You can change it until the reveal."
 OUT_OF_RANGE = "{guess} is outside this question's range, {span}: nothing was sent."
 NOT_AN_ANSWER = "That is not one of this question's answers."
+NUMBER_HOW = "Answer with a number {span}."
+DRAG_HOW = "Drag to a number {span}, then Send."
+CELLS_HOW = "Tap the cells on your phone, then Send."
 NOT_ANSWERED = "You did not answer this round."
 ROUND_OVER = "This round is over. torch's answer comes when the presenter shows it."
 HIDDEN_PHONE = "The presenter keeps the class's answers to themselves for now."
@@ -211,6 +273,7 @@ BACK = "The class's store is back. {held} This page shows what it holds."
 HELD_NONE = "It holds no answer from this phone for this round: answer now, if you had not."
 HELD_CHOICE = "It holds your answer **{letter}. {choice}**."
 HELD_GUESS = "It holds your guess **{guess}**."
+HELD_CELLS = "It holds your cells: **{cells}**."
 
 # --- peer instruction (lnviz.labs.classroom.peer): the presenter's own view, and what the class sees at the answer ---
 

@@ -6,6 +6,7 @@
 // of its runs (ui/phone.py): the room's questions as the server renders them (lnviz/labs/classroom/render.py:
 // text as spans, never HTML), this voter's stored answer, and the page's words.
 
+import * as cells from "./cells.js";
 import { checkScreen } from "./check_model.js";
 
 const MINUS = "\u2212";
@@ -86,13 +87,19 @@ function torchAnswer(q, room) {
   if (room.phase !== "answer") return null;
   if (q.answer !== null && q.answer !== undefined) return q.answer;
   if (room.answer === null || room.answer === undefined) return null;
+  if (q.kind === "cells") return cells.decode(room.answer, cellCount(q)); // the stream's is the stored mask
   return q.kind === "choice" ? Number.parseInt(room.answer, 10) : Number(room.answer);
 }
 
-// Whether stored vote `key` is right (lnviz.labs.classroom.question.Question.right).
+// A cells question's number of cells (render.entry's grid).
+export const cellCount = (q) => q.grid.rows * q.grid.cols;
+
+// Whether stored vote `key` is right (lnviz.labs.classroom.question.Question.right): for cells, `answer` is torch's
+// cells and `key` the mask.
 export function isRight(q, key, answer) {
   if (answer === null) return false;
   if (q.kind === "choice") return key === String(answer);
+  if (q.kind === "cells") return cells.isRight(key, answer, cellCount(q));
   return Math.abs(Number(key) - answer) <= q.tolerance + 1e-9;
 }
 
@@ -106,6 +113,7 @@ export function results(q, room) {
   if (!rounds.length) return { empty: true, hidden: !!room.hidden && room.phase === "reveal" };
   const answer = torchAnswer(q, room);
   const shown = room.phase === "answer";
+  if (q.kind === "cells") return cellResults(q, room, rounds, answer, shown);
   const entries =
     q.kind === "choice"
       ? q.choices.map((spans, i) => ({ key: String(i), label: [["", `${letter(i)}. `], ...spans] }))
@@ -135,12 +143,40 @@ export function results(q, room) {
   };
 }
 
+// A cells question's results: a line per round with its votes (and, once torch's answer is shown, how many were
+// exactly torch's cells), and the grid the phone draws: the last round's share per cell and torch's cells (null
+// before they are shown).
+function cellResults(q, room, rounds, answer, shown) {
+  const n = cellCount(q);
+  const counted = rounds.map((t) => cells.shares(t, n));
+  const lines = counted.map((c, k) => ({
+    label: [["", rounds.length > 1 ? `Round ${k + 1}` : "Answers"]],
+    counts: votes(c.votes) + (shown ? `, ${c.right} exactly torch's cells` : ""),
+    right: false,
+  }));
+  return {
+    empty: false,
+    head: rounds.length > 1 ? "Round 1 → round 2:" : "The class:",
+    lines,
+    right: RIGHT,
+    grid: { shares: counted.at(-1).shares, taps: counted.at(-1).taps, answer: shown ? answer : null },
+    torch: shown ? [["", q.answer_text || "?"]] : null,
+    note: "",
+    outcome: shown && typeof room.outcome === "string" ? room.outcome : "",
+  };
+}
+
 // This phone's answer as the results show it: the option's text or the guess, and whether it is right (null
 // until torch's answer is shown). An option that ends in a full stop is shown without it: the line closes with
 // the verdict's own, "… only (right)."
 export function mineShown(q, room, own) {
   if (!own) return null;
   const answer = torchAnswer(q, room);
+  if (q.kind === "cells") {
+    const tapped = cells.decode(String(own.answer), cellCount(q)) || [];
+    const said = tapped.length === 1 ? "1 cell" : `${tapped.length} cells`;
+    return { shown: [["", said]], tapped, right: answer === null ? null : isRight(q, String(own.answer), answer) };
+  }
   const i = Number.parseInt(own.answer, 10);
   const option = q.kind === "choice" ? q.choices[i] : null;
   const shown = option ? unstopped(option) : [["", String(own.answer)]];
