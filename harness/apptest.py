@@ -17,7 +17,7 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the 
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
-from ui import door
+from server import door
 
 # AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
 WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle", "text_area")
@@ -51,7 +51,7 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     """Run the router, ``router.py``, switched to ``page`` (a path such as "pages/explorer.py").
 
     ``query`` is the link's query string, as the browser would send it (a list: the key repeated). It goes
-    through the door first (:func:`ui.door.through`), as a browser's request does: the page's run gets the
+    through the door first (:func:`server.door.through`), as a browser's request does: the page's run gets the
     canonical link and the door's notes. Without ``v`` it is read as a link of today's version, as the app
     reads one (see :func:`lnviz.views.links.version`).
     """

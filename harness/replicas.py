@@ -106,7 +106,7 @@ class Replicas:
             time.sleep(0.2)  # nginx writes its log as requests end: real time
 
 
-SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (ui.proof)
+SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (server.proved)
 RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.live.RUNS_FILE, named here so the harness needs no Streamlit
 
 

@@ -8,7 +8,8 @@ import streamlit as st
 from lnviz.labs import bench
 from lnviz.labs.bench import numerics, text
 from lnviz.maths.device import label
-from ui import heavy, measured
+from server import heavy
+from ui import measured
 from ui.page import Page
 
 page = Page.start(intro=text.INTRO)

@@ -239,7 +239,7 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
 
 
 def test_a_link_from_every_version_opens_its_view_with_its_notes_and_a_reload_reopens_it(app_server, open_app):
-    """A link is read at the door (ui.door), which answers with today's link: a link of version 3 (its old draw), of
+    """A link is read at the door (server.door), which answers with today's link: a link of version 3 (its old draw), of
     version 2 (its charts, and a value between two stops and a cell past the grid) and of version 1 (old names,
     counted from 0) each open their view with their notes, and the address bar says that view, without the notes
     (``note=`` read and removed). What the page then writes there too (a cell clicked on the stage) is in it, beside

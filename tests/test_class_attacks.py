@@ -16,10 +16,10 @@ from harness.apptest import assert_no_exception, class_vote, run_page
 from harness.proofs import proved_client, redeemed
 from lnviz.labs.classroom import questions
 from server import poll, proof, who
+from server import process_store as shared_store
+from server import proved as server_proved
 from server.limits import Limits
 from server.store import COUNTED, MemoryStore
-from ui import proof as ui_proof
-from ui import store as shared_store
 
 PAGE = "pages/class.py"
 ATTACKER, CLASS = "8.8.4.4", "8.8.8.8"  # public addresses: the attacker's, and an honest class's NAT
@@ -31,8 +31,8 @@ def fresh(monkeypatch) -> MemoryStore:
     """Today's store and price of new proofs, both fresh."""
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
-    price = proof.Price(ui_proof.limits.current())
-    monkeypatch.setattr(ui_proof, "price", lambda: price)
+    price = proof.Price(server_proved.limits.current())
+    monkeypatch.setattr(server_proved, "price", lambda: price)
     return store
 
 

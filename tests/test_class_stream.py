@@ -26,12 +26,10 @@ from starlette.applications import Starlette
 
 from harness import aio
 from lnviz.labs.classroom.questions import by_id
-from server import events, poll, proof
+from server import events, poll, process_store, proof, proved
 from server.limits import Limits
 from server.store import MemoryStore, StoreDown
-from ui import proof as ui_proof
 from ui import routes
-from ui import store as ui_store
 
 QUESTIONS = ("bn-one-sample", "ln-cell")
 
@@ -83,7 +81,7 @@ def test_the_state_before_the_reveal_has_no_choice_and_never_the_secret_or_a_vot
 
 def test_the_routes_reveal_is_rounds_of_the_store_and_torchs_answer_as_a_vote_is_stored(monkeypatch):
     store = MemoryStore()
-    monkeypatch.setattr(ui_store, "_store", store)
+    monkeypatch.setattr(process_store, "_store", store)
     room, secret = _opened(store)
     for voter, choice in (("a", "0"), ("b", "2"), ("c", "2")):
         store.vote(room.code, voter, 0, 1, choice)
@@ -179,9 +177,9 @@ def test_the_gate_keeps_a_browsers_first_stream_counted_against_the_process_alon
 def served(monkeypatch) -> Iterator[tuple[int, MemoryStore]]:
     """ui/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
     store = MemoryStore()
-    monkeypatch.setattr(ui_store, "_store", store)
+    monkeypatch.setattr(process_store, "_store", store)
     lim = replace(Limits(), streams_per_client=2)
-    hub = events.Hub(ui_store.store, _revealed, lim, look_s=0.05)
+    hub = events.Hub(process_store.store, _revealed, lim, look_s=0.05)
     monkeypatch.setattr(routes, "hub", lambda: hub)
     gate = events.Gate(lim)
     monkeypatch.setattr(routes, "gate", lambda: gate)
@@ -271,8 +269,8 @@ def _data(event: dict[str, str] | None) -> dict:
 
 
 def _cookie() -> str:
-    """A new proved browser's cookie, signed as this process's :mod:`ui.proof` signs one."""
-    return f"{proof.COOKIE}={proof.mint(ui_proof.secret(), time.time())}"
+    """A new proved browser's cookie, signed as this process's :mod:`server.proved` signs one."""
+    return f"{proof.COOKIE}={proof.mint(proved.secret(), time.time())}"
 
 
 def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_and_the_close_then_ends(served):

@@ -5,7 +5,7 @@ The oracle is the widget: a script reads each of the explorer's controls with ``
 with ``ui.controls.control``, bound to the URL, in the same run. Where ``first_value`` says it is sure, the two
 must agree, or the stage of the first run would show numbers the page then changes; for a link whose values all
 stand as written it must be sure, or the first run would draw the whole page after all. A link reaches a run
-through the door (:mod:`ui.door`), as a browser's does: whatever it said, every value then stands as written.
+through the door (:mod:`server.door`), as a browser's does: whatever it said, every value then stands as written.
 """
 
 import ast
@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lnviz.views import pages
-from ui import door as ui_door
+from server import door as server_door
 
 TABLE = pages.BY_NAME["explorer"].controls
 
@@ -36,7 +36,7 @@ def _run(query: dict[str, str], session: dict | None = None, door: bool = True) 
     """Each control's (first value, sure, the widget's value) for a new session opening ``?query`` (through the
     door unless ``door`` is False: a run that a link reaches without it)."""
     at = AppTest.from_function(_script, default_timeout=60)
-    redirected = ui_door.through("explorer", list(query.items())) if door else None
+    redirected = server_door.through("explorer", list(query.items())) if door else None
     for key, value in query.items() if redirected is None else redirected:
         at.query_params[key] = value
     for key, value in (session or {}).items():

@@ -1,4 +1,4 @@
-"""ui/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
+"""server/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
 frontend loads (issue 32). The timing itself is ``make bench``'s (benchmarks/visit.py); here, what the header
 names and where it goes."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from harness import aio
-from ui import preload
+from server import preload
 
 
 def _serve(content_type: bytes, method: str = "GET", kind: str = "http") -> list[dict]:
-    """What :class:`ui.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
+    """What :class:`server.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})

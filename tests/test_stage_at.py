@@ -13,7 +13,8 @@ from starlette.testclient import TestClient
 
 from lnviz.labs import explorer
 from lnviz.maths import data
-from ui import base_path, routes, stage_at
+from server import base_path
+from ui import routes, stage_at
 
 PAGE = "pages/explorer.py"
 

@@ -884,8 +884,7 @@ def test_a_session_keeps_its_last_races_only():
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
-    from server import limits
-    from ui import heavy
+    from server import heavy, limits
 
     class Full:
         """A gate with every slot taken."""

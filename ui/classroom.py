@@ -1,13 +1,13 @@
 """Streamlit's side of the class poll: who is the presenter, who is a voter, and a page that lost the store.
 
 - The store is the process's one :class:`server.store.Store`
-  (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
+  (:mod:`server.process_store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
   process's memory.
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
   reload, a reconnect or a move to another replica keeps the same vote. It is
   no name and says nothing about the person.
 - Who sends a vote or opens a room (:func:`sender`): the proved browser
-  (:mod:`ui.proof`; without a proof nothing is sent), and its address
+  (:mod:`server.proved`; without a proof nothing is sent), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
   documented nginx block forwards it), hashed, when it is a public one, else
   one address for every other. The store limits both (:mod:`server.poll`).
@@ -46,10 +46,9 @@ import streamlit as st
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.text import quote
-from server import limits, poll, quota, who
+from server import heavy, limits, poll, proved, quota, who
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import heavy, proof
-from ui.store import store
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600
@@ -93,7 +92,7 @@ def voter() -> str:
 
 def sender() -> tuple[str, str]:
     """(client, address) of this run, as the store's limits count them: the proved browser's key
-    (:func:`ui.heavy.client`), and a hash of the address, so the store never holds an address as it is.
+    (:func:`server.heavy.client`), and a hash of the address, so the store never holds an address as it is.
 
     An address that is not a public one is :data:`server.who.UNSEEN`, one
     address for all such: a private or loopback address is a proxy's that the
@@ -141,7 +140,7 @@ def look_up(code: str) -> poll.Room | None:
     A code that opens no room counts against the browser and its address
     (:class:`server.quota.CodeTries`), so a script can't try codes at speed.
     """
-    if not proof.require():
+    if not proved.require():
         return None
     client, address = sender()
     wait = _code_tries().wait_s(client, address)

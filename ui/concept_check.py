@@ -20,12 +20,12 @@ from lnviz.labs.classroom import check as items
 from lnviz.labs.classroom import check_text as words
 from lnviz.labs.classroom import render, text
 from lnviz.text import MINUS
-from server import check, events, poll
+from server import address_seen, check, events, poll, proved
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import address_seen, classroom, live, proof
+from ui import classroom, live
 from ui import projector as poll_screen
 from ui.page import Page
-from ui.store import store
 
 VIEW = "class_check_view"  # the sidebar's choice: "questions" or "check"
 _STEP = "class_check_step"  # the check's step this session last drew, so that the view follows a change of it
@@ -229,7 +229,7 @@ def sent_answer() -> dict[str, Any] | None:
 def answer(code: str) -> None:
     """A phone's tap on an item's option, stored as this voter's answer to it in that phase (a change replaces
     it); what it came to is said beside the item."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     sent = sent_answer()

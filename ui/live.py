@@ -20,7 +20,8 @@ from typing import Any
 
 import streamlit as st
 
-from ui import base_path, routes
+from server import base_path
+from ui import routes
 
 # A test reads how many page runs the class's element was drawn in (tests/test_browser_phone.py): the path of a
 # file each run appends a line to, when this variable names one. Unset, nothing is counted.
@@ -39,8 +40,8 @@ def stream_url(code: str) -> str:
 
 
 def reveal_url(code: str) -> str:
-    """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`ui.class_reveal`)."""
-    from ui.class_reveal import REVEAL_PATH
+    """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`server.class_reveal`)."""
+    from server.class_reveal import REVEAL_PATH
 
     return base_path.prefix() + REVEAL_PATH.format(code=code)
 

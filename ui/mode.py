@@ -1,6 +1,6 @@
 """Link-level modes for teaching: lecture mode, hidden controls and lesson presets.
 
-These parameters are read from the URL directly (they are not widgets), as the door left them (:mod:`ui.door`):
+These parameters are read from the URL directly (they are not widgets), as the door left them (:mod:`server.door`):
 ``present=1`` turns on lecture mode, ``hide=eps,seed`` hides controls, and
 ``preset=small-batch`` applies a lesson from :mod:`lnviz.views.lessons`. Streamlit's
 own ``embed=true`` (an iframe) also drops the sidebar here.
@@ -93,7 +93,7 @@ def apply_lesson(page: str) -> None:
 
     Done once per page visit (when the control has no state yet), so the
     user's later changes stick. An unknown preset name, or a lesson of
-    another page, has left the link at the door, with a note (:mod:`ui.door`).
+    another page, has left the link at the door, with a note (:mod:`server.door`).
     """
     found = lesson(page)
     if found is None:

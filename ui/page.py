@@ -14,7 +14,7 @@ What the kit owns, for every page:
 
 - the page's entry in the registry (:mod:`lnviz.views.pages`), found by its file:
   its title and its controls;
-- links: the door (:mod:`ui.door`) has read the link, so a page's widgets start from values already
+- links: the door (:mod:`server.door`) has read the link, so a page's widgets start from values already
   checked; :meth:`Page.start` shows the door's notes and puts today's version, ``v``, in the address bar, so
   a reload or a copied URL reopens the same view;
 - lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
@@ -53,8 +53,8 @@ from lnviz.figures import theme
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
-from server import budget, heap, limits
-from ui import boot, door, heavy, mode
+from server import budget, door, heap, heavy, limits
+from ui import boot, mode
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -95,14 +95,15 @@ class Page:
         """The page's title, its lesson (if the link names one) and its introduction.
 
         The page is the registry's entry for the calling script (``pages/NAME.py``), or for ``file``.
-        Before anything is drawn, the door's notes about the link are taken (:func:`ui.door.take_notes`), a
+        Before anything is drawn, the door's notes about the link are taken (:func:`server.door.take_notes`), a
         lesson's values given, and the address bar gets today's version. ``title=False``: a page whose own
         heading says where it is (the walkthrough's step, in lecture mode) leaves the title's height to its
         picture.
         """
         boot.router()
         entry = _entry(file or sys._getframe(1).f_code.co_filename)  # inspect.stack() read source: ~20 ms a run
-        door.take_notes()
+        for note in door.take_notes():
+            mode.add_note(note)
         mode.apply_lesson(entry.name)
         if st.query_params.get("v") != str(links.LINK_VERSION):
             st.query_params["v"] = str(links.LINK_VERSION)
@@ -211,10 +212,10 @@ class Page:
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
         visitor's "clear caches" cannot empty it for everyone. A miss waits
         for one of a few slots in fair turns, charged to this run's client
-        (:func:`ui.heavy.client`): a classmate's one miss goes before the
+        (:func:`server.heavy.client`): a classmate's one miss goes before the
         queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
         first come, first served. With ``gate`` (the action's name), a miss
-        also takes a slot of the heavy-work gate (:func:`ui.heavy.heavy`); a
+        also takes a slot of the heavy-work gate (:func:`server.heavy.heavy`); a
         refusal is said and the page ends there.
         """
         # By file and name, not the function object: a page's functions are new on each run.

@@ -17,10 +17,10 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain
-from server import events, poll
+from server import events, poll, proved
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import boot, classroom, concept_check, live, proof
-from ui.store import store
+from ui import boot, classroom, concept_check, live
 
 KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
 _VOTED = "class_voted"  # the number of the last vote this session's callback took (the element's own count)
@@ -51,7 +51,7 @@ def vote(code: str) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. It is for the question and round the element drew, which the store checks against the room's:
     a phone behind the room is told it moved on. The page then shows the answer the store holds."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     sent = sent_vote()

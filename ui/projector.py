@@ -17,10 +17,10 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
-from server import events, poll
-from ui import address_seen, classroom, live, proof
+from server import address_seen, events, poll, proved
+from server.process_store import store
+from ui import classroom, live
 from ui.page import Page
-from ui.store import store
 
 
 class Button(NamedTuple):
@@ -43,7 +43,7 @@ BUTTONS = (  # in one row, in this order; the first is the primary one
 
 def start() -> None:
     """Start a room of the whole bank, with this session as its presenter, and open it."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     with classroom.down_said():

@@ -14,7 +14,7 @@ import streamlit as st
 
 from lnviz.labs import training
 from lnviz.labs.training import text
-from ui import heavy
+from server import heavy
 from ui.page import Page
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun

@@ -51,11 +51,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from lnviz.views import state
-from server import limits
+from server import base_path, heavy, limits
 from server.limits import Busy
 from server.quota import Quota
 from server.slots import MISSES
-from ui import base_path, heavy, page
+from ui import page
 
 if TYPE_CHECKING:
     from lnviz.labs.explorer import Exploration

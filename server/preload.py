@@ -82,7 +82,7 @@ def link_header(base: str, chunks: list[str], modules: list[str]) -> str:
 @functools.cache
 def _header() -> bytes:
     """This server's header, built on its first page (Streamlit's config is read by then)."""
-    from ui.base_path import prefix
+    from server.base_path import prefix
 
     return link_header(prefix(), streamlit_chunks(_static_js()), stage_modules()).encode()
 

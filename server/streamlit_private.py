@@ -6,7 +6,7 @@ attribute, :func:`check` says which (from the objects themselves), the server lo
 (:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it, instead of the workaround silently
 doing nothing; that test also finds no private Streamlit name outside this file.
 
-A link's values no longer need one: the door (:mod:`ui.door`) hands the widgets values they take as written.
+A link's values no longer need one: the door (:mod:`server.door`) hands the widgets values they take as written.
 """
 
 from __future__ import annotations
