@@ -1,6 +1,6 @@
 """lnviz's server: Streamlit's ``st.App`` running the page router (``router.py``), with lnviz's own routes beside it.
 
-- ``routes``: the class room's public state as Server-Sent Events (:mod:`ui.routes`).
+- ``routes``: the class room's public state as Server-Sent Events (:mod:`ui.poll.routes`).
 - ``middleware``, on each page's HTML: a link read once, answered with today's link where it differs
   (:mod:`server.door`), the stage's modules to preload (:mod:`server.preload`), and the signed cookie that proves a
   browser keeps cookies (:mod:`server.proved`); on uploads, their turns (:mod:`server.upload_turns`).
@@ -13,7 +13,7 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from server import door, preload, proved, upload_turns
-from ui import routes
+from ui.poll import routes
 
 app = st.App(
     "router.py",

@@ -13,7 +13,7 @@ import streamlit as st
 
 from lnviz.views import pages
 from server import heavy
-from ui import boot, mode
+from ui.kit import boot, mode
 
 boot.router()
 st.set_page_config(

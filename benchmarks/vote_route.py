@@ -38,12 +38,12 @@ from server import poll
 from server.store import RedisStore
 
 VOTE_PATH = "/api/class/{code}/vote"
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # as ui.classroom reads the voter cookie
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # as ui.poll.classroom reads the voter cookie
 MAX_BODY = 1024
 
 
 def _store_vote(code: str, voter: str, sent: dict, client: str, address: str) -> str:
-    """What ``ui.phone.vote`` does with a vote, off the event loop: the room, the answer parsed, the store's vote."""
+    """What ``ui.poll.phone.vote`` does with a vote, off the event loop: the room, the answer parsed, the store's vote."""
     from lnviz.labs.classroom import questions
     from server.process_store import store
 
@@ -95,7 +95,7 @@ async def vote(request: Any) -> Any:
 def route() -> Any:
     from starlette.routing import Route
 
-    from ui import routes
+    from ui.poll import routes
 
     return Route(routes.prefix() + VOTE_PATH, vote, methods=["POST"])
 

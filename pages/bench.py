@@ -9,8 +9,8 @@ from lnviz.labs import bench
 from lnviz.labs.bench import numerics, text
 from lnviz.maths.device import label
 from server import heavy
-from ui import measured
-from ui.page import Page
+from ui.kit.page import Page
+from ui.labs import measured
 
 page = Page.start(intro=text.INTRO)
 with page.sidebar("Case"):

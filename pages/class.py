@@ -3,16 +3,16 @@
 The presenter starts a room; students join at /class?room=CODE on their phones
 and answer; the presenter reveals the answers, asks again after the
 neighbours have argued, and moves on. The store is server.store, the poll's rules server.poll; who
-is who, and following a room, are ui.classroom; the presenter's screen is
-ui.projector, a student's ui.phone; the words are lnviz.labs.classroom.text.
+is who, and following a room, are ui.poll.classroom; the presenter's screen is
+ui.poll.projector, a student's ui.poll.phone; the words are lnviz.labs.classroom.text.
 """
 
 import streamlit as st
 
 from lnviz.labs.classroom import questions, text
 from server import poll
-from ui import classroom, concept_check, phone, projector
-from ui.page import Page
+from ui.kit.page import Page
+from ui.poll import classroom, concept_check, phone, projector
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
 # height goes to the question, the buttons and the whole results chart (a 1280 × 720 projector, a 390 × 844 phone).

@@ -146,7 +146,7 @@ def install() -> None:
 
     A component's event list is bounded (:func:`server.streamlit_private.bound_component_events`), and a refused
     download logs one line. A browser's ``clear_cache`` clears nothing but its own session: no computation
-    lives in an ``st.cache_*`` (:meth:`ui.page.Page.compute`, :func:`gate`).
+    lives in an ``st.cache_*`` (:meth:`ui.kit.page.Page.compute`, :func:`gate`).
     """
     gate()
     install_upload_quota()

@@ -5,7 +5,7 @@ presenter holds its secret; the students hold its code. Each question is asked
 in round 1 and, after **Ask again** (peer instruction), round 2. A round is
 *asking* until the presenter reveals it. Its votes are a map voter → choice, so
 a changed answer replaces the earlier one and never adds to it. A voter is an
-opaque random id (a cookie of the browser's, :mod:`ui.classroom`); nothing else
+opaque random id (a cookie of the browser's, :mod:`ui.poll.classroom`); nothing else
 about a person is kept. The presenter's secret is kept only as its SHA-256.
 
 Where rooms and votes are kept, atomically and with an expiry, is

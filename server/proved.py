@@ -246,7 +246,7 @@ def _cookie_header(value: str, secure: bool) -> str:
 
 
 def routes() -> list[Route]:
-    """The proof's routes, under ``server.baseUrlPath`` (:func:`ui.routes.routes` lists them)."""
+    """The proof's routes, under ``server.baseUrlPath`` (:func:`ui.poll.routes.routes` lists them)."""
     from server.base_path import prefix
 
     return [

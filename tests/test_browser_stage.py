@@ -64,7 +64,7 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
         page.on("response", lambda r: _stage_file(r) and app.files.append(_stage_file(r)))
         app.goto(url)
         page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
-        app.settle()  # the rerun the stage asks for once drawn (ui.stage.waiting) included
+        app.settle()  # the rerun the stage asks for once drawn (ui.stage.stage.waiting) included
         return app
 
     yield _open
@@ -718,7 +718,7 @@ ASKED_JS = "performance.getEntriesByType('resource').map((e) => e.name).filter((
 
 
 def test_a_press_on_the_sidebars_gain_brings_torchs_numbers_to_the_stage_before_the_rerun(stage_url, browser):
-    """The stage asks the server's route (ui/stage_at.py) as the page's own γ slider moves (issue 32): with the
+    """The stage asks the server's route (ui/stage/stage_at.py) as the page's own γ slider moves (issue 32): with the
     page's reruns held back, a key press on the sidebar's γ still puts torch's numbers at the new γ on the stage;
     let through, the rerun brings the same γ to the URL."""
     query = {"batch": "10", "features": "14", "seed": "4", "gain": "1.5", "bias": "0.25"}

@@ -17,7 +17,7 @@ from lnviz.labs.classroom import check as items
 from server import check
 from server import process_store as shared_store
 from server.store import MemoryStore
-from ui import concept_check
+from ui.poll import concept_check
 
 PAGE = "pages/class.py"
 _numbers = iter(range(1, 10**6))

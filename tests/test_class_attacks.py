@@ -4,7 +4,7 @@ classmate behind it its vote (attack 3), and a round stuffed from one address wi
 the honest votes.
 
 The attacker's cookies are paid for as a script pays (:func:`harness.proofs.redeemed`: a challenge solved, at
-the address's price); its rooms and votes go to the store as the page sends them (:func:`ui.classroom.sender`'s
+the address's price); its rooms and votes go to the store as the page sends them (:func:`ui.poll.classroom.sender`'s
 client and address). The honest presenter and students are AppTest sessions of the real page."""
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_jo
     from dataclasses import replace
 
     from server.quota import CodeTries
-    from ui import classroom
+    from ui.poll import classroom
 
     tries = CodeTries(replace(Limits(), code_misses_per_client=2, code_misses_per_address=3))
     monkeypatch.setattr(classroom, "_code_tries", lambda: tries)

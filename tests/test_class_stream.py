@@ -1,4 +1,4 @@
-"""The class stream (``GET /api/class/{code}/events``, ui/routes.py; server/events.py).
+"""The class stream (``GET /api/class/{code}/events``, ui/poll/routes.py; server/events.py).
 
 First the pure parts: a room's public state (never a choice before the reveal, never the secret), the hub that
 reads each room once per look whatever its subscribers, drops a subscriber that falls behind, and ends the
@@ -29,7 +29,7 @@ from lnviz.labs.classroom.questions import by_id
 from server import events, poll, process_store, proof, proved
 from server.limits import Limits
 from server.store import MemoryStore, StoreDown
-from ui import routes
+from ui.poll import routes
 
 QUESTIONS = ("bn-one-sample", "ln-cell")
 
@@ -175,7 +175,7 @@ def test_the_gate_keeps_a_browsers_first_stream_counted_against_the_process_alon
 
 @pytest.fixture
 def served(monkeypatch) -> Iterator[tuple[int, MemoryStore]]:
-    """ui/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
+    """ui/poll/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
     store = MemoryStore()
     monkeypatch.setattr(process_store, "_store", store)
     lim = replace(Limits(), streams_per_client=2)

@@ -96,8 +96,8 @@ def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(m
     from server import limits
     from server import process_store as shared_store
     from server.limits import LIFTED, Limits
-    from ui import own_data
-    from ui import page as kit
+    from ui.kit import page as kit
+    from ui.labs import own_data
 
     monkeypatch.delenv("LNVIZ_REDIS_URL", raising=False)
     monkeypatch.delenv("LNVIZ_CACHE_MIB", raising=False)

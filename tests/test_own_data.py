@@ -13,7 +13,7 @@ from lnviz.maths import data
 from server import budget, own_share, own_store
 from server import process_store as shared_store
 from server.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
-from ui import own_data
+from ui.labs import own_data
 
 PAGE = "pages/explorer.py"
 GOOD = "1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0"
@@ -215,7 +215,7 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
 
 def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
     from lnviz.labs import explorer
-    from ui import page as kit
+    from ui.kit import page as kit
 
     cache = budget.Budget(64 * 2**20)
     monkeypatch.setattr(kit, "results", lambda: cache)

@@ -67,7 +67,7 @@ def test_the_chunks_are_the_components_and_what_it_imports_but_not_katex_nor_the
     imported = set(re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (static_js / chunks[0]).read_text()))
     assert imported - set(chunks) and all(f"./static/js/{c}" in page for c in imported - set(chunks))
     assert imported & set(chunks) and not [c for c in chunks if f"./static/js/{c}" in page]
-    # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.waiting).
+    # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.stage.waiting).
     assert not [c for c in chunks if c.startswith(("StreamlitSyntaxHighlighter.", "rehype-katex."))]
     assert [c for c in chunks if c.startswith("Html.")]  # lnviz's stylesheet, before the stage is painted
     assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []

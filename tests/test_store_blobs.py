@@ -19,7 +19,7 @@ from server import own_share, poll
 from server import process_store as shared_store
 from server.limits import Limits
 from server.store import MemoryStore, RedisStore, Store
-from ui import own_data
+from ui.labs import own_data
 
 ROOT = Path(__file__).resolve().parents[1]
 _prefixes = itertools.count()

@@ -169,12 +169,12 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
 
 
 def test_the_first_run_of_a_process_logs_each_lacking_use(monkeypatch, caplog):
-    from ui import boot
+    from ui.kit import boot
 
     monkeypatch.setattr(boot, "_router_checked", False)
     monkeypatch.setattr(streamlit_private, "check", lambda: ["PagesManager.uses_pages_directory"])
     monkeypatch.setattr(streamlit_private, "leave_legacy_pages_mode", lambda: False)
-    with caplog.at_level(logging.WARNING, logger="ui.boot"):
+    with caplog.at_level(logging.WARNING, logger="ui.kit.boot"):
         boot.router()
         boot.router()  # once per process
     assert [r.getMessage() for r in caplog.records] == [

@@ -20,8 +20,8 @@ from lnviz.labs import training
 from lnviz.maths.data import generator
 from lnviz.views import pages, state
 from lnviz.views.state import MAX_SEED, SEED
-from ui import own_data
-from ui.race import KEEP
+from ui.labs import own_data
+from ui.labs.race import KEEP
 
 
 @pytest.fixture(autouse=True, scope="module")

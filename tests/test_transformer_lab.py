@@ -26,7 +26,7 @@ from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, files, model
 from lnviz.labs.transformer import text as text_words
 from lnviz.text import quote
-from ui import page as page_kit
+from ui.kit import page as page_kit
 
 CPU = torch.device("cpu")
 WEATHER = ("The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium.")

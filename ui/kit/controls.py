@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from lnviz.views.param import Param
-from ui import mode
+from ui.kit import mode
 
 PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this session (tests read it)
 
@@ -42,7 +42,7 @@ def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
 def first_value(param: Param) -> tuple[Any, bool]:
     """The value ``param``'s widget will start at, without drawing it, and whether that is sure.
 
-    For a page's first run that draws its stage before any widget (:func:`ui.stage.first_values`). The link's
+    For a page's first run that draws its stage before any widget (:func:`ui.stage.stage.first_values`). The link's
     value, the door's (:mod:`server.door`), which the widget takes as it is; else the session's (a lesson's, another
     page's, coerced as :func:`control` does); else the default. Not sure: a link's value beside one the session
     holds (which the widget takes is Streamlit's to say), or one the control would not take as it is (a link

@@ -54,7 +54,7 @@ from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
 from server import budget, door, heap, heavy, limits
-from ui import boot, mode
+from ui.kit import boot, mode
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -138,7 +138,7 @@ class Page:
     # Controls --------------------------------------------------------------------------------------------------
     def control(self, key: str, where: Any = None, **kwargs: Any) -> Any:
         """Draw this page's control ``key`` as the table says (in ``where``, default the sidebar); its value."""
-        from ui import controls
+        from ui.kit import controls
 
         if not self.drawn:
             boot.before_controls()
@@ -311,7 +311,7 @@ class Page:
         load and run the code highlighter (1.5 MB; 0.3-0.5 s of CPU in docs/benchmarks.md's renderer profile) at
         every visit of a page that shows no other code, a phone in a class included, for a box most leave closed.
         ``rerun_follows``: this run is a new visitor's first, whose stage's report reruns the page at once
-        (:func:`ui.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
+        (:func:`ui.stage.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
         """
         notes = st.session_state.get(mode.NOTES) if rerun_follows else st.session_state.pop(mode.NOTES, None)
         if notes:
@@ -329,7 +329,7 @@ class Page:
 
     def link(self) -> str:
         """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
-        from ui import controls
+        from ui.kit import controls
 
         values = {key: controls.current(p) for key, p in self.drawn.items()}
         query = param.to_query(self.drawn.values(), values)

@@ -17,7 +17,7 @@ from lnviz import text as written
 from lnviz.labs import bench
 from lnviz.labs.bench import numerics, text
 from server import heavy
-from ui.page import Page
+from ui.kit.page import Page
 
 SWEEP = "bench_sweep"  # the session's last sweep, a list of measurements
 HEADERS = {

@@ -1,7 +1,7 @@
 """The class poll on a student's phone: joining a room, answering, and the results after the reveal.
 
 A phone waits at no cost to the server: its page draws the class's element
-(:mod:`ui.live`), which follows the room's stream and draws the question, the
+(:mod:`ui.poll.live`), which follows the room's stream and draws the question, the
 answer controls, this phone's answer and the results from it, with no script
 run at the reveal, Ask again or Next. The page run gives the element what the
 stream does not carry: the room's questions, this voter's stored answer (the
@@ -20,7 +20,8 @@ from lnviz.labs.classroom.question import Question, number, plain
 from server import events, poll, proved
 from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import boot, classroom, concept_check, live
+from ui.kit import boot
+from ui.poll import classroom, concept_check, live
 
 KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
 _VOTED = "class_voted"  # the number of the last vote this session's callback took (the element's own count)

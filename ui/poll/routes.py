@@ -8,7 +8,7 @@
   A request without a proved browser's cookie (:mod:`server.proved`): HTTP 403; too many streams from one browser,
   its address or in all: HTTP 429; each with the sentence to show, in plain text.
 - ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`server.class_reveal`).
-- ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
+- ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage.stage_at`).
 - ``GET {base}/api/proof`` and ``POST {base}/api/proof``: a challenge, and its solution for the proof's cookie
   (:mod:`server.proved`).
 
@@ -43,10 +43,10 @@ RETRY_AFTER_S = 60  # a refused stream's Retry-After
 
 
 def revealed(room: poll.Room) -> tuple[list[dict[str, int]], str | None]:
-    """Each revealed round's counts, round 1 first (:func:`ui.classroom.rounds_of`), and torch's answer as a
+    """Each revealed round's counts, round 1 first (:func:`ui.poll.classroom.rounds_of`), and torch's answer as a
     vote is stored. Imports the question bank on the first reveal, not when the server starts."""
     from lnviz.labs.classroom.questions import by_id
-    from ui.classroom import rounds_of
+    from ui.poll.classroom import rounds_of
 
     question = by_id(room.question or "")
     return rounds_of(room, question), question.parse(question.answer)
@@ -179,7 +179,7 @@ def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
     from server import proved as proof_routes  # the proof of work that earns a browser its cookie
     from server.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
-    from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
+    from ui.stage.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
     return [
         Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),

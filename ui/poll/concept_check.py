@@ -23,15 +23,15 @@ from lnviz.text import MINUS
 from server import address_seen, check, events, poll, proved
 from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import classroom, live
-from ui import projector as poll_screen
-from ui.page import Page
+from ui.kit.page import Page
+from ui.poll import classroom, live
+from ui.poll import projector as poll_screen
 
 VIEW = "class_check_view"  # the sidebar's choice: "questions" or "check"
 _STEP = "class_check_step"  # the check's step this session last drew, so that the view follows a change of it
 _SENT = "class_check_sent"  # the number of the last answer this session's callback took (the element's own count)
 _SAID = "class_check_said"  # what the last answer came to, for the element to say beside its item
-PHONE_KEY = "class_phone"  # the phone's element (ui.phone.KEY): its trigger values
+PHONE_KEY = "class_phone"  # the phone's element (ui.poll.phone.KEY): its trigger values
 
 
 def shown(room: poll.Room) -> bool:

@@ -49,7 +49,7 @@ from lnviz.maths import device
 from server import budget, heavy, limits, own_share, own_store, proved, quota, streamlit_private, upload_room
 from server import process_store as shared_store
 from server.store import StoreDown, StoreFull
-from ui import boot
+from ui.kit import boot
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
 KEY = "explorer_activations"

@@ -22,12 +22,12 @@ if TYPE_CHECKING:
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def add_note(note: str) -> None:
     """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.text.quote`), once: a
-    new visitor's first run keeps its notes for the run that follows (:meth:`ui.page.Page.finish`), which reads
+    new visitor's first run keeps its notes for the run that follows (:meth:`ui.kit.page.Page.finish`), which reads
     the same link and would queue the same note again."""
     notes = st.session_state.setdefault(NOTES, [])
     if note not in notes:

@@ -3,7 +3,7 @@
 Nothing in ``ui`` does work when it is imported: what exists once per process is a
 zero-argument ``functools.cache`` function, built on its first call (tests/test_purity.py
 imports every ``ui`` module in a fresh interpreter to check). The router (``router.py``) calls
-:func:`router` before anything else, and every page's :meth:`ui.page.Page.start`
+:func:`router` before anything else, and every page's :meth:`ui.kit.page.Page.start`
 calls it again, for the one run that does not go through the router (below).
 The page kit calls :func:`before_controls` before a page's first control.
 """

@@ -16,7 +16,7 @@
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
   secret is never in a link, the QR code or the page.
-- Phones wait at no cost: the class's element (:mod:`ui.live`) follows the
+- Phones wait at no cost: the class's element (:mod:`ui.poll.live`) follows the
   room's stream in the browser and draws each change, with no script run on
   the server; so does the projector's count. (A fragment on a timer per phone
   cost a replica about 4.5 ms of CPU per phone per second, and a server-started
@@ -25,7 +25,7 @@
 - A store that can't be reached is said, never raised: :func:`down_said` for a
   press, :func:`down_shown` for the page's run (a banner, then a poll that
   reruns the page once the store answers, and that run says it is back).
-- What the projector (:mod:`ui.projector`) and the phone (:mod:`ui.phone`)
+- What the projector (:mod:`ui.poll.projector`) and the phone (:mod:`ui.poll.phone`)
   both draw: the question (:func:`ask`), why (:func:`explain`), the revealed
   rounds (:func:`rounds_of`) and what the last action came to (:func:`said`).
 """
@@ -184,7 +184,7 @@ def follow(code: str) -> None:
     """Every :data:`POLL_S`, while the page could not reach the store: rerun it once the store answers again.
 
     Nothing else reruns a class page on a timer: phones and the projector's count follow the room's stream
-    (:mod:`ui.live`).
+    (:mod:`ui.poll.live`).
     """
 
     def check() -> None:

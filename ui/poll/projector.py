@@ -1,4 +1,4 @@
-"""The class poll's projector: the presenter's screen and its buttons (:mod:`ui.classroom` says who presents).
+"""The class poll's projector: the presenter's screen and its buttons (:mod:`ui.poll.classroom` says who presents).
 
 The screen is the question and the buttons; beside them, how to join and how
 many have answered. After a reveal the chart takes the choices' place, and the
@@ -19,8 +19,8 @@ from lnviz.labs.classroom import figures, questions, text
 from lnviz.labs.classroom.question import Question
 from server import address_seen, events, poll, proved
 from server.process_store import store
-from ui import classroom, live
-from ui.page import Page
+from ui.kit.page import Page
+from ui.poll import classroom, live
 
 
 class Button(NamedTuple):
