@@ -12,7 +12,8 @@ torch: on a fresh server a page paints its title while torch loads.
 import streamlit as st
 
 from lnviz.views import pages
-from ui import boot, heavy, mode
+from server import heavy
+from ui.kit import boot, mode
 
 boot.router()
 st.set_page_config(

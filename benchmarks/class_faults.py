@@ -7,8 +7,8 @@ Also the last phase of ``python -m benchmarks.class_stream`` (``--faults N``), o
 
 Each phone is a light client (:class:`harness.wsclient.Session`) that does what a phone's browser does: it GETs
 ``/class?room=CODE`` through the balancer (its routing cookie and its proof cookie), opens the page's WebSocket,
-keeps the voter cookie the page sets (``ui.classroom.keep_cookies``), and votes as the element does, by its
-trigger value ``vote`` (harness/apptest.py's ``class_vote``), which the page's callback stores (``ui.phone.vote``).
+keeps the voter cookie the page sets (``ui.poll.classroom.keep_cookies``), and votes as the element does, by its
+trigger value ``vote`` (harness/apptest.py's ``class_vote``), which the page's callback stores (``ui.poll.phone.vote``).
 A vote is *confirmed* when the run that follows draws the element saying it was sent, with that answer as the
 store's. Each phone sends ``--votes`` answers, spread over ``--span`` seconds, the later ones changes of mind;
 an answer that is not confirmed (its replica died, the store could not be reached) is sent again, as a student
@@ -125,7 +125,7 @@ def bidi(session: Session, name: str) -> Any | None:
 
 
 def set_cookies(data: Mapping[str, Any]) -> dict[str, str]:
-    """The cookies the page's cookie setter stores in the browser (``ui.classroom.keep_cookies``): name → value."""
+    """The cookies the page's cookie setter stores in the browser (``ui.poll.classroom.keep_cookies``): name → value."""
     return {str(c[0]): str(c[1]) for c in data.get("cookies") or [] if isinstance(c, list) and len(c) == 3}
 
 

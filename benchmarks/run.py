@@ -121,7 +121,7 @@ open view add up to several times the bare page's one slider and one line. With 
 **A new visitor on a warm server (issue 32)**, from the request timings in its section below: before,
 the browser asked for the stage's files (its CSS, then `index.js`, then the modules it imports, one
 round after another) only once the stage's element had been mounted, after the first screen's other
-element chunks, KaTeX and their fonts. `ui/preload.py` now names them in a `Link` header on the page
+element chunks, KaTeX and their fonts. `server/preload.py` now names them in a `Link` header on the page
 itself (`rel=modulepreload`: the stage's modules and the frontend's chunks of the first screen's
 elements, found by name; `rel=preload` for `stage.css`), so they are fetched while the frontend loads.
 What is left: the stage is drawn in the same update as the rest of the first screen, which the code

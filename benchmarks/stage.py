@@ -231,7 +231,7 @@ def release(tab: AppPage, bare: AppPage, presses: int) -> dict[str, float]:
     }
 
 
-# The questions the stage asked its route (ui/stage_at.py) since `since`, from the browser's resource timing:
+# The questions the stage asked its route (ui/stage/stage_at.py) since `since`, from the browser's resource timing:
 # when each was asked and answered, on performance.now()'s clock, and whether it was asked ahead of a move.
 ROUTE_JS = """(since) => performance.getEntriesByType('resource')
     .filter((e) => e.name.includes('/api/stage/') && e.startTime >= since)

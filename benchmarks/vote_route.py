@@ -38,14 +38,14 @@ from server import poll
 from server.store import RedisStore
 
 VOTE_PATH = "/api/class/{code}/vote"
-_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # as ui.classroom reads the voter cookie
+_TOKEN = re.compile(r"[A-Za-z0-9_-]{16,64}")  # as ui.poll.classroom reads the voter cookie
 MAX_BODY = 1024
 
 
 def _store_vote(code: str, voter: str, sent: dict, client: str, address: str) -> str:
-    """What ``ui.phone.vote`` does with a vote, off the event loop: the room, the answer parsed, the store's vote."""
+    """What ``ui.poll.phone.vote`` does with a vote, off the event loop: the room, the answer parsed, the store's vote."""
     from lnviz.labs.classroom import questions
-    from ui.store import store
+    from server.process_store import store
 
     room = store().room(code)
     index, round_ = sent.get("index"), sent.get("round")
@@ -65,15 +65,14 @@ async def vote(request: Any) -> Any:
     import anyio
     from starlette.responses import JSONResponse
 
-    from server import limits, who
+    from server import limits, proved, who
     from server import proof as proofs
     from server.store import StoreDown
-    from ui import proof
 
     origin, host = request.headers.get("origin", ""), request.headers.get("host", "")
     if origin.split("://", 1)[-1] != host:
         return JSONResponse({"outcome": "origin"}, status_code=403)
-    client = proofs.client(proof.secret(), request.cookies.get(proofs.COOKIE, ""), time.time())
+    client = proofs.client(proved.secret(), request.cookies.get(proofs.COOKIE, ""), time.time())
     if client is None and limits.current().enabled:
         return JSONResponse({"outcome": "proof"}, status_code=403)
     voter = request.cookies.get("lnviz_voter", "")
@@ -96,7 +95,7 @@ async def vote(request: Any) -> Any:
 def route() -> Any:
     from starlette.routing import Route
 
-    from ui import routes
+    from ui.poll import routes
 
     return Route(routes.prefix() + VOTE_PATH, vote, methods=["POST"])
 

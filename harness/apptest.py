@@ -17,9 +17,9 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id  # the 
 from streamlit.testing.v1 import AppTest
 
 from harness.server import ROOT
-from ui import door
+from server import door
 
-# AppTest's names for the kinds of widget a page's controls are drawn as (ui.controls).
+# AppTest's names for the kinds of widget a page's controls are drawn as (ui.kit.controls).
 WIDGETS = ("slider", "number_input", "select_slider", "selectbox", "radio", "segmented_control", "toggle", "text_area")
 
 DEFAULT_PAGE = "pages/explorer.py"
@@ -51,13 +51,13 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     """Run the router, ``router.py``, switched to ``page`` (a path such as "pages/explorer.py").
 
     ``query`` is the link's query string, as the browser would send it (a list: the key repeated). It goes
-    through the door first (:func:`ui.door.through`), as a browser's request does: the page's run gets the
+    through the door first (:func:`server.door.through`), as a browser's request does: the page's run gets the
     canonical link and the door's notes. Without ``v`` it is read as a link of today's version, as the app
     reads one (see :func:`lnviz.views.links.version`).
     """
     global _first_run_done
     if not _first_run_done and page != DEFAULT_PAGE:
-        # The first run in a process goes through the router's one-off check (ui.boot.router), which reruns
+        # The first run in a process goes through the router's one-off check (ui.kit.boot.router), which reruns
         # and drops AppTest's page switch: that run opens the default page, whatever was asked.
         run_page(DEFAULT_PAGE, timeout=timeout)
     _first_run_done = True
@@ -104,7 +104,7 @@ def figures(at: AppTest) -> list[go.Figure]:
 def share_box(at: AppTest) -> Any:
     """The page's share box (the page kit puts it at the top of the sidebar), opened as a visitor opens it, which
     reruns the page, if it was closed: its link and caption are drawn only while it is open."""
-    from ui.page import SHARE_BOX, SHARE_LABEL
+    from ui.kit.page import SHARE_BOX, SHARE_LABEL
 
     (box,) = [e for e in at.sidebar.expander if e.label == SHARE_LABEL]
     if not box.code:
@@ -141,12 +141,12 @@ def stage_x(at: AppTest) -> np.ndarray:
     return stage_grid(data, data["x"])
 
 
-# The class poll's element (ui.live): what the page gave it, and a vote as the element sends one.
+# The class poll's element (ui.poll.live): what the page gave it, and a vote as the element sends one.
 _votes = itertools.count(1)
 
 
 def class_element(phone) -> dict:
-    """What the page gave the phone's element (ui.phone) at its last run."""
+    """What the page gave the phone's element (ui.poll.phone) at its last run."""
     (found,) = [e for e in phone.get("bidi_component") if e.proto.component_name == "lnviz.class"]
     return json.loads(found.proto.json)
 

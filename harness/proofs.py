@@ -1,4 +1,4 @@
-"""A proved browser for AppTest runs, which have no HTTP request and so no cookie (:mod:`ui.proof`).
+"""A proved browser for AppTest runs, which have no HTTP request and so no cookie (:mod:`server.proved`).
 
 :class:`Browser` puts a real proof, signed with this process's secret as the
 middleware signs one, where a connection's cookies would be
@@ -6,7 +6,7 @@ middleware signs one, where a connection's cookies would be
 until :meth:`Browser.fresh` makes it another or :meth:`Browser.forget` drops
 its cookies. Nothing in the app reads a proof from anywhere else.
 
-:func:`earn` (from a real server) and :func:`redeemed` (from this process's :mod:`ui.proof`) pay for a proof
+:func:`earn` (from a real server) and :func:`redeemed` (from this process's :mod:`server.proved`) pay for a proof
 as a new browser does: a challenge solved.
 """
 
@@ -35,11 +35,11 @@ class Browser:
 
     def fresh(self) -> str:
         """Become a browser with a new proof, as a first visit gets; the client it proves."""
-        from ui import proof as ui_proof
+        from server import proved
 
-        token = proof.mint(ui_proof.secret(), time.time())
+        token = proof.mint(proved.secret(), time.time())
         self.cookies = {proof.COOKIE: token}
-        found = proof.client(ui_proof.secret(), token, time.time())
+        found = proof.client(proved.secret(), token, time.time())
         assert found is not None
         return found
 
@@ -82,19 +82,19 @@ def earn(base: str, headers: dict[str, str] | None = None) -> str:
 
 
 def redeemed(ip: str, work: int | None = None) -> str:
-    """A new browser's proof from :mod:`ui.proof`'s own functions, for a visitor from ``ip``: a challenge at the
+    """A new browser's proof from :mod:`server.proved`'s own functions, for a visitor from ``ip``: a challenge at the
     price there (or ``work``), solved, and redeemed; the proof, or "" when refused."""
-    from ui import proof as ui_proof
+    from server import proved
 
     address = who.address(ip)
-    price = ui_proof.price().work(address) if work is None else work
-    challenge = proof.challenge(ui_proof.secret(), price, time.time())
-    _, token = ui_proof.redeem(solution(challenge), address, time.time())
+    price = proved.price().work(address) if work is None else work
+    challenge = proof.challenge(proved.secret(), price, time.time())
+    _, token = proved.redeem(solution(challenge), address, time.time())
     return token or ""
 
 
 def proved_client(token: str) -> str | None:
-    """The client a session whose browser sent ``token`` is proved as (:func:`ui.proof.client`'s answer)."""
-    from ui import proof as ui_proof
+    """The client a session whose browser sent ``token`` is proved as (:func:`server.proved.client`'s answer)."""
+    from server import proved
 
-    return proof.client(ui_proof.secret(), token, time.time())
+    return proof.client(proved.secret(), token, time.time())

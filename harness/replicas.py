@@ -50,7 +50,9 @@ class Replicas:
     proxy: nginx.Nginx
     apps: list[AppProcess]  # A and B, for their logs
     redis: redis_harness.RedisServer  # the class poll's store, shared by A and B (LNVIZ_REDIS_URL)
-    runs: Path  # a line per run of a class page on either replica, its mode ("phone": a phone's; ui.live.count_run)
+    runs: (
+        Path  # a line per run of a class page on either replica, its mode ("phone": a phone's; ui.poll.live.count_run)
+    )
 
     def logs(self) -> str:
         return "".join(f"\n--- {app.log.name} ---\n{app.log_tail(2000)}" for app in self.apps)
@@ -106,8 +108,8 @@ class Replicas:
             time.sleep(0.2)  # nginx writes its log as requests end: real time
 
 
-SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (ui.proof)
-RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.live.RUNS_FILE, named here so the harness needs no Streamlit
+SECRET = {"LNVIZ_SECRET": "replicas-test-secret"}  # one deployment: a proof from A holds on B (server.proved)
+RUNS_FILE = "LNVIZ_TEST_CLASS_RUNS"  # ui.poll.live.RUNS_FILE, named here so the harness needs no Streamlit
 
 
 def proved() -> str:

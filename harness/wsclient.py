@@ -54,7 +54,7 @@ class Session:
 
     async def connect(self) -> None:
         if self.keeps_cookies and "lnviz_proof=" not in self.headers.get("Cookie", ""):
-            # As a browser: the page's HTML first, whose proof cookie (ui.proof) the WebSocket then sends
+            # As a browser: the page's HTML first, whose proof cookie (server.proved) the WebSocket then sends
             proof = await asyncio.to_thread(proof_cookie, self.base, self.page)
             self.headers = {**self.headers, "Cookie": "; ".join(filter(None, [self.headers.get("Cookie"), proof]))}
         url = self.base.replace("http://", "ws://", 1) + "/_stcore/stream"

@@ -8,8 +8,9 @@ import streamlit as st
 from lnviz.labs import bench
 from lnviz.labs.bench import numerics, text
 from lnviz.maths.device import label
-from ui import heavy, measured
-from ui.page import Page
+from server import heavy
+from ui.kit.page import Page
+from ui.labs import measured
 
 page = Page.start(intro=text.INTRO)
 with page.sidebar("Case"):

@@ -4,8 +4,8 @@ The presenter starts a room; students join at /class?room=CODE on their phones
 and answer; the presenter reveals the class's answers, asks again after the
 neighbours have argued, shows torch's answer, and moves on; a concept check before and after measures what the
 class learnt. The store is server.store, the poll's rules server.poll; who is who, and following a room, are
-ui.classroom; the presenter's screen is ui.projector, their own view (?view=presenter) ui.presenter, taking it to
-another device (?take=CODE) ui.handover, the concept check's screens ui.concept_check, a student's ui.phone; the
+ui.poll.classroom; the presenter's screen is ui.poll.projector, their own view (?view=presenter) ui.poll.presenter, taking it to
+another device (?take=CODE) ui.poll.handover, the concept check's screens ui.poll.concept_check, a student's ui.poll.phone; the
 words are lnviz.labs.classroom.text.
 """
 
@@ -13,8 +13,8 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, text
 from server import poll
-from ui import classroom, concept_check, handover, phone, presenter, projector
-from ui.page import Page
+from ui.kit.page import Page
+from ui.poll import classroom, concept_check, handover, phone, presenter, projector
 
 # In a room the question is the heading, on the projector and on a phone: the page's title is left out, and its
 # height goes to the question, the buttons and the whole results chart (a 1280 × 720 projector, a 390 × 844 phone).

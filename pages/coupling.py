@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz.labs import coupling
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start(
     intro="**Claim:** in training mode, BatchNorm couples the samples of a batch; LayerNorm does not. "

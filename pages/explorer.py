@@ -2,7 +2,7 @@
 
 import streamlit as st
 
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start()
 
@@ -15,10 +15,11 @@ import torch  # noqa: E402
 from lnviz.labs import explorer  # noqa: E402
 from lnviz.labs.explorer import Exploration, stage, text  # noqa: E402
 from lnviz.maths import data, device  # noqa: E402
-from ui import details, own_data, stage_at  # noqa: E402
-from ui import stage as live  # noqa: E402
-from ui.controls import Normalization, normalization_controls  # noqa: E402
-from ui.details import Inputs, Shown  # noqa: E402
+from ui.kit.controls import Normalization, normalization_controls  # noqa: E402
+from ui.labs import details, own_data  # noqa: E402
+from ui.labs.details import Inputs, Shown  # noqa: E402
+from ui.stage import stage as live  # noqa: E402
+from ui.stage import stage_at  # noqa: E402
 
 
 def input_section() -> tuple[Inputs, Any]:
@@ -125,7 +126,7 @@ def below(inputs: Inputs, norm_box: Any) -> None:
 
 
 def stage_first() -> bool:
-    """A new visitor's first run draws the stage alone, at the link's values (:func:`ui.stage.first_values`), where
+    """A new visitor's first run draws the stage alone, at the link's values (:func:`ui.stage.stage.first_values`), where
     :func:`below` draws it; the stage's report that it is drawn reruns the page whole. False: the page, whole, now."""
     v = None if "own" in st.query_params else live.first_values(page, FIRST)
     if v is None or v["sample"] >= v["batch"] or v["feature"] >= v["features"]:  # the widgets lower it, with a note

@@ -5,7 +5,7 @@ from dataclasses import asdict
 import streamlit as st
 
 from lnviz.labs import family
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start(
     intro="**The claim.** In training mode, BatchNorm (Ioffe and Szegedy 2015), LayerNorm (Ba, Kiros and Hinton "

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz.labs import invariance
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start(
     intro="**Claim:** each normalization undoes some re-scalings and re-centerings of the weights or the "

@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz.labs import sequences
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start(
     intro='**The claim.** Applied to a recurrent network "in the obvious way", BN computes and stores separate '

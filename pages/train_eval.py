@@ -3,7 +3,7 @@
 import streamlit as st
 
 from lnviz.labs import train_eval
-from ui.page import Page
+from ui.kit.page import Page
 
 page = Page.start(
     intro="**Claim:** BatchNorm computes one thing in training and another at test time; LayerNorm "

@@ -5,8 +5,8 @@ import streamlit as st
 from lnviz.labs import training
 from lnviz.labs.training import text, transformer, transformer_text
 from lnviz.maths.device import label
-from ui import own_data, race
-from ui.page import Page
+from ui.kit.page import Page
+from ui.labs import own_data, race
 
 page = Page.start(intro=text.INTRO)
 with page.sidebar("Race"):

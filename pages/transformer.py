@@ -5,8 +5,8 @@ import torch
 
 from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, model, text
-from ui import mode
-from ui.page import Page
+from ui.kit import mode
+from ui.kit.page import Page
 
 WIDTH = 12  # features in the grid's window, as the explorer's stage shows
 

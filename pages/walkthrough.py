@@ -5,10 +5,10 @@ import streamlit as st
 from lnviz.labs import explorer, walkthrough
 from lnviz.labs.explorer import stage
 from lnviz.maths import data, device
-from ui import keys, mode
-from ui import stage as live
-from ui.controls import normalization_controls
-from ui.page import Page
+from ui.kit import keys, mode
+from ui.kit.controls import normalization_controls
+from ui.kit.page import Page
+from ui.stage import stage as live
 
 INTRO = (
     "**The claim:** LayerNorm and BatchNorm are the same four moves (subtract a mean, divide by a standard "

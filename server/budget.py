@@ -7,7 +7,7 @@ gigabyte. A :class:`Budget` counts bytes instead (the tensors' and arrays'
 storage, once each, plus a little per Python object) and, past its budget,
 drops the least recently used entries first; an entry unused for ``ttl_s`` goes
 too, and a *holder* (whoever put an entry) may be capped at ``holder_bytes``.
-Two uses, one mechanism: the page kit's cache of results (``ui.page``), and
+Two uses, one mechanism: the page kit's cache of results (``ui.kit.page``), and
 visitors' own matrices (:mod:`server.own_store`).
 
 It is a plain object, never in ``st.cache_resource`` or ``st.cache_data``: a

@@ -86,7 +86,7 @@ class Limits:
     open_window_s: float = 60.0
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
-    # The class stream (server.events): rooms' public states as Server-Sent Events (ui/routes.py)
+    # The class stream (server.events): rooms' public states as Server-Sent Events (ui/poll/routes.py)
     streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
     streams_per_address: int = 600  # a browser's second and later streams, of one address: its first is not counted
     subscribers: int = 4000  # streams one process serves at once: a lecture hall's phones on one replica, twice over
@@ -106,7 +106,7 @@ class Limits:
     # The protocol: the longest list of events (JSON) the stage may send in one message. A browser sends one
     # event per release or click, about 80 characters each, and the events of one rerun at most: a few dozen.
     component_events_chars: int = 16 * 1024
-    # The stage's route (ui/stage_at.py): a client's answers cost it compute time, from a budget that refills
+    # The stage's route (ui/stage/stage_at.py): a client's answers cost it compute time, from a budget that refills
     stage_ms_per_client: int = 1000  # milliseconds of compute one client's answers may take per stage window
     stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
     # The shared store (server.store): what one visitor can put there must not crowd out a class

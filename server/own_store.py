@@ -35,7 +35,7 @@ import numpy as np
 from server.budget import MIB, Budget, Full
 from server.limits import Limits
 
-# The defaults are the limits' (LNVIZ_OWN_DATA_MIB sets the budget; ui.own_data builds the store from limits.current()).
+# The defaults are the limits' (LNVIZ_OWN_DATA_MIB sets the budget; ui.labs.own_data builds the store from limits.current()).
 TTL_S = Limits.own_data_ttl_s  # a matrix unused this long is dropped
 
 

@@ -9,7 +9,7 @@ presenter hides them, only that the round is over) but not torch's; after
 torch's answer comes only with **Show answer**, which the presenter may press
 after either round. Its votes are a map voter → choice, so a changed answer
 replaces the earlier one and never adds to it. A voter is an opaque random id (a
-cookie of the browser's, :mod:`ui.classroom`); nothing else about a person is
+cookie of the browser's, :mod:`ui.poll.classroom`); nothing else about a person is
 kept. The presenter's secret is kept only as its SHA-256.
 
 Where rooms and votes are kept, atomically and with an expiry, is

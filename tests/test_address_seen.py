@@ -1,4 +1,4 @@
-"""Whose address the app sees: ui.address_seen's rule for the presenter's sentence, what the server listens on, and
+"""Whose address the app sees: server.address_seen's rule for the presenter's sentence, what the server listens on, and
 whom deploy/k8s tells uvicorn to believe (tests/test_browser_address.py runs it all behind the documented nginx)."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 import yaml
 from uvicorn.middleware.proxy_headers import _TrustedHosts
 
+from server import address_seen
 from server.limits import Limits
-from ui import address_seen
 
 ROOT = Path(__file__).resolve().parents[1]
 

@@ -162,7 +162,7 @@ def test_the_stage_draws_and_a_release_brings_torchs_numbers_through_nginx_under
 
 
 def test_the_class_stream_comes_under_the_path_through_nginx_unbuffered(proxied, contexts):
-    """The stream's route carries the path (Streamlit does not prefix our routes: ui/routes.py does): through
+    """The stream's route carries the path (Streamlit does not prefix our routes: ui/poll/routes.py does): through
     the moved block, a stream of a room opened on the projector shows it at once, then its reveal and torch's answer
     while the stream stays open; an unknown room is `gone`; the route is not served outside the path."""
     from test_browser_classroom import PROJECTOR, open_in, press, start_room

@@ -29,8 +29,7 @@ from torch import nn
 
 from lnviz import text
 from lnviz.labs import bench
-from server import limits
-from ui import heavy
+from server import heavy, limits
 
 CPU = torch.device("cpu")
 KIB = 1024

@@ -16,8 +16,8 @@ from benchmarks.class_faults import Phone, count
 from harness import aio
 from lnviz.labs.classroom import text
 from server import poll
+from server import process_store as shared_store
 from server.store import MemoryStore
-from ui import store as shared_store
 
 
 def _phone(name: str, voters: list[str], confirmed: list[str]) -> Phone:
@@ -161,12 +161,12 @@ def _post(code: str, body: dict, cookies: dict[str, str], origin: str = "http://
 
 def test_the_throwaway_vote_route_keeps_the_proof_the_voter_cookie_the_origin_and_once_per_voter(monkeypatch):
     from server import proof
-    from ui import proof as ui_proof
+    from server import proved as server_proved
 
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
     room, _ = poll.open_room(store, class_faults.QUESTIONS)
-    proved = {proof.COOKIE: proof.mint(ui_proof.secret(), time.time()), "lnviz_voter": "v" * 22}
+    proved = {proof.COOKIE: proof.mint(server_proved.secret(), time.time()), "lnviz_voter": "v" * 22}
     vote = {"index": 0, "round": 1, "answer": "2"}
     assert _post(room.code, vote, proved) == (200, {"outcome": "counted"})
     assert _post(room.code, {**vote, "answer": "1"}, proved) == (200, {"outcome": "changed"})

@@ -34,8 +34,7 @@ from harness.chromium import local_context
 from harness.server import ROOT, AppProcess, free_port, stop, wait_app, wait_healthy
 from harness.settle import SETTLE_TIMEOUT
 from harness.tab import AppPage
-from server import limits
-from ui import address_seen
+from server import address_seen, limits
 
 pytest_plugins = ("browser",)
 pytestmark = [pytest.mark.browser, pytest.mark.replicas]

@@ -1,7 +1,7 @@
 """The class poll in real browsers: a presenter and three phones, each its own browser context (its own cookies),
 through a vote, a changed vote, a reveal, a second round, torch's answer, a reload and a late join (the same across
 two replicas sharing Redis is in tests/test_replicas.py), where each phone draws the reveal, Ask again, the answer
-and Next from the room's stream with no run of its page on the server (the server counts them: ui.live.RUNS_FILE);
+and Next from the room's stream with no run of its page on the server (the server counts them: ui.poll.live.RUNS_FILE);
 a question through peer instruction with the presenter's own view on a second device; a presenter's double click;
 the projector's every question at 1280 × 720; and the phone's element at 390 × 844, the concept check's too
 (issue 49)."""
@@ -113,7 +113,7 @@ def checked(phone: AppPage) -> int | None:
 
 
 def page_runs(path: Path | None) -> Callable[[], int]:
-    """How many runs of a phone's page the server has made so far (ui.live.RUNS_FILE); -1 when not counted."""
+    """How many runs of a phone's page the server has made so far (ui.poll.live.RUNS_FILE); -1 when not counted."""
     return lambda: path.read_text().split().count("phone") if path and path.exists() else -1
 
 
@@ -208,9 +208,9 @@ def class_round(
 @pytest.fixture(scope="module")
 def counted(tmp_path_factory) -> Iterator[tuple[str, Callable[[], int]]]:
     """A server of this module's own, under ``server.baseUrlPath`` (so the element's stream must carry the prefix),
-    that counts its phone page runs (ui.live.RUNS_FILE); its URL and the count."""
+    that counts its phone page runs (ui.poll.live.RUNS_FILE); its URL and the count."""
     from harness.server import free_port, start_app, stop, wait_app
-    from ui import live
+    from ui.poll import live
 
     where = tmp_path_factory.mktemp("class_runs")
     app = start_app(free_port(), where / "streamlit.log", env={live.RUNS_FILE: str(where / "runs")}, base_path="lnviz")

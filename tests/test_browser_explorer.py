@@ -44,7 +44,7 @@ def assert_explorer_at_its_path(app, app_server: str) -> None:
 
 def test_the_explorer_path_opens_the_explorer(app_process, app_server, open_app):
     # Streamlit serves the default page at / only: /explorer showed its "Page not found" dialog and ran /.
-    # A fresh server's first session takes another route (ui.boot.router), on which the dialog did not show: on a
+    # A fresh server's first session takes another route (ui.kit.boot.router), on which the dialog did not show: on a
     # server that has run no page yet, twice, the second past that route; on one that has, once is that second.
     for _ in range(1 if has_run_a_page(app_process) else 2):
         app = open_app(f"{app_server}/explorer?v=2&batch=6", viewport=WINDOW)

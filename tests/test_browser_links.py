@@ -49,7 +49,7 @@ def test_every_small_batch_is_one_mouse_drag_away_and_lecture_mode_hides_the_sid
 
     Then lecture mode, against the same page as it was before the drags: the sidebar collapsed, the controls
     hide= names gone, the type larger. (The module's first test: a fresh server's first session runs twice,
-    ui.boot.router, which the fragment test would count.)"""
+    ui.kit.boot.router, which the fragment test would count.)"""
     root_size = "() => parseFloat(getComputedStyle(document.documentElement).fontSize)"
     app = open_app(f"{app_server}/", viewport=WINDOW)
     assert app.page.locator(".st-key-eps").count() == 1
@@ -123,7 +123,7 @@ def test_a_link_fills_the_widgets_a_move_writes_it_back_and_the_link_reproduces_
         assert DIST.meaning("heterogeneous samples") in page.locator('[data-testid="stSidebar"]').inner_text()
         assert page.locator(".st-key-seed input").input_value() == "3"
         # A new visitor's first run draws the stage alone; the stage's report that it is drawn reruns the whole page.
-        # (A fresh server's first session runs once more, ui.boot.router: the module's first test is another.)
+        # (A fresh server's first session runs once more, ui.kit.boot.router: the module's first test is another.)
         assert finished == [ForwardMsg.FINISHED_SUCCESSFULLY] * 2
 
         # γ lives in the explorer's fragment: its run ends as a fragment run, and the charts still follow it.
@@ -239,7 +239,7 @@ def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_ap
 
 
 def test_a_link_from_every_version_opens_its_view_with_its_notes_and_a_reload_reopens_it(app_server, open_app):
-    """A link is read at the door (ui.door), which answers with today's link: a link of version 3 (its old draw), of
+    """A link is read at the door (server.door), which answers with today's link: a link of version 3 (its old draw), of
     version 2 (its charts, and a value between two stops and a cell past the grid) and of version 1 (old names,
     counted from 0) each open their view with their notes, and the address bar says that view, without the notes
     (``note=`` read and removed). What the page then writes there too (a cell clicked on the stage) is in it, beside

@@ -64,7 +64,7 @@ def open_stage(browser: Browser) -> Iterator[Callable[..., AppPage]]:
         page.on("response", lambda r: _stage_file(r) and app.files.append(_stage_file(r)))
         app.goto(url)
         page.wait_for_function(f"() => {STAGE_ROOT_JS}?.querySelector('.stage .cell')", timeout=30_000)
-        app.settle()  # the rerun the stage asks for once drawn (ui.stage.waiting) included
+        app.settle()  # the rerun the stage asks for once drawn (ui.stage.stage.waiting) included
         return app
 
     yield _open
@@ -661,7 +661,7 @@ def test_a_new_visitors_first_run_draws_the_stage_alone_at_the_links_values_and_
 
 
 def test_a_link_the_door_changed_draws_the_stage_first_and_its_note_with_the_whole_page(stage_url, browser):
-    # The door (ui/door.py) checks a link's values before the page runs: a value out of range is today's default in
+    # The door (server/door.py) checks a link's values before the page runs: a value out of range is today's default in
     # the address the browser is sent to, so the first run may draw the stage alone, and the note comes with the
     # widgets in the run the stage's report asks for.
     context, wait_held, release = _held_reports(browser)
@@ -725,7 +725,7 @@ ASKED_JS = "performance.getEntriesByType('resource').map((e) => e.name).filter((
 
 
 def test_a_press_on_the_sidebars_gain_brings_torchs_numbers_to_the_stage_before_the_rerun(stage_url, browser):
-    """The stage asks the server's route (ui/stage_at.py) as the page's own γ slider moves (issue 32): with the
+    """The stage asks the server's route (ui/stage/stage_at.py) as the page's own γ slider moves (issue 32): with the
     page's reruns held back, a key press on the sidebar's γ still puts torch's numbers at the new γ on the stage;
     let through, the rerun brings the same γ to the URL."""
     query = {"batch": "10", "features": "14", "seed": "4", "gain": "1.5", "bias": "0.25"}

@@ -15,9 +15,9 @@ from streamlit.components.v2.bidi_component.main import _make_trigger_id
 from harness.apptest import assert_no_exception, class_element, run_page
 from lnviz.labs.classroom import check as items
 from server import check
+from server import process_store as shared_store
 from server.store import MemoryStore
-from ui import concept_check
-from ui import store as shared_store
+from ui.poll import concept_check
 
 PAGE = "pages/class.py"
 _numbers = iter(range(1, 10**6))

@@ -4,7 +4,7 @@ classmate behind it its vote (attack 3), and a round stuffed from one address wi
 the honest votes.
 
 The attacker's cookies are paid for as a script pays (:func:`harness.proofs.redeemed`: a challenge solved, at
-the address's price); its rooms and votes go to the store as the page sends them (:func:`ui.classroom.sender`'s
+the address's price); its rooms and votes go to the store as the page sends them (:func:`ui.poll.classroom.sender`'s
 client and address). The honest presenter and students are AppTest sessions of the real page."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from harness.apptest import assert_no_exception, class_vote, run_page
 from harness.proofs import proved_client, redeemed
 from lnviz.labs.classroom import questions
 from server import poll, proof, who
+from server import process_store as shared_store
+from server import proved as server_proved
 from server.limits import Limits
 from server.store import COUNTED, MemoryStore
-from ui import proof as ui_proof
-from ui import store as shared_store
 
 PAGE = "pages/class.py"
 ATTACKER, CLASS = "8.8.4.4", "8.8.8.8"  # public addresses: the attacker's, and an honest class's NAT
@@ -31,8 +31,8 @@ def fresh(monkeypatch) -> MemoryStore:
     """Today's store and price of new proofs, both fresh."""
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
-    price = proof.Price(ui_proof.limits.current())
-    monkeypatch.setattr(ui_proof, "price", lambda: price)
+    price = proof.Price(server_proved.limits.current())
+    monkeypatch.setattr(server_proved, "price", lambda: price)
     return store
 
 
@@ -153,7 +153,7 @@ def test_trying_room_codes_is_limited_per_browser_and_per_address_and_a_class_jo
     from dataclasses import replace
 
     from server.quota import CodeTries
-    from ui import classroom
+    from ui.poll import classroom
 
     tries = CodeTries(replace(Limits(), code_misses_per_client=2, code_misses_per_address=3))
     monkeypatch.setattr(classroom, "_code_tries", lambda: tries)

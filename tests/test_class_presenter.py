@@ -1,4 +1,4 @@
-"""The presenter's own view and taking a room to another browser (ui/presenter.py, ui/handover.py), in AppTest:
+"""The presenter's own view and taking a room to another browser (ui/poll/presenter.py, ui/poll/handover.py), in AppTest:
 the presenter, their second device and students as separate sessions of one server, through the real router.
 
 What only the presenter may see (the share right, the advice, torch's answer before it is shown) is looked for in
@@ -14,9 +14,9 @@ import pytest
 from harness.apptest import assert_no_exception, class_element, class_vote, run_page
 from lnviz.labs.classroom import questions, text
 from server import poll
+from server import process_store as shared_store
 from server.store import MemoryStore
-from ui import handover
-from ui import store as shared_store
+from ui.poll import handover
 
 PAGE = "pages/class.py"
 TAKE_SHOWN = re.compile(r"^## (\w{4})\u2011(\w{4})\u2011(\w{4})$")

@@ -1,4 +1,4 @@
-"""The reveal route (ui/class_reveal.py): torch's answer and reasons for the question whose answer a room shows now,
+"""The reveal route (server/class_reveal.py): torch's answer and reasons for the question whose answer a room shows now,
 and nothing before the presenter shows it (a round's reveal included), nor of another room."""
 
 from __future__ import annotations
@@ -9,10 +9,9 @@ from starlette.routing import Route
 from starlette.testclient import TestClient
 
 from lnviz.labs.classroom import questions, render
-from server import poll
+from server import class_reveal, poll
+from server import process_store as shared_store
 from server.store import MemoryStore, StoreDown
-from ui import class_reveal
-from ui import store as shared_store
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""The class stream (``GET /api/class/{code}/events``, ui/routes.py; server/events.py).
+"""The class stream (``GET /api/class/{code}/events``, ui/poll/routes.py; server/events.py).
 
 First the pure parts: a room's public state (never a choice before the reveal, never the secret), the hub that
 reads each room once per look whatever its subscribers, drops a subscriber that falls behind, and ends the
@@ -26,18 +26,16 @@ from starlette.applications import Starlette
 
 from harness import aio
 from lnviz.labs.classroom.questions import by_id
-from server import events, poll, proof
+from server import events, poll, process_store, proof, proved
 from server.limits import Limits
 from server.store import MemoryStore, StoreDown
-from ui import proof as ui_proof
-from ui import routes
-from ui import store as ui_store
+from ui.poll import routes
 
 QUESTIONS = ("bn-one-sample", "ln-cell")
 
 
 def _revealed(room: poll.Room, answer: bool) -> tuple[list[dict[str, int]], str | None, str | None]:
-    """A stand-in for ui.routes.revealed that gives torch's answer and the outcome whether asked for them or not: the
+    """A stand-in for ui.poll.routes.revealed that gives torch's answer and the outcome whether asked for them or not: the
     state must leave them out itself before the presenter shows the answer."""
     return [{"0": 1, "1": 0}], "TORCH", "OUTCOME"
 
@@ -92,7 +90,7 @@ def test_the_state_before_the_reveal_has_no_choice_and_never_the_secret_or_a_vot
 
 def test_the_routes_reveal_is_rounds_of_the_store_then_torchs_answer_and_the_shift_paired_by_voter(monkeypatch):
     store = MemoryStore()
-    monkeypatch.setattr(ui_store, "_store", store)
+    monkeypatch.setattr(process_store, "_store", store)
     room, secret = _opened(store)
     question = by_id("bn-one-sample")
     right = str(question.answer)
@@ -199,11 +197,11 @@ def test_the_gate_keeps_a_browsers_first_stream_counted_against_the_process_alon
 
 @pytest.fixture
 def served(monkeypatch) -> Iterator[tuple[int, MemoryStore]]:
-    """ui/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
+    """ui/poll/routes.py's routes served by uvicorn from an in-memory store, with fresh hub and gate, a quick look."""
     store = MemoryStore()
-    monkeypatch.setattr(ui_store, "_store", store)
+    monkeypatch.setattr(process_store, "_store", store)
     lim = replace(Limits(), streams_per_client=2)
-    hub = events.Hub(ui_store.store, _revealed, lim, look_s=0.05)
+    hub = events.Hub(process_store.store, _revealed, lim, look_s=0.05)
     monkeypatch.setattr(routes, "hub", lambda: hub)
     gate = events.Gate(lim)
     monkeypatch.setattr(routes, "gate", lambda: gate)
@@ -293,8 +291,8 @@ def _data(event: dict[str, str] | None) -> dict:
 
 
 def _cookie() -> str:
-    """A new proved browser's cookie, signed as this process's :mod:`ui.proof` signs one."""
-    return f"{proof.COOKIE}={proof.mint(ui_proof.secret(), time.time())}"
+    """A new proved browser's cookie, signed as this process's :mod:`server.proved` signs one."""
+    return f"{proof.COOKIE}={proof.mint(proved.secret(), time.time())}"
 
 
 def test_a_stream_sees_the_room_at_once_then_a_vote_the_reveal_the_answer_and_the_close_then_ends(served):

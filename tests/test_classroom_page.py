@@ -9,8 +9,8 @@ from harness.apptest import assert_no_exception, class_element, class_vote, run_
 from lnviz.labs.classroom import questions
 from lnviz.labs.classroom.question import tally
 from server import poll
+from server import process_store as shared_store
 from server.store import MemoryStore, RedisStore, StoreDown
-from ui import store as shared_store
 
 PAGE = "pages/class.py"
 
@@ -281,7 +281,7 @@ def test_a_full_redis_is_said_as_full_not_as_down_and_the_class_keeps_what_it_ha
 
 
 def test_a_browser_past_its_rooms_for_the_minute_is_told_so_and_no_room_is_opened(fresh_store, monkeypatch):
-    from ui import heavy
+    from server import heavy
 
     monkeypatch.setattr(heavy, "client", lambda: "browser lecturer")
     for _ in range(poll.ROOMS_PER_CLIENT):  # every section of the day, opened from this browser
@@ -297,7 +297,7 @@ def test_a_browser_past_its_rooms_for_the_minute_is_told_so_and_no_room_is_opene
 
 
 def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fresh_store, monkeypatch):
-    from ui import heavy
+    from server import heavy
 
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
@@ -317,7 +317,7 @@ def test_a_shared_devices_further_voters_take_its_addresss_places_and_the_store_
 
     from streamlit.runtime.context import ContextProxy
 
-    from ui import heavy
+    from server import heavy
 
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)

@@ -1,4 +1,4 @@
-"""A link read once, at the door (issue 48): lnviz.views.links.canonical, pure, and ui.door's middleware, in process.
+"""A link read once, at the door (issue 48): lnviz.views.links.canonical, pure, and server.door's middleware, in process.
 
 Torch-free and fast: no page runs here. A page opened through the door is AppTest's (``harness.apptest.run_page``
 passes every query through it) and the browser's (tests/test_browser_links.py, tests/test_base_path.py).
@@ -16,7 +16,7 @@ from itsdangerous import BadSignature
 from harness import aio
 from lnviz.views import links, pages
 from lnviz.views.links import canonical
-from ui import door
+from server import door
 
 
 def read(page: str, query: str) -> links.Canonical:
@@ -150,7 +150,7 @@ def call(path: str, query: str = "", method: str = "GET", base: str = "") -> tup
 
     scope = {"type": "http", "method": method, "path": path, "query_string": query.encode()}
     with pytest.MonkeyPatch.context() as mp:
-        mp.setattr("ui.base_path.prefix", lambda: base)
+        mp.setattr("server.base_path.prefix", lambda: base)
         aio.run(door.Door(streamlit)(scope, None, send))  # a thread of its own: a browser test may hold a loop here
     return sent[0]["status"], dict(sent[0].get("headers", [])), bool(reached)
 

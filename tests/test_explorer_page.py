@@ -8,9 +8,9 @@ from conftest import assert_no_exception, figures, run_page, share_link, stage_d
 
 from lnviz.labs import explorer
 from lnviz.maths import data
-from ui import own_data
-from ui import stage as live
-from ui.page import SHARE_LABEL
+from ui.kit.page import SHARE_LABEL
+from ui.labs import own_data
+from ui.stage import stage as live
 
 PAGE = "pages/explorer.py"
 CHARTS = {"view": "charts"}  # the details' charts: x with each norm's statistics, and the outputs
@@ -64,7 +64,7 @@ def test_a_new_visitors_browser_gets_the_stage_alone_then_the_whole_page_once_it
     assert stage_data(at)["waiting"] and stage_data(at)["cell"] == [3, 0]
     assert not at.sidebar.slider and not at.sidebar.select_slider and not at.number_input and not at.latex
     assert [t.value for t in at.title] and not at.markdown  # the title, the stage; nothing below it yet
-    at.session_state[live._DRAWN] = True  # what the stage's report sets (ui.stage._on_drawn)
+    at.session_state[live._DRAWN] = True  # what the stage's report sets (ui.stage.stage._on_drawn)
     at.run()
     assert not stage_data(at)["waiting"] and len(at.latex) == 2 and at.slider(key="gain").value == 1.5
     assert [c for c in at.code if "layer_norm" in c.value.lower()] and "gain=1.5" in share_link(at)

@@ -1,11 +1,11 @@
 """A new visitor's first run draws the stage before any widget, at the values the widgets will then start at
-(issue 32): ``ui.controls.first_value`` against what Streamlit's own widget takes from the same link.
+(issue 32): ``ui.kit.controls.first_value`` against what Streamlit's own widget takes from the same link.
 
 The oracle is the widget: a script reads each of the explorer's controls with ``first_value`` and then draws it
-with ``ui.controls.control``, bound to the URL, in the same run. Where ``first_value`` says it is sure, the two
+with ``ui.kit.controls.control``, bound to the URL, in the same run. Where ``first_value`` says it is sure, the two
 must agree, or the stage of the first run would show numbers the page then changes; for a link whose values all
 stand as written it must be sure, or the first run would draw the whole page after all. A link reaches a run
-through the door (:mod:`ui.door`), as a browser's does: whatever it said, every value then stands as written.
+through the door (:mod:`server.door`), as a browser's does: whatever it said, every value then stands as written.
 """
 
 import ast
@@ -14,7 +14,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from lnviz.views import pages
-from ui import door as ui_door
+from server import door as server_door
 
 TABLE = pages.BY_NAME["explorer"].controls
 
@@ -23,7 +23,7 @@ def _script() -> None:
     import streamlit as st
 
     from lnviz.views import pages
-    from ui import controls
+    from ui.kit import controls
 
     table = pages.BY_NAME["explorer"].controls
     first = {p.key: controls.first_value(p) for p in table}
@@ -36,7 +36,7 @@ def _run(query: dict[str, str], session: dict | None = None, door: bool = True) 
     """Each control's (first value, sure, the widget's value) for a new session opening ``?query`` (through the
     door unless ``door`` is False: a run that a link reaches without it)."""
     at = AppTest.from_function(_script, default_timeout=60)
-    redirected = ui_door.through("explorer", list(query.items())) if door else None
+    redirected = server_door.through("explorer", list(query.items())) if door else None
     for key, value in query.items() if redirected is None else redirected:
         at.query_params[key] = value
     for key, value in (session or {}).items():
@@ -107,8 +107,8 @@ def _release_script() -> None:
     import streamlit as st
 
     from lnviz.views import state
-    from ui import controls
-    from ui import stage as live
+    from ui.kit import controls
+    from ui.stage import stage as live
 
     if not st.session_state.get("released"):  # the first run: the stage alone, and a release on it
         st.session_state["released"] = True
@@ -118,7 +118,7 @@ def _release_script() -> None:
 
 
 def test_a_release_on_the_stage_before_the_widgets_came_is_in_the_link():
-    # ui.stage._set: a value given from code to a widget drawn later stays out of the URL, unless put there.
+    # ui.stage.stage._set: a value given from code to a widget drawn later stays out of the URL, unless put there.
     at = AppTest.from_function(_release_script, default_timeout=60).run()
     assert at.query_params["gain"] == "1.55"
     at.run()

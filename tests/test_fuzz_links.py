@@ -19,7 +19,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from lnviz.views.pages import PAGES as REGISTRY
-from ui.controls import PARAMS_DRAWN
+from ui.kit.controls import PARAMS_DRAWN
 
 PAGES = [entry.file for entry in REGISTRY]
 # A few examples a page in the suite (derandomized: the same ones each run); `make fuzz` runs 200.

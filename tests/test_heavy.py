@@ -1,4 +1,4 @@
-"""ui.heavy: the gate as a page sees it, through AppTest."""
+"""server.heavy: the gate as a page sees it, through AppTest."""
 
 import pytest
 from streamlit.testing.v1 import AppTest
@@ -9,8 +9,7 @@ def script():
 
     import streamlit as st
 
-    from server import limits
-    from ui import heavy
+    from server import heavy, limits
 
     wait_s, heavy.PAGE_WAIT_S = heavy.PAGE_WAIT_S, 0.5
     g = heavy.gate()
@@ -50,7 +49,7 @@ def test_the_gate_outlives_a_cache_clear():
     # st.cache_resource.clear() is what a browser's clear_cache did: a gate in that cache was rebuilt empty.
     import streamlit as st
 
-    from ui import heavy
+    from server import heavy
 
     g = heavy.gate()
     ticket = g.begin("alice", "training race")
@@ -66,8 +65,7 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
     # A 0.4 s build was refused for 60 s behind a race: downloads have a lane of their own.
     import time
 
-    from server import limits
-    from ui import heavy
+    from server import heavy, limits
 
     g = heavy.gate()
     races = [g.begin(f"racer {i}", "training race") for i in range(limits.current().concurrent)]
@@ -84,8 +82,7 @@ def test_a_download_is_built_at_once_while_races_hold_every_heavy_slot():
 def test_a_download_waits_briefly_for_another_download_instead_of_failing():
     import threading
 
-    from server import slots
-    from ui import heavy
+    from server import heavy, slots
 
     g = heavy.gate()
     other = g.begin("another visitor", "their CSV", lane=slots.DOWNLOADS)
@@ -97,10 +94,10 @@ def test_a_download_waits_briefly_for_another_download_instead_of_failing():
 def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(monkeypatch, off):
     """LNVIZ_LIMITS=off reaches the class poll's store, own data, the share quota and the page kit's cache."""
     from server import limits
+    from server import process_store as shared_store
     from server.limits import LIFTED, Limits
-    from ui import own_data
-    from ui import page as kit
-    from ui import store as shared_store
+    from ui.kit import page as kit
+    from ui.labs import own_data
 
     monkeypatch.delenv("LNVIZ_REDIS_URL", raising=False)
     monkeypatch.delenv("LNVIZ_CACHE_MIB", raising=False)

@@ -5,6 +5,7 @@ layer imports only its own and those below it (:data:`LAYERS`), and no module of
 itself through its imports."""
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -133,7 +134,10 @@ def test_no_import_circle_anywhere():
 # registry, links and lessons); the figure kit; the labs (each page's computation and figures). The server,
 # server/, stands on it (what a shared server limits sizes torch's threads from the CPUs the container may use, and
 # caps a shared grid by the state table's B and H) and lnviz never imports it: what a lab needs of the server (a
-# TTL) is passed in. Then Streamlit's glue; the pages and the router.
+# TTL) is passed in. Then Streamlit's glue, ui/, a folder per concept: the page kit, which imports no other folder
+# of ui; the stage's glue on it; then each lab's Streamlit side (the explorer's details draw the stage) and the class
+# poll's glue (its routes, ui/poll/routes.py, list the stage's route for γ and β), which never import each other
+# (UI_SIBLINGS). Then the pages, the router and the app.
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("lnviz.maths",),
     ("lnviz.text",),
@@ -141,9 +145,12 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("lnviz.figures",),
     ("lnviz.labs",),
     ("server",),
-    ("ui",),
+    ("ui.kit",),
+    ("ui.stage",),
+    ("ui.labs", "ui.poll"),
     ("pages", "router", "app"),
 )
+UI_SIBLINGS = ("ui.labs", "ui.poll")  # one layer, and neither imports the other
 
 
 def layer(module: str) -> int | None:
@@ -163,6 +170,7 @@ def upward(graph: dict[str, set[str]]) -> list[tuple[str, str]]:
     )
 
 
+@functools.cache  # read once: five tests ask
 def app_graph() -> dict[str, set[str]]:
     """The import graph of lnviz/, server/, ui/, pages/, the router (router.py) and the app (app.py)."""
     graph = import_graph(("lnviz", "server", "ui", "pages"))
@@ -186,14 +194,41 @@ def imported_modules(path: Path) -> set[str]:
 
 
 def test_every_module_of_the_app_has_a_layer():
-    """A new room of lnviz/ must be given its place in LAYERS, or the check above would not see it."""
-    assert [m for m in app_graph() if m not in ("lnviz", "server") and layer(m) is None] == []
+    """A new room of lnviz/ or ui/ must be given its place in LAYERS, or the check above would not see it."""
+    assert [m for m in app_graph() if m not in ("lnviz", "server", "ui") and layer(m) is None] == []
     assert "lnviz.views.state" in app_graph()["lnviz.views.pages"]  # the graph is read, not empty
+
+
+def test_every_ui_module_lives_in_a_folder_named_in_the_layers():
+    """ui/ is a folder per concept: no module of its own but its package's, and each folder one of LAYERS'."""
+    assert sorted(p.name for p in (ROOT / "ui").glob("*.py")) == ["__init__.py"]
+    folders = {p.parent.name for p in (ROOT / "ui").rglob("*.py") if p.parent != ROOT / "ui"}
+    assert {f"ui.{f}" for f in folders} == {p for prefixes in LAYERS for p in prefixes if p.startswith("ui.")}
+
+
+def across(graph: dict[str, set[str]], folders: tuple[str, ...]) -> list[tuple[str, str]]:
+    """Each import of ``graph`` from one of ``folders`` into another: (importer, imported)."""
+
+    def folder(module: str) -> str | None:
+        return next((f for f in folders if module == f or module.startswith(f + ".")), None)
+
+    return sorted((m, t) for m, ts in graph.items() for t in ts if folder(m) and folder(t) and folder(m) != folder(t))
+
+
+def test_a_labs_glue_and_the_polls_glue_never_import_each_other():
+    assert across(app_graph(), UI_SIBLINGS) == []
+    assert across({"ui.poll.phone": {"ui.labs.race", "ui.kit.page"}}, UI_SIBLINGS) == [
+        ("ui.poll.phone", "ui.labs.race")
+    ]
 
 
 def test_the_layer_check_sees_an_upward_import():
     # What state.py did before it was the ground floor: it imported seven labs for their option lists.
     graph = app_graph() | {"lnviz.views.state": {"lnviz.labs.walkthrough", "lnviz.text"}}
     assert upward(graph) == [("lnviz.views.state", "lnviz.labs.walkthrough")]
-    assert layer("lnviz.maths.device") < layer("lnviz.labs.explorer") < layer("server.cpus") < layer("ui.page")
-    assert layer("lnviz.maths.data") < layer("lnviz.figures.plot") < layer("ui.page") < layer("pages.explorer")
+    assert layer("lnviz.maths.device") < layer("lnviz.labs.explorer") < layer("server.cpus") < layer("ui.kit.page")
+    assert layer("lnviz.maths.data") < layer("lnviz.figures.plot") < layer("ui.kit.page") < layer("pages.explorer")
+    assert layer("server.heavy") < layer("ui.kit.page") < layer("ui.stage.stage") < layer("ui.poll.phone")
+    assert layer("ui.labs.details") == layer("ui.poll.phone") < layer("pages.explorer")
+    # The page kit drawing the stage would be an import up.
+    assert upward(app_graph() | {"ui.kit.page": {"ui.stage.stage"}}) == [("ui.kit.page", "ui.stage.stage")]

@@ -11,9 +11,9 @@ from conftest import assert_no_exception, run_page, share_box, share_link, stage
 from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
 from server import budget, own_share, own_store
+from server import process_store as shared_store
 from server.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
-from ui import own_data
-from ui import store as shared_store
+from ui.labs import own_data
 
 PAGE = "pages/explorer.py"
 GOOD = "1, 2, 3, 4\n2, 4, 6, 9\n0, 0, 1, 0"
@@ -22,7 +22,7 @@ GOOD_X = [[1.0, 2, 3, 4], [2, 4, 6, 9], [0, 0, 1, 0]]
 
 @pytest.fixture(autouse=True)
 def fresh_shared_store(monkeypatch) -> MemoryStore:
-    """Each test its own shared store (the process's one, ui.store), with no quota used, taken for Redis: the
+    """Each test its own shared store (the process's one, server.process_store), with no quota used, taken for Redis: the
     in-process backend keeps the same contract (tests/test_store.py runs both)."""
     store = MemoryStore()
     monkeypatch.setattr(shared_store, "_store", store)
@@ -183,7 +183,7 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
 
     import streamlit as st
 
-    from ui import heavy
+    from server import heavy
 
     asked, busy = [], [True]
 
@@ -215,7 +215,7 @@ def test_a_large_file_is_read_under_the_heavy_gate_and_read_on_the_next_run_once
 
 def test_sessions_showing_the_same_matrix_share_one_cached_computation(monkeypatch):
     from lnviz.labs import explorer
-    from ui import page as kit
+    from ui.kit import page as kit
 
     cache = budget.Budget(64 * 2**20)
     monkeypatch.setattr(kit, "results", lambda: cache)

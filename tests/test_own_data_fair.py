@@ -8,7 +8,7 @@ from conftest import run_page, stage_x
 from server import budget, own_store
 from server.budget import MIB, Budget
 from server.limits import Limits
-from ui import own_data
+from ui.labs import own_data
 
 
 class Clock:

@@ -14,7 +14,7 @@ from harness.apptest import stage_data, stage_grid
 from harness.replicas import Replicas
 from harness.wsclient import Session
 from server.own_store import content_id
-from ui.page import SHARE_LABEL
+from ui.kit.page import SHARE_LABEL
 
 pytestmark = pytest.mark.replicas
 

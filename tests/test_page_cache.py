@@ -6,7 +6,7 @@ import torch
 
 from server import budget, limits
 from server.budget import MIB
-from ui import page as kit
+from ui.kit import page as kit
 
 CALLS: list[int] = []
 

@@ -59,7 +59,7 @@ def test_page_runs_at_its_defaults_with_a_versioned_share_link(page):
 
 
 def test_a_script_the_registry_lacks_is_a_plain_error(tmp_path):
-    from ui.page import Page
+    from ui.kit.page import Page
 
     with pytest.raises(LookupError, match="is not a page of"):
         Page.start(file=str(tmp_path / "pages" / "nowhere.py"))
@@ -124,7 +124,7 @@ def test_every_page_file_is_in_the_registry_and_pages_are_listed_from_it_alone()
 
 def test_every_page_is_served_at_its_file_name_so_a_fresh_servers_first_link_finds_it():
     # A fresh server runs its first session in Streamlit's legacy pages/ folder mode, where a page's path is its
-    # file name; ui.boot.router switches that off and reruns, but a path the folder mode didn't know was already
+    # file name; ui.kit.boot.router switches that off and reruns, but a path the folder mode didn't know was already
     # "Page not found" and the default page (seen: /class while the file was classroom.py).
     for entry in pages.PAGES:
         assert entry.name in entry.paths or (entry.default and entry.name in entry.aliases), entry

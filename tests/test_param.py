@@ -104,25 +104,25 @@ def test_coerce_brings_held_values_into_range():
 
 
 def _live(monkeypatch):
-    """ui.stage, imported with the installed components found even where no Streamlit runtime runs yet (its
+    """ui.stage.stage, imported with the installed components found even where no Streamlit runtime runs yet (its
     component is declared when the module loads; without a runtime Streamlit's manager has no manifests)."""
     import streamlit.components.v2 as v2
 
     from harness.apptest import _components
 
     monkeypatch.setattr(v2, "get_bidi_component_manager", _components)
-    from ui import stage as live
+    from ui.stage import stage as live
 
     return live
 
 
 def test_one_pick_for_the_stage_and_the_chart(monkeypatch):
-    """ui.stage.pick is the one cell pick: the stage's callback and the charts view's click both call it."""
+    """ui.stage.stage.pick is the one cell pick: the stage's callback and the charts view's click both call it."""
     import inspect
 
     live = _live(monkeypatch)
 
-    views = (ROOT / "ui" / "details.py").read_text()  # the charts view, whose heatmap of x picks a cell
+    views = (ROOT / "ui" / "labs" / "details.py").read_text()  # the charts view, whose heatmap of x picks a cell
     assert "live.pick(" in views and 'session_state["sample"]' not in views
     assert "pick(" in inspect.getsource(live._on_pick)
     held = {}

@@ -1,4 +1,4 @@
-"""ui/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
+"""server/preload.py: the ``Link`` header that lets a new visitor's browser fetch the stage's modules while the
 frontend loads (issue 32). The timing itself is ``make bench``'s (benchmarks/visit.py); here, what the header
 names and where it goes."""
 
@@ -7,11 +7,11 @@ from __future__ import annotations
 import re
 
 from harness import aio
-from ui import preload
+from server import preload
 
 
 def _serve(content_type: bytes, method: str = "GET", kind: str = "http") -> list[dict]:
-    """What :class:`ui.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
+    """What :class:`server.preload.PreloadMiddleware` sends for one request to an app answering ``content_type``."""
 
     async def app(scope, receive, send):
         await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", content_type)]})
@@ -67,7 +67,7 @@ def test_the_chunks_are_the_components_and_what_it_imports_but_not_katex_nor_the
     imported = set(re.findall(r'(?:from|import)\s*"\./([\w.-]+\.js)"', (static_js / chunks[0]).read_text()))
     assert imported - set(chunks) and all(f"./static/js/{c}" in page for c in imported - set(chunks))
     assert imported & set(chunks) and not [c for c in chunks if f"./static/js/{c}" in page]
-    # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.waiting).
+    # The first screen leaves st.code and st.latex out until the stage is drawn (ui.stage.stage.waiting).
     assert not [c for c in chunks if c.startswith(("StreamlitSyntaxHighlighter.", "rehype-katex."))]
     assert [c for c in chunks if c.startswith("Html.")]  # lnviz's stylesheet, before the stage is painted
     assert preload.streamlit_chunks(static_js, ("NoSuchChunk",)) == []

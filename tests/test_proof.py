@@ -1,4 +1,4 @@
-"""server.proof and ui.proof: a browser pays a proof of work for its identity, a signed cookie it keeps;
+"""server.proof and server.proved: a browser pays a proof of work for its identity, a signed cookie it keeps;
 the price rises for an address that mints many and falls back within a minute; nothing is refused for being
 counted. The price here is the default one (tests/conftest.py lowers the servers'), and time is a clock the
 test moves by hand."""
@@ -154,18 +154,18 @@ def test_a_public_address_is_counted_across_replicas_and_a_store_down_falls_back
     assert down.work(PUBLIC) == 2 * small.proof_work  # still counted, in this process
 
 
-# The server's side (ui.proof): the routes' functions and the middleware, on a stand-in for Streamlit's app.
+# The server's side (server.proved): the routes' functions and the middleware, on a stand-in for Streamlit's app.
 
 
 @pytest.fixture
 def server(monkeypatch, clock):
-    """ui.proof with a fresh price at the default numbers, on the test's clock."""
-    from ui import proof as ui_proof
+    """server.proved with a fresh price at the default numbers, on the test's clock."""
+    from server import proved
 
     price = proof.Price(Limits())
-    monkeypatch.setattr(ui_proof, "price", lambda: price)
-    monkeypatch.setattr(ui_proof, "time", types.SimpleNamespace(time=clock.time))
-    return ui_proof
+    monkeypatch.setattr(proved, "price", lambda: price)
+    monkeypatch.setattr(proved, "time", types.SimpleNamespace(time=clock.time))
+    return proved
 
 
 def test_a_solved_challenge_earns_a_proof_once_and_a_script_that_does_not_solve_one_gets_none(server, monkeypatch):
@@ -190,7 +190,7 @@ async def _page(scope, receive, send):
 
 
 def _get(path: str, cookie: str = "", method: str = "GET") -> tuple[dict[bytes, bytes], bytes]:
-    from ui import proof as ui_proof
+    from server import proved
 
     headers = [(b"cookie", cookie.encode())] if cookie else []
     headers.append((b"accept-encoding", b"gzip"))
@@ -200,7 +200,7 @@ def _get(path: str, cookie: str = "", method: str = "GET") -> tuple[dict[bytes, 
     async def send(message):
         sent.append(message)
 
-    aio.run(ui_proof.Middleware(_page)(scope, None, send))
+    aio.run(proved.Middleware(_page)(scope, None, send))
     return dict(sent[0]["headers"]), b"".join(m.get("body", b"") for m in sent[1:])
 
 

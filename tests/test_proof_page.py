@@ -12,7 +12,7 @@ from server import proof
 def queued():
     import streamlit as st
 
-    from ui import heavy
+    from server import heavy
 
     with heavy.heavy("the sweep") as ticket:
         st.text("ran" if ticket else "refused")

@@ -2,7 +2,7 @@
 
 The note after a change of B or H says which of LN's and BN's outputs stayed. It is checked over every
 neighbouring pair of the state table's B stops (at the default H) and H stops (at the default B), both ways,
-for every input kind, wherever the session keeps the grid before (ui/stage.py's RESIZE_CELLS): the oracle
+for every input kind, wherever the session keeps the grid before (ui/stage/stage.py's RESIZE_CELLS): the oracle
 is F.layer_norm and F.batch_norm of the two grids, compared under the rule.
 """
 
@@ -37,8 +37,8 @@ def one_thread():
 
 
 def _resize_cells() -> int:
-    """ui/stage.py's RESIZE_CELLS, read without importing Streamlit."""
-    tree = ast.parse((ROOT / "ui" / "stage.py").read_text())
+    """ui/stage/stage.py's RESIZE_CELLS, read without importing Streamlit."""
+    tree = ast.parse((ROOT / "ui" / "stage" / "stage.py").read_text())
     (value,) = [
         node.value
         for node in tree.body

@@ -23,7 +23,7 @@ _PROBE = textwrap.dedent(
 
 
     def imports():
-        import streamlit, ui.page, ui.boot, lnviz.views.pages
+        import streamlit, ui.kit.page, ui.kit.boot, lnviz.views.pages
         return {"torch": "torch" in sys.modules}
 
 
@@ -118,7 +118,7 @@ def test_the_explorers_title_and_introduction_come_before_torch(probed):
     router = ast.parse((ROOT / "router.py").read_text())
     imported = {a.name for n in ast.walk(router) if isinstance(n, ast.Import) for a in n.names}
     imported |= {n.module for n in ast.walk(router) if isinstance(n, ast.ImportFrom)}
-    assert imported <= {"gc", "sys", "streamlit", "ui", "lnviz.views"}, imported  # the registry: no torch
+    assert imported <= {"gc", "sys", "streamlit", "server", "ui.kit", "lnviz.views"}, imported  # the registry: no torch
     page = ast.parse((ROOT / "pages" / "explorer.py").read_text())
     calls = [n for n in ast.walk(page) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)]
     start = min(n.end_lineno for n in calls if n.func.attr == "start")  # Page.start draws title and introduction
@@ -126,7 +126,9 @@ def test_the_explorers_title_and_introduction_come_before_torch(probed):
     def needs_torch(node: ast.stmt) -> bool:
         if isinstance(node, ast.Import):
             return any(a.name == "torch" for a in node.names)
-        return isinstance(node, ast.ImportFrom) and (node.module or "").startswith(("torch", "lnviz", "ui.controls"))
+        return isinstance(node, ast.ImportFrom) and (node.module or "").startswith(
+            ("torch", "lnviz", "ui.kit.controls")
+        )
 
     torch_at = min(n.lineno for n in page.body if needs_torch(n))
     assert start < torch_at

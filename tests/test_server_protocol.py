@@ -109,9 +109,15 @@ def test_clear_cache_from_a_browser_resets_neither_the_gate_nor_the_caches(app_p
 
 def test_no_cache_of_the_app_is_one_a_clear_cache_could_empty():
     """The page kit's results, own data and the gates live in plain objects (server/budget.py, own_store.py,
-    ui/heavy.py), not in st.cache_*: even with the limits off, when Streamlit honours clear_cache, it empties
+    server/heavy.py), not in st.cache_*: even with the limits off, when Streamlit honours clear_cache, it empties
     nothing of lnviz's (tests/test_page_cache.py checks the results' cache against Streamlit's clear)."""
-    code = [ROOT / "app.py", ROOT / "router.py", *(ROOT / "ui").glob("*.py"), *(ROOT / "pages").glob("*.py")]
+    code = [
+        ROOT / "app.py",
+        ROOT / "router.py",
+        *(ROOT / "server").glob("*.py"),
+        *(ROOT / "ui").rglob("*.py"),
+        *(ROOT / "pages").glob("*.py"),
+    ]
     for path in code:
         tree = ast.parse(path.read_text())
         used = {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}

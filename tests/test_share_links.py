@@ -7,7 +7,7 @@ from conftest import WIDGETS, assert_no_exception, run_page, share_link
 
 from lnviz.views import links, pages
 from lnviz.views.param import Param
-from ui.page import SHARE_LABEL
+from ui.kit.page import SHARE_LABEL
 
 
 def other_value(p: Param):

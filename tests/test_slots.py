@@ -7,12 +7,11 @@ import time
 
 import pytest
 
-from server import limits
+from server import heavy, limits
 from server.budget import MIB, Budget
 from server.limits import Busy, Limits, OverBudget
 from server.slots import DOWNLOADS, HEAVY, MISSES, Lane, Place, Slots, Ticket
-from ui import heavy
-from ui import page as kit
+from ui.kit import page as kit
 
 
 class Clock:

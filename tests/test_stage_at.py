@@ -1,4 +1,4 @@
-"""The stage's numbers at another γ and β from a route (ui/stage_at.py, issue 32): torch's, the ones the rerun
+"""The stage's numbers at another γ and β from a route (ui/stage/stage_at.py, issue 32): torch's, the ones the rerun
 then sends, only for the session that was offered them, never past the cache."""
 
 import dataclasses
@@ -13,7 +13,9 @@ from starlette.testclient import TestClient
 
 from lnviz.labs import explorer
 from lnviz.maths import data
-from ui import base_path, routes, stage_at
+from server import base_path
+from ui.poll import routes
+from ui.stage import stage_at
 
 PAGE = "pages/explorer.py"
 
@@ -52,7 +54,7 @@ def test_the_route_gives_torchs_outputs_at_the_asked_gain_and_bias(seed, per_fea
     torch.testing.assert_close(grid(got["ln"]["y"], rows, cols), ln[rows, cols], rtol=1e-12, atol=1e-12)
     torch.testing.assert_close(grid(got["bn"]["y"], rows, cols), bn[rows, cols], rtol=1e-12, atol=1e-12)
     assert {c["name"]: c["value"] for c in got["controls"]} == {"gain": 1.5, "bias": -0.25, "eps": eps}
-    assert got["waiting"] is False and got["cell"] == [0, 0]  # what ui.stage.draw adds, but a report
+    assert got["waiting"] is False and got["cell"] == [0, 0]  # what ui.stage.stage.draw adds, but a report
 
 
 def test_values_go_on_their_steps_a_locked_one_stays_and_junk_is_refused():
@@ -142,7 +144,7 @@ def test_the_route_computes_in_a_fair_turn_of_the_pages_computations_charged_to_
     import types
 
     from server.slots import MISSES, Lane, Slots
-    from ui import page
+    from ui.kit import page
 
     now = [0.0]
     misses = Slots({MISSES: Lane(1)}, clock=lambda: now[0])

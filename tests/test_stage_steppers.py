@@ -8,7 +8,7 @@ import ast
 from streamlit.testing.v1 import AppTest
 
 from lnviz.views import pages, scales
-from ui import stage as live
+from ui.stage import stage as live
 
 TABLE = pages.BY_NAME["explorer"].controls
 SIZES = scales.size_options()  # every size 1–16, then about 1.25× apart to 1024
@@ -39,7 +39,7 @@ def _press_script() -> None:
     import streamlit as st
 
     from lnviz.views import pages
-    from ui import stage as live
+    from ui.stage import stage as live
 
     table = pages.BY_NAME["explorer"].controls
     for size in st.session_state["pressed"]:  # each press in a session of its own

@@ -32,7 +32,12 @@ def test_no_other_module_declares_a_control():
     from pathlib import Path
 
     root = Path(state.__file__).resolve().parents[1]
-    for path in [*root.glob("lnviz/**/*.py"), *root.glob("ui/*.py"), *root.glob("pages/*.py")]:
+    for path in [
+        *root.glob("lnviz/**/*.py"),
+        *root.glob("ui/**/*.py"),
+        *root.glob("server/*.py"),
+        *root.glob("pages/*.py"),
+    ]:
         if path.name not in ("state.py", "param.py"):
             assert "Param(" not in path.read_text(), path
 

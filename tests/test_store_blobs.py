@@ -16,10 +16,10 @@ from conftest import assert_no_exception, run_page, share_box, stage_x
 
 from harness import redis as redis_harness
 from server import own_share, poll
+from server import process_store as shared_store
 from server.limits import Limits
 from server.store import MemoryStore, RedisStore, Store
-from ui import own_data
-from ui import store as shared_store
+from ui.labs import own_data
 
 ROOT = Path(__file__).resolve().parents[1]
 _prefixes = itertools.count()

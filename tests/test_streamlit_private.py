@@ -1,4 +1,4 @@
-"""The private Streamlit attributes lnviz relies on are still where ui.streamlit_private looks, and no other file of
+"""The private Streamlit attributes lnviz relies on are still where server.streamlit_private looks, and no other file of
 the app reaches for one."""
 
 import ast
@@ -19,7 +19,7 @@ from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunCon
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 from streamlit.web.server.starlette import starlette_server_config
 
-from ui import streamlit_private
+from server import streamlit_private
 
 
 def test_streamlit_still_has_the_private_attributes():
@@ -106,7 +106,7 @@ def test_without_a_server_nothing_is_installed():
 
 
 def test_an_infinite_seed_in_a_link_leaves_the_page_working():
-    # Streamlit's own int(inf) raises for a link that reached it: the door (ui.door) takes inf out, with a note.
+    # Streamlit's own int(inf) raises for a link that reached it: the door (server.door) takes inf out, with a note.
     at = run_page("pages/explorer.py", {"seed": "inf"})
     assert not at.exception, [e.value for e in at.exception]
     assert at.number_input(key="seed").value == 0
@@ -169,12 +169,12 @@ def test_a_refused_download_logs_one_line_not_a_traceback():
 
 
 def test_the_first_run_of_a_process_logs_each_lacking_use(monkeypatch, caplog):
-    from ui import boot
+    from ui.kit import boot
 
     monkeypatch.setattr(boot, "_router_checked", False)
     monkeypatch.setattr(streamlit_private, "check", lambda: ["PagesManager.uses_pages_directory"])
     monkeypatch.setattr(streamlit_private, "leave_legacy_pages_mode", lambda: False)
-    with caplog.at_level(logging.WARNING, logger="ui.boot"):
+    with caplog.at_level(logging.WARNING, logger="ui.kit.boot"):
         boot.router()
         boot.router()  # once per process
     assert [r.getMessage() for r in caplog.records] == [
@@ -186,10 +186,10 @@ def test_the_first_run_of_a_process_logs_each_lacking_use(monkeypatch, caplog):
 APP_FILES = [
     ROOT / "app.py",
     ROOT / "router.py",
-    *[p for d in ("pages", "ui", "lnviz") for p in (ROOT / d).rglob("*.py")],
+    *[p for d in ("pages", "server", "ui", "lnviz") for p in (ROOT / d).rglob("*.py")],
 ]
-ADAPTER = ROOT / "ui" / "streamlit_private.py"
-MOST_USES = 6  # issue 48 asks for 3: see ui.streamlit_private.USES for why each is there
+ADAPTER = ROOT / "server" / "streamlit_private.py"
+MOST_USES = 6  # issue 48 asks for 3: see server.streamlit_private.USES for why each is there
 
 
 def private_names(path) -> list[str]:

@@ -20,8 +20,8 @@ from lnviz.labs import training
 from lnviz.maths.data import generator
 from lnviz.views import pages, state
 from lnviz.views.state import MAX_SEED, SEED
-from ui import own_data
-from ui.race import KEEP
+from ui.labs import own_data
+from ui.labs.race import KEEP
 
 
 @pytest.fixture(autouse=True, scope="module")
@@ -884,8 +884,7 @@ def test_a_session_keeps_its_last_races_only():
 
 
 def test_a_race_is_heavy_work_and_waits_its_turn_when_the_server_is_busy(monkeypatch):
-    from server import limits
-    from ui import heavy
+    from server import heavy, limits
 
     class Full:
         """A gate with every slot taken."""

@@ -26,7 +26,7 @@ from lnviz.labs import transformer
 from lnviz.labs.transformer import figures, files, model
 from lnviz.labs.transformer import text as text_words
 from lnviz.text import quote
-from ui import page as page_kit
+from ui.kit import page as page_kit
 
 CPU = torch.device("cpu")
 WEATHER = ("The weather is lovely today.", "It's so sunny outside!", "He drove to the stadium.")
@@ -212,7 +212,7 @@ def test_no_app_text_calls_the_model_a_pretrained_bert():
     assert "all-MiniLM-L6-v2 (a MiniLM, BERT's architecture)" in transformer_question.PROMPT
     files = [ROOT / "README.md", *(ROOT / "docs").glob("*.md")] + [
         p
-        for folder in ("lnviz", "pages", "ui")
+        for folder in ("lnviz", "pages", "server", "ui")
         for p in (ROOT / folder).rglob("*")
         if p.suffix in (".py", ".js", ".md", ".css") and "vendor" not in p.parts
     ]
@@ -247,11 +247,12 @@ def test_changed_weights_are_refused(tmp_path):
 
 
 def test_no_other_page_or_module_imports_transformers():
-    """Every lnviz and ui module (but the stage's component, which needs a server), and the question bank
+    """Every lnviz, server and ui module (but the stage's component, which needs a server), and the question bank
     built, without transformers or tokenizers."""
     code = (
         "import importlib, pathlib, sys\n"
-        "ui = [p for p in sorted(pathlib.Path('ui').glob('*.py')) if p.stem != 'stage']\n"
+        "glue = sorted(pathlib.Path('ui').rglob('*.py')) + sorted(pathlib.Path('server').glob('*.py'))\n"
+        "ui = [p for p in glue if p.stem != 'stage']\n"
         "for p in sorted(pathlib.Path('lnviz').rglob('*.py')) + ui:\n"
         "    importlib.import_module('.'.join(p.with_suffix('').parts).removesuffix('.__init__'))\n"
         "from lnviz.labs.classroom import questions\n"

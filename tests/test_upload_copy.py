@@ -2,7 +2,7 @@
 
 Streamlit deep-copies a widget's value each time the widget is drawn, so every full run of a page whose uploader
 held a 31 MiB file copied the 31 MiB while holding the interpreter (30 to 170 ms, every other session waiting).
-ui.streamlit_private.share_uploaded_bytes_on_copy makes that copy share the immutable bytes.
+server.streamlit_private.share_uploaded_bytes_on_copy makes that copy share the immutable bytes.
 """
 
 import copy
@@ -12,12 +12,12 @@ from streamlit.proto.Common_pb2 import FileURLs
 from streamlit.runtime.uploaded_file_manager import UploadedFileRec
 from streamlit.typing import UploadedFile
 
-from ui import heavy, streamlit_private
+from server import heavy, streamlit_private
 
 
 @pytest.fixture
 def shared(monkeypatch):
-    """UploadedFile as the server has it once ui.heavy.install ran; as it was after the test."""
+    """UploadedFile as the server has it once server.heavy.install ran; as it was after the test."""
     monkeypatch.setattr(UploadedFile, "__deepcopy__", getattr(UploadedFile, "__deepcopy__", None), raising=False)
     heavy.install()
 

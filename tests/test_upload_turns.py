@@ -1,4 +1,4 @@
-"""Uploads take turns (ui/upload_turns.py): one upload body at a time reaches Streamlit's parser, a turn is waited
+"""Uploads take turns (server/upload_turns.py): one upload body at a time reaches Streamlit's parser, a turn is waited
 for at most a bound, and nothing else waits. Then through the session's real server: a body that has not all
 come holds a second upload back, which goes on once the first is in."""
 
@@ -14,7 +14,7 @@ from test_server_limits import opened
 
 from harness import aio
 from harness.upload import put_file, xsrf_cookie
-from ui.upload_turns import PATH, UploadTurns
+from server.upload_turns import PATH, UploadTurns
 
 
 def scope(method: str, path: str) -> dict:

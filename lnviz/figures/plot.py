@@ -310,7 +310,7 @@ def numbers_fit(fig: go.Figure) -> int:
     A heatmap's cells share the plot area's width (the chart's, less the margins) in its x axis's domain: a
     cell is ``(W - l - r) · (d1 - d0) / C`` px wide, less its ``xgap``, and its text at the trace's font size
     (else the figure's) must be no wider. 0 where no heatmap has text. Plotly never hides a heatmap's text that
-    its cell can't hold: the page hides them below this width (``ui.mode.fit_numbers``).
+    its cell can't hold: the page hides them below this width (``ui.kit.mode.fit_numbers``).
     """
     layout = fig.layout
     size = layout.font.size or theme.FONT_SIZE

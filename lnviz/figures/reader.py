@@ -1,6 +1,6 @@
 """A figure's data read back as one long table: what a chart shows, for a screen reader and the keyboard.
 
-The page kit (:meth:`ui.page.Page.chart`) shows it under every chart. It reads a built ``go.Figure``,
+The page kit (:meth:`ui.kit.page.Page.chart`) shows it under every chart. It reads a built ``go.Figure``,
 also the compact binary arrays that :mod:`lnviz.figures.plot` writes.
 """
 
@@ -28,7 +28,7 @@ def table(fig: go.Figure) -> pd.DataFrame:
     (R, C) gives R · C rows, row by row. NaN stays NaN. Traces that draw
     nothing (``visible=False``, or fully transparent like the explorer's
     click targets) are left out. For a screen reader and the keyboard:
-    :meth:`ui.page.Page.chart` shows it under every chart.
+    :meth:`ui.kit.page.Page.chart` shows it under every chart.
     """
     parts = [_trace_table(trace) for trace in fig.data if _drawn(trace)]
     frame = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame({"trace": []})

@@ -8,7 +8,7 @@ differently then is translated, each with a note.
 - Version 1 (before links carried ``v``): the main page's grid was 16 × 32
   before the stage; the walkthrough counted steps from 0 and had γ = 1, β = 0.
   A link without ``v`` is read as today's: the address bar carries ``v`` on
-  every page (:func:`ui.page.Page.start`), so a reload or a copied URL has it,
+  every page (:func:`ui.kit.page.Page.start`), so a reload or a copied URL has it,
   and a hand-typed link means today's controls. Only a link that names a
   parameter no version since the first has used (:data:`VERSION_1_ONLY`) is
   unambiguously from then.

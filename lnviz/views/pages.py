@@ -2,7 +2,7 @@
 
 An entry names the page's file, its title, icon, section of the navigation,
 URL path and controls. ``router.py`` builds the navigation from it, the page kit
-(:mod:`ui.page`) finds a page's controls in it, and tests and benchmarks list
+(:mod:`ui.kit.page`) finds a page's controls in it, and tests and benchmarks list
 the pages from it. A page's controls are controls of the state table
 (:mod:`lnviz.views.state`); a ``.but(...)`` is the same control with this page's
 range, default, label or widget.

@@ -31,7 +31,7 @@ class FakeEventSource {
 }
 globalThis.EventSource = FakeEventSource;
 
-// The reveal route: torch's answer and reasons for the question revealed now (ui/class_reveal.py).
+// The reveal route: torch's answer and reasons for the question revealed now (server/class_reveal.py).
 const fetched = [];
 let revealReply = null;
 globalThis.fetch = async (url) => {

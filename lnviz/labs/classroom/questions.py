@@ -15,20 +15,17 @@ import functools
 import math
 from collections.abc import Callable
 from typing import Any
-from urllib.parse import quote, urlencode
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from lnviz.labs import coupling, family, invariance, sequences, train_eval
-from lnviz.labs.classroom import cells, text, transformer_question
+from lnviz.labs import coupling, invariance, sequences, train_eval
+from lnviz.labs.classroom import construct, text, transformer_question
+from lnviz.labs.classroom.asking import asked, fixed, link, prose, tiny
 from lnviz.labs.classroom.question import LiveQuestion, Question, written
 from lnviz.maths import data, rounding
 from lnviz.maths.norms import batch_norm, layer_norm, rms_norm
-from lnviz.text import MINUS
-from lnviz.views.links import LINK_VERSION
-from lnviz.views.pages import BY_NAME
 
 
 @functools.cache
@@ -47,44 +44,6 @@ def by_id(qid: str) -> Question:
         if question.id == qid:
             return question
     raise KeyError(qid)
-
-
-def link(page: str, **values: Any) -> str:
-    """The relative URL of ``page`` (a name in :data:`lnviz.views.pages.BY_NAME`) with these control values.
-
-    Each value is written as the control writes it, so a key that is not one
-    of the page's controls raises KeyError here rather than making a dead link.
-    """
-    entry = BY_NAME[page]
-    path = "/" if entry.default else f"/{entry.url_path}"
-    query = {key: entry.controls[key].format(value) for key, value in values.items()} | {"v": str(LINK_VERSION)}
-    return f"{path}?{urlencode(query, quote_via=quote)}"
-
-
-def _asked(qid: str, values: dict[str, Any], **fields: Any) -> Question:
-    """Question ``qid``: its words (:data:`text.QUESTIONS`) with torch's ``values`` filled in, and the ``fields``
-    its builder computed (``answer``, ``link``, ...)."""
-    words = dict(text.QUESTIONS[qid])
-    for name in ("prompt", "why"):
-        if name in words:
-            words[name] = words[name].format(**values)
-    if "choices" in words:
-        words["choices"] = tuple(choice.format(**values) for choice in words["choices"])
-    return Question(id=qid, **words, **fields)
-
-
-def _plain(number: str) -> str:
-    """A number's text for prose: a real minus sign."""
-    return number.replace("-", MINUS)
-
-
-def _f(value: float, decimals: int = 2) -> str:
-    return _plain(f"{value:.{decimals}f}")
-
-
-def _e(value: float) -> str:
-    """A tiny |Δ| in prose: one digit, such as 2e−15."""
-    return _plain(f"{value:.0e}")
 
 
 def _pick(outcomes: list[Any], seen: Any, what: str) -> int:
@@ -109,9 +68,9 @@ def _one_sample_coupling(qid: str) -> Question:
     every, alone = tuple(range(batch)), (sample,)
     outcomes = [(every, alone), (alone, every), (alone, alone), (every, every)]
     others = [i for i in range(batch) if i != sample]
-    return _asked(
+    return asked(
         qid,
-        dict(batch=batch, sample=sample, amount=amount, moved=_f(float(c.bn_delta[others].max()))),
+        dict(batch=batch, sample=sample, amount=amount, moved=fixed(float(c.bn_delta[others].max()))),
         answer=_pick(outcomes, (c.bn_rows_changed, c.ln_rows_changed), qid),
         link=link(
             "coupling", batch=batch, features=features, seed=seed, sample=sample, perturb="outlier", amount=amount
@@ -129,7 +88,7 @@ def _bn_one_sample(qid: str) -> Question:
         seen, message = _outcome(y, bias), ""
     except ValueError as error:
         seen, message = "ValueError", str(error).split(",")[0]
-    return _asked(
+    return asked(
         qid,
         dict(message=message),
         answer=_pick(["beta", "0", "nan", "ValueError"], seen, qid),
@@ -149,7 +108,7 @@ def _bn_one_sample_formula(qid: str) -> Question:
     weights = torch.tensor([gain], dtype=x.dtype), torch.tensor([bias], dtype=x.dtype)
     fused = float(F.batch_norm(x, *stats, *weights, training=False, eps=eps))  # rounds x·scale − μ·scale
     digits = max(d for d in range(17) if round(fused, d) == bias)
-    return _asked(
+    return asked(
         qid,
         dict(x=x.item(), gain=gain, bias=bias, answer=written(answer), fused=fused, digits=digits),
         answer=answer,
@@ -166,9 +125,9 @@ def _constant_row_eps0(qid: str) -> Question:
     with_eps = layer_norm(x, 1.0, values["bias"], eps=1e-5).y[0]  # (H,)
     seen = _outcome(row, values["bias"])
     words = dict(constant=float(x[0, 0]), bias=values["bias"], features=values["features"])
-    return _asked(
+    return asked(
         qid,
-        words | dict(with_eps=_plain(f"{float(with_eps.max()):g}")),
+        words | dict(with_eps=prose(f"{float(with_eps.max()):g}")),
         answer=_pick(["0", "beta", "nan", "error"], seen, qid),
         link=link("explorer", **values, view="cell"),
     )
@@ -183,10 +142,10 @@ def _ln_invariance(qid: str) -> Question:
     if len(unchanged) != 1:
         raise RuntimeError(f"{qid}: LN is unchanged by {unchanged}, not by exactly one option")
     name = invariance.TRANSFORM_LABELS
-    moved = dict(weights=_f(delta["weight_vector_rescale"]), recenter=_f(delta["dataset_recenter"]))
-    return _asked(
+    moved = dict(weights=fixed(delta["weight_vector_rescale"]), recenter=fixed(delta["dataset_recenter"]))
+    return asked(
         qid,
-        dict(factor=invariance.FACTOR, case=_e(delta["case_rescale"])) | moved,
+        dict(factor=invariance.FACTOR, case=tiny(delta["case_rescale"])) | moved,
         choices=tuple(name[t].replace("<br>", " ").capitalize() for t in options),
         answer=options.index(unchanged[0]),
         link=link("invariance", eps=eps, seed=seed),
@@ -216,7 +175,7 @@ def _longer_sequence(qid: str) -> Question:
     bn_ok = bool(lab.test_bn.y[step].isfinite().all())
     total = v["length"] + v["extra"]
     outcomes = [(True, False), (False, True), (True, True), (False, False)]
-    return _asked(
+    return asked(
         qid,
         dict(length=v["length"], total=total, step=step, features=v["features"], last=_first_step_without_bn(lab) - 1),
         answer=_pick(outcomes, (ln_ok, bn_ok), qid),
@@ -233,7 +192,7 @@ def _sequence_missing_steps(qid: str) -> Question:
     second = int(lab.lengths[1])  # lengths are sorted longest first
     reaching = int(lab.masked.count[first])
     steps = dict(first=first, before=v["length"] - 1, last=total - 1, reaching=reaching)
-    return _asked(
+    return asked(
         qid,
         dict(seed=v["seed"], batch=v["batch"], length=v["length"], second=second, total=total, answer=written(missing))
         | steps,
@@ -252,10 +211,12 @@ def _outlier_others(qid: str) -> Question:
     x_hat = layer_norm(x, eps=1e-5).x_hat[i]  # (H,)
     others = torch.cat([x_hat[:j], x_hat[j + 1 :]])  # (H - 1,)
     answer = float(others.mean())
-    spread = dict(least=_f(float(others.min())), most=_f(float(others.max())), zeros=_f(-1 / math.sqrt(h - 1), 3))
-    return _asked(
+    spread = dict(
+        least=fixed(float(others.min())), most=fixed(float(others.max())), zeros=fixed(-1 / math.sqrt(h - 1), 3)
+    )
+    return asked(
         qid,
-        dict(i=i, h=h, j=j, rest=h - 1, outlier=_f(float(x[i, j])), answer=written(answer)) | spread,
+        dict(i=i, h=h, j=j, rest=h - 1, outlier=fixed(float(x[i, j])), answer=written(answer)) | spread,
         answer=answer,
         link=link("explorer", **values),
     )
@@ -268,14 +229,14 @@ def _rms_row(qid: str) -> Question:
     rms = rms_norm(row, eps=1e-5)
     answer = float(rms.y[0, 0])
     ln = float(layer_norm(row, eps=1e-5).y[0, 0])
-    return _asked(
+    return asked(
         qid,
         dict(
             row=", ".join(f"{v:g}" for v in row[0].tolist()),
             shift=shift,
             answer=written(answer),
-            rms=_f(float(rms.var[0, 0].sqrt())),
-            ln=_f(ln, 3),
+            rms=fixed(float(rms.var[0, 0].sqrt())),
+            ln=fixed(ln, 3),
         ),
         answer=answer,
         link=link("invariance"),
@@ -287,9 +248,9 @@ def _shift_rms_vs_ln(qid: str) -> Question:
     shift = 3.0
     ln, rms = rounding.outputs(layer_norm(x + shift), layer_norm(x)), rounding.outputs(rms_norm(x + shift), rms_norm(x))
     seen = (not ln.unchanged, not rms.unchanged)
-    return _asked(
+    return asked(
         qid,
-        dict(ln=ln.words(), features=x.shape[1], shift=shift, rms=_f(rms.delta)),
+        dict(ln=ln.words(), features=x.shape[1], shift=shift, rms=fixed(rms.delta)),
         answer=_pick([(True, False), (False, True), (True, True), (False, False)], seen, qid),
         link=link("invariance"),
     )
@@ -309,10 +270,10 @@ def _train_eval_shift(qid: str) -> Question:
     if sum(unchanged) > 1:
         raise RuntimeError(f"{qid}: more than one output is unchanged: {changes}")
     amounts = values["shift"] * te.stats.scale  # (H,): each feature's shift, in its own units
-    moved = dict(train=changes[0].words(), eval=_f(changes[1].delta), ln=_f(changes[2].delta))
-    return _asked(
+    moved = dict(train=changes[0].words(), eval=fixed(changes[1].delta), ln=fixed(changes[2].delta))
+    return asked(
         qid,
-        dict(shift=values["shift"], least=_f(float(amounts.min())), most=_f(float(amounts.max()))) | moved,
+        dict(shift=values["shift"], least=fixed(float(amounts.min())), most=fixed(float(amounts.max()))) | moved,
         answer=unchanged.index(True) if any(unchanged) else 3,
         link=link("train_eval", **values),
     )
@@ -335,14 +296,14 @@ def _ln_cell(qid: str) -> Question:
     for decimals in range(2, 9):
         given = tuple(round(v, decimals) for v in exact)
         hand_x_hat, hand_y = _by_hand(*given, values["gain"], values["bias"], 1e-5)
-        if _f(hand_x_hat, 3) == _f(x_hat, 3) and written(hand_y) == written(answer):
+        if fixed(hand_x_hat, 3) == fixed(x_hat, 3) and written(hand_y) == written(answer):
             break
     else:
         raise RuntimeError(f"{qid}: no rounding of x, μ, σ² gives torch's x̂ and y")
-    cell, mean, var = (_f(v, decimals) for v in given)
-    return _asked(
+    cell, mean, var = (fixed(v, decimals) for v in given)
+    return asked(
         qid,
-        dict(i=i, j=j, gain=values["gain"], bias=values["bias"], answer=written(answer), x_hat=_f(x_hat, 3))
+        dict(i=i, j=j, gain=values["gain"], bias=values["bias"], answer=written(answer), x_hat=fixed(x_hat, 3))
         | dict(mean=mean, var=var, cell=cell),
         answer=answer,
         link=link("explorer", **values, view="cell"),
@@ -361,103 +322,6 @@ def _transformer_largest_sigma(qid: str) -> Question:
     )
 
 
-def _grid(norm: str, x: Tensor, at: tuple[int, ...], stat: str, groups: int = 1) -> dict[str, Any]:
-    """A cells question's grid for x, its marked element ``at`` and torch's cells: ``stat``'s gradient's support."""
-    rows, cols = cells.grid(tuple(x.shape))
-    answer = cells.support(norm, x, at, stat, groups)
-    return dict(rows=rows, cols=cols, marked=cells.flat(tuple(x.shape), at), answer=answer)
-
-
-def _bn_mu_cells(qid: str) -> Question:
-    values = dict(dist="heterogeneous features", batch=4, features=6, seed=0, sample=2, feature=3)
-    x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
-    i, j = values["sample"], values["feature"]
-    grid = _grid("BN", x, (i, j), "mu")
-    mu = float(cells.statistic("BN", x, (i, j), "mu"))
-    column = " + ".join(_f(float(v)) for v in x[:, j])
-    words = dict(batch=values["batch"], features=values["features"], j=j, values=column, mu=_f(mu))
-    return _asked(qid, words | dict(rest=x.numel() - len(grid["answer"])), **grid, link=link("explorer", **values))
-
-
-def _ln_sigma_cells(qid: str) -> Question:
-    values = dict(dist="heterogeneous features", batch=4, features=6, seed=0, sample=1, feature=4)
-    x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
-    i, j = values["sample"], values["feature"]
-    grid = _grid("LN", x, (i, j), "sigma")
-    sigma = float(cells.statistic("LN", x, (i, j), "sigma"))
-    grad = cells.gradient("LN", x, (i, j), "sigma")[i]  # (H,): the row's, the only non-zero ones
-    words = dict(batch=values["batch"], features=values["features"], i=i, sigma=_f(sigma))
-    spread = dict(least=_f(float(grad.min()), 3), most=_f(float(grad.max()), 3))
-    return _asked(
-        qid,
-        words | spread | dict(rest=x.numel() - len(grid["answer"])),
-        **grid,
-        link=link("explorer", **values),
-    )
-
-
-def _family_cells(qid: str, norm: str, groups: int) -> Question:
-    """A cells question on the family page's x of shape (N, C, L), its rows (n, c), named "n0 c1"."""
-    values = dict(batch=2, channels=4 if norm == "GroupNorm" else 3, positions=4 if norm == "GroupNorm" else 6, seed=0)
-    pick = dict(sample=1, channel=3 if norm == "GroupNorm" else 2, position=2 if norm == "GroupNorm" else 3)
-    x = family.make_tensor(values["batch"], values["channels"], values["positions"], values["seed"])  # (N, C, L)
-    at = (pick["sample"], pick["channel"], pick["position"])
-    grid = _grid(norm, x, at, "mu", groups)
-    n, c = at[:2]
-    size = values["channels"] // groups
-    first = c // size * size
-    words = dict(values, groups=groups, n=n, c=c, size=size, first=first, last=first + size - 1)
-    words |= dict(count=len(grid["answer"]), mu=_f(float(cells.statistic(norm, x, at, "mu", groups))))
-    names = tuple(f"n{k // values['channels']} c{k % values['channels']}" for k in range(grid["rows"]))
-    kept = dict(groups=groups) if norm == "GroupNorm" else {}
-    return _asked(
-        qid,
-        words,
-        **grid,
-        row_names=names,
-        link=link("family", **values, **kept, norm=norm, **pick),
-    )
-
-
-# The token question's sentence and its tokens as all-MiniLM-L6-v2's tokenizer cuts it (tests/test_questions.py).
-TOKEN_SENTENCE = "The cat sat."
-TOKENS = ("[CLS]", "the", "cat", "sat", ".", "[SEP]")
-
-
-def _token_ln_cells(qid: str) -> Question:
-    features, token = 8, 2
-    x = torch.randn(len(TOKENS), features, generator=data.generator(0), dtype=torch.float64)  # (T, H): a toy H
-    at = (token, 5)
-    grid = _grid("LN per token", x, at, "sigma")
-    sigma = float(cells.statistic("LN per token", x, at, "sigma"))
-    words = dict(sentence=TOKEN_SENTENCE, tokens=len(TOKENS), features=features, token=TOKENS[token])
-    return _asked(
-        qid,
-        words | dict(sigma=_f(sigma), others=len(TOKENS) - 1),
-        **grid,
-        row_names=TOKENS,
-        link=link("transformer", text=TOKEN_SENTENCE, layer=0, site="ffn"),
-    )
-
-
-def _outlier_x_hat_drag(qid: str) -> Question:
-    values = dict(dist="outlier feature", batch=16, features=16, seed=0, sample=0, feature=1)
-    x = data.make_activations(values["dist"], values["batch"], values["features"], values["seed"])  # (B, H)
-    i, j, h = values["sample"], data.outlier_feature(values["features"]), values["features"]
-    if j != values["feature"]:
-        raise RuntimeError(f"{qid}: the outlier is feature {j}, the link chooses {values['feature']}")
-    ln = layer_norm(x, eps=1e-5)
-    answer = float(ln.x_hat[i, j])
-    sigma = math.sqrt(float(ln.var[i, 0]) + 1e-5)
-    words = dict(i=i, h=h, j=j, rest=h - 1, outlier=_f(float(x[i, j])), bound=_f(math.sqrt(h - 1), 3))
-    return _asked(
-        qid,
-        words | dict(mu=_f(float(ln.mean[i, 0])), sigma=_f(sigma)),
-        answer=answer,
-        link=link("explorer", **values, view="cell"),
-    )
-
-
 _BUILDERS: dict[str, Callable[[str], Question]] = {  # each question's numbers, by id; its words are text.QUESTIONS
     "ln-cell": _ln_cell,
     "one-sample-coupling": _one_sample_coupling,
@@ -472,10 +336,5 @@ _BUILDERS: dict[str, Callable[[str], Question]] = {  # each question's numbers, 
     "longer-sequence": _longer_sequence,
     "sequence-missing-steps": _sequence_missing_steps,
     "transformer-largest-sigma": _transformer_largest_sigma,
-    "bn-mu-cells": _bn_mu_cells,
-    "ln-sigma-cells": _ln_sigma_cells,
-    "group-norm-cells": lambda qid: _family_cells(qid, "GroupNorm", 2),
-    "instance-norm-cells": lambda qid: _family_cells(qid, "InstanceNorm", 1),
-    "token-ln-cells": _token_ln_cells,
-    "outlier-x-hat-drag": _outlier_x_hat_drag,
+    **construct.BUILDERS,
 }

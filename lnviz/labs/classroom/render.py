@@ -38,7 +38,7 @@ def spans(markdown: str) -> list[list[str]]:
 def entry(question: Question, reveal: bool = False) -> dict[str, Any]:
     """``question`` for the phone's element: its words as :func:`spans` and its range; with ``reveal``, torch's
     answer and reasons too (computing a live question's). Without, they are None: no phone holds torch's answer
-    before the reveal (the element asks for them then: ``ui/class_reveal.py``)."""
+    before the reveal (the element asks for them then: ``server/class_reveal.py``)."""
     ready = reveal
     number = question.kind == "number"
     grid = question.kind == "cells"

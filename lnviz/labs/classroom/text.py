@@ -298,7 +298,7 @@ HIDE_HELP = "A reveal then shows only that the round is over, so that neighbours
 SHOW = "Show the class's answers"
 SHOW_HELP = "A reveal shows the class's answers, without torch's."
 HIDDEN_PROJECTOR = "Round {round} is over. The class's answers stay hidden for now."
-# The presenter's own view (ui.presenter): what only the presenter sees.
+# The presenter's own view (ui.poll.presenter): what only the presenter sees.
 VIEW_NOTE = "Your own view: only you see it. The projector shows the class what it should see."
 TORCH_FOR_YOU = "torch's answer: {answer}"
 TORCH_LATER = "torch's answer is computed when you show it: {why}"

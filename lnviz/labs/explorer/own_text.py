@@ -1,5 +1,5 @@
 """What the page says of someone's own data: where it is kept and until when, why a link doesn't carry it, and
-why it is gone. Plain sentences from plain values (the glue, ``ui.own_data``, says which); Markdown, the app's own.
+why it is gone. Plain sentences from plain values (the glue, ``ui.labs.own_data``, says which); Markdown, the app's own.
 """
 
 from __future__ import annotations

@@ -49,7 +49,7 @@ MAX_BYTES = 32 * 2**20
 # ("-1.2345678901234567e-05,"), so a full-width row of its downloads always fits.
 MAX_LINE_CHARS = 32 * MAX_COLS
 # A file up to this size is read at once; a larger one (up to MAX_BYTES) takes seconds of CPU and tens of MiB
-# while it is read, so a shared server reads it under its heavy-work gate (ui.own_data).
+# while it is read, so a shared server reads it under its heavy-work gate (ui.labs.own_data).
 LIGHT_BYTES = 4 * 2**20
 # Lines of text counted before any is read: the rows, a header row, and room for blank lines.
 MAX_LINES = 4 * MAX_ROWS

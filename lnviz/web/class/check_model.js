@@ -2,7 +2,7 @@
 // open, as plain objects that check.js turns into elements.
 //
 // The stream's state carries `check: {step, voters, answers}` (server/events.py), never an answer. The
-// page gives the rest at each of its runs (ui/concept_check.py): every item as the server renders it, without
+// page gives the rest at each of its runs (ui/poll/concept_check.py): every item as the server renders it, without
 // its answer; this voter's stored answers of the open phase, with the number of the last answer the page took;
 // what that answer came to; and the words.
 

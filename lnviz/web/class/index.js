@@ -2,7 +2,7 @@
 // reveal, torch's once the presenter shows it (issue 49), and the projector's count, each drawn from the room's
 // stream with no script run on the server.
 //
-// Python (ui/phone.py, ui/projector.py) mounts this element at each page run with the room's questions,
+// Python (ui/poll/phone.py, ui/poll/projector.py) mounts this element at each page run with the room's questions,
 // this voter's stored answer and the stream's address; the element opens one EventSource on the app's own
 // origin and redraws on each event. A vote goes back as the trigger value `vote` (the page's callback
 // stores it, and the run that follows brings the stored answer). model.js holds everything but the DOM.

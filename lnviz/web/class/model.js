@@ -3,7 +3,7 @@
 //
 // The stream's contract is docs' "class stream" (GET {base}/api/class/{code}/events): `event: room` with
 // the room's public state as JSON, `event: gone` for a room that is no more. The page sends the rest at each
-// of its runs (ui/phone.py): the room's questions as the server renders them (lnviz/labs/classroom/render.py:
+// of its runs (ui/poll/phone.py): the room's questions as the server renders them (lnviz/labs/classroom/render.py:
 // text as spans, never HTML), this voter's stored answer, and the page's words.
 
 import * as cells from "./cells.js";

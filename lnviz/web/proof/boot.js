@@ -1,4 +1,4 @@
-// A first visit's proof of work (ui/proof.py): the page's HTML imports this before Streamlit's own script, so
+// A first visit's proof of work (server/proved.py): the page's HTML imports this before Streamlit's own script, so
 // that the WebSocket Streamlit opens carries the cookie the proof earns. No click, nothing shown.
 
 import { payload, solve } from "./solve.js";

@@ -1,6 +1,6 @@
 // The stage (lnviz issues 12 and 22): x, LayerNorm's and BatchNorm's outputs on one screen.
 //
-// Python (ui/stage.py) sends torch's numbers for one window of x; the contract is
+// Python (ui/stage/stage.py) sends torch's numbers for one window of x; the contract is
 // lnviz/labs/explorer/stage.py. This module is the component's entry: it keeps one stage per
 // element across reruns and wires what the user does. model.js holds the numbers (decoding, the
 // preview while γ, β or ε is dragged, the deltas, Play's steps) with no DOM; view/ draws them.
@@ -190,7 +190,7 @@ const STEP = { PageDown: 1, ArrowRight: 1, PageUp: -1, ArrowLeft: -1 };
 const TYPING = 'input, textarea, select, [role="slider"], [role="tab"], [role="radio"], [role="listbox"], [contenteditable="true"]';
 
 // A key from outside the stage (keys() has those inside it). One that another listener took (a
-// page's own steps, ui/keys.py) is left to it; at either end of Play, PageDown/PageUp scroll the page.
+// page's own steps, ui/kit/keys.py) is left to it; at either end of Play, PageDown/PageUp scroll the page.
 function clicker(s, e) {
   const by = STEP[e.key];
   if (!by || s.driven || !s.onScreen || e.defaultPrevented || e.altKey || e.ctrlKey || e.metaKey || e.shiftKey) return;
@@ -221,7 +221,7 @@ function keys(s, e) {
       return;
     }
   }
-  if (s.driven) return; // the page's own keys step it (ui/keys.py)
+  if (s.driven) return; // the page's own keys step it (ui/kit/keys.py)
   if (STEP[e.key] && !(e.altKey || e.ctrlKey || e.metaKey || e.shiftKey)) {
     if (go(s, STEP[e.key]) || e.key.startsWith("Arrow")) e.preventDefault();
   } else if (e.key === "Escape") {

@@ -1,7 +1,7 @@
 // The stage follows the page's own γ and β sliders (issue 32). A press on the sidebar's γ reruns the page, and
 // the stage would show torch's numbers only after the request, the server's run and the browser's render of
 // every element. Instead, as one of those sliders moves, the stage asks the server for torch's numbers at the
-// new values (ui/stage_at.py: a route, no script run) and draws them; the rerun the slider starts brings the
+// new values (ui/stage/stage_at.py: a route, no script run) and draws them; the rerun the slider starts brings the
 // same numbers again. The payload's `stage_at` says where to ask and for which controls ({url, keys}); a page
 // that offers none (the Walkthrough) leaves the stage to its reruns.
 //

@@ -2,8 +2,8 @@
 // or H one stop of the page's scale (every size 1–16, then about 1.25× apart: lnviz.views.scales.size_options),
 // so a demo never needs the sidebar. Python sends, for each, the stops either side of its value (null at an end)
 // and why the stage can't move it ("" when it can: a link that hides it, or your own data, whose shape it is),
-// as the payload's `sizes` (ui/stage.py steppers); a press sends the stop to Python, which puts it into the
-// widget and the URL before the rerun (ui/stage.py _on_size). The title is made once and kept, so a pressed
+// as the payload's `sizes` (ui/stage/stage.py steppers); a press sends the stop to Python, which puts it into the
+// widget and the URL before the rerun (ui/stage/stage.py _on_size). The title is made once and kept, so a pressed
 // button keeps the focus while the grid is built again around it. The pure parts (stepText) run under Node.
 
 import { count } from "../model.js";

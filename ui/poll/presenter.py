@@ -1,6 +1,6 @@
 """The presenter's own view of a class room (issue 49).
 
-The projector (:mod:`ui.projector`) shows what the class should see: the
+The projector (:mod:`ui.poll.projector`) shows what the class should see: the
 question, how to join, how many answered, the class's answers once a round is
 revealed and torch's once the presenter shows it. The presenter's own view
 (``/class?room=CODE&view=presenter``, in a browser that presents the room)
@@ -10,10 +10,10 @@ and once the round is over), what peer instruction advises by it
 (:mod:`lnviz.labs.classroom.peer`), what the class got once torch's answer is
 out, the next question, and the room's controls. It is drawn again when the room
 moves, whichever browser moved it, and as answers come in: the class's element
-follows the room's stream and asks for a run (:mod:`ui.live`); the share right
+follows the room's stream and asks for a run (:mod:`ui.poll.live`); the share right
 is read here, never sent on the stream. It opens in a new tab of the browser
 that started the room, or on another device the room is taken to
-(:mod:`ui.handover`).
+(:mod:`ui.poll.handover`).
 """
 
 from __future__ import annotations
@@ -23,9 +23,9 @@ import streamlit as st
 from lnviz.labs.classroom import peer, questions, text
 from lnviz.labs.classroom.question import Question
 from server import poll
-from ui import classroom, handover, live, projector
-from ui.page import Page
-from ui.store import store
+from server.process_store import store
+from ui.kit.page import Page
+from ui.poll import classroom, handover, live, projector
 
 _ADVICE_KINDS = {"explain": "warning", "discuss": "info", "answer": "success", "last": "success"}  # its banner
 

@@ -10,7 +10,7 @@ and the browser opens that: Streamlit's frontend sends its run the URL it is at,
 takes as it is, Streamlit's own binding seeding it. A canonical link passes untouched: a redirect never loops.
 
 The notes that say what changed travel in the redirect's URL, as ``note=``: the notes themselves, signed and
-timestamped with the deployment's secret (``itsdangerous``, :func:`ui.proof.secret`, which every replica shares),
+timestamped with the deployment's secret (``itsdangerous``, :func:`server.proved.secret`, which every replica shares),
 so that a link can't make the page print a sentence of its own; good for :data:`NOTE_S`. The page reads them
 once and removes the parameter (:func:`take_notes`), so a reload or a copied URL shows the view without them. Not
 a cookie: a page can't remove one (Streamlit has no public way to set a cookie from a run), and a reload within
@@ -31,7 +31,7 @@ from itsdangerous import BadSignature, URLSafeTimedSerializer
 from starlette.middleware import Middleware
 
 from lnviz.views import links, pages
-from ui import mode, proof
+from server import proved
 
 NOTE = "note"  # the link parameter that carries the door's notes to the page
 NOTE_S = 600  # seconds a redirect's notes are good for: the page reads them at once
@@ -40,7 +40,7 @@ _PATHS = {path: entry.name for entry in pages.PAGES for path in entry.paths}
 
 
 def _serializer() -> URLSafeTimedSerializer:
-    return URLSafeTimedSerializer(proof.secret(), salt=_SALT)
+    return URLSafeTimedSerializer(proved.secret(), salt=_SALT)
 
 
 def through(page: str, pairs: Sequence[tuple[str, str]]) -> list[tuple[str, str]] | None:
@@ -76,7 +76,7 @@ class Door:
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "http" and scope.get("method") in ("GET", "HEAD"):
-            from ui.base_path import prefix
+            from server.base_path import prefix
 
             page = page_at(scope.get("path", ""), prefix())
             if page is not None:
@@ -95,17 +95,15 @@ def middleware() -> Middleware:
     return Middleware(Door)
 
 
-def take_notes() -> None:
-    """On a page's run: the door's notes (``note=``), if good, queued for the page to show (:func:`ui.mode.add_note`),
-    and the parameter removed from the address bar. A note that is not the door's is dropped unread."""
+def take_notes() -> list[str]:
+    """On a page's run: the door's notes (``note=``), if good, for the page kit to show, and the parameter removed
+    from the address bar. A note that is not the door's is dropped unread."""
     token = st.query_params.get(NOTE)
     if token is None:
-        return
+        return []
     del st.query_params[NOTE]
     try:
         notes = _serializer().loads(token, max_age=NOTE_S)
     except BadSignature:  # altered, another deployment's, or expired (SignatureExpired is one)
-        return
-    for note in notes if isinstance(notes, list) else []:
-        if isinstance(note, str):
-            mode.add_note(note)
+        return []
+    return [note for note in notes if isinstance(note, str)] if isinstance(notes, list) else []

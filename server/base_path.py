@@ -1,5 +1,5 @@
 """Where lnviz's own HTTP routes sit: under ``server.baseUrlPath``, which Streamlit puts before its own routes
-but not before those an ``st.App`` is given (:mod:`ui.routes` does). The routes, and the pages and middleware
+but not before those an ``st.App`` is given (:mod:`ui.poll.routes` does). The routes, and the pages and middleware
 that name one of them to a browser, ask here."""
 
 from __future__ import annotations

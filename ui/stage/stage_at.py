@@ -10,9 +10,9 @@ sidebar's γ and β and, as one moves, asks this route for torch's payload at th
 (:func:`lnviz.labs.explorer.with_affine`, :func:`lnviz.labs.explorer.stage.payload`), so what the stage draws
 is what the rerun that follows sends it again.
 
-What an offer holds: a weak reference to the page's cached result (:meth:`ui.page.Page.compute`, ``shared``),
+What an offer holds: a weak reference to the page's cached result (:meth:`ui.kit.page.Page.compute`, ``shared``),
 so that an offer never keeps a grid the cache has let go (the route then answers 404, and the stage waits for
-the rerun), and the window's place, the locked controls and what :func:`ui.stage.draw` adds. One offer per
+the rerun), and the window's place, the locked controls and what :func:`ui.stage.stage.draw` adds. One offer per
 session, under a random token only that session's page was given, replaced by the session's next. The process
 keeps :data:`OFFERS` of them; past that, the oldest offer of the client (browser) holding the most goes, so one
 client's offers never push out another's: with the latest 4,096 kept, one client making 10 offers a second pushed
@@ -24,7 +24,7 @@ asked back to back took 26 s of CPU in 40 s; now it gets a quarter of a core (an
 A token's requests are answered one at a time (a second while one is computing: 429), and those its stage
 asks ahead of a move (``ahead=1``: while one of the sliders has the keyboard's focus, the values one step either
 side) one at a time beside them; on a worker thread, never on the event loop, in a fair turn of the page kit's
-computations (:func:`ui.page.results`'s misses lane, charged to the session's client; no turn within
+computations (:func:`ui.kit.page.results`'s misses lane, charged to the session's client; no turn within
 :data:`TURN_WAIT_S`: 429, and the stage waits for the rerun); each costs less than the
 rerun it stands in front of. Each offer has a serial number, which the stage's answers carry: the stage keeps
 what it fetched ahead only while the number is the same.
@@ -51,11 +51,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from lnviz.views import state
-from server import limits
+from server import base_path, heavy, limits
 from server.limits import Busy
 from server.quota import Quota
 from server.slots import MISSES
-from ui import base_path, heavy, page
+from ui.kit import page
 
 if TYPE_CHECKING:
     from lnviz.labs.explorer import Exploration
@@ -73,7 +73,7 @@ AHEAD = "ahead"  # a request's flag: asked ahead of a move (follow.js), one at a
 @dataclass(frozen=True)
 class Offer:
     """How a stage's payload was made, but γ and β: :func:`lnviz.labs.explorer.with_affine` of ``base`` with the
-    per-feature ``g``, ``b``, then its ``rows`` × ``cols`` window; ``extra``: what :func:`ui.stage.draw` adds."""
+    per-feature ``g``, ``b``, then its ``rows`` × ``cols`` window; ``extra``: what :func:`ui.stage.stage.draw` adds."""
 
     base: weakref.ref[Exploration]  # before γ and β: the page's cached result
     g: Any  # (H,) tensor or None
@@ -161,7 +161,7 @@ def offer(
     locked: Collection[str],
 ) -> Any:
     """Offer the stage this run draws, made from ``base`` (see :class:`Offer`), under this session's token: a
-    function of ``extra`` (what :func:`ui.stage.draw` adds to the payload) that returns what the stage's data
+    function of ``extra`` (what :func:`ui.stage.stage.draw` adds to the payload) that returns what the stage's data
     carries (``stage_at``: the route's address and the keys it takes)."""
 
     def put(extra: Mapping[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,7 @@
 
 Every control is a :class:`lnviz.views.param.Param` rendered with its key as both the
 widget key and the query parameter (``bind="query-params"``), so a link
-reproduces the view. A link's values were read at the door (:mod:`ui.door`), through the same table: an old
+reproduces the view. A link's values were read at the door (:mod:`server.door`), through the same table: an old
 name, an earlier version's meaning, a value the widget can't take, each made today's with a note, so a widget
 starts from what the link says, seeded by Streamlit's own binding.
 """
@@ -16,7 +16,7 @@ from typing import Any
 import streamlit as st
 
 from lnviz.views.param import Param
-from ui import mode
+from ui.kit import mode
 
 PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this session (tests read it)
 
@@ -24,7 +24,7 @@ PARAMS_DRAWN = "_lnviz_params"  # key -> Param of every control drawn in this se
 def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
     """Draw ``param`` as its widget (:attr:`Param.widget`) in ``where`` (default: the sidebar); its value.
 
-    The link's value has been read at the door (:mod:`ui.door`): the widget takes it as it is. Extra keyword
+    The link's value has been read at the door (:mod:`server.door`): the widget takes it as it is. Extra keyword
     arguments go to the Streamlit call.
     """
     where = st.sidebar if where is None else where
@@ -42,8 +42,8 @@ def control(param: Param, where: Any = None, **kwargs: Any) -> Any:
 def first_value(param: Param) -> tuple[Any, bool]:
     """The value ``param``'s widget will start at, without drawing it, and whether that is sure.
 
-    For a page's first run that draws its stage before any widget (:func:`ui.stage.first_values`). The link's
-    value, the door's (:mod:`ui.door`), which the widget takes as it is; else the session's (a lesson's, another
+    For a page's first run that draws its stage before any widget (:func:`ui.stage.stage.first_values`). The link's
+    value, the door's (:mod:`server.door`), which the widget takes as it is; else the session's (a lesson's, another
     page's, coerced as :func:`control` does); else the default. Not sure: a link's value beside one the session
     holds (which the widget takes is Streamlit's to say), or one the control would not take as it is (a link
     that did not come through the door); the page then draws its widgets at once.

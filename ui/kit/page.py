@@ -14,7 +14,7 @@ What the kit owns, for every page:
 
 - the page's entry in the registry (:mod:`lnviz.views.pages`), found by its file:
   its title and its controls;
-- links: the door (:mod:`ui.door`) has read the link, so a page's widgets start from values already
+- links: the door (:mod:`server.door`) has read the link, so a page's widgets start from values already
   checked; :meth:`Page.start` shows the door's notes and puts today's version, ``v``, in the address bar, so
   a reload or a copied URL reopens the same view;
 - lecture mode and lessons: :meth:`Page.start` applies a lesson's values and
@@ -53,8 +53,8 @@ from lnviz.figures import theme
 from lnviz.views import links, param
 from lnviz.views.pages import BY_NAME, PageEntry
 from lnviz.views.param import Param
-from server import budget, heap, limits
-from ui import boot, door, heavy, mode
+from server import budget, door, heap, heavy, limits
+from ui.kit import boot, mode
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -95,14 +95,15 @@ class Page:
         """The page's title, its lesson (if the link names one) and its introduction.
 
         The page is the registry's entry for the calling script (``pages/NAME.py``), or for ``file``.
-        Before anything is drawn, the door's notes about the link are taken (:func:`ui.door.take_notes`), a
+        Before anything is drawn, the door's notes about the link are taken (:func:`server.door.take_notes`), a
         lesson's values given, and the address bar gets today's version. ``title=False``: a page whose own
         heading says where it is (the walkthrough's step, in lecture mode) leaves the title's height to its
         picture.
         """
         boot.router()
         entry = _entry(file or sys._getframe(1).f_code.co_filename)  # inspect.stack() read source: ~20 ms a run
-        door.take_notes()
+        for note in door.take_notes():
+            mode.add_note(note)
         mode.apply_lesson(entry.name)
         if st.query_params.get("v") != str(links.LINK_VERSION):
             st.query_params["v"] = str(links.LINK_VERSION)
@@ -137,7 +138,7 @@ class Page:
     # Controls --------------------------------------------------------------------------------------------------
     def control(self, key: str, where: Any = None, **kwargs: Any) -> Any:
         """Draw this page's control ``key`` as the table says (in ``where``, default the sidebar); its value."""
-        from ui import controls
+        from ui.kit import controls
 
         if not self.drawn:
             boot.before_controls()
@@ -211,10 +212,10 @@ class Page:
         about 32 MiB, a small one kilobytes. It is not an ``st.cache_*``, so a
         visitor's "clear caches" cannot empty it for everyone. A miss waits
         for one of a few slots in fair turns, charged to this run's client
-        (:func:`ui.heavy.client`): a classmate's one miss goes before the
+        (:func:`server.heavy.client`): a classmate's one miss goes before the
         queue of a visitor flooding new seeds. ``LNVIZ_LIMITS=off`` makes it
         first come, first served. With ``gate`` (the action's name), a miss
-        also takes a slot of the heavy-work gate (:func:`ui.heavy.heavy`); a
+        also takes a slot of the heavy-work gate (:func:`server.heavy.heavy`); a
         refusal is said and the page ends there.
         """
         # By file and name, not the function object: a page's functions are new on each run.
@@ -310,7 +311,7 @@ class Page:
         load and run the code highlighter (1.5 MB; 0.3-0.5 s of CPU in docs/benchmarks.md's renderer profile) at
         every visit of a page that shows no other code, a phone in a class included, for a box most leave closed.
         ``rerun_follows``: this run is a new visitor's first, whose stage's report reruns the page at once
-        (:func:`ui.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
+        (:func:`ui.stage.stage.waiting`); the notes are kept for that run, not shown once and gone a moment later.
         """
         notes = st.session_state.get(mode.NOTES) if rerun_follows else st.session_state.pop(mode.NOTES, None)
         if notes:
@@ -328,7 +329,7 @@ class Page:
 
     def link(self) -> str:
         """The link that reproduces this view: every drawn control that is not at its default, and the link extras."""
-        from ui import controls
+        from ui.kit import controls
 
         values = {key: controls.current(p) for key, p in self.drawn.items()}
         query = param.to_query(self.drawn.values(), values)

@@ -26,8 +26,7 @@ from typing import Any, TypeVar
 
 import streamlit as st
 
-from server import limits, quota, slots, who
-from ui import proof, streamlit_private, upload_share
+from server import limits, proved, quota, slots, streamlit_private, upload_room, who
 
 T = TypeVar("T")
 
@@ -47,12 +46,12 @@ def gate() -> slots.Slots:
 
 
 def client() -> str:
-    """Whom the current run's work is counted against: its proved browser (:func:`ui.proof.client`), so that tabs
+    """Whom the current run's work is counted against: its proved browser (:func:`server.proved.client`), so that tabs
     share one share; else (it may only read) its browser by Streamlit's XSRF cookie, or its session
     (:func:`server.who.client`)."""
-    proved = proof.client()
-    if proved is not None:
-        return proved
+    browser = proved.client()
+    if browser is not None:
+        return browser
     try:
         cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
     except Exception:  # no request behind this run (AppTest)
@@ -85,7 +84,7 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
     the block ends, a Streamlit rerun or stop included.
     """
     where = st if where is None else where
-    if not proof.require(where):  # a place in the queue is for a proved browser
+    if not proved.require(where):  # a place in the queue is for a proved browser
         yield None
         return
     note = where.empty()
@@ -115,7 +114,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
     refused, it raises :class:`~server.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
-    one line (:func:`ui.streamlit_private.quiet_refused_downloads`), not a traceback.
+    one line (:func:`server.streamlit_private.quiet_refused_downloads`), not a traceback.
     """
     who, g = client(), gate()
 
@@ -143,11 +142,11 @@ def _upload_quota() -> quota.UploadQuota:
 
 def install() -> None:
     """Once per process, before any page: the upload quota, uploaded files drawn without copying their bytes
-    (:func:`ui.streamlit_private.share_uploaded_bytes_on_copy`), and the protocol a viewer never needs closed.
+    (:func:`server.streamlit_private.share_uploaded_bytes_on_copy`), and the protocol a viewer never needs closed.
 
-    A component's event list is bounded (:func:`ui.streamlit_private.bound_component_events`), and a refused
+    A component's event list is bounded (:func:`server.streamlit_private.bound_component_events`), and a refused
     download logs one line. A browser's ``clear_cache`` clears nothing but its own session: no computation
-    lives in an ``st.cache_*`` (:meth:`ui.page.Page.compute`, :func:`gate`).
+    lives in an ``st.cache_*`` (:meth:`ui.kit.page.Page.compute`, :func:`gate`).
     """
     gate()
     install_upload_quota()
@@ -172,12 +171,12 @@ def install_upload_quota() -> bool:
     files_quota, storage, remove_file = _upload_quota(), uploaded.files, uploaded.remove
 
     def admit(session_id: str, file: Any) -> None:
-        if not proof.noted(session_id):  # an upload is for a proved browser (ui.upload_share.note_address notes it)
+        if not proved.noted(session_id):  # an upload is for a proved browser (server.upload_room.note_address notes it)
             from starlette.exceptions import HTTPException
 
-            raise HTTPException(status_code=403, detail=proof.NEEDS)
+            raise HTTPException(status_code=403, detail=proved.NEEDS)
         held = [(fid, len(rec.data)) for fid, rec in storage.get(session_id, {}).items()]
-        total = upload_share.make_room(
+        total = upload_room.make_room(
             storage, session_id, len(file.data), files_quota.limits.upload_total_bytes, remove_file
         )
         try:

@@ -16,8 +16,8 @@ import torch
 from lnviz import text as written
 from lnviz.labs import bench
 from lnviz.labs.bench import numerics, text
-from ui import heavy
-from ui.page import Page
+from server import heavy
+from ui.kit.page import Page
 
 SWEEP = "bench_sweep"  # the session's last sweep, a list of measurements
 HEADERS = {

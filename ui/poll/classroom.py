@@ -1,13 +1,13 @@
 """Streamlit's side of the class poll: who is the presenter, who is a voter, and a page that lost the store.
 
 - The store is the process's one :class:`server.store.Store`
-  (:mod:`ui.store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
+  (:mod:`server.process_store`): Redis when ``LNVIZ_REDIS_URL`` is set, else this
   process's memory.
 - A voter is a random id in a cookie of the browser's (``lnviz_voter``), so a
   reload, a reconnect or a move to another replica keeps the same vote. It is
   no name and says nothing about the person.
 - Who sends a vote or opens a room (:func:`sender`): the proved browser
-  (:mod:`ui.proof`; without a proof nothing is sent), and its address
+  (:mod:`server.proved`; without a proof nothing is sent), and its address
   (``st.context.ip_address``: the connection's, or the visitor's as the
   documented nginx block forwards it), hashed, when it is a public one, else
   one address for every other. The store limits both (:mod:`server.poll`).
@@ -16,7 +16,7 @@
   secret, in its session and in a cookie scoped to this site
   (``lnviz_host``), so a reload of the projector's tab keeps the role. The
   secret is never in a link, the QR code or the page.
-- Phones wait at no cost: the class's element (:mod:`ui.live`) follows the
+- Phones wait at no cost: the class's element (:mod:`ui.poll.live`) follows the
   room's stream in the browser and draws each change, with no script run on
   the server; so does the projector's count. (A fragment on a timer per phone
   cost a replica about 4.5 ms of CPU per phone per second, and a server-started
@@ -25,7 +25,7 @@
 - A store that can't be reached is said, never raised: :func:`down_said` for a
   press, :func:`down_shown` for the page's run (a banner, then a poll that
   reruns the page once the store answers, and that run says it is back).
-- What the projector (:mod:`ui.projector`) and the phone (:mod:`ui.phone`)
+- What the projector (:mod:`ui.poll.projector`) and the phone (:mod:`ui.poll.phone`)
   both draw: the question (:func:`ask`), why (:func:`explain`), the revealed
   rounds (:func:`rounds_of`) and what the last action came to (:func:`said`).
 """
@@ -46,10 +46,9 @@ import streamlit as st
 from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.text import quote
-from server import limits, poll, quota, who
+from server import heavy, limits, poll, proved, quota, who
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import heavy, proof
-from ui.store import store
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600
@@ -101,7 +100,7 @@ def voter() -> str:
 
 def sender() -> tuple[str, str]:
     """(client, address) of this run, as the store's limits count them: the proved browser's key
-    (:func:`ui.heavy.client`), and a hash of the address, so the store never holds an address as it is.
+    (:func:`server.heavy.client`), and a hash of the address, so the store never holds an address as it is.
 
     An address that is not a public one is :data:`server.who.UNSEEN`, one
     address for all such: a private or loopback address is a proxy's that the
@@ -159,7 +158,7 @@ def missed() -> None:
 def look_up(code: str) -> poll.Room | None:
     """The room ``code``, for a proved browser within its tries of codes (:func:`too_many_tries`); None (and why,
     on the page) otherwise."""
-    if not proof.require():
+    if not proved.require():
         return None
     if (why := too_many_tries()) is not None:
         st.warning(why)
@@ -201,7 +200,7 @@ def follow(code: str) -> None:
     """Every :data:`POLL_S`, while the page could not reach the store: rerun it once the store answers again.
 
     Nothing else reruns a class page on a timer: phones and the projector's count follow the room's stream
-    (:mod:`ui.live`).
+    (:mod:`ui.poll.live`).
     """
 
     def check() -> None:

@@ -7,7 +7,7 @@ from typing import Any
 
 import streamlit as st
 
-from ui import heavy
+from server import heavy
 
 
 def buttons(arrays: dict[str, Any], script: str | None = None) -> None:

@@ -20,18 +20,18 @@ from lnviz.labs.classroom import check as items
 from lnviz.labs.classroom import check_text as words
 from lnviz.labs.classroom import render, text
 from lnviz.text import MINUS
-from server import check, events, poll
+from server import address_seen, check, events, poll, proved
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import address_seen, classroom, live, proof
-from ui import projector as poll_screen
-from ui.page import Page
-from ui.store import store
+from ui.kit.page import Page
+from ui.poll import classroom, live
+from ui.poll import projector as poll_screen
 
 VIEW = "class_check_view"  # the sidebar's choice: "questions" or "check"
 _STEP = "class_check_step"  # the check's step this session last drew, so that the view follows a change of it
 _SENT = "class_check_sent"  # the number of the last answer this session's callback took (the element's own count)
 _SAID = "class_check_said"  # what the last answer came to, for the element to say beside its item
-PHONE_KEY = "class_phone"  # the phone's element (ui.phone.KEY): its trigger values
+PHONE_KEY = "class_phone"  # the phone's element (ui.poll.phone.KEY): its trigger values
 
 
 def shown(room: poll.Room) -> bool:
@@ -229,7 +229,7 @@ def sent_answer() -> dict[str, Any] | None:
 def answer(code: str) -> None:
     """A phone's tap on an item's option, stored as this voter's answer to it in that phase (a change replaces
     it); what it came to is said beside the item."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     sent = sent_answer()

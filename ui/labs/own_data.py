@@ -8,7 +8,7 @@ what is accepted, and the data shown before stays; the message stays while
 that file or text is in its box, and the next file or paste replaces it.
 
 Shown, the matrix travels with the link, which carries its id, the hash of
-its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`ui.store`),
+its content: ``own=<id>``. With Redis (``LNVIZ_REDIS_URL``, :mod:`server.process_store`),
 its bytes go there under that id (:mod:`server.own_share`), for 24
 hours after it was last shown or opened, charged to this browser's quota of
 64 MiB an hour; a session that opens the link, on whatever replica, loads it
@@ -46,10 +46,10 @@ from lnviz import text
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration, own_text, upload, upload_worker
 from lnviz.maths import device
-from server import budget, limits, own_share, own_store, quota
+from server import budget, heavy, limits, own_share, own_store, proved, quota, streamlit_private, upload_room
+from server import process_store as shared_store
 from server.store import StoreDown, StoreFull
-from ui import boot, heavy, proof, streamlit_private, upload_share
-from ui import store as shared_store
+from ui.kit import boot
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
 KEY = "explorer_activations"
@@ -126,7 +126,7 @@ def send(x: torch.Tensor, source: str) -> str | None:
 
     Returns None, or why the server can't keep it now (the data shown before stays).
     """
-    if (unproved := proof.refusal()) is not None:  # memory the server holds is for a proved browser (ui.proof)
+    if (unproved := proved.refusal()) is not None:  # memory the server holds is for a proved browser (server.proved)
         return unproved
     try:
         held = hold(x, source, streamlit_private.session_id())
@@ -326,7 +326,7 @@ def panel() -> OwnData | None:
             f"{own_text.where(keeping())}, and the "
             "link carries that hash: anyone who has the link sees the numbers."
         )
-        upload_share.note_address()  # whose files these are, for the fair share of the server's upload ceiling
+        upload_room.note_address()  # whose files these are, for the fair share of the server's upload ceiling
         file = st.file_uploader(
             "Upload x (.csv or .npy)",
             type=["csv", "txt", "npy"],

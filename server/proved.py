@@ -12,7 +12,7 @@ and what a run asks of it.
   one is told, and :func:`require` says it where an action would change shared state. ``LNVIZ_LIMITS=off``
   asks no proof.
 - :func:`note` and :func:`noted`: which sessions of this process were proved on a run, for the upload hook
-  (:mod:`ui.heavy`), which sees only a session id.
+  (:mod:`server.heavy`), which sees only a session id.
 
 AppTest runs have no HTTP request and so no cookie: a test gives a run a real proof, signed with this process's
 :func:`secret`, by setting the cookie where a connection's would be (``harness/proofs.py``); nothing in
@@ -37,8 +37,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from server import limits, proof, quota, who
-from ui import streamlit_private
+from server import limits, proof, quota, streamlit_private, who
 
 NEEDS = proof.NEEDS  # what a run, or an upload, without a proof is told
 _REMEMBERED = 10_000  # proved sessions remembered for the upload hook, the least recently seen forgotten first
@@ -162,7 +161,7 @@ class Middleware:
             body.append(message.get("body", b""))
             if message.get("more_body"):
                 return
-            from ui.base_path import prefix
+            from server.base_path import prefix
 
             page = with_proof(b"".join(body), prefix())
             keep = [(k, v) for k, v in start.get("headers", []) if k not in _REWRITTEN]
@@ -247,8 +246,8 @@ def _cookie_header(value: str, secure: bool) -> str:
 
 
 def routes() -> list[Route]:
-    """The proof's routes, under ``server.baseUrlPath`` (:func:`ui.routes.routes` lists them)."""
-    from ui.base_path import prefix
+    """The proof's routes, under ``server.baseUrlPath`` (:func:`ui.poll.routes.routes` lists them)."""
+    from server.base_path import prefix
 
     return [
         Route(prefix() + PROOF_PATH, give_challenge, methods=["GET"]),

@@ -1,6 +1,6 @@
 """Link-level modes for teaching: lecture mode, hidden controls and lesson presets.
 
-These parameters are read from the URL directly (they are not widgets), as the door left them (:mod:`ui.door`):
+These parameters are read from the URL directly (they are not widgets), as the door left them (:mod:`server.door`):
 ``present=1`` turns on lecture mode, ``hide=eps,seed`` hides controls, and
 ``preset=small-batch`` applies a lesson from :mod:`lnviz.views.lessons`. Streamlit's
 own ``embed=true`` (an iframe) also drops the sidebar here.
@@ -22,12 +22,12 @@ if TYPE_CHECKING:
 _TRUE = ("1", "true", "yes", "on")
 NOTES = "_lnviz_url_notes"  # notes about what a link's values became; the page kit shows them
 
-ASSETS = Path(__file__).resolve().parents[1] / "assets"
+ASSETS = Path(__file__).resolve().parents[2] / "assets"
 
 
 def add_note(note: str) -> None:
     """Queue a note about the link (Markdown; quote what the link said with :func:`lnviz.text.quote`), once: a
-    new visitor's first run keeps its notes for the run that follows (:meth:`ui.page.Page.finish`), which reads
+    new visitor's first run keeps its notes for the run that follows (:meth:`ui.kit.page.Page.finish`), which reads
     the same link and would queue the same note again."""
     notes = st.session_state.setdefault(NOTES, [])
     if note not in notes:
@@ -93,7 +93,7 @@ def apply_lesson(page: str) -> None:
 
     Done once per page visit (when the control has no state yet), so the
     user's later changes stick. An unknown preset name, or a lesson of
-    another page, has left the link at the door, with a note (:mod:`ui.door`).
+    another page, has left the link at the door, with a note (:mod:`server.door`).
     """
     found = lesson(page)
     if found is None:

@@ -2,7 +2,7 @@
 
 :func:`note_address` records the address of the current session's browser
 (``st.context.ip_address``), on each run of a page that takes files.
-:func:`make_room` is called by the upload quota (``ui.heavy``) before it
+:func:`make_room` is called by the upload quota (``server.heavy``) before it
 admits a file: it evicts the files the fair share names, and returns what all
 sessions hold afterwards.
 """
@@ -16,8 +16,7 @@ from typing import Any
 
 import streamlit as st
 
-from server import upload_share
-from ui import proof, streamlit_private
+from server import proved, streamlit_private, upload_share
 
 _REMEMBERED = 10_000  # sessions whose address is remembered, the least recently seen forgotten first
 _LOCAL = "local"  # a browser on this machine, which Streamlit gives no address
@@ -34,7 +33,7 @@ def note_address() -> None:
     session = streamlit_private.session_id()
     if not session:
         return
-    proof.note()  # whether the session may upload at all: ui.heavy's upload hook asks
+    proved.note()  # whether the session may upload at all: server.heavy's upload hook asks
     address = st.context.ip_address or _LOCAL
     with _lock:
         _addresses[session] = address

@@ -21,7 +21,7 @@ A new visitor's first screen is the stage (issue 32): until a browser has drawn 
 (:func:`waiting`), the explorer's first run draws the stage alone, at the values its widgets will start at
 (:func:`first_values`), and a page that draws its widgets at once leaves out what would make the browser wait
 for KaTeX and the code highlighter first. The stage, once drawn, reports it, which reruns the page with the rest. As the page's own γ and β
-sliders move, the stage asks :mod:`ui.stage_at`'s route for torch's numbers at their values and draws them
+sliders move, the stage asks :mod:`ui.stage.stage_at`'s route for torch's numbers at their values and draws them
 before the rerun the move starts; on the explorer, that route is offered in the payload's ``stage_at``.
 """
 
@@ -37,10 +37,10 @@ import streamlit as st
 from lnviz.labs.explorer import Exploration, stage
 from lnviz.views import state
 from lnviz.views.param import Controls, Param
-from ui import controls, mode
+from ui.kit import controls, mode
 
 if TYPE_CHECKING:
-    from ui.page import Page
+    from ui.kit.page import Page
 
 # Its element carries the class st-key-live_stage; "stage" is already a URL parameter.
 KEY = "live_stage"
@@ -107,7 +107,7 @@ def first_values(page: Page, keys: Iterable[str]) -> dict[str, Any] | None:
     stage alone, from these values: the browser then draws it without first loading, compiling and rendering the
     sidebar's widgets (half a new visitor's wait, measured in docs/benchmarks.md), and the stage's report that it
     is drawn reruns the page whole, widgets and all, at the values they start at. Only where every value is sure
-    (:func:`ui.controls.first_value`): a link that a widget would change, and note, gets the whole page at once.
+    (:func:`ui.kit.controls.first_value`): a link that a widget would change, and note, gets the whole page at once.
     """
     if not waiting() or st.session_state.get(_ASKED):
         return None
@@ -121,7 +121,7 @@ def first_values(page: Page, keys: Iterable[str]) -> dict[str, Any] | None:
 
 def pick(row: Any, col: Any) -> None:
     """Choose the cell (``row``, ``col``) of x, from the stage or a chart: whatever it is, the sample and feature
-    controls get valid values (a page's :meth:`ui.page.Page.index` then keeps them inside its grid)."""
+    controls get valid values (a page's :meth:`ui.kit.page.Page.index` then keeps them inside its grid)."""
     _set({state.SAMPLE: state.SAMPLE.coerce(row), state.FEATURE: state.FEATURE.coerce(col)})
 
 
@@ -229,7 +229,7 @@ def draw(
     table.js); ``walk`` (1–12) pins it to
     that step, for the Walkthrough page, whose Back, Next and keys move it, and
     ``formula`` (LaTeX) is typeset on the stage beside what the step lights up. ``offered``
-    (:func:`ui.stage_at.offer`): the stage may ask for torch's numbers at another γ and β, as the sidebar's
+    (:func:`ui.stage.stage_at.offer`): the stage may ask for torch's numbers at another γ and β, as the sidebar's
     move, without a rerun. ``sizes``: B's and H's :func:`steppers`; a press sets ``batch`` or ``features``.
     """
     if st.session_state.get(_ASKED):  # a run after the first that sent the stage: report or not, hold nothing back

@@ -5,12 +5,12 @@
   ``Last-Event-ID`` says; then one ``room`` event per change of the room's version or count; a comment every
   15 s; for an unknown or expired room one ``gone`` event, and a closed room's last state, then the end; while the
   store can't be reached (or has just restarted and may be loading), a ``down`` event, and the stream goes on.
-  A request without a proved browser's cookie (:mod:`ui.proof`): HTTP 403; too many streams from one browser,
+  A request without a proved browser's cookie (:mod:`server.proved`): HTTP 403; too many streams from one browser,
   its address or in all: HTTP 429; each with the sentence to show, in plain text.
-- ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`ui.class_reveal`).
-- ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage_at`).
+- ``GET {base}/api/class/{code}/reveal``: torch's answer at a reveal (:mod:`server.class_reveal`).
+- ``GET {base}/api/stage/{token}?gain=…&bias=…``: the stage's numbers at another γ and β (:mod:`ui.stage.stage_at`).
 - ``GET {base}/api/proof`` and ``POST {base}/api/proof``: a challenge, and its solution for the proof's cookie
-  (:mod:`ui.proof`).
+  (:mod:`server.proved`).
 
 Streamlit does not put ``server.baseUrlPath`` before a route of ours: :func:`routes` does. Nothing happens at
 import; the process's hub and gate are made on the first stream.
@@ -34,23 +34,22 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
-from server import events, limits, poll, proof, who
+from server import base_path, events, limits, poll, proof, who
+from server.process_store import store
 from server.store import StoreDown
-from ui import base_path
-from ui.store import store
 
 EVENTS_PATH = "/api/class/{code}/events"
 RETRY_AFTER_S = 60  # a refused stream's Retry-After
 
 
 def revealed(room: poll.Room, answer: bool) -> tuple[list[dict[str, int]], str | None, str | None]:
-    """Each revealed round's counts, round 1 first (:func:`ui.classroom.rounds_of`); with ``answer``, torch's
+    """Each revealed round's counts, round 1 first (:func:`ui.poll.classroom.rounds_of`); with ``answer``, torch's
     answer as a vote is stored and what the class got (:func:`lnviz.labs.classroom.peer.outcome`). Imports the
     question bank on the first reveal, not when the server starts."""
     from lnviz.labs.classroom import peer
     from lnviz.labs.classroom.question import tally
     from lnviz.labs.classroom.questions import by_id
-    from ui.classroom import votes_of
+    from ui.poll.classroom import votes_of
 
     question = by_id(room.question or "")
     votes = votes_of(room)
@@ -147,11 +146,11 @@ async def _events(code: str, sub: events.Subscriber) -> AsyncIterator[ServerSent
 
 
 def _client(request: Request) -> str | None:
-    """The proved browser (:mod:`ui.proof`) the stream is counted against; None without a proof ("" with the
+    """The proved browser (:mod:`server.proved`) the stream is counted against; None without a proof ("" with the
     limits off: not counted)."""
     if not limits.current().enabled:
         return ""
-    from ui.proof import secret
+    from server.proved import secret
 
     return proof.client(secret(), request.cookies.get(proof.COOKIE), time.time())
 
@@ -185,9 +184,9 @@ async def class_events(request: Request) -> Response:
 
 def routes() -> list[Route]:
     """lnviz's routes, under ``server.baseUrlPath``."""
-    from ui import proof as proof_routes  # the proof of work that earns a browser its cookie
-    from ui.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
-    from ui.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
+    from server import proved as proof_routes  # the proof of work that earns a browser its cookie
+    from server.class_reveal import REVEAL_PATH, class_reveal  # the phone's (tests/test_class_reveal.py)
+    from ui.stage.stage_at import STAGE_AT_PATH, stage_at  # the stage's, at another γ and β
 
     return [
         Route(base_path.prefix() + EVENTS_PATH, class_events, methods=["GET"]),

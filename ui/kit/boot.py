@@ -3,7 +3,7 @@
 Nothing in ``ui`` does work when it is imported: what exists once per process is a
 zero-argument ``functools.cache`` function, built on its first call (tests/test_purity.py
 imports every ``ui`` module in a fresh interpreter to check). The router (``router.py``) calls
-:func:`router` before anything else, and every page's :meth:`ui.page.Page.start`
+:func:`router` before anything else, and every page's :meth:`ui.kit.page.Page.start`
 calls it again, for the one run that does not go through the router (below).
 The page kit calls :func:`before_controls` before a page's first control.
 """
@@ -16,7 +16,7 @@ import sys
 
 import streamlit as st
 
-from ui import streamlit_private
+from server import streamlit_private
 
 _router_checked = False
 _frozen = False
@@ -26,12 +26,12 @@ def router() -> None:
     """Once per process: say which private Streamlit uses this Streamlit lacks, and make sure the first run goes
     through the router.
 
-    A lacking use (:func:`ui.streamlit_private.check`) is logged as a warning: its workaround does nothing here.
+    A lacking use (:func:`server.streamlit_private.check`) is logged as a warning: its workaround does nothing here.
 
     The first run of a fresh server may be in Streamlit's legacy ``pages/``
     folder mode, which would run a deep-linked page without ``router.py``. That
     run switches the mode off and reruns, which goes through ``router.py`` as
-    intended (see :mod:`ui.streamlit_private`). Once per process, as the
+    intended (see :mod:`server.streamlit_private`). Once per process, as the
     mode is: a later rerun here would drop the button press that started it.
     """
     global _router_checked

@@ -2,7 +2,7 @@
 torch's once the presenter shows it.
 
 A phone waits at no cost to the server: its page draws the class's element
-(:mod:`ui.live`), which follows the room's stream and draws the question, the
+(:mod:`ui.poll.live`), which follows the room's stream and draws the question, the
 answer controls, this phone's answer and the results from it, with no script
 run at the reveal, Ask again, Show answer or Next. The page run gives the element what the
 stream does not carry: the room's questions, this voter's stored answer (the
@@ -18,10 +18,11 @@ import streamlit as st
 
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain, unmask
-from server import events, poll
+from server import events, poll, proved
+from server.process_store import store
 from server.store import StoreDown, StoreFull
-from ui import boot, classroom, concept_check, live, proof, routes
-from ui.store import store
+from ui.kit import boot
+from ui.poll import classroom, concept_check, live, routes
 
 KEY = "class_phone"  # the element's key: its trigger values are in st.session_state[KEY]
 _VOTED = "class_voted"  # the number of the last vote this session's callback took (the element's own count)
@@ -52,7 +53,7 @@ def vote(code: str) -> None:
     """The student's choice, sent as it is made (a tap, or Send): one vote per voter per round, a change
     replaces it. It is for the question and round the element drew, which the store checks against the room's:
     a phone behind the room is told it moved on. The page then shows the answer the store holds."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     sent = sent_vote()

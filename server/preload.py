@@ -14,7 +14,7 @@ With it, the browser fetches them in parallel with Streamlit's own bundle, from 
 Only the stage's, and the stylesheet's: the sidebar's widgets load as the first run asks for them. Preloading theirs too (50 chunks, in
 the HTML, past what a header may carry through an nginx) did not pay, measured: a new visitor's stage at 1.67×
 the bare page's first paint with them, 1.29× without, in one run (docs/benchmarks.md). The code highlighter and
-KaTeX come after the stage (:func:`ui.stage.waiting`).
+KaTeX come after the stage (:func:`ui.stage.stage.waiting`).
 
 Each is a file the server itself serves, under ``server.baseUrlPath``: nothing comes from elsewhere.
 :func:`middleware` is the ``st.App`` middleware (``app.py``).
@@ -30,7 +30,7 @@ from typing import Any
 STAGE_DIR = Path(__file__).resolve().parents[1] / "lnviz" / "web" / "stage"
 COMPONENT = "lnviz.stage"  # its name in pyproject.toml's [tool.streamlit.component]
 # The frontend's chunks the stage's first paint waits for: its component's; and the one that puts lnviz's
-# stylesheet on the page (st.html, ui.mode.apply_style), else the stage is painted before the page's spacing and
+# stylesheet on the page (st.html, ui.kit.mode.apply_style), else the stage is painted before the page's spacing and
 # lecture mode's large type apply, and moves when they do.
 FIRST_SCREEN = ("BidiComponent", "Html")
 # A chunk's static imports, as the frontend's bundler writes them: import{...}from"./x.js" and import"./x.js".
@@ -82,7 +82,7 @@ def link_header(base: str, chunks: list[str], modules: list[str]) -> str:
 @functools.cache
 def _header() -> bytes:
     """This server's header, built on its first page (Streamlit's config is read by then)."""
-    from ui.base_path import prefix
+    from server.base_path import prefix
 
     return link_header(prefix(), streamlit_chunks(_static_js()), stage_modules()).encode()
 

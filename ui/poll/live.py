@@ -1,13 +1,13 @@
 """The class poll's element in the browser (``lnviz/web/class/``): a phone's screen, or the projector's count,
 drawn from the room's stream (``GET {base}/api/class/{code}/events``) with no script run on the server.
 
-A components-v2 element, as the stage (:mod:`ui.stage`): no iframe, its
+A components-v2 element, as the stage (:mod:`ui.stage.stage`): no iframe, its
 JavaScript and CSS served from the installed package (``[tool.streamlit.component]``
 in pyproject.toml, ``lnviz.class``). The page mounts it at each of its runs with
 what the stream does not carry: the room's questions (:func:`lnviz.labs.classroom.render.entry`),
 this voter's stored answer and the page's words. What the element sends back
-are trigger values: ``vote`` (the page's callback stores it, :func:`ui.phone.vote`), ``check`` (an answer to the
-concept check, :func:`ui.concept_check.answer`)
+are trigger values: ``vote`` (the page's callback stores it, :func:`ui.poll.phone.vote`), ``check`` (an answer to the
+concept check, :func:`ui.poll.concept_check.answer`)
 and ``need`` (a page run is all it asks for: the reasons of a question computed
 at its reveal, or the projector's room moved on in another tab).
 """
@@ -20,7 +20,8 @@ from typing import Any
 
 import streamlit as st
 
-from ui import base_path, routes
+from server import base_path
+from ui.poll import routes
 
 # A test reads how many page runs the class's element was drawn in (tests/test_browser_phone.py): the path of a
 # file each run appends a line to, when this variable names one. Unset, nothing is counted.
@@ -34,13 +35,13 @@ def _component() -> Any:
 
 
 def stream_url(code: str) -> str:
-    """The address of room ``code``'s stream on the app's own origin, under ``server.baseUrlPath`` (:mod:`ui.routes`)."""
+    """The address of room ``code``'s stream on the app's own origin, under ``server.baseUrlPath`` (:mod:`ui.poll.routes`)."""
     return base_path.prefix() + routes.EVENTS_PATH.format(code=code)
 
 
 def reveal_url(code: str) -> str:
-    """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`ui.class_reveal`)."""
-    from ui.class_reveal import REVEAL_PATH
+    """Where the element asks for torch's answer and reasons at room ``code``'s reveal (:mod:`server.class_reveal`)."""
+    from server.class_reveal import REVEAL_PATH
 
     return base_path.prefix() + REVEAL_PATH.format(code=code)
 
@@ -59,7 +60,7 @@ def _nothing() -> None:
 
 def element(key: str, data: dict[str, Any], on_vote: Any = None, on_check: Any = None) -> None:
     """Mount the element with ``data`` (its ``mode``: "phone" or "count"); ``on_vote`` takes a phone's vote,
-    ``on_check`` its answer to the concept check (:func:`ui.concept_check.answer`)."""
+    ``on_check`` its answer to the concept check (:func:`ui.poll.concept_check.answer`)."""
     callbacks = {"on_need_change": _nothing}
     if on_vote is not None:
         callbacks["on_vote_change"] = on_vote

@@ -3,10 +3,10 @@
 Each is a workaround for Streamlit behaviour that has no public switch; :data:`USES` names each use, with why no
 public API serves and the Streamlit source read for it, beside its probe. If a Streamlit upgrade moves an
 attribute, :func:`check` says which (from the objects themselves), the server logs it on its first run
-(:func:`ui.boot.router`) and ``tests/test_streamlit_private.py`` fails on it, instead of the workaround silently
+(:func:`ui.kit.boot.router`) and ``tests/test_streamlit_private.py`` fails on it, instead of the workaround silently
 doing nothing; that test also finds no private Streamlit name outside this file.
 
-A link's values no longer need one: the door (:mod:`ui.door`) hands the widgets values they take as written.
+A link's values no longer need one: the door (:mod:`server.door`) hands the widgets values they take as written.
 """
 
 from __future__ import annotations

@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from server import poll
+from server.process_store import store
 from server.store import StoreDown
-from ui.store import store
 
 REVEAL_PATH = "/api/class/{code}/reveal"
 _NONE = {"Cache-Control": "no-store"}

@@ -12,13 +12,13 @@ from dataclasses import dataclass
 import streamlit as st
 import torch
 
-import ui.downloads
+import ui.kit.downloads
 from lnviz.labs import explorer
 from lnviz.labs.explorer import Exploration, explain, export, figures, text
-from ui import stage as live
-from ui.controls import Normalization
-from ui.own_data import OwnData
-from ui.page import Page
+from ui.kit.controls import Normalization
+from ui.kit.page import Page
+from ui.labs.own_data import OwnData
+from ui.stage import stage as live
 
 
 @dataclass(frozen=True)
@@ -76,7 +76,7 @@ def cell(page: Page, shown: Shown) -> None:
     """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch.
 
     The formulas (KaTeX) and the lines (the code highlighter) wait until the browser has drawn the stage
-    (:func:`ui.stage.waiting`): a new visitor's browser would load and run both, and their fonts, first."""
+    (:func:`ui.stage.stage.waiting`): a new visitor's browser would load and run both, and their fonts, first."""
     (i, j), result, eps = shown.cell, shown.result, shown.norm.eps
     batch, features = shown.inputs.batch, shown.inputs.features
     later = live.waiting()
@@ -106,11 +106,11 @@ def downloads(page: Page, shown: Shown) -> None:
     st.subheader("Take it with you")
     arrays = {"x": result.x, "ln_y": result.ln.y} | ({} if result.bn is None else {"bn_y": result.bn.y})
     if inputs.own is not None:
-        ui.downloads.buttons(arrays)
+        ui.kit.downloads.buttons(arrays)
         st.caption(text.OWN_SCRIPT)
         return
     args = (inputs.dist, inputs.batch, inputs.features, inputs.seed, norm.gain, norm.bias, norm.affine, norm.eps)
-    ui.downloads.buttons(arrays, export.script(*args, inputs.draw))
+    ui.kit.downloads.buttons(arrays, export.script(*args, inputs.draw))
 
 
 def _pick_from_chart() -> None:

@@ -14,8 +14,8 @@ import streamlit as st
 
 from lnviz.labs import training
 from lnviz.labs.training import text
-from ui import heavy
-from ui.page import Page
+from server import heavy
+from ui.kit.page import Page
 
 GO = "_training_go"  # set by a suggested race's button: run it on this rerun
 PLAY = "_training_play"  # set by Play, or by a race too fast to watch: draw the race in again on this rerun

@@ -1,4 +1,4 @@
-"""The class poll's projector: the presenter's screen and its buttons (:mod:`ui.classroom` says who presents).
+"""The class poll's projector: the presenter's screen and its buttons (:mod:`ui.poll.classroom` says who presents).
 
 The screen is the question and the buttons; beside them, how to join and how
 many have answered. After a reveal the chart of the class's answers takes the
@@ -8,7 +8,7 @@ is over; **Show answer** marks torch's, says what the class got and why.
 The join box keeps the QR code, the link and the code for a student who comes
 late, smaller, beside the count, to leave room for why; a 1280 × 720 screen
 shows it all. What is for the presenter only (the door, Close room, whether a reveal shows
-the class's answers, the presenter's own view: :mod:`ui.presenter`) is in the
+the class's answers, the presenter's own view: :mod:`ui.poll.presenter`) is in the
 sidebar in lecture mode, and the share right is never on this screen. The store
 applies a button only with the room's secret and only at the version of the
 room the page drew.
@@ -24,10 +24,10 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import figures, peer, questions, text
 from lnviz.labs.classroom.question import Question
-from server import events, poll
-from ui import address_seen, classroom, handover, live, proof
-from ui.page import Page
-from ui.store import store
+from server import address_seen, events, poll, proved
+from server.process_store import store
+from ui.kit.page import Page
+from ui.poll import classroom, handover, live
 
 
 class Button(NamedTuple):
@@ -53,7 +53,7 @@ CLOSE = Button(
 
 def start() -> None:
     """Start a room of the whole bank, with this session as its presenter, and open it."""
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         classroom.say("warning", why)
         return
     with classroom.down_said():

@@ -1,6 +1,6 @@
 """Taking a class room to another browser: a one-time take code, and the presenter's devices (issue 49).
 
-A presenter opens their own view (:mod:`ui.presenter`) in a new tab of the
+A presenter opens their own view (:mod:`ui.poll.presenter`) in a new tab of the
 browser that started the room, or on another device: there, the presenter makes
 a one-time take code (:func:`make_take`, :func:`server.poll.hand_over`),
 shown in a box that only a press opens, never on the projector's screen by
@@ -8,7 +8,7 @@ itself; the other browser opens its link (``/class?take=CODE``,
 :func:`take_from_link`) or types it on the class page (:func:`take_typed`), and
 presents the room with a secret of its own, in its own cookie. Both then act on
 the room through the store. A code that opens nothing counts as a room code that
-opens nothing (:func:`ui.classroom.missed`). The browser that started the room
+opens nothing (:func:`ui.poll.classroom.missed`). The browser that started the room
 sees how many others present it, and may sign them out.
 """
 
@@ -19,9 +19,9 @@ import streamlit as st
 from lnviz.figures.qr import qr_svg
 from lnviz.labs.classroom import text
 from lnviz.text import quote
-from server import poll
-from ui import classroom, proof
-from ui.store import store
+from server import poll, proved
+from server.process_store import store
+from ui.poll import classroom
 
 VIEW = "presenter"  # ?view=presenter: the presenter's own view, for a browser that presents the room
 _TAKE = "class_take_made"  # session state: the take code this session made, {code, take, hosts}, until its box closes
@@ -106,7 +106,7 @@ def take(typed: str) -> str | None:
     found = poll.valid_code(typed, poll.TAKE_LENGTH)
     if found is None:
         return text.BAD_TAKE.format(code=quote(typed[:40]), length=poll.TAKE_LENGTH, room_length=poll.CODE_LENGTH)
-    if (why := proof.refusal()) is not None:
+    if (why := proved.refusal()) is not None:
         return why
     if (why := classroom.too_many_tries()) is not None:
         return why
