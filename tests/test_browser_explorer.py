@@ -14,8 +14,8 @@ from lnviz.views import links
 pytestmark = pytest.mark.browser
 
 TITLE = "LayerNorm vs BatchNorm"
-# A laptop's screen: what these tests read is in the page whatever its height (every chart is drawn), and the
-# context's 1400 × 2400 costs a load of the charts view twice the CPU in Chromium, for pixels nobody reads.
+# A laptop's screen, as the session's context now is (harness.chromium.VIEWPORT): its 1400 × 2400 before cost a
+# load of the charts view twice the CPU in Chromium, for pixels nobody reads.
 WINDOW = LAPTOP
 
 

@@ -21,9 +21,8 @@ from lnviz.views import links, pages
 pytestmark = pytest.mark.browser
 
 
-# A laptop's screen: what these tests read is in the page whatever its height (every chart is drawn), and the
-# context's 1400 × 2400 costs a load about half as much CPU again in Chromium for pixels nobody reads (the charts
-# view: twice as much).
+# A laptop's screen, as the session's context now is (harness.chromium.VIEWPORT): its 1400 × 2400 before cost a
+# load about half as much CPU again in Chromium for pixels nobody reads (the charts view: twice as much).
 WINDOW = LAPTOP
 SIDEBAR_RIGHT = "() => document.querySelector('[data-testid=\"stSidebar\"]').getBoundingClientRect().right"
 
