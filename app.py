@@ -13,7 +13,10 @@ import streamlit as st
 from starlette.middleware import Middleware
 
 from server import door, preload, proved, upload_turns
+from ui.kit import boot
 from ui.poll import routes
+
+boot.no_pages_folder_mode()  # before the first session, so that a deep link runs through router.py
 
 app = st.App(
     "router.py",

@@ -26,7 +26,6 @@ DEFAULT_PAGE = "pages/explorer.py"
 
 # Long enough for torch's first import on a loaded 2-core machine.
 APP_TIMEOUT = 120
-_first_run_done = False
 _component_manager = None
 
 
@@ -55,12 +54,6 @@ def run_page(page: str, query: dict[str, str | list[str]] | None = None, timeout
     canonical link and the door's notes. Without ``v`` it is read as a link of today's version, as the app
     reads one (see :func:`lnviz.views.links.version`).
     """
-    global _first_run_done
-    if not _first_run_done and page != DEFAULT_PAGE:
-        # The first run in a process goes through the router's one-off check (ui.kit.boot.router), which reruns
-        # and drops AppTest's page switch: that run opens the default page, whatever was asked.
-        run_page(DEFAULT_PAGE, timeout=timeout)
-    _first_run_done = True
     query = dict(query or {})
     pairs = [(k, v) for k, values in query.items() for v in (values if isinstance(values, list) else [values])]
     redirected = door.through(Path(page).stem, pairs)

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import logging
+import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -47,16 +49,9 @@ def gate() -> slots.Slots:
 
 def client() -> str:
     """Whom the current run's work is counted against: its proved browser (:func:`server.proved.client`), so that tabs
-    share one share; else (it may only read) its browser by Streamlit's XSRF cookie, or its session
-    (:func:`server.who.client`)."""
+    share one share; else (it may only read) its session (:func:`server.who.session`)."""
     browser = proved.client()
-    if browser is not None:
-        return browser
-    try:
-        cookie = st.context.cookies.get(streamlit_private.XSRF_COOKIE)
-    except Exception:  # no request behind this run (AppTest)
-        cookie = None
-    return who.client(streamlit_private.session_id(), cookie)
+    return browser if browser is not None else who.session(streamlit_private.session_id())
 
 
 def address() -> str:
@@ -107,6 +102,45 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
         gate().end(got)
 
 
+_one_line_lock = threading.Lock()
+_one_line_installed = False
+
+
+def _refusal_in(error: BaseException | None) -> limits.BusyError | None:
+    """The refusal ``error`` is, or was raised from (its chain of causes), if any."""
+    seen = 0
+    while error is not None and not isinstance(error, limits.BusyError) and seen < 16:
+        error, seen = error.__cause__, seen + 1
+    return error if isinstance(error, limits.BusyError) else None
+
+
+def quiet_refused_downloads() -> None:
+    """Log a download whose build was refused (:class:`~server.limits.BusyError`) as one line, not a 1.6 KB traceback.
+
+    Streamlit logs a deferred download's failure with its traceback, on a
+    logger of its own that no option quiets. The standard library's record
+    factory (``logging.setLogRecordFactory``) makes every record, whichever
+    logger asks: a record whose exception is a refusal, or was raised from
+    one, is written as one line. Any other record is left as it is.
+    """
+    global _one_line_installed
+    with _one_line_lock:
+        if _one_line_installed:
+            return
+        make = logging.getLogRecordFactory()
+
+        def one_line(*args: Any, **kwargs: Any) -> logging.LogRecord:
+            record = make(*args, **kwargs)
+            refused = _refusal_in(record.exc_info[1]) if record.exc_info else None
+            if refused is not None:
+                record.msg, record.args = "A download was refused: %s", (refused,)
+                record.exc_info = record.exc_text = None
+            return record
+
+        logging.setLogRecordFactory(one_line)
+        _one_line_installed = True
+
+
 def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     """``build`` for ``st.download_button(data=...)``, run under the download gate when the button is clicked.
 
@@ -114,7 +148,7 @@ def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
     can be drawn. The build waits its turn for up to ``Limits.download_wait_s``;
     refused, it raises :class:`~server.limits.BusyError`, the browser shows
     Streamlit's "Failed to generate file for download", and the server logs
-    one line (:func:`server.streamlit_private.quiet_refused_downloads`), not a traceback.
+    one line (:func:`quiet_refused_downloads`), not a traceback.
     """
     who, g = client(), gate()
 
@@ -152,7 +186,7 @@ def install() -> None:
     install_upload_quota()
     streamlit_private.share_uploaded_bytes_on_copy()
     streamlit_private.bound_component_events(limits.current().component_events_chars)
-    streamlit_private.quiet_refused_downloads(limits.BusyError)
+    quiet_refused_downloads()
 
 
 def install_upload_quota() -> bool:

@@ -6,7 +6,10 @@ attribute, :func:`check` says which (from the objects themselves), the server lo
 (:func:`ui.kit.boot.router`) and ``tests/test_streamlit_private.py`` fails on it, instead of the workaround silently
 doing nothing; that test also finds no private Streamlit name outside this file.
 
-A link's values no longer need one: the door (:mod:`server.door`) hands the widgets values they take as written.
+Three uses are left: the session's id, the upload store, and a component's event list. What needed one before
+uses public APIs now: a link's values (the door, :mod:`server.door`), the pages/ folder mode (``st.navigation``
+in ``app.py``), a refused download's log line (the standard library's record factory, :mod:`server.heavy`) and
+whom an unproved browser is counted as (its session, :func:`server.who.session`).
 """
 
 from __future__ import annotations
@@ -15,15 +18,12 @@ import copy
 import dataclasses
 import inspect
 import io
-import logging
 import threading
 from collections.abc import Callable
 from typing import Any
 
 from streamlit.components.v2.bidi_component import main as bidi_component
 from streamlit.components.v2.bidi_component import serialization as bidi_serialization
-from streamlit.runtime import backend_operation_handler
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.runtime.scriptrunner import get_script_run_ctx
 
 
@@ -32,23 +32,6 @@ def session_id() -> str:
     (:func:`uploads`), and lnviz its proof, its address and its own data."""
     ctx = get_script_run_ctx()
     return ctx.session_id if ctx is not None else ""
-
-
-def leave_legacy_pages_mode() -> bool:
-    """Turn off Streamlit's legacy ``pages/`` folder mode; True if it was on.
-
-    A server whose main script has a ``pages/`` folder beside it runs its first
-    session in that mode until ``st.navigation`` has been called once, so a deep
-    link such as ``/sequences`` would run that page without the router
-    (``router.py``). The caller reruns when this returns True.
-    """
-    if PagesManager.uses_pages_directory:
-        PagesManager.uses_pages_directory = False
-        return True
-    return False
-
-
-XSRF_COOKIE = "_streamlit_xsrf"  # the cookie with a browser's random XSRF token (read through st.context.cookies)
 
 
 def last_of_each_event(events: list[Any]) -> list[Any]:
@@ -85,30 +68,6 @@ def bound_component_events(max_chars: int) -> None:
         return None if events is None else last_of_each_event(events)
 
     bidi_component.deserialize_trigger_list = bounded
-
-
-class _OneLine(logging.Filter):
-    """Turns the traceback Streamlit logs for a refused download into one line."""
-
-    def __init__(self, refused: type[BaseException]) -> None:
-        super().__init__()
-        self.refused = refused
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        error = record.exc_info[1] if record.exc_info else None
-        while error is not None and not isinstance(error, self.refused):
-            error = error.__cause__
-        if error is not None:
-            record.msg, record.args = "A download was refused: %s", (error,)
-            record.exc_info = record.exc_text = None
-        return True
-
-
-def quiet_refused_downloads(refused: type[BaseException]) -> None:
-    """Log a download whose build raised ``refused`` as one line, not Streamlit's 1.6 KB traceback."""
-    logger = backend_operation_handler._LOGGER
-    if not any(isinstance(f, _OneLine) for f in logger.filters):
-        logger.addFilter(_OneLine(refused))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -204,13 +163,6 @@ def _fields(cls: Any) -> set[str]:
     return {f.name for f in dataclasses.fields(cls)}
 
 
-def _pages_directory() -> bool:
-    # None until a server's first session has looked for a pages/ folder, then a bool.
-    return "uses_pages_directory" in inspect.get_annotations(PagesManager) and hasattr(
-        PagesManager, "uses_pages_directory"
-    )
-
-
 def _session_id() -> bool:
     from streamlit.runtime.scriptrunner_utils.script_run_context import ScriptRunContext
 
@@ -226,13 +178,6 @@ def _trigger_list_looked_up() -> bool:
 def _trigger_list_decoder() -> bool:
     decode = getattr(bidi_serialization, "deserialize_trigger_list", None)
     return callable(decode) and len(inspect.signature(decode).parameters) == 1  # decode(text)
-
-
-def _download_logger() -> bool:
-    handler = getattr(backend_operation_handler, "DeferredFileHandler", None)
-    return isinstance(getattr(backend_operation_handler, "_LOGGER", None), logging.Logger) and _loads(
-        handler.handle, "_LOGGER"
-    )
 
 
 def _upload_store() -> bool:
@@ -258,12 +203,6 @@ def _upload_hooks() -> bool:
     )
 
 
-def _xsrf_cookie() -> bool:
-    from streamlit.web.server.starlette import starlette_server_config
-
-    return getattr(starlette_server_config, "XSRF_COOKIE_NAME", None) == XSRF_COOKIE
-
-
 def _all(*probes: Callable[[], bool]) -> Callable[[], bool]:
     return lambda: all(probe() for probe in probes)
 
@@ -285,15 +224,6 @@ USES: dict[str, Callable[[], bool]] = {
     "bidi_component.main.deserialize_trigger_list, a component's event list, looked up when it is drawn": _all(
         _trigger_list_looked_up, _trigger_list_decoder
     ),
-    # runtime/backend_operation_handler.py logs a deferred download's failure with its traceback on a logger
-    # that doesn't propagate (logger.py); no option says otherwise.
-    "backend_operation_handler._LOGGER, where a failed download's build is logged": _download_logger,
-    # runtime/pages_manager.py sets the legacy pages/ folder mode on a fresh server's first session and only
-    # st.navigation (commands/navigation.py) clears it, which a deep link's first run never reaches.
-    "PagesManager.uses_pages_directory": _pages_directory,
-    # st.context.cookies reads any cookie, but the browser's id in Streamlit's XSRF cookie (its name in
-    # web/server/starlette/starlette_server_config.py, its masking in starlette_routes.py) is nowhere documented.
-    f"the XSRF cookie's name, {XSRF_COOKIE}": _xsrf_cookie,
 }
 
 

@@ -1,8 +1,9 @@
 """Who the limits count against: a *client*, which is a browser, and an *address*, hashed. Pure: no Streamlit.
 
-- :func:`client`: one browser, known by the random token in Streamlit's XSRF
-  cookie, which every tab of that browser sends; or, without that cookie (a
-  script), one session. The heavy-work slots, the CPU budgets, the fair turns
+- A *client* is one browser, known by the signed cookie it paid for with a
+  proof of work (:mod:`server.proof`), which every tab of that browser sends;
+  until it holds one (a script, or a page in its first second), one session
+  (:func:`session`). The heavy-work slots, the CPU budgets, the fair turns
   and the poll's votes per browser are kept per client. Not the address: a
   classroom behind one NAT shares it.
 - :func:`address`: a public address, hashed so that nothing keeps it as it is;
@@ -11,9 +12,7 @@
   is :data:`UNSEEN` to the poll (:func:`counted`): one address for them all,
   so that the poll's limits per address still hold behind a proxy that does not say
   who its visitors are.
-- Acting on shared state needs a *proved* client (:mod:`server.proof`):
-  a browser that kept the signed cookie the server gave it; its key is then
-  "proved " and a hash.
+- Acting on shared state needs a *proved* client: its key is "proved " and a hash.
 
 A *session* is one tab's Streamlit session: what uploads are held per. A
 *visitor* is the person, in the words a page shows.
@@ -21,29 +20,18 @@ A *session* is one tab's Streamlit session: what uploads are held per. A
 
 from __future__ import annotations
 
-import binascii
 import hashlib
 import ipaddress
 
 
-def client(session: str, xsrf_cookie: str | None) -> str:
-    """The browser if its XSRF cookie is readable ("browser " and a hash), else the session ("session " and its id).
+def session(session_id: str) -> str:
+    """The client a session is until its browser is proved ("session " and its id): a tab of its own.
 
-    Streamlit's XSRF cookie ("2|mask|masked token|time") carries one random
-    token per browser, masked afresh on every page load; every tab of the
-    browser sends it. Unmasked and hashed, it names the browser without
-    keeping the token. A client that sends no cookie (a script) is one session.
+    Not Streamlit's XSRF cookie, which every tab of a browser sends too: its
+    name and masking are nowhere documented, and a browser that can read a
+    page solves the proof within a second, after which its tabs are one client.
     """
-    parts = (xsrf_cookie or "").split("|")
-    if len(parts) == 4 and parts[0] == "2":
-        try:
-            mask, masked = binascii.unhexlify(parts[1]), binascii.unhexlify(parts[2])
-        except (binascii.Error, ValueError):
-            mask = b""
-        if len(mask) == 4 and masked:
-            token = bytes(b ^ mask[i % 4] for i, b in enumerate(masked))
-            return "browser " + hashlib.sha256(token).hexdigest()[:16]
-    return "session " + session
+    return "session " + session_id
 
 
 def address(ip: object) -> str:

@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from urllib.parse import urlparse
 
 import pytest
 
 from harness.chromium import LAPTOP
-from harness.server import AppProcess
 from lnviz.views import links
 
 pytestmark = pytest.mark.browser
@@ -17,12 +15,6 @@ TITLE = "LayerNorm vs BatchNorm"
 # A laptop's screen, as the session's context now is (harness.chromium.VIEWPORT): its 1400 × 2400 before cost a
 # load of the charts view twice the CPU in Chromium, for pixels nobody reads.
 WINDOW = LAPTOP
-
-
-def has_run_a_page(app: AppProcess) -> bool:
-    """Whether the server has run a page already: its process has loaded torch, which a page imports after its
-    title and the server and the router never do (tests/test_server.py)."""
-    return "libtorch" in Path(f"/proc/{app.proc.pid}/maps").read_text()
 
 
 def assert_explorer_at_its_path(app, app_server: str) -> None:
@@ -42,14 +34,10 @@ def assert_explorer_at_its_path(app, app_server: str) -> None:
     assert link.startswith(f"{app_server}/explorer?") and "batch=6" in link
 
 
-def test_the_explorer_path_opens_the_explorer(app_process, app_server, open_app):
+def test_the_explorer_path_opens_the_explorer(app_server, open_app):
     # Streamlit serves the default page at / only: /explorer showed its "Page not found" dialog and ran /.
-    # A fresh server's first session takes another route (ui.kit.boot.router), on which the dialog did not show: on a
-    # server that has run no page yet, twice, the second past that route; on one that has, once is that second.
-    for _ in range(1 if has_run_a_page(app_process) else 2):
-        app = open_app(f"{app_server}/explorer?v=2&batch=6", viewport=WINDOW)
-        assert_explorer_at_its_path(app, app_server)
-        app.page.close()
+    app = open_app(f"{app_server}/explorer?v=2&batch=6", viewport=WINDOW)
+    assert_explorer_at_its_path(app, app_server)
 
 
 def test_a_charts_data_table_opens_and_is_reached_by_keyboard(app_server, open_app):

@@ -47,8 +47,7 @@ def test_every_small_batch_is_one_mouse_drag_away_and_lecture_mode_hides_the_sid
     the page takes that B, and the stage says LN's rows stayed.
 
     Then lecture mode, against the same page as it was before the drags: the sidebar collapsed, the controls
-    hide= names gone, the type larger. (The module's first test: a fresh server's first session runs twice,
-    ui.kit.boot.router, which the fragment test would count.)"""
+    hide= names gone, the type larger."""
     root_size = "() => parseFloat(getComputedStyle(document.documentElement).fontSize)"
     app = open_app(f"{app_server}/", viewport=WINDOW)
     assert app.page.locator(".st-key-eps").count() == 1
@@ -122,7 +121,6 @@ def test_a_link_fills_the_widgets_a_move_writes_it_back_and_the_link_reproduces_
         assert DIST.meaning("heterogeneous samples") in page.locator('[data-testid="stSidebar"]').inner_text()
         assert page.locator(".st-key-seed input").input_value() == "3"
         # A new visitor's first run draws the stage alone; the stage's report that it is drawn reruns the whole page.
-        # (A fresh server's first session runs once more, ui.kit.boot.router: the module's first test is another.)
         assert finished == [ForwardMsg.FINISHED_SUCCESSFULLY] * 2
 
         # γ lives in the explorer's fragment: its run ends as a fragment run, and the charts still follow it.

@@ -1,25 +1,12 @@
-"""server.who: a client is a browser (else a session), an address is a public one, hashed."""
+"""server.who: a client is a proved browser (else a session), an address is a public one, hashed."""
 
 import pytest
 
 from server import who
 
 
-def xsrf_cookie(token: bytes, mask: bytes, when: int = 1700000000) -> str:
-    """Streamlit's XSRF cookie: the token masked afresh on each page load."""
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(token))
-    return f"2|{mask.hex()}|{masked.hex()}|{when}"
-
-
-def test_a_browser_is_one_client_across_its_tabs_and_page_loads():
-    token, other = bytes(range(32)), bytes(range(1, 33))
-    tab1 = who.client("session-1", xsrf_cookie(token, b"\x01\x02\x03\x04"))
-    tab2 = who.client("session-2", xsrf_cookie(token, b"\xaa\xbb\xcc\xdd", 1700000099))
-    assert tab1 == tab2 and tab1.startswith("browser ") and token.hex() not in tab1
-    assert who.client("session-3", xsrf_cookie(other, b"\x01\x02\x03\x04")) != tab1
-    # No cookie, or one that is not Streamlit's: the session is the client.
-    for cookie in (None, "", "2|zz|00|1", "1|abc", "2|0102|0a0b|1"):
-        assert who.client("session-1", cookie) == "session session-1"
+def test_an_unproved_session_is_a_client_of_its_own_named_by_its_id():
+    assert who.session("session-1") == "session session-1" != who.session("session-2")
 
 
 def test_a_public_address_is_counted_by_its_hash_only():

@@ -2,9 +2,8 @@
 
 Nothing in ``ui`` does work when it is imported: what exists once per process is a
 zero-argument ``functools.cache`` function, built on its first call (tests/test_purity.py
-imports every ``ui`` module in a fresh interpreter to check). The router (``router.py``) calls
-:func:`router` before anything else, and every page's :meth:`ui.kit.page.Page.start`
-calls it again, for the one run that does not go through the router (below).
+imports every ``ui`` module in a fresh interpreter to check). The server (``app.py``) calls
+:func:`no_pages_folder_mode` when it starts, the router (``router.py``) :func:`router` before anything else.
 The page kit calls :func:`before_controls` before a page's first control.
 """
 
@@ -23,16 +22,9 @@ _frozen = False
 
 
 def router() -> None:
-    """Once per process: say which private Streamlit uses this Streamlit lacks, and make sure the first run goes
-    through the router.
+    """Once per process: say which private Streamlit uses this Streamlit lacks.
 
     A lacking use (:func:`server.streamlit_private.check`) is logged as a warning: its workaround does nothing here.
-
-    The first run of a fresh server may be in Streamlit's legacy ``pages/``
-    folder mode, which would run a deep-linked page without ``router.py``. That
-    run switches the mode off and reruns, which goes through ``router.py`` as
-    intended (see :mod:`server.streamlit_private`). Once per process, as the
-    mode is: a later rerun here would drop the button press that started it.
     """
     global _router_checked
     if _router_checked:
@@ -40,8 +32,28 @@ def router() -> None:
     _router_checked = True
     for use in streamlit_private.check():
         logging.getLogger(__name__).warning("This Streamlit lacks a private use lnviz relies on: %s", use)
-    if streamlit_private.leave_legacy_pages_mode():
-        st.rerun()
+
+
+def no_pages_folder_mode() -> None:
+    """Before the server's first session: switch Streamlit's legacy ``pages/`` folder mode off, with ``st.navigation``.
+
+    A main script with a ``pages/`` folder beside it (``router.py``) runs a
+    fresh server's first sessions in that mode until ``st.navigation`` is
+    called once, and in it a deep link such as ``/sequences`` runs its page
+    without the router. Calling ``st.navigation`` turns the mode off for the
+    process, whatever it is given (Streamlit 1.67, commands/navigation.py, its
+    first statement); outside a script run it does nothing else, and Streamlit's
+    warning that no script is running, expected here, is held back.
+    """
+    logging.disable(logging.WARNING)
+    try:
+        st.navigation([st.Page(_no_page, title="lnviz", url_path="lnviz")], position="hidden")
+    finally:
+        logging.disable(logging.NOTSET)
+
+
+def _no_page() -> None:
+    """The page :func:`no_pages_folder_mode` names, never run."""
 
 
 def before_controls() -> None:

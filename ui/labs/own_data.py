@@ -246,7 +246,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
     if not shared_store.shared():
         outcome = "shared"
     else:
-        # Counted per browser (its XSRF cookie), so a reload or a new tab does not start a fresh quota.
+        # Counted per browser (its proof), so a reload or a new tab does not start a fresh quota.
         try:
             shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client(), heavy.address())
             outcome = "shared" if shared else "quota"
