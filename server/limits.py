@@ -74,17 +74,20 @@ class Limits:
     own_data_ttl_s: float = 3600.0  # a matrix unused this long is dropped
     own_data_protect_s: float = 120.0  # a matrix used this recently is never dropped for another's
     shared_bytes_per_client: int = 64 * MIB  # grids a client stores for links per quota window: eight of the largest
-    # The class poll (server.rooms)
+    # The class poll (server.poll's rules, kept by server.store)
+    idle_s: int = 6 * 3600  # a room and its votes expire this long after their last write
     max_voters: int = 2000  # voters one round counts; a new voter past them is refused
     voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
     voters_per_address: int = 60  # voters past each browser's first one address may vote as in a room, at first
     voters_per_s: float = 1.0  # and these more each second after the room opened: they grow as students arrive
     votes_per_rate_window: int = 30  # votes one voter may send per rate window in one room
-    rate_window_s: float = 60.0
+    rate_window_s: int = 60  # whole seconds, as Redis's EXPIRE takes them
     rooms_per_client: int = 5  # rooms one browser may open per open window: its first is never the address's
     rooms_per_address: int = 30  # a browser's further rooms, of one address, per open window: a campus's NAT
-    open_window_s: float = 60.0
+    open_window_s: int = 60
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
+    take_s: int = 5 * 60  # a take code is gone this long after it was made, used or not
+    max_hosts: int = 3  # further presenter browsers a room takes: a lecturer's phone, laptop and the podium's PC
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The class stream (server.events): rooms' public states as Server-Sent Events (ui/poll/routes.py)
     streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
@@ -111,11 +114,16 @@ class Limits:
     stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
     # The shared store (server.store): what one visitor can put there must not crowd out a class
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
+    blob_ttl_s: int = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
 
-    # The spans a budget is counted over, and the proof's price: no limit themselves, so off() keeps them.
+    # The spans a budget is counted over, how long the store keeps things, and the proof's price: no limit
+    # themselves, so off() keeps them.
     WINDOWS: ClassVar[tuple[str, ...]] = (
         "proof_work",
         "proof_doublings",
+        "idle_s",
+        "take_s",
+        "blob_ttl_s",
         "window_s",
         "rate_window_s",
         "open_window_s",

@@ -93,7 +93,7 @@ def share_quota() -> quota.Quota:
 
 def keeping() -> own_text.Keeping:
     """Where this server keeps a grid shared by a link, and for how long."""
-    return own_text.Keeping(shared_store.shared(), own_share.TTL_S, own_store.TTL_S)
+    return own_text.Keeping(shared_store.shared(), shared_store.store().limits.blob_ttl_s, own_store.TTL_S)
 
 
 def stored(key: str) -> torch.Tensor:

@@ -249,8 +249,8 @@ def answer(code: str) -> None:
     except StoreDown:  # perhaps stored, perhaps not: once the store answers, the page shows which
         classroom.went_down()
         return
-    refused = check.REFUSED.get(outcome) or poll.REFUSED.get(outcome)
-    if refused:
-        _say("warning", refused, sent)
+    sentences = check.REFUSED | poll.REFUSED
+    if outcome in sentences:
+        _say("warning", poll.said(sentences, outcome, store().limits), sent)
     else:
         _say("success", words.PHONE_SAVED, sent)

@@ -83,7 +83,7 @@ def vote(code: str) -> None:
         classroom.went_down()
         return
     if outcome in poll.REFUSED:
-        classroom.say("warning", poll.REFUSED[outcome])
+        classroom.say("warning", poll.said(poll.REFUSED, outcome, store().limits))
     else:
         classroom.say("success", text.SENT)
 
