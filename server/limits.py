@@ -17,7 +17,10 @@ the host's core count (:func:`server.cpus.usable_cpus`).
 
 What a limit says when it bites is here too, for every room that enforces one:
 :class:`Busy` (refused: why, and when to try again), :class:`Waiting` (a place
-in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped).
+in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped); and
+the one hierarchy of refusals raised, :class:`Refused`: busy (:class:`BusyError`,
+try again later), full (:class:`Full`, no room) and down (:class:`StoreDown`, the
+shared store can't be reached; :class:`StoreFull`, it refused a write for want of room).
 Whom the limits are counted against is :mod:`server.who`: a *client* (a
 browser) and an *address* (hashed, public ones only).
 """
@@ -215,12 +218,52 @@ class Waiting:
         return f"Waiting for a turn on this shared server: {ahead}, in about {self.eta_s} s."
 
 
-class BusyError(RuntimeError):
-    """Raised where a :class:`Busy` can't be shown, such as a download built in the background."""
+class Refused(RuntimeError):
+    """A limit, or the shared store, said no. The message is the sentence it is said in; ``retry_after_s``, when
+    trying again may work (0: waiting won't help). Catch a kind, never this: each is handled its own way."""
+
+    def __init__(self, sentence: str, retry_after_s: int = 0) -> None:
+        super().__init__(sentence)
+        self.retry_after_s = retry_after_s
+
+
+class BusyError(Refused):
+    """Busy: try again later. Raised where a :class:`Busy` can't be shown, such as a download built in the
+    background."""
 
     def __init__(self, busy: Busy) -> None:
-        super().__init__(busy.message)
+        super().__init__(busy.message, busy.retry_after_s)
         self.busy = busy
+
+
+class Full(Refused):
+    """No room: a value over a bound this server keeps, in its memory (:class:`server.budget.Budget`, the
+    visitors' matrices of :mod:`server.own_store`) or for links (the shared grids' cap, :mod:`server.own_share`).
+
+    ``why`` names the bound for a caller that words it: "budget" (over the whole budget) and "holder" (over a
+    holder's cap) never fit; "in use": every byte it needs is in recent use, and trying again in
+    ``retry_after_s`` seconds will work; "share": the budget is full, the value would take its client over an
+    equal share of it (``share`` bytes each for ``clients`` clients), and the bytes it needs are in use.
+    ``limit`` is the bound's bytes.
+    """
+
+    def __init__(
+        self, sentence: str, retry_after_s: int = 0, why: str = "", limit: int = 0, share: int = 0, clients: int = 0
+    ) -> None:
+        super().__init__(sentence, retry_after_s)
+        self.why, self.limit, self.share, self.clients = why, limit, share, clients
+
+
+class StoreDown(Refused):
+    """Down: the shared store can't be reached now (Redis down or unreachable, or just restarted)."""
+
+
+class StoreFull(StoreDown):
+    """Redis refused a write: it holds its ``maxmemory`` and evicts nothing (``noeviction``, deploy/k8s/redis.yaml).
+
+    Reads still work and nothing it held is lost. It is a :class:`StoreDown`, so a caller that only knows that
+    still copes; one that knows this can say it truly (``text.FULL``).
+    """
 
 
 class OverBudget(RuntimeError):
@@ -246,9 +289,5 @@ class Yielded(OverBudget):
         self.action, self.spent_s, self.budget_s = action, ran_s, share_s
 
 
-class QuotaExceeded(RuntimeError):
+class QuotaExceeded(Refused):
     """An upload refused: the message says why and when to try again."""
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s

@@ -28,7 +28,7 @@ import numpy as np
 from limits.storage import Storage
 
 from lnviz.views.state import BATCH, FEATURES
-from server.limits import Limits
+from server.limits import MIB, Full, Limits
 from server.own_store import content_id
 from server.quota import Quota
 from server.store import Store
@@ -39,10 +39,6 @@ HEADER_BYTES = len(MAGIC) + _SHAPE.size
 MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which is also the upload's
 MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
-
-
-class Full(RuntimeError):
-    """The store holds as many shared grids as it takes (``Limits.shared_grid_bytes``, all clients together)."""
 
 
 class BadGrid(ValueError):
@@ -104,11 +100,11 @@ def new_quota(
 
 
 def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str = "") -> str | None:
-    """Keep x (B, H) in ``store`` for its ``limits.blob_ttl_s``, charged to ``client`` (of ``address``) in ``quota``: its id, or
-    None when the client's quota for the window is used. Raises :class:`Full` when the store's grids are at their
-    cap and this grid would make its client or address the largest holder (the client's quota is charged all the
-    same: a script gains nothing by trying), and
-    :class:`~server.store.StoreDown` when the store can't be reached."""
+    """Keep x (B, H) in ``store`` for its ``limits.blob_ttl_s``, charged to ``client`` (of ``address``) in
+    ``quota``: its id, or None when the client's quota for the window is used. Raises :class:`~server.limits.Full`
+    when the store's grids (``shared_grid_bytes``, all clients together) are at their cap and this grid would make
+    its client or address the largest holder (the client's quota is charged all the same: a script gains nothing by
+    trying), and :class:`~server.limits.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
     if store.renew_blob(key):  # held already, by anyone: free
@@ -116,14 +112,14 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str =
     if not quota.hit(client, len(data)):
         return None
     if not store.put_blob(key, data, client, address):
-        raise Full(f"the store holds {store.limits.shared_grid_bytes // 2**20} MiB of shared grids")
+        raise Full(f"This server holds as many shared grids as it keeps ({store.limits.shared_grid_bytes // MIB} MiB).")
     return grid_id
 
 
 def load(store: Store, grid_id: str) -> np.ndarray | None:
     """The grid ``grid_id`` from ``store``, or None: never stored, expired, or not what its id says.
 
-    Raises :class:`~server.store.StoreDown` when the store can't be reached.
+    Raises :class:`~server.limits.StoreDown` when the store can't be reached.
     """
     data = store.get_blob(_key(grid_id))
     if data is None:

@@ -60,7 +60,7 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from server import check
-from server.limits import Limits
+from server.limits import Limits, Refused
 
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 31**8 ≈ 8.5e11 codes: 39 bits
@@ -110,7 +110,7 @@ def said(sentences: Mapping[str, str], why: str, limits: Limits) -> str:
     return sentences[why].format_map(vars(limits))
 
 
-class OpenRefused(RuntimeError):
+class OpenRefused(Refused):
     """A room was not opened: too many lately from this client or address, or the store is full.
 
     ``why`` is a key of :data:`OPEN_REFUSED`; the message is its sentence, with the numbers of ``limits``.

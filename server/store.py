@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import Protocol
 
 from server import check
-from server.limits import Limits
+from server.limits import Limits, StoreDown, StoreFull
 from server.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from server.rate_log import RateLog
 from server.store_blobs import MemoryBlobs, RedisBlobs
@@ -41,18 +41,6 @@ from server.store_scripts import ACT_LUA, CHECK_VOTE_LUA, CREATE_LUA, VOTE_LUA
 _log = logging.getLogger(__name__)
 
 RESTART_GRACE_S = 30  # a Redis up for less than this may still be loading: a room it lacks may yet come back
-
-
-class StoreDown(RuntimeError):
-    """The shared store can't be reached now (Redis down or unreachable)."""
-
-
-class StoreFull(StoreDown):
-    """Redis refused a write: it holds its ``maxmemory`` and evicts nothing (``noeviction``, deploy/k8s/redis.yaml).
-
-    Reads still work and nothing it held is lost; a caller that only knows :class:`StoreDown` still copes, one that
-    knows this can say it truly (``text.FULL``).
-    """
 
 
 class Store(Protocol):

@@ -10,7 +10,8 @@ from lnviz.labs.classroom import questions
 from lnviz.labs.classroom.question import tally
 from server import poll
 from server import process_store as shared_store
-from server.store import MemoryStore, RedisStore, StoreDown
+from server.limits import StoreDown, StoreFull
+from server.store import MemoryStore, RedisStore
 
 PAGE = "pages/class.py"
 
@@ -391,7 +392,6 @@ def test_on_the_projector_a_refused_press_is_said_over_the_screen_not_above_the_
     """In lecture mode a banner above the question pushed the buttons below a 1280 × 720 screen (seen with a full
     Redis): the press's outcome is a toast there, and a banner everywhere else."""
     from lnviz.labs.classroom import text
-    from server.store import StoreFull
 
     at = run_page(PAGE, {"present": "1"})
     at.button(key="class_start").click().run()

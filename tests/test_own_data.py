@@ -12,8 +12,8 @@ from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
 from server import budget, own_share, own_store
 from server import process_store as shared_store
-from server.limits import Limits
-from server.store import MemoryStore, StoreDown, StoreFull
+from server.limits import Limits, StoreDown, StoreFull
+from server.store import MemoryStore
 from ui.labs import own_data
 
 PAGE = "pages/explorer.py"

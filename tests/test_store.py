@@ -14,9 +14,9 @@ import pytest
 
 from harness import redis as redis_harness
 from server import poll
-from server.limits import Limits
+from server.limits import Limits, StoreDown, StoreFull
 from server.poll import CHANGED, COUNTED, Room
-from server.store import MemoryStore, RedisStore, Store, StoreDown, from_env
+from server.store import MemoryStore, RedisStore, Store, from_env
 
 QUESTIONS = ("q-one", "q-two")
 TODAY = Limits()  # the numbers a store holds unless given others
@@ -427,7 +427,6 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
     import redis
 
     from server.quota import Quota, storage_from_env
-    from server.store import StoreFull
 
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
         store = RedisStore(server.url, prefix="full:")
@@ -456,8 +455,6 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
 def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog):
     """A flood of refused writes (a class voting into a full Redis) is one warning a minute, not one a write."""
     import redis
-
-    from server.store import StoreFull
 
     now = [0.0]
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:

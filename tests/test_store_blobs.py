@@ -16,7 +16,7 @@ import yaml
 from conftest import assert_no_exception, run_page, share_box, stage_x
 
 from harness import redis as redis_harness
-from server import own_share, poll
+from server import limits, own_share, poll
 from server import process_store as shared_store
 from server.limits import Limits
 from server.store import MemoryStore, RedisStore, Store
@@ -131,7 +131,7 @@ def test_attack_1_shares_from_fresh_clients_fill_the_grids_cap_and_the_running_c
             stored += (
                 own_share.share(store, own_share.new_quota(), np.full(largest, float(i)), f"session {i}") is not None
             )
-        except own_share.Full:
+        except limits.Full:
             refused += 1
             if refused == 2:
                 break

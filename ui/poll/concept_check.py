@@ -21,8 +21,8 @@ from lnviz.labs.classroom import check_text as words
 from lnviz.labs.classroom import render, text
 from lnviz.text import MINUS
 from server import address_seen, check, events, poll, proved
+from server.limits import StoreDown, StoreFull
 from server.process_store import store
-from server.store import StoreDown, StoreFull
 from ui.kit.page import Page
 from ui.poll import classroom, live
 from ui.poll import projector as poll_screen

@@ -19,8 +19,8 @@ import streamlit as st
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain, unmask
 from server import events, poll, proved
+from server.limits import StoreDown, StoreFull
 from server.process_store import store
-from server.store import StoreDown, StoreFull
 from ui.kit import boot
 from ui.poll import classroom, concept_check, live, routes
 
