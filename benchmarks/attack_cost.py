@@ -269,6 +269,8 @@ def replay(tree: str) -> dict[str, tuple[str, bool]]:
 
     from harness import redis as redis_harness
     from server import events, own_share, poll
+
+    # Each refusal through the module that raises it, as either checkout has it (before issue 48 each had its own).
     from server.store import MemoryStore, RedisStore, StoreDown
 
     assert Path(poll.__file__).is_relative_to(tree), poll.__file__

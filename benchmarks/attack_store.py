@@ -23,7 +23,7 @@ import yaml
 
 from benchmarks.run import verdict
 from harness import redis as redis_harness
-from server import own_share, poll
+from server import limits, own_share, poll
 from server.limits import Limits
 from server.store import RedisStore
 
@@ -73,7 +73,7 @@ def one_attack(name: str, sessions: int, grids: int) -> Outcome:
             grid = np.full((own_share.MAX_ROWS, own_share.MAX_COLS), float(i))
             try:
                 stored += own_share.share(store, quotas[i % sessions], grid, f"session {i % sessions}") is not None
-            except own_share.Full:
+            except limits.Full:
                 refused += 1
         seconds = time.monotonic() - t0
         info = redis.Redis.from_url(server.url).info()

@@ -67,7 +67,7 @@ async def vote(request: Any) -> Any:
 
     from server import limits, proved, who
     from server import proof as proofs
-    from server.store import StoreDown
+    from server.limits import StoreDown
 
     origin, host = request.headers.get("origin", ""), request.headers.get("host", "")
     if origin.split("://", 1)[-1] != host:

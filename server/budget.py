@@ -31,6 +31,7 @@ from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
+from server.limits import Full
 from server.slots import MISSES, Lane, Slots
 
 MIB = 2**20
@@ -81,17 +82,11 @@ def _walk(value: Any, seen: set[Hashable], depth: int) -> int:
     return size
 
 
-class Full(ValueError):
-    """A value refused, and why: ``"budget"`` (over the whole budget) and ``"holder"`` (over a holder's cap) never
-    fit (``retry_after_s`` 0); ``"in use"``: every byte it needs is in recent use, and trying again in
-    ``retry_after_s`` seconds will work; ``"share"``: the budget is full, the value would take its client over an
-    equal share of it (``share`` bytes each for ``clients`` clients), and the bytes it needs are in use: trying
-    again in ``retry_after_s`` seconds works if no one uses them meanwhile."""
-
-    def __init__(self, why: str, limit: int, retry_after_s: int = 0, share: int = 0, clients: int = 0) -> None:
-        super().__init__(f"{why}: {limit} bytes" + (f", try again in {retry_after_s} s" if retry_after_s else ""))
-        self.why, self.limit, self.retry_after_s = why, limit, retry_after_s
-        self.share, self.clients = share, clients
+def _full(why: str, limit: int, retry_after_s: int = 0, share: int = 0, clients: int = 0) -> Full:
+    """A value refused, and why (:class:`~server.limits.Full`'s ``why``), in a budget's plain words: a caller that
+    shows it to a visitor words it (:mod:`server.own_store`)."""
+    said = f"{why}: {limit} bytes" + (f", try again in {retry_after_s} s" if retry_after_s else "")
+    return Full(said, retry_after_s, why, limit, share, clients)
 
 
 @dataclass
@@ -186,9 +181,9 @@ class Budget(Generic[K, V]):
         """
         size = self._size(value)
         if size > self.budget:
-            raise Full("budget", self.budget)
+            raise _full("budget", self.budget)
         if holder is not None and size > self.holder_bytes:
-            raise Full("holder", int(self.holder_bytes))
+            raise _full("holder", int(self.holder_bytes))
         with self._lock:
             now = self.clock()
             self._expire(now)
@@ -298,8 +293,8 @@ class Budget(Generic[K, V]):
                 break
         retry_s = max(1, math.ceil(retry - now))
         if over_share:
-            return Full("share", self.budget, retry_s, int(share), clients)
-        return Full("in use", self.budget, retry_s)
+            return _full("share", self.budget, retry_s, int(share), clients)
+        return _full("in use", self.budget, retry_s)
 
     def get_or_compute(self, key: K, compute: Callable[[], V], client: Hashable = None) -> V:
         """The value for ``key``, computed by ``compute()`` (once, whoever else asks meanwhile) on a miss.

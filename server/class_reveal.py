@@ -17,8 +17,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
 from server import poll
+from server.limits import StoreDown
 from server.process_store import store
-from server.store import StoreDown
 
 REVEAL_PATH = "/api/class/{code}/reveal"
 _NONE = {"Cache-Control": "no-store"}

@@ -41,10 +41,9 @@ from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from server import check
-from server.limits import Limits
+from server.limits import Limits, StoreDown
 from server.poll import REFUSED as VOTE_REFUSED
 from server.poll import Room
-from server.store import StoreDown
 
 _log = logging.getLogger(__name__)
 LOOK_S = 0.5  # how often the hub reads each streamed room

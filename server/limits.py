@@ -17,7 +17,10 @@ the host's core count (:func:`server.cpus.usable_cpus`).
 
 What a limit says when it bites is here too, for every room that enforces one:
 :class:`Busy` (refused: why, and when to try again), :class:`Waiting` (a place
-in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped).
+in a queue), :class:`OverBudget` and :class:`Yielded` (an action stopped); and
+the one hierarchy of refusals raised, :class:`Refused`: busy (:class:`BusyError`,
+try again later), full (:class:`Full`, no room) and down (:class:`StoreDown`, the
+shared store can't be reached; :class:`StoreFull`, it refused a write for want of room).
 Whom the limits are counted against is :mod:`server.who`: a *client* (a
 browser) and an *address* (hashed, public ones only).
 """
@@ -74,17 +77,20 @@ class Limits:
     own_data_ttl_s: float = 3600.0  # a matrix unused this long is dropped
     own_data_protect_s: float = 120.0  # a matrix used this recently is never dropped for another's
     shared_bytes_per_client: int = 64 * MIB  # grids a client stores for links per quota window: eight of the largest
-    # The class poll (server.rooms)
+    # The class poll (server.poll's rules, kept by server.store)
+    idle_s: int = 6 * 3600  # a room and its votes expire this long after their last write
     max_voters: int = 2000  # voters one round counts; a new voter past them is refused
     voters_per_client: int = 5  # voter ids one browser may vote as in a room: a shared classroom computer
     voters_per_address: int = 60  # voters past each browser's first one address may vote as in a room, at first
     voters_per_s: float = 1.0  # and these more each second after the room opened: they grow as students arrive
     votes_per_rate_window: int = 30  # votes one voter may send per rate window in one room
-    rate_window_s: float = 60.0
+    rate_window_s: int = 60  # whole seconds, as Redis's EXPIRE takes them
     rooms_per_client: int = 5  # rooms one browser may open per open window: its first is never the address's
     rooms_per_address: int = 30  # a browser's further rooms, of one address, per open window: a campus's NAT
-    open_window_s: float = 60.0
+    open_window_s: int = 60
     max_rooms: int = 10_000  # rooms the in-memory store holds at once; a new one past them is refused
+    take_s: int = 5 * 60  # a take code is gone this long after it was made, used or not
+    max_hosts: int = 3  # further presenter browsers a room takes: a lecturer's phone, laptop and the podium's PC
     quota_window_s: float = 3600.0  # the window shared_bytes_per_client is counted over
     # The class stream (server.events): rooms' public states as Server-Sent Events (ui/poll/routes.py)
     streams_per_client: int = 8  # streams one proved browser holds open at once: a phone's page, a projector, tabs
@@ -111,11 +117,16 @@ class Limits:
     stage_window_s: float = 4.0  # a quarter of a core: a 1024 x 1024 drag's 4 s of answers (25 ms each), then reruns
     # The shared store (server.store): what one visitor can put there must not crowd out a class
     shared_grid_bytes: int = 96 * MIB  # grids all clients keep for links at once, in the store: eleven of the largest
+    blob_ttl_s: int = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
 
-    # The spans a budget is counted over, and the proof's price: no limit themselves, so off() keeps them.
+    # The spans a budget is counted over, how long the store keeps things, and the proof's price: no limit
+    # themselves, so off() keeps them.
     WINDOWS: ClassVar[tuple[str, ...]] = (
         "proof_work",
         "proof_doublings",
+        "idle_s",
+        "take_s",
+        "blob_ttl_s",
         "window_s",
         "rate_window_s",
         "open_window_s",
@@ -207,12 +218,52 @@ class Waiting:
         return f"Waiting for a turn on this shared server: {ahead}, in about {self.eta_s} s."
 
 
-class BusyError(RuntimeError):
-    """Raised where a :class:`Busy` can't be shown, such as a download built in the background."""
+class Refused(RuntimeError):
+    """A limit, or the shared store, said no. The message is the sentence it is said in; ``retry_after_s``, when
+    trying again may work (0: waiting won't help). Catch a kind, never this: each is handled its own way."""
+
+    def __init__(self, sentence: str, retry_after_s: int = 0) -> None:
+        super().__init__(sentence)
+        self.retry_after_s = retry_after_s
+
+
+class BusyError(Refused):
+    """Busy: try again later. Raised where a :class:`Busy` can't be shown, such as a download built in the
+    background."""
 
     def __init__(self, busy: Busy) -> None:
-        super().__init__(busy.message)
+        super().__init__(busy.message, busy.retry_after_s)
         self.busy = busy
+
+
+class Full(Refused):
+    """No room: a value over a bound this server keeps, in its memory (:class:`server.budget.Budget`, the
+    visitors' matrices of :mod:`server.own_store`) or for links (the shared grids' cap, :mod:`server.own_share`).
+
+    ``why`` names the bound for a caller that words it: "budget" (over the whole budget) and "holder" (over a
+    holder's cap) never fit; "in use": every byte it needs is in recent use, and trying again in
+    ``retry_after_s`` seconds will work; "share": the budget is full, the value would take its client over an
+    equal share of it (``share`` bytes each for ``clients`` clients), and the bytes it needs are in use.
+    ``limit`` is the bound's bytes.
+    """
+
+    def __init__(
+        self, sentence: str, retry_after_s: int = 0, why: str = "", limit: int = 0, share: int = 0, clients: int = 0
+    ) -> None:
+        super().__init__(sentence, retry_after_s)
+        self.why, self.limit, self.share, self.clients = why, limit, share, clients
+
+
+class StoreDown(Refused):
+    """Down: the shared store can't be reached now (Redis down or unreachable, or just restarted)."""
+
+
+class StoreFull(StoreDown):
+    """Redis refused a write: it holds its ``maxmemory`` and evicts nothing (``noeviction``, deploy/k8s/redis.yaml).
+
+    Reads still work and nothing it held is lost. It is a :class:`StoreDown`, so a caller that only knows that
+    still copes; one that knows this can say it truly (``text.FULL``).
+    """
 
 
 class OverBudget(RuntimeError):
@@ -238,9 +289,5 @@ class Yielded(OverBudget):
         self.action, self.spent_s, self.budget_s = action, ran_s, share_s
 
 
-class QuotaExceeded(RuntimeError):
+class QuotaExceeded(Refused):
     """An upload refused: the message says why and when to try again."""
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s

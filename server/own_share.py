@@ -11,9 +11,9 @@ limits (the explorer's largest grid, as for an upload) and every value for
 finiteness; nothing is ever unpickled. The largest grid (1024 × 1024) is
 :data:`MAX_BYTES`, the size limit.
 
-A client (a browser) may store :data:`QUOTA_BYTES` an hour (:func:`new_quota`,
+A client (a browser) may store ``Limits.shared_bytes_per_client`` an hour (:func:`new_quota`,
 counted where the shared store is); a grid stored already, by anyone, costs
-nothing and renews its time-to-live (:data:`server.store.BLOB_TTL_S`).
+nothing and renews its time-to-live (the store's ``limits.blob_ttl_s``).
 All clients' grids together are capped in the store itself, and shared fairly between addresses and clients
 (:mod:`server.store_blobs`).
 Pure: no Streamlit.
@@ -28,24 +28,17 @@ import numpy as np
 from limits.storage import Storage
 
 from lnviz.views.state import BATCH, FEATURES
-from server.limits import Limits
+from server.limits import MIB, Full, Limits
 from server.own_store import content_id
 from server.quota import Quota
-from server.store import BLOB_TTL_S, Store
+from server.store import Store
 
 MAGIC = b"lnvizx1\0"  # what the bytes are, and their format's version
 _SHAPE = struct.Struct("<II")  # B, H
 HEADER_BYTES = len(MAGIC) + _SHAPE.size
 MAX_ROWS, MAX_COLS = BATCH.hi, FEATURES.hi  # the explorer's largest grid, which is also the upload's
 MAX_BYTES = HEADER_BYTES + MAX_ROWS * MAX_COLS * 8  # 8 MiB
-QUOTA_BYTES = Limits.shared_bytes_per_client  # a client's grids stored per window: eight of the largest
-QUOTA_WINDOW_S = int(Limits.quota_window_s)
-TTL_S = BLOB_TTL_S
 ID = re.compile(r"[0-9a-f]{32}")  # content_id's form: 128 bits of SHA-256, in hex
-
-
-class Full(RuntimeError):
-    """The store holds as many shared grids as it takes (``Caps.shared_grid_bytes``, all clients together)."""
 
 
 class BadGrid(ValueError):
@@ -97,17 +90,21 @@ def _key(grid_id: str) -> str:
     return f"own:{grid_id}"
 
 
-def new_quota(storage: Storage | None = None, amount: int = QUOTA_BYTES, window_s: int = QUOTA_WINDOW_S) -> Quota:
+def new_quota(
+    storage: Storage | None = None,
+    amount: int = Limits.shared_bytes_per_client,
+    window_s: int = int(Limits.quota_window_s),
+) -> Quota:
     """The bytes each client may store per window, counted in ``storage`` (this process's memory by default)."""
     return Quota("own-share", amount, window_s, storage, exact=False)
 
 
 def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str = "") -> str | None:
-    """Keep x (B, H) in ``store`` for :data:`TTL_S`, charged to ``client`` (of ``address``) in ``quota``: its id, or
-    None when the client's quota for the window is used. Raises :class:`Full` when the store's grids are at their
-    cap and this grid would make its client or address the largest holder (the client's quota is charged all the
-    same: a script gains nothing by trying), and
-    :class:`~server.store.StoreDown` when the store can't be reached."""
+    """Keep x (B, H) in ``store`` for its ``limits.blob_ttl_s``, charged to ``client`` (of ``address``) in
+    ``quota``: its id, or None when the client's quota for the window is used. Raises :class:`~server.limits.Full`
+    when the store's grids (``shared_grid_bytes``, all clients together) are at their cap and this grid would make
+    its client or address the largest holder (the client's quota is charged all the same: a script gains nothing by
+    trying), and :class:`~server.limits.StoreDown` when the store can't be reached."""
     data = to_bytes(x)
     key = _key(grid_id := content_id(x))
     if store.renew_blob(key):  # held already, by anyone: free
@@ -115,14 +112,14 @@ def share(store: Store, quota: Quota, x: np.ndarray, client: str, address: str =
     if not quota.hit(client, len(data)):
         return None
     if not store.put_blob(key, data, client, address):
-        raise Full(f"the store holds {store.caps.shared_grid_bytes // 2**20} MiB of shared grids")
+        raise Full(f"This server holds as many shared grids as it keeps ({store.limits.shared_grid_bytes // MIB} MiB).")
     return grid_id
 
 
 def load(store: Store, grid_id: str) -> np.ndarray | None:
     """The grid ``grid_id`` from ``store``, or None: never stored, expired, or not what its id says.
 
-    Raises :class:`~server.store.StoreDown` when the store can't be reached.
+    Raises :class:`~server.limits.StoreDown` when the store can't be reached.
     """
     data = store.get_blob(_key(grid_id))
     if data is None:

@@ -15,8 +15,8 @@ and however often, in a budget of bytes (:func:`new`) that counts it:
   recently used ones put more than ``protect_s`` seconds ago (a rerun that
   shows a matrix does not renew that: 16 sessions that kept rerunning held
   the whole budget for as long as they liked, and refused a newcomer's
-  2 × 3 paste); if none may go, it is refused with :class:`StoreFull`, which
-  says when trying again will work;
+  2 × 3 paste); if none may go, it is refused with :class:`~server.limits.Full`,
+  whose sentence says when trying again will work;
 - in time (``ttl_s``): a matrix no one has used for that long is dropped.
 
 A visitor whose matrix was dropped finds the budget's ``get`` answering None,
@@ -32,20 +32,11 @@ from collections.abc import Callable
 
 import numpy as np
 
-from server.budget import MIB, Budget, Full
-from server.limits import Limits
+from server.budget import MIB, Budget
+from server.limits import Full, Limits
 
 # The defaults are the limits' (LNVIZ_OWN_DATA_MIB sets the budget; ui.labs.own_data builds the store from limits.current()).
 TTL_S = Limits.own_data_ttl_s  # a matrix unused this long is dropped
-
-
-class StoreFull(ValueError):
-    """A matrix refused: over a session's share, or every byte of the budget is in recent use. The message says
-    which, and when to try again (``retry_after_s``, 0: never)."""
-
-    def __init__(self, message: str, retry_after_s: int) -> None:
-        super().__init__(message)
-        self.retry_after_s = retry_after_s
 
 
 def content_id(x: np.ndarray) -> str:
@@ -74,7 +65,8 @@ def new(
 
 def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray, client: str | None = None) -> str:
     """Keep ``x`` (B, H) in ``store`` for ``session`` of ``client`` (:func:`server.who.client`; the session
-    itself by default); its id. Raises :class:`StoreFull` when there is no room now.
+    itself by default); its id. Raises :class:`~server.limits.Full` when there is no room now, in a sentence
+    that says why and when to try again (``retry_after_s``, 0: never).
 
     A matrix already held (by anyone) is not stored again. The session's older
     matrices are released first if the new one would take it over its share.
@@ -84,7 +76,7 @@ def put(store: Budget[str, np.ndarray], session: str, x: np.ndarray, client: str
     try:
         store.put(key, x, session, client)
     except Full as full:
-        raise StoreFull(_sentence(full, x.nbytes), full.retry_after_s) from None
+        raise Full(_sentence(full, x.nbytes), full.retry_after_s) from None
     return key
 
 

@@ -13,8 +13,9 @@ cookie of the browser's, :mod:`ui.poll.classroom`); nothing else about a person 
 kept. The presenter's secret is kept only as its SHA-256.
 
 Where rooms and votes are kept, atomically and with an expiry, is
-:mod:`server.store`; it applies these rules. The numbers below are its
-defaults (:class:`server.store.Caps`).
+:mod:`server.store`; it applies these rules, with the numbers of the
+:class:`~server.limits.Limits` it holds (``store.limits``), which a refusal's
+sentence names too (:func:`said`).
 
 One visitor can neither fill the store nor a class's round. A *client* is a
 proved browser (:mod:`server.proof`: one that kept the signed cookie
@@ -23,17 +24,17 @@ the server gave it; a session without one opens and votes nothing) and an
 can't see counted as one (:func:`server.who.counted`); the caller passes
 both, "" for a limit it does not apply.
 
-- Opening rooms: a client may open :data:`ROOMS_PER_CLIENT` rooms per
-  :data:`OPEN_WINDOW_S` (a minute); its first of the window is its own, and
-  only its further rooms count against its address's :data:`ROOMS_PER_ADDRESS`
+- Opening rooms: a client may open ``rooms_per_client`` rooms per
+  ``open_window_s`` (a minute); its first of the window is its own, and
+  only its further rooms count against its address's ``rooms_per_address``
   (many lecturers may share a campus's address), so a proved browser can
   always open a room, whatever others at its address did. The in-process
-  store holds at most :data:`MAX_ROOMS` rooms at once.
-- Voting: a client may vote as :data:`VOTERS_PER_CLIENT` voter ids in one room
+  store holds at most ``max_rooms`` rooms at once.
+- Voting: a client may vote as ``voters_per_client`` voter ids in one room
   (a shared classroom computer serves a few students). Its first voter is its
   own; its further voters count against its address's places in the room,
-  :data:`VOTERS_PER_ADDRESS` at first and one more every
-  ``1 / VOTERS_PER_S`` seconds after the room opened: they grow as students
+  ``voters_per_address`` at first and one more every
+  ``1 / voters_per_s`` seconds after the room opened: they grow as students
   arrive. A script that wants many voters needs many proved clients, each paid
   for with a proof of work (:mod:`server.proof`).
 - The door (:attr:`Room.shut`): once the class is in, the presenter may close
@@ -43,9 +44,9 @@ both, "" for a limit it does not apply.
 The presenter's further devices: a presenter may take the room to another
 browser (a phone, the podium's PC) with a one-time *take code*: :data:`TAKE_LENGTH`
 characters of :data:`CODE_ALPHABET`, drawn from the CSPRNG, kept only as its
-SHA-256, used once, gone after :data:`TAKE_S`, one live per room. The browser
+SHA-256, used once, gone after ``take_s``, one live per room. The browser
 that uses it gets a secret of its own, whose SHA-256 joins the room's
-(:attr:`Room.hosts`, at most :data:`MAX_HOSTS`); the browser that started the
+(:attr:`Room.hosts`, at most ``max_hosts``); the browser that started the
 room may sign them all out. A take code is never the room's code.
 """
 
@@ -59,33 +60,10 @@ from dataclasses import dataclass, replace
 from typing import Protocol
 
 from server import check
-from server.limits import Limits
+from server.limits import Limits, Refused
 
-IDLE_S = 6 * 3600  # a room and its votes expire this long after their last write
 CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L: read off a projector and typed on a phone
 CODE_LENGTH = 8  # 31**8 ≈ 8.5e11 codes: 39 bits
-RATE_VOTES, RATE_WINDOW_S = (
-    Limits.votes_per_rate_window,
-    int(Limits.rate_window_s),
-)  # a voter may send this many votes per window in one room; a flood is refused
-MAX_VOTERS = (
-    Limits.max_voters
-)  # voters one round counts; a new voter past them is refused (a room is a class, not the internet)
-VOTERS_PER_CLIENT = (
-    Limits.voters_per_client
-)  # voter ids one browser may vote as in a room: a shared classroom computer, not a crowd
-VOTERS_PER_ADDRESS = (
-    Limits.voters_per_address
-)  # further voter ids (past each client's first) one address may vote as in a room, at first
-VOTERS_PER_S = Limits.voters_per_s  # then one more each 1 / this seconds after the room opened
-ROOMS_PER_CLIENT, OPEN_WINDOW_S = (
-    Limits.rooms_per_client,
-    int(Limits.open_window_s),
-)  # rooms one browser may open per window: a lecturer's every section
-ROOMS_PER_ADDRESS = (
-    Limits.rooms_per_address
-)  # rooms one address may open per window: a campus of lecturers behind one NAT address
-MAX_ROOMS = Limits.max_rooms  # rooms the in-process store holds at once; a new one past them is refused
 ACTIONS = ("reveal", "again", "answer", "next", "close", "shut", "reopen", "hide", "show", *check.ACTIONS)
 PHASES = ("ask", "reveal", "answer", "done")
 
@@ -98,7 +76,7 @@ REFUSED = {
     "revealed": "The answers to this question have been revealed: it no longer takes answers.",
     "flood": "Too many answers in a short time: wait a minute, then answer again.",
     "full": "This round has as many voters as a room takes.",
-    "crowded": f"This browser has already answered as {VOTERS_PER_CLIENT} different voters in this room, the most "
+    "crowded": "This browser has already answered as {voters_per_client} different voters in this room, the most "
     "one device may: answer from your own phone.",
     "network": "Many voters from your network have answered on devices that answered as someone else already: "
     "answer from your own phone, or wait a minute.",
@@ -107,35 +85,39 @@ REFUSED = {
 # What opening a room came to: CREATED, "taken" (the code is another room's: draw again), or why it was refused.
 CREATED = "created"
 OPEN_REFUSED = {
-    "many": f"You have opened {ROOMS_PER_CLIENT} rooms in the last minute, the most one browser may. A room stays "
+    "many": "You have opened {rooms_per_client} rooms in the last minute, the most one browser may. A room stays "
     "open for 6 idle hours: go back to one you opened, or start another in a minute.",
-    "network": f"{ROOMS_PER_ADDRESS} rooms have been opened from your network in the last minute. Try again in a "
+    "network": "{rooms_per_address} rooms have been opened from your network in the last minute. Try again in a "
     "minute.",
     "full": "This server holds as many class rooms as it can just now. Try again later.",
 }
 
 # Taking a room to another browser: a take code, and what using one came to: TAKEN, or why it was refused.
 TAKE_LENGTH = 12  # 31**12 ≈ 7.9e17 codes: 59 bits, typed on a podium's PC if it has no camera
-TAKE_S = 5 * 60  # a take code is gone this long after it was made, used or not
-MAX_HOSTS = 3  # further presenter browsers a room takes: a lecturer's phone, laptop and the podium's PC
 TAKEN = "taken"
 TAKE_REFUSED = {
     "used": "This presenter's code has been used, has expired or was never made. Make a new one on the "
     "presenter's screen: each works once, for 5 minutes.",
     "unknown": "The room this presenter's code was made for is closed or has expired.",
-    "many": f"This room is already presented from {MAX_HOSTS} further devices, the most it takes: sign them out "
+    "many": "This room is already presented from {max_hosts} further devices, the most it takes: sign them out "
     "on the screen that started the room, then use this code again.",
 }
 
 
-class OpenRefused(RuntimeError):
+def said(sentences: Mapping[str, str], why: str, limits: Limits) -> str:
+    """The sentence ``sentences[why]`` (:data:`REFUSED`, :data:`OPEN_REFUSED`, :data:`TAKE_REFUSED`) with the numbers
+    of ``limits`` (the store's) in it: a sentence names its number as the field of :class:`Limits` it is."""
+    return sentences[why].format_map(vars(limits))
+
+
+class OpenRefused(Refused):
     """A room was not opened: too many lately from this client or address, or the store is full.
 
-    ``why`` is a key of :data:`OPEN_REFUSED`; the message is its sentence.
+    ``why`` is a key of :data:`OPEN_REFUSED`; the message is its sentence, with the numbers of ``limits``.
     """
 
-    def __init__(self, why: str) -> None:
-        super().__init__(OPEN_REFUSED[why])
+    def __init__(self, why: str, limits: Limits) -> None:
+        super().__init__(said(OPEN_REFUSED, why, limits))
         self.why = why
 
 
@@ -258,6 +240,8 @@ def valid_code(text: object, length: int = CODE_LENGTH) -> str | None:
 class Opens(Protocol):
     """What :func:`open_room` needs of a store: :class:`server.store.Store` is one."""
 
+    limits: Limits
+
     def create(self, room: Room, client: str = "", address: str = "") -> str: ...
 
 
@@ -271,7 +255,7 @@ def open_room(store: Opens, questions: tuple[str, ...], client: str = "", addres
         if outcome == CREATED:
             return room, secret
         if outcome in OPEN_REFUSED:
-            raise OpenRefused(outcome)
+            raise OpenRefused(outcome, store.limits)
     raise RuntimeError("16 random room codes in a row were taken")  # 39 bits: never, unless the CSPRNG is broken
 
 

@@ -3,12 +3,11 @@ process's memory. The class poll keeps its rooms in it, and a link to your own d
 
 from __future__ import annotations
 
-import dataclasses
 import functools
 import os
 
 from server import limits
-from server.store import Caps, RedisStore, Store, from_env
+from server.store import RedisStore, Store, from_env
 
 _store: Store | None = None  # a test's store, in place of the process's
 
@@ -16,7 +15,7 @@ _store: Store | None = None  # a test's store, in place of the process's
 @functools.cache
 def _process_store() -> Store:
     """This process's store, made on first use from the environment, within this process's limits."""
-    return from_env(os.environ, **dataclasses.asdict(Caps.of(limits.current())))
+    return from_env(os.environ, limits.current())
 
 
 def store() -> Store:

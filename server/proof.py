@@ -35,9 +35,8 @@ import altcha
 from itsdangerous import BadSignature, TimestampSigner
 from limits.storage import Storage
 
-from server.limits import Limits
+from server.limits import Limits, StoreDown
 from server.quota import Quota
-from server.store import StoreDown
 
 COOKIE = "lnviz_proof"
 SECRET_ENV = "LNVIZ_SECRET"  # every replica of a deployment must be given the same

@@ -29,8 +29,7 @@ from limits.errors import StorageError
 from limits.storage import Storage, storage_from_string
 from limits.strategies import MovingWindowRateLimiter, SlidingWindowCounterRateLimiter
 
-from server.limits import MIB, Limits, QuotaExceeded
-from server.store import StoreDown, StoreFull
+from server.limits import MIB, Limits, QuotaExceeded, StoreDown, StoreFull
 
 REDIS_ENV = "LNVIZ_REDIS_URL"
 MEMORY = "memory://"
@@ -58,7 +57,7 @@ class Quota:
 
     ``exact``: a moving window (counts); else a sliding window counter (bytes). ``name`` keeps two quotas on one
     storage apart. Thread-safe, as ``limits``'s storages are. A storage that can't be reached raises
-    :class:`~server.store.StoreDown`.
+    :class:`~server.limits.StoreDown`.
     """
 
     def __init__(self, name: str, amount: int, window_s: int, storage: Storage | None = None, exact: bool = True):

@@ -7,7 +7,7 @@ the bytes a visitor shares by a link (:mod:`server.own_share`). One interface, :
 
 Every write is atomic (a lock here, one Lua script in Redis), and everything expires: a room and its votes
 ``idle_s`` after their last write, a blob ``blob_ttl_s`` after it was last stored. Those numbers and the poll's
-limits are a store's :class:`Caps`, keyword arguments of either backend.
+are fields of the :class:`~server.limits.Limits` either backend is given whole (``MemoryStore(limits)``).
 
 Redis's keys, all under ``lnviz:``: ``room:{code}`` (a hash: the room), ``votes:{code}:{index}:{round}`` (a hash:
 voter → choice), ``rate:{code}:{voter}`` (a counter: votes and check answers this voter sent in the last ``rate_window_s``),
@@ -28,11 +28,10 @@ import logging
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, fields
 from typing import Protocol
 
-from server import check, poll
-from server.limits import Limits
+from server import check
+from server.limits import Limits, StoreDown, StoreFull
 from server.poll import CHANGED, COUNTED, CREATED, Room, presenter_of, refusal
 from server.rate_log import RateLog
 from server.store_blobs import MemoryBlobs, RedisBlobs
@@ -41,57 +40,13 @@ from server.store_scripts import ACT_LUA, CHECK_VOTE_LUA, CREATE_LUA, VOTE_LUA
 
 _log = logging.getLogger(__name__)
 
-BLOB_TTL_S = 24 * 3600  # a grid shared by a link is kept this long after it was last stored
-
-
-@dataclass(frozen=True)
-class Caps:
-    """How long a store keeps things, and how much it lets a class, a browser (client) and an address do: keyword
-    arguments of both backends (``MemoryStore(max_voters=3)``), by default the poll's numbers and the blobs' above."""
-
-    idle_s: int = poll.IDLE_S
-    rate_votes: int = poll.RATE_VOTES
-    rate_window_s: int = poll.RATE_WINDOW_S
-    max_voters: int = poll.MAX_VOTERS
-    voters_per_client: int = poll.VOTERS_PER_CLIENT
-    voters_per_address: int = poll.VOTERS_PER_ADDRESS
-    voters_per_s: float = poll.VOTERS_PER_S
-    rooms_per_client: int = poll.ROOMS_PER_CLIENT
-    open_window_s: int = poll.OPEN_WINDOW_S
-    rooms_per_address: int = poll.ROOMS_PER_ADDRESS
-    max_rooms: int = poll.MAX_ROOMS  # the in-process store only: Redis is bounded by the opening windows
-    take_s: int = poll.TAKE_S  # a take code lives this long
-    max_hosts: int = poll.MAX_HOSTS  # further presenter browsers a room takes
-    blob_ttl_s: int = BLOB_TTL_S
-    shared_grid_bytes: int = Limits.shared_grid_bytes  # blobs held at once, all together (store_blobs)
-
-    @classmethod
-    def of(cls, limits: Limits) -> Caps:
-        """The caps ``limits`` sets, each its field of the same name (``LNVIZ_LIMITS=off`` lifts them too)."""
-        named = {f.name: "votes_per_rate_window" if f.name == "rate_votes" else f.name for f in fields(cls)}
-        kinds = {f.name: type(f.default) for f in fields(cls)}
-        return cls(**{cap: kinds[cap](getattr(limits, n)) for cap, n in named.items() if hasattr(limits, n)})
-
-
 RESTART_GRACE_S = 30  # a Redis up for less than this may still be loading: a room it lacks may yet come back
 
 
-class StoreDown(RuntimeError):
-    """The shared store can't be reached now (Redis down or unreachable)."""
-
-
-class StoreFull(StoreDown):
-    """Redis refused a write: it holds its ``maxmemory`` and evicts nothing (``noeviction``, deploy/k8s/redis.yaml).
-
-    Reads still work and nothing it held is lost; a caller that only knows :class:`StoreDown` still copes, one that
-    knows this can say it truly (``text.FULL``).
-    """
-
-
 class Store(Protocol):
-    """Rooms, votes and blobs, the same on both backends (``tests/test_store.py`` runs both), within its ``caps``."""
+    """Rooms, votes and blobs, the same on both backends (``tests/test_store.py`` runs both), within its ``limits``."""
 
-    caps: Caps
+    limits: Limits
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         """Store a new room opened by ``client`` from ``address`` ("": unknown, not limited): :data:`CREATED`,
@@ -180,8 +135,8 @@ class Store(Protocol):
 class MemoryStore(MemoryBlobs, MemoryHosts):
     """The embedded default: this process's memory, one lock. Expiry as Redis's: reset by each write."""
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic, **caps: int) -> None:
-        self.caps = Caps(**caps)
+    def __init__(self, limits: Limits | None = None, clock: Callable[[], float] = time.monotonic) -> None:
+        self.limits = Limits() if limits is None else limits
         self._clock = clock
         self._lock = threading.Lock()
         self._data: dict[str, tuple[float, object]] = {}  # key -> (expires at, value)
@@ -216,27 +171,27 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
         return sum(key.startswith("room:") for key in self._data)
 
     def create(self, room: Room, client: str = "", address: str = "") -> str:
-        caps = self.caps
+        lim = self.limits
         with self._lock:
             mine = self._get(f"opened:c:{client}") if client else None
-            if isinstance(mine, int) and mine >= caps.rooms_per_client:
+            if isinstance(mine, int) and mine >= lim.rooms_per_client:
                 return "many"
             # A client's first room of the window is its own; an opener the caller can't name has none.
             counted = bool(address) and (not client or isinstance(mine, int))
             if counted:
                 opened = self._get(f"opened:a:{address}")
-                if isinstance(opened, int) and opened >= caps.rooms_per_address:
+                if isinstance(opened, int) and opened >= lim.rooms_per_address:
                     return "network"
             if self._get(f"room:{room.code}") is not None:
                 return "taken"
-            if len(self._data) >= caps.max_rooms and self._rooms() >= caps.max_rooms:  # fewer keys: fewer rooms
+            if len(self._data) >= lim.max_rooms and self._rooms() >= lim.max_rooms:  # fewer keys: fewer rooms
                 return "full"
-            self._set(f"room:{room.code}", room, caps.idle_s)
-            self._set(f"born:{room.code}", self._clock(), caps.idle_s)
+            self._set(f"room:{room.code}", room, lim.idle_s)
+            self._set(f"born:{room.code}", self._clock(), lim.idle_s)
             if client:
-                self._incr(f"opened:c:{client}", caps.open_window_s)
+                self._incr(f"opened:c:{client}", lim.open_window_s)
             if counted:
-                self._incr(f"opened:a:{address}", caps.open_window_s)
+                self._incr(f"opened:a:{address}", lim.open_window_s)
             return CREATED
 
     def room(self, code: str) -> Room | None:
@@ -251,7 +206,7 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
                 return None
             changed = room.after(action)
             if changed is not None:
-                self._set(f"room:{code}", changed, self.caps.idle_s)
+                self._set(f"room:{code}", changed, self.limits.idle_s)
             return changed
 
     def vote(
@@ -268,30 +223,30 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
             key = f"votes:{code}:{index}:{round}"
             votes = self._get(key)
             votes = dict(votes) if isinstance(votes, dict) else {}
-            if voter not in votes and len(votes) >= self.caps.max_voters:
+            if voter not in votes and len(votes) >= self.limits.max_voters:
                 return "full"
             outcome = CHANGED if voter in votes else COUNTED
             votes[voter] = choice
-            self._set(key, votes, self.caps.idle_s)
+            self._set(key, votes, self.limits.idle_s)
             admitted()
             return outcome
 
     def _admit(self, code: str, room: Room, voter: str, client: str, address: str) -> str | Callable[[], None]:
         """The limits every answer of ``voter`` meets in ``room`` (under the lock): the rate, the door, the voters
         of its client and of its address. A refusal, or what records the voter once its answer is stored."""
-        caps = self.caps
+        lim = self.limits
         rate_key = f"rate:{code}:{voter}"
         sent = self._get(rate_key)
-        if isinstance(sent, int) and sent >= caps.rate_votes:
+        if isinstance(sent, int) and sent >= lim.votes_per_rate_window:
             return "flood"
-        self._incr(rate_key, caps.rate_window_s)
+        self._incr(rate_key, lim.rate_window_s)
         joined = self._get(f"joined:{code}")
         joined = dict(joined) if isinstance(joined, dict) else {}
         if room.shut and voter not in joined:
             return "door"
         mine = self._get(f"seen:{code}:c:{client}") if client else None
         mine = set(mine) if isinstance(mine, set) else set()
-        if client and voter not in mine and len(mine) >= caps.voters_per_client:
+        if client and voter not in mine and len(mine) >= lim.voters_per_client:
             return "crowded"
         # A client's first voter is its own; its further voters (and those of a sender the caller can't name)
         # take the address's places, which grow with the room's age.
@@ -303,11 +258,11 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
 
         def record() -> None:
             joined.setdefault(voter, self._clock())
-            self._set(f"joined:{code}", joined, caps.idle_s)
+            self._set(f"joined:{code}", joined, lim.idle_s)
             if client:
-                self._set(f"seen:{code}:c:{client}", mine | {voter}, caps.idle_s)
+                self._set(f"seen:{code}:c:{client}", mine | {voter}, lim.idle_s)
             if further:
-                self._set(f"seen:{code}:a:{address}", theirs | {voter}, caps.idle_s)
+                self._set(f"seen:{code}:a:{address}", theirs | {voter}, lim.idle_s)
 
         return record
 
@@ -315,8 +270,8 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
         """An address's places for further voters in room ``code`` now: they grow with the room's age, in whole
         seconds as Redis's clock counts it."""
         born = self._get(f"born:{code}")
-        age = int(self._clock() - born) if isinstance(born, float | int) else self.caps.idle_s
-        return self.caps.voters_per_address + self.caps.voters_per_s * age
+        age = int(self._clock() - born) if isinstance(born, float | int) else self.limits.idle_s
+        return self.limits.voters_per_address + self.limits.voters_per_s * age
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
         with self._lock:
@@ -352,13 +307,13 @@ class MemoryStore(MemoryBlobs, MemoryHosts):
             answers, voters = self._get(key), self._get(f"{key}:voters")
             answers = dict(answers) if isinstance(answers, dict) else {}
             voters = set(voters) if isinstance(voters, set) else set()
-            if voter not in voters and len(voters) >= self.caps.max_voters:
+            if voter not in voters and len(voters) >= self.limits.max_voters:
                 return "full"
             field = f"{voter}/{item}"
             outcome = CHANGED if field in answers else COUNTED
             answers[field] = choice
-            self._set(key, answers, self.caps.idle_s)
-            self._set(f"{key}:voters", voters | {voter}, self.caps.idle_s)
+            self._set(key, answers, self.limits.idle_s)
+            self._set(f"{key}:voters", voters | {voter}, self.limits.idle_s)
             admitted()
             return outcome
 
@@ -386,11 +341,15 @@ class RedisStore(RedisBlobs, RedisHosts):
     FULL_LOG_EVERY_S = 60.0  # a Redis at its maxmemory is logged once a minute, with how many writes it refused
 
     def __init__(
-        self, url: str, prefix: str = "lnviz:", clock: Callable[[], float] = time.monotonic, **caps: int
+        self,
+        url: str,
+        prefix: str = "lnviz:",
+        limits: Limits | None = None,
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         import redis
 
-        self.caps = Caps(**caps)
+        self.limits = Limits() if limits is None else limits
         self._full_log = RateLog(_log, self.FULL_LOG_EVERY_S, clock)  # a flood of refused writes: a line a minute
         self._errors = (redis.exceptions.ConnectionError, redis.exceptions.TimeoutError)
         self._full = redis.exceptions.OutOfMemoryError
@@ -422,9 +381,9 @@ class RedisStore(RedisBlobs, RedisHosts):
     def create(self, room: Room, client: str = "", address: str = "") -> str:
         keys = [f"{self._p}room:{room.code}", f"{self._p}opened:c:{client}", f"{self._p}opened:a:{address}"]
         keys.append(f"{self._p}born:{room.code}")
-        caps = self.caps
-        args: list[object] = [caps.idle_s, caps.open_window_s, caps.rooms_per_client if client else 0]
-        args.append(caps.rooms_per_address if address else 0)
+        lim = self.limits
+        args: list[object] = [lim.idle_s, lim.open_window_s, lim.rooms_per_client if client else 0]
+        args.append(lim.rooms_per_address if address else 0)
         args += [part for field in room.to_fields().items() for part in field]
         return _text(self._call(lambda: self._create(keys=keys, args=args)))
 
@@ -445,7 +404,7 @@ class RedisStore(RedisBlobs, RedisHosts):
         args = [str(version)]
         # Not its hosts: a take or a sign-out between this read and the script would be lost (store_hosts).
         args += [part for name, value in changed.to_fields().items() if name != "hosts" for part in (name, value)]
-        args.append(str(self.caps.idle_s))
+        args.append(str(self.limits.idle_s))
         key = f"{self._p}room:{code}"
         return changed if self._call(lambda: self._act(keys=[key], args=args)) else None
 
@@ -455,10 +414,10 @@ class RedisStore(RedisBlobs, RedisHosts):
         keys = [f"{self._p}room:{code}", f"{self._p}votes:{code}:{index}:{round}", f"{self._p}rate:{code}:{voter}"]
         keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
         keys += [f"{self._p}joined:{code}", f"{self._p}born:{code}"]
-        caps = self.caps
-        args = [voter, str(index), str(round), choice, caps.idle_s, caps.rate_votes, caps.rate_window_s]
-        args += [caps.max_voters, caps.voters_per_client if client else 0, caps.voters_per_address if address else 0]
-        args.append(repr(float(caps.voters_per_s)))
+        lim = self.limits
+        args = [voter, str(index), str(round), choice, lim.idle_s, lim.votes_per_rate_window, lim.rate_window_s]
+        args += [lim.max_voters, lim.voters_per_client if client else 0, lim.voters_per_address if address else 0]
+        args.append(repr(float(lim.voters_per_s)))
         return _text(self._call(lambda: self._vote(keys=keys, args=args)))
 
     def votes(self, code: str, index: int, round: int) -> dict[str, str]:
@@ -491,10 +450,10 @@ class RedisStore(RedisBlobs, RedisHosts):
         keys = [f"{self._p}room:{code}", f"{self._p}check:{code}:{phase}", f"{self._p}rate:{code}:{voter}"]
         keys += [f"{self._p}seen:{code}:c:{client}", f"{self._p}seen:{code}:a:{address}"]
         keys += [f"{self._p}joined:{code}", f"{self._p}born:{code}", f"{self._p}check:{code}:{phase}:voters"]
-        caps = self.caps
-        args = [voter, phase, item, choice, caps.idle_s, caps.rate_votes, caps.rate_window_s]
-        args += [caps.max_voters, caps.voters_per_client if client else 0, caps.voters_per_address if address else 0]
-        args += [repr(float(caps.voters_per_s)), ",".join(check.closing_steps(phase))]
+        lim = self.limits
+        args = [voter, phase, item, choice, lim.idle_s, lim.votes_per_rate_window, lim.rate_window_s]
+        args += [lim.max_voters, lim.voters_per_client if client else 0, lim.voters_per_address if address else 0]
+        args += [repr(float(lim.voters_per_s)), ",".join(check.closing_steps(phase))]
         return _text(self._call(lambda: self._check_vote(keys=keys, args=args)))
 
     def check_answers(self, code: str, phase: str) -> dict[str, dict[str, str]]:
@@ -532,7 +491,7 @@ def _text(reply: object) -> str:
     return reply.decode() if isinstance(reply, bytes) else str(reply)
 
 
-def from_env(environ: Mapping[str, str], **caps: int) -> Store:
-    """Redis when ``LNVIZ_REDIS_URL`` is set, else this process's memory; either within ``caps`` (:class:`Caps`)."""
+def from_env(environ: Mapping[str, str], limits: Limits | None = None) -> Store:
+    """Redis when ``LNVIZ_REDIS_URL`` is set, else this process's memory; either within ``limits``."""
     url = environ.get("LNVIZ_REDIS_URL", "").strip()
-    return RedisStore(url, **caps) if url else MemoryStore(**caps)
+    return RedisStore(url, limits=limits) if url else MemoryStore(limits)

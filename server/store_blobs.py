@@ -2,7 +2,7 @@
 
 Own-data shares once filled Redis (issue 30, attack 1: four sessions without cookies stored 30 grids of 8 MiB in
 7 s), and Redis then evicted a class's room and votes. So the store itself holds at most ``shared_grid_bytes`` of
-blobs at once (a field of :class:`server.store.Caps`, ``Limits.shared_grid_bytes``), well under Redis's
+blobs at once (``Limits.shared_grid_bytes``, of the store's :class:`~server.limits.Limits`), well under Redis's
 ``maxmemory`` (deploy/k8s/redis.yaml), and that Redis evicts nothing (``noeviction``): a room or a vote is never
 dropped to make room for a grid.
 
@@ -136,21 +136,21 @@ class MemoryBlobs:
             files, addresses = self._blobs()
             addresses.setdefault(client, address)
             total = sum(f.nbytes for f in files)
-            gone = make_room(files, addresses, client, len(data), self.caps.shared_grid_bytes)
-            if total - sum(f.nbytes for f in gone) + len(data) > self.caps.shared_grid_bytes:
+            gone = make_room(files, addresses, client, len(data), self.limits.shared_grid_bytes)
+            if total - sum(f.nbytes for f in gone) + len(data) > self.limits.shared_grid_bytes:
                 return False
             for f in gone:
                 del self._data[f"blob:{f.file_id}"], self._data[f"owner:{f.file_id}"]
-            self._set(f"blob:{key}", bytes(data), self.caps.blob_ttl_s)
-            self._set(f"owner:{key}", (client, address), self.caps.blob_ttl_s)
+            self._set(f"blob:{key}", bytes(data), self.limits.blob_ttl_s)
+            self._set(f"owner:{key}", (client, address), self.limits.blob_ttl_s)
             return True
 
     def renew_blob(self, key: str) -> bool:
         with self._lock:
             found, owner = self._get(f"blob:{key}"), self._get(f"owner:{key}")
             if found is not None:
-                self._set(f"blob:{key}", found, self.caps.blob_ttl_s)
-                self._set(f"owner:{key}", owner, self.caps.blob_ttl_s)
+                self._set(f"blob:{key}", found, self.limits.blob_ttl_s)
+                self._set(f"owner:{key}", owner, self.limits.blob_ttl_s)
             return found is not None
 
     def get_blob(self, key: str) -> bytes | None:
@@ -176,12 +176,12 @@ class RedisBlobs:
 
     def put_blob(self, key: str, data: bytes, client: str = "", address: str = "") -> bool:
         put, _ = self._blob_scripts
-        args = [key, data, self.caps.blob_ttl_s, self.caps.shared_grid_bytes, client, address]
+        args = [key, data, self.limits.blob_ttl_s, self.limits.shared_grid_bytes, client, address]
         return bool(self._call(lambda: put(keys=self._blob_keys(key), args=args)))
 
     def renew_blob(self, key: str) -> bool:
         _, renew = self._blob_scripts
-        args = [key, self.caps.blob_ttl_s]
+        args = [key, self.limits.blob_ttl_s]
         return bool(self._call(lambda: renew(keys=self._blob_keys(key), args=args)))
 
     def get_blob(self, key: str) -> bytes | None:

@@ -3,9 +3,9 @@
 A lecturer's second device (a phone beside the projector, the podium's PC) presents the same room: its own view,
 with the share of the class that is right and the buttons. Taking the room there is a deliberate act: the
 presenter makes a *take code* (:func:`server.poll.hand_over`), which the store keeps only as its SHA-256,
-for ``take_s`` (:data:`server.poll.TAKE_S`), one live code per room (a new one ends the last); a browser
-that uses it (:func:`server.poll.take_over`) gets a secret of its own, whose SHA-256 joins the room's
-``hosts``, at most ``max_hosts`` of them, and the code is gone. The browser that started the room may sign the
+for ``take_s`` (a field of the store's :class:`~server.limits.Limits`), one live code per room (a new one ends the
+last); a browser that uses it (:func:`server.poll.take_over`) gets a secret of its own, whose SHA-256 joins the
+room's ``hosts``, at most ``max_hosts`` of them, and the code is gone. The browser that started the room may sign the
 others out. Both browsers then act on the room through the store, at the version each drew, as two tabs do.
 
 Both backends are mixins of the store's classes (:class:`server.store.MemoryStore` and ``RedisStore``),
@@ -73,8 +73,8 @@ class MemoryHosts:
             if not isinstance(room, Room) or room.closed or not presenter_of(room, secret):
                 return False
             self._forget_take(code)
-            self._set(f"take:{take_sha}", code, self.caps.take_s)
-            self._set(f"taking:{code}", take_sha, self.caps.take_s)
+            self._set(f"take:{take_sha}", code, self.limits.take_s)
+            self._set(f"taking:{code}", take_sha, self.limits.take_s)
             return True
 
     def take_over(self, take_sha: str, secret_sha: str) -> tuple[str, str | None]:
@@ -85,10 +85,10 @@ class MemoryHosts:
             room = self._get(f"room:{code}")
             if not isinstance(room, Room) or room.closed:
                 return "unknown", None
-            if len(room.hosts) >= self.caps.max_hosts:
+            if len(room.hosts) >= self.limits.max_hosts:
                 return "many", None
             self._forget_take(code)
-            self._set(f"room:{code}", replace(room, hosts=(*room.hosts, secret_sha)), self.caps.idle_s)
+            self._set(f"room:{code}", replace(room, hosts=(*room.hosts, secret_sha)), self.limits.idle_s)
             return TAKEN, code
 
     def sign_out(self, code: str, secret: str) -> bool:
@@ -117,12 +117,12 @@ class RedisHosts:
     def hand_over(self, code: str, secret: str, take_sha: str) -> bool:
         hand, _, _ = self._host_scripts
         keys = [f"{self._p}room:{code}", f"{self._p}take:{take_sha}", f"{self._p}taking:{code}"]
-        args = [sha(secret), take_sha, code, self.caps.take_s, f"{self._p}take:"]
+        args = [sha(secret), take_sha, code, self.limits.take_s, f"{self._p}take:"]
         return bool(self._call(lambda: hand(keys=keys, args=args)))
 
     def take_over(self, take_sha: str, secret_sha: str) -> tuple[str, str | None]:
         _, take, _ = self._host_scripts
-        args = [secret_sha, self.caps.max_hosts, self.caps.idle_s, self._p]
+        args = [secret_sha, self.limits.max_hosts, self.limits.idle_s, self._p]
         found = [part.decode() for part in self._call(lambda: take(keys=[f"{self._p}take:{take_sha}"], args=args))]
         return found[0], (found[1] if len(found) > 1 else None)
 

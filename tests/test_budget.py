@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 import torch
 
-from server import budget
+from server import limits
 from server.budget import MIB, Budget, nbytes
 
 
@@ -111,10 +111,10 @@ def test_at_most_the_given_number_of_misses_are_computed_at_once_and_hits_never_
 
 def test_put_refuses_a_value_over_the_budget_or_its_holders_cap_and_a_held_key_keeps_its_value():
     cache = Budget(2 * MIB, holder_bytes=MIB)
-    with pytest.raises(budget.Full) as over:
+    with pytest.raises(limits.Full) as over:
         cache.put("big", mib(3))
     assert (over.value.why, over.value.retry_after_s) == ("budget", 0)
-    with pytest.raises(budget.Full, match="holder"):
+    with pytest.raises(limits.Full, match="holder"):
         cache.put("mine", mib(1.5), holder="a")
     first = mib(0.5)
     cache.put("k", first)

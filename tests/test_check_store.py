@@ -5,12 +5,14 @@ while its phase is open, once per voter and item (a change replaces it), within 
 from __future__ import annotations
 
 import threading
+from dataclasses import replace
 
 import pytest
 import test_store
 from test_store import press
 
 from server import check, poll
+from server.limits import Limits
 from server.poll import CHANGED, COUNTED
 from server.store import MemoryStore, RedisStore
 
@@ -114,7 +116,7 @@ def test_an_answer_meets_a_browsers_and_an_addresss_voters_and_a_phase_its_max_v
 
 
 def test_a_flood_of_answers_is_refused_after_the_rate_a_poll_vote_shares(make_store):
-    store = make_store(rate_votes=4)
+    store = make_store(votes_per_rate_window=4)
     code, secret = opened(store)
     assert store.vote(code, "ann", 0, 1, "1") == COUNTED
     press(store, code, secret, check.OPEN)
@@ -149,7 +151,7 @@ def test_answers_from_many_threads_at_once_are_each_counted_exactly_once(store):
 
 
 def test_redis_check_keys_live_as_long_as_the_room(redis_server):
-    store = RedisStore(redis_server.url, prefix="checkttl:", idle_s=500)
+    store = RedisStore(redis_server.url, prefix="checkttl:", limits=replace(Limits(), idle_s=500))
     code, secret = opened(store)
     press(store, code, secret, check.OPEN)
     store.check_vote(code, "ann", "pre", "item-a", "1", client="ann")
@@ -165,9 +167,9 @@ def test_a_memory_checks_answers_expire_with_the_room():
     code, secret = opened(store)
     press(store, code, secret, check.OPEN)
     store.check_vote(code, "ann", "pre", "item-a", "1")
-    now[0] = poll.IDLE_S - 1
+    now[0] = store.limits.idle_s - 1
     assert store.check_counts(code, "pre") == (1, 1)
-    now[0] = poll.IDLE_S + 1
+    now[0] = store.limits.idle_s + 1
     assert store.check_counts(code, "pre") == (0, 0) and store.check_answers(code, "pre") == {}
     assert store.check_vote(code, "ann", "pre", "item-a", "1") == "unknown"
 

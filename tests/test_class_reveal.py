@@ -11,7 +11,8 @@ from starlette.testclient import TestClient
 from lnviz.labs.classroom import questions, render
 from server import class_reveal, poll
 from server import process_store as shared_store
-from server.store import MemoryStore, StoreDown
+from server.limits import StoreDown
+from server.store import MemoryStore
 
 
 @pytest.fixture

@@ -27,8 +27,8 @@ from starlette.applications import Starlette
 from harness import aio
 from lnviz.labs.classroom.questions import by_id
 from server import events, poll, process_store, proof, proved
-from server.limits import Limits
-from server.store import MemoryStore, StoreDown
+from server.limits import Limits, StoreDown
+from server.store import MemoryStore
 from ui.poll import routes
 
 QUESTIONS = ("bn-one-sample", "ln-cell")

@@ -10,7 +10,8 @@ from lnviz.labs.classroom import questions
 from lnviz.labs.classroom.question import tally
 from server import poll
 from server import process_store as shared_store
-from server.store import MemoryStore, RedisStore, StoreDown
+from server.limits import StoreDown, StoreFull
+from server.store import MemoryStore, RedisStore
 
 PAGE = "pages/class.py"
 
@@ -185,7 +186,7 @@ def test_a_flood_of_answers_from_one_phone_is_refused_plainly_and_counted_once(f
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     phone = student(code)
-    for i in range(poll.RATE_VOTES + 2):
+    for i in range(fresh_store.limits.votes_per_rate_window + 2):
         _answer(phone, question, i % 2)
     assert "Too many answers" in said(phone)
     assert fresh_store.count(code, 0, 1) == 1
@@ -284,12 +285,13 @@ def test_a_browser_past_its_rooms_for_the_minute_is_told_so_and_no_room_is_opene
     from server import heavy
 
     monkeypatch.setattr(heavy, "client", lambda: "browser lecturer")
-    for _ in range(poll.ROOMS_PER_CLIENT):  # every section of the day, opened from this browser
+    for _ in range(fresh_store.limits.rooms_per_client):  # every section of the day, opened from this browser
         poll.open_room(fresh_store, ("q",), client="browser lecturer")
     at = run_page(PAGE)
     at.button(key="class_start").click().run()
     assert_no_exception(at)
-    assert any(f"You have opened {poll.ROOMS_PER_CLIENT} rooms in the last minute" in w.value for w in at.warning)
+    opened = f"You have opened {fresh_store.limits.rooms_per_client} rooms in the last minute"
+    assert any(opened in w.value for w in at.warning)
     assert "room" not in at.query_params
     monkeypatch.setattr(heavy, "client", lambda: "browser colleague")  # another browser is not affected
     _, code = presenter_opens_a_room()
@@ -302,10 +304,10 @@ def test_one_browser_answering_as_many_voters_is_refused_plainly_past_its_few(fr
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
     monkeypatch.setattr(heavy, "client", lambda: "browser shared-computer")  # each phone below: a new voter cookie
-    phones = [student(code) for _ in range(poll.VOTERS_PER_CLIENT + 1)]
+    phones = [student(code) for _ in range(fresh_store.limits.voters_per_client + 1)]
     for phone in phones:
         _answer(phone, question, 1)
-    assert fresh_store.count(code, 0, 1) == poll.VOTERS_PER_CLIENT
+    assert fresh_store.count(code, 0, 1) == fresh_store.limits.voters_per_client
     assert class_element(phones[0])["said"]["kind"] == "success"
     assert "already answered as" in said(phones[-1]) and "own phone" in said(phones[-1])
 
@@ -321,7 +323,7 @@ def test_a_shared_devices_further_voters_take_its_addresss_places_and_the_store_
 
     _, code = presenter_opens_a_room()
     question = questions.by_id(fresh_store.room(code).question)
-    monkeypatch.setattr(fresh_store, "caps", replace(fresh_store.caps, voters_per_address=2, voters_per_s=0))
+    monkeypatch.setattr(fresh_store, "limits", replace(fresh_store.limits, voters_per_address=2, voters_per_s=0))
     monkeypatch.setattr(ContextProxy, "ip_address", property(lambda self: "8.8.4.4"))
     monkeypatch.setattr(heavy, "client", lambda: "browser shared")  # each phone below: a new voter cookie
     phones = [student(code) for _ in range(4)]
@@ -390,7 +392,6 @@ def test_on_the_projector_a_refused_press_is_said_over_the_screen_not_above_the_
     """In lecture mode a banner above the question pushed the buttons below a 1280 × 720 screen (seen with a full
     Redis): the press's outcome is a toast there, and a banner everywhere else."""
     from lnviz.labs.classroom import text
-    from server.store import StoreFull
 
     at = run_page(PAGE, {"present": "1"})
     at.button(key="class_start").click().run()

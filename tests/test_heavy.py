@@ -113,8 +113,8 @@ def test_every_store_the_glue_builds_takes_its_numbers_from_the_process_limits(m
     try:
         lim = limits.current()
         assert lim.enabled is not off and (lim == Limits.off()) is off
-        caps = shared_store.store().caps
-        assert (caps.max_voters, caps.voters_per_address, caps.max_rooms) == (
+        held = shared_store.store().limits
+        assert (held.max_voters, held.voters_per_address, held.max_rooms) == (
             (LIFTED, LIFTED, LIFTED) if off else (2000, 60, 10_000)
         )
         mine = own_data.store()

@@ -12,7 +12,8 @@ from lnviz.labs.explorer import own_text, upload
 from lnviz.maths import data
 from server import budget, own_share, own_store
 from server import process_store as shared_store
-from server.store import BLOB_TTL_S, MemoryStore, StoreDown, StoreFull
+from server.limits import Limits, StoreDown, StoreFull
+from server.store import MemoryStore
 from ui.labs import own_data
 
 PAGE = "pages/explorer.py"
@@ -160,7 +161,7 @@ def test_data_the_server_let_go_comes_back_from_the_link_and_once_expired_there_
     assert not [w for w in at.warning if "gone" in w.value]
     np.testing.assert_array_equal(stage_x(at), GOOD_X)  # the link's id brought it back from the shared store
     kept.clock = lambda: 2e12
-    clock[0] = BLOB_TTL_S + 1  # a day later: the shared store let it go too
+    clock[0] = Limits().blob_ttl_s + 1  # a day later: the shared store let it go too
     at.slider(key="gain").set_value(1.25).run()
     assert_no_exception(at)
     (gone,) = [w.value for w in at.warning if "gone" in w.value]
@@ -381,7 +382,7 @@ def test_without_redis_a_link_opens_the_data_from_this_process_and_no_second_cop
 
 
 def test_the_words_say_where_the_data_is_kept_and_never_echo_a_link_s_marker():
-    shared, alone = (own_text.Keeping(s, own_share.TTL_S, own_store.TTL_S) for s in (True, False))
+    shared, alone = (own_text.Keeping(s, Limits().blob_ttl_s, own_store.TTL_S) for s in (True, False))
     assert "every replica" in own_text.where(shared) and "process's memory" in own_text.where(alone)
     assert "(3 × 4)" in own_text.marker_gone("3x4", 120, 3600) and "120 s" in own_text.marker_gone("3x4", 120, 3600)
     hostile = "12x34](http://evil)"

@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from conftest import run_page, stage_x
 
-from server import budget, own_store
+from server import limits, own_store
 from server.budget import MIB, Budget
 from server.limits import Limits
 from ui.labs import own_data
@@ -51,7 +51,7 @@ def test_within_protection_a_newcomer_is_told_when_the_first_put_s_protection_en
     cache.put("b", sized(MIB))
     clock.now += 15
     cache.get("a")  # a rerun: does not move the 30 s left
-    with pytest.raises(budget.Full) as refused:
+    with pytest.raises(limits.Full) as refused:
         cache.put("c", sized(MIB))
     assert (refused.value.why, refused.value.retry_after_s) == ("in use", 30)
 
@@ -85,7 +85,7 @@ def test_a_newcomer_over_its_share_takes_nothing_in_use_and_is_told_so():
     clock.now += 200  # past their protection, but in use
     cache.get("a's")
     cache.get("b's")
-    with pytest.raises(budget.Full) as refused:
+    with pytest.raises(limits.Full) as refused:
         cache.put("c's", sized(4 * MIB), holder="c")  # as far over the 2.7 MiB each of 3 may keep as a and b
     assert (refused.value.why, refused.value.share, refused.value.clients) == ("share", 8 * MIB // 3, 3)
     assert refused.value.retry_after_s == 120 and "a's" in cache and "b's" in cache

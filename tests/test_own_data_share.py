@@ -124,7 +124,7 @@ def test_shared_then_loaded_by_id_and_expired_after_a_day():
     key = own_share.share(store, own_share.new_quota(), x, "browser")
     assert key == content_id(x)
     assert own_share.load(store, key).tobytes() == x.tobytes()
-    now[0] = own_share.TTL_S + 1
+    now[0] = store.limits.blob_ttl_s + 1
     assert own_share.load(store, key) is None
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from server import own_store
 from server.budget import MIB, Budget
-from server.own_store import StoreFull
+from server.limits import Full
 
 
 class Clock:
@@ -80,7 +80,7 @@ def test_a_visitor_keeps_its_newest_within_its_share(clock):
     third = s.put("a", matrix(3))
     assert s.get(first) is None and s.get(second) is not None and s.get(third) is not None
     assert s.bytes == 2 * MIB
-    with pytest.raises(StoreFull, match="a visitor may keep"):
+    with pytest.raises(Full, match="a visitor may keep"):
         s.put("a", matrix(4, mib=3))
 
 
@@ -101,7 +101,7 @@ def test_data_in_use_is_never_dropped_for_a_newcomer_over_an_equal_share_who_is_
     ids = [s.put(f"v{i}", matrix(i)) for i in range(8)]
     clock.now += 20
     share = "over an equal share of it .0.9 MiB for each of the 9 visitors.*again in 40 s"
-    with pytest.raises(StoreFull, match=share) as refused:
+    with pytest.raises(Full, match=share) as refused:
         s.put("newcomer", matrix(99))  # 1 MiB, as much as each of the 8 holds: none is further over its share
     assert refused.value.retry_after_s == 40 and all(k in s for k in ids)
     clock.now += 40  # and then it is true: the least recently used has been idle long enough

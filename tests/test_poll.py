@@ -4,7 +4,10 @@ are tested on both backends in tests/test_store.py."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from server import poll
+from server.limits import Limits
 from server.store import MemoryStore
 
 QUESTIONS = ("q-one", "q-two")
@@ -50,3 +53,14 @@ def test_the_join_links_qr_code_is_drawn_once_per_link(monkeypatch):
     assert qr.qr_svg("https://lnviz.example/class?room=ABCDEFGH") is first
     qr.qr_svg("https://lnviz.example/class?room=HGFEDCBA")
     assert len(drawn) == 2
+
+
+def test_a_refusals_sentence_names_the_number_its_limits_hold():
+    small = replace(Limits(), voters_per_client=2, rooms_per_client=3, rooms_per_address=4, max_hosts=1)
+    for table in (poll.REFUSED, poll.OPEN_REFUSED, poll.TAKE_REFUSED):
+        assert all("{" not in poll.said(table, why, Limits()) for why in table)  # every number filled in
+    assert "as 2 different voters" in poll.said(poll.REFUSED, "crowded", small)
+    assert poll.said(poll.OPEN_REFUSED, "many", small).startswith("You have opened 3 rooms")
+    assert poll.said(poll.OPEN_REFUSED, "network", small).startswith("4 rooms")
+    assert "from 1 further devices" in poll.said(poll.TAKE_REFUSED, "many", small)
+    assert str(poll.OpenRefused("many", small)) == poll.said(poll.OPEN_REFUSED, "many", small)

@@ -17,8 +17,7 @@ import pytest
 from harness import aio
 from harness.proofs import solution
 from server import proof, quota, who
-from server.limits import Limits
-from server.store import StoreDown
+from server.limits import Limits, StoreDown
 
 SECRET = proof.secret_from_env({proof.SECRET_ENV: "the deployment's secret"})
 NOW = 1_800_000_000.0

@@ -12,9 +12,8 @@ import pytest
 
 from harness import redis as redis_harness
 from server import quota as quotas
-from server.limits import Limits, QuotaExceeded
+from server.limits import Limits, QuotaExceeded, StoreDown
 from server.quota import Quota, UploadQuota
-from server.store import StoreDown
 
 MIB = 2**20
 _names = itertools.count()

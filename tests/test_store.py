@@ -1,6 +1,6 @@
 """server.store: the store's contract, the class poll's rules applied in it and its blobs, run against both
 backends: this process's memory and a real redis-server (started on a free port for this module, harness/redis.py).
-A store's caps are its constructor's keyword arguments: each limit is tested on a store built with a small one."""
+A store holds a :class:`~server.limits.Limits` whole: each limit is tested on a store given a small one."""
 
 from __future__ import annotations
 
@@ -8,15 +8,18 @@ import itertools
 import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
 import pytest
 
 from harness import redis as redis_harness
 from server import poll
+from server.limits import Limits, StoreDown, StoreFull
 from server.poll import CHANGED, COUNTED, Room
-from server.store import BLOB_TTL_S, Caps, MemoryStore, RedisStore, Store, StoreDown, from_env
+from server.store import MemoryStore, RedisStore, Store, from_env
 
 QUESTIONS = ("q-one", "q-two")
+TODAY = Limits()  # the numbers a store holds unless given others
 _prefixes = itertools.count()
 
 
@@ -33,11 +36,15 @@ def redis_server() -> Iterator[redis_harness.RedisServer]:
 
 @pytest.fixture(params=["memory", "redis"])
 def make_store(request) -> Callable[..., Store]:
-    """A store of the backend under test, built with the caps given (keyword arguments), today's by default."""
+    """A store of the backend under test, given today's limits but for the numbers given (keyword arguments)."""
     if request.param == "memory":
-        return MemoryStore
+        return lambda **numbers: MemoryStore(replace(TODAY, **numbers))
     server = request.getfixturevalue("redis_server")
-    return lambda **caps: RedisStore(server.url, prefix=f"test{next(_prefixes)}:", **caps)  # each its own keys
+
+    def redis_store(**numbers: float) -> Store:  # each its own keys
+        return RedisStore(server.url, prefix=f"test{next(_prefixes)}:", limits=replace(TODAY, **numbers))
+
+    return redis_store
 
 
 @pytest.fixture
@@ -139,9 +146,10 @@ def test_votes_count_only_in_the_asking_round_and_each_refusal_says_why(store):
 
 def test_a_flood_of_votes_is_refused_after_the_rate_and_counts_once(store):
     room, _ = poll.open_room(store, QUESTIONS)
-    outcomes = [store.vote(room.code, "ann", 0, 1, str(i % 3)) for i in range(poll.RATE_VOTES + 5)]
-    assert outcomes[0] == COUNTED and outcomes[1 : poll.RATE_VOTES] == [CHANGED] * (poll.RATE_VOTES - 1)
-    assert outcomes[poll.RATE_VOTES :] == ["flood"] * 5
+    rate = store.limits.votes_per_rate_window
+    outcomes = [store.vote(room.code, "ann", 0, 1, str(i % 3)) for i in range(rate + 5)]
+    assert outcomes[0] == COUNTED and outcomes[1:rate] == [CHANGED] * (rate - 1)
+    assert outcomes[rate:] == ["flood"] * 5
     assert store.count(room.code, 0, 1) == 1
     assert store.vote(room.code, "bob", 0, 1, "1") == COUNTED  # one voter's flood is not anyone else's
 
@@ -213,19 +221,19 @@ def test_a_taken_code_drawn_again_is_not_counted_against_the_opener(make_store, 
 
 def test_a_memory_client_may_open_rooms_again_once_its_window_has_passed():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0], rooms_per_client=2)
+    store = MemoryStore(replace(TODAY, rooms_per_client=2), clock=lambda: now[0])
     for _ in range(2):
         poll.open_room(store, QUESTIONS, client="ann")
-    now[0] = poll.OPEN_WINDOW_S - 1
+    now[0] = TODAY.open_window_s - 1
     with pytest.raises(poll.OpenRefused):
         poll.open_room(store, QUESTIONS, client="ann")
-    now[0] = poll.OPEN_WINDOW_S + 1
+    now[0] = TODAY.open_window_s + 1
     assert poll.open_room(store, QUESTIONS, client="ann")[0].code
 
 
 def test_memory_holds_at_most_max_rooms_and_an_expired_room_frees_its_place():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0], max_rooms=5)
+    store = MemoryStore(replace(TODAY, max_rooms=5), clock=lambda: now[0])
     first, _ = poll.open_room(store, QUESTIONS)
     now[0] = 10.0
     for i in range(4):
@@ -233,14 +241,14 @@ def test_memory_holds_at_most_max_rooms_and_an_expired_room_frees_its_place():
     with pytest.raises(poll.OpenRefused) as refused:
         poll.open_room(store, QUESTIONS, client="late")
     assert refused.value.why == "full"
-    now[0] = poll.IDLE_S + 1  # the first room has expired, the other four not yet
+    now[0] = TODAY.idle_s + 1  # the first room has expired, the other four not yet
     assert poll.open_room(store, QUESTIONS, client="late")[0].code
     assert store.room(first.code) is None
 
 
 def test_a_client_votes_as_at_most_its_voters_per_room_but_each_of_them_may_vote_on(store):
     room, secret = poll.open_room(store, QUESTIONS)
-    n = poll.VOTERS_PER_CLIENT  # today's, the default
+    n = TODAY.voters_per_client  # today's, the default
     cast = [store.vote(room.code, f"v{i}", 0, 1, "1", client="laptop") for i in range(n + 2)]
     assert cast == [COUNTED] * n + ["crowded"] * 2
     assert store.count(room.code, 0, 1) == n  # the refused voters were not counted
@@ -306,7 +314,7 @@ def test_blobs_are_kept_by_key_and_only_a_key_that_is_held_can_be_renewed(store)
 
 def test_a_renewed_memory_blob_lives_another_blob_ttl():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0], blob_ttl_s=100)
+    store = MemoryStore(replace(TODAY, blob_ttl_s=100), clock=lambda: now[0])
     store.put_blob("k", b"data")
     now[0] = 90
     assert store.renew_blob("k")
@@ -320,9 +328,9 @@ def test_a_memory_room_expires_after_idle_hours_and_each_write_renews_it():
     now = [0.0]
     store = MemoryStore(clock=lambda: now[0])
     room, secret = poll.open_room(store, QUESTIONS)
-    now[0] = poll.IDLE_S - 1
-    assert press(store, room.code, secret, "reveal") is not None  # a write: another IDLE_S from here
-    now[0] += poll.IDLE_S - 1
+    now[0] = TODAY.idle_s - 1
+    assert press(store, room.code, secret, "reveal") is not None  # a write: another idle_s from here
+    now[0] += TODAY.idle_s - 1
     assert store.room(room.code) is not None
     now[0] += 2
     assert store.room(room.code) is None
@@ -338,8 +346,8 @@ def test_redis_keys_carry_a_time_to_live(redis_server):
     ttl = {key.decode().split(":")[1]: client.ttl(key) for key in client.keys("ttl:*")}
     # room, its birth, votes, rate, the room's voters, a client's, rooms opened by the client, blob, its count (7)
     assert len(client.keys("ttl:*")) == 15
-    assert 0 < ttl["opened"] <= poll.OPEN_WINDOW_S and 0 < ttl["seen"] <= poll.IDLE_S
-    assert all(0 < t <= max(poll.IDLE_S, BLOB_TTL_S) for t in ttl.values()), ttl
+    assert 0 < ttl["opened"] <= TODAY.open_window_s and 0 < ttl["seen"] <= TODAY.idle_s
+    assert all(0 < t <= max(TODAY.idle_s, TODAY.blob_ttl_s) for t in ttl.values()), ttl
     assert client.ttl("ttl:opened:c:ann") > 0 and client.ttl(f"ttl:born:{room.code}") > 0
     assert client.ttl(f"ttl:seen:{room.code}:c:ann") > 0 and client.ttl(f"ttl:joined:{room.code}") > 0
 
@@ -368,21 +376,21 @@ def test_an_unreachable_redis_raises_store_down_quickly_and_voting_resumes_when_
         assert store.vote(fresh.code, "bob", 0, 1, "1") == COUNTED
 
 
-def test_a_stores_caps_are_todays_numbers_unless_given_and_a_misspelt_one_is_refused():
-    assert Caps() == MemoryStore().caps
+def test_a_stores_limits_are_todays_numbers_unless_given_and_a_misspelt_one_is_refused():
+    assert Limits() == MemoryStore().limits
     today = {"idle_s": 6 * 3600, "max_voters": 2000, "voters_per_client": 5, "voters_per_address": 60}
     today |= {"voters_per_s": 1.0, "rooms_per_client": 5, "rooms_per_address": 30, "max_rooms": 10_000}
-    today |= {"open_window_s": 60}
-    today |= {"rate_votes": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600}
-    assert {name: getattr(Caps(), name) for name in today} == today
-    assert MemoryStore(max_voters=3).caps == Caps(max_voters=3)
+    today |= {"open_window_s": 60, "take_s": 5 * 60, "max_hosts": 3}
+    today |= {"votes_per_rate_window": 30, "rate_window_s": 60, "blob_ttl_s": 24 * 3600}
+    assert {name: getattr(MemoryStore().limits, name) for name in today} == today
+    assert MemoryStore(replace(TODAY, max_voters=3)).limits == replace(Limits(), max_voters=3)
     with pytest.raises(TypeError):
-        MemoryStore(max_voter=3)  # a typo in a caller's limits must not leave today's number in force
+        replace(TODAY, max_voter=3)  # a typo in a caller's limits must not leave today's number in force
 
 
-def test_from_env_builds_either_backend_with_the_caps_it_is_given(redis_server):
-    memory = from_env({}, max_voters=1)
-    redis = from_env({"LNVIZ_REDIS_URL": redis_server.url}, max_voters=1)
+def test_from_env_builds_either_backend_with_the_limits_it_is_given(redis_server):
+    memory = from_env({}, replace(TODAY, max_voters=1))
+    redis = from_env({"LNVIZ_REDIS_URL": redis_server.url}, replace(TODAY, max_voters=1))
     assert isinstance(memory, MemoryStore) and isinstance(redis, RedisStore)
     for store in (memory, redis):
         room, _ = poll.open_room(store, QUESTIONS)
@@ -390,16 +398,16 @@ def test_from_env_builds_either_backend_with_the_caps_it_is_given(redis_server):
 
 
 def test_a_store_with_a_small_rate_floods_past_it_and_a_small_voters_per_client_crowds_past_it(make_store):
-    store = make_store(rate_votes=2, voters_per_client=2)
+    store = make_store(votes_per_rate_window=2, voters_per_client=2)
     room, _ = poll.open_room(store, QUESTIONS)
     assert [store.vote(room.code, "ann", 0, 1, "1") for _ in range(3)] == [COUNTED, CHANGED, "flood"]
     cast = [store.vote(room.code, v, 0, 1, "1", client="laptop") for v in ("bob", "cat", "dan")]
     assert cast == [COUNTED, COUNTED, "crowded"]
 
 
-def test_redis_keys_live_as_long_as_the_stores_caps_say(redis_server):
-    caps = {"idle_s": 500, "rate_window_s": 40, "open_window_s": 300, "blob_ttl_s": 700}
-    store = RedisStore(redis_server.url, prefix="caps:", **caps)
+def test_redis_keys_live_as_long_as_the_stores_limits_say(redis_server):
+    spans = {"idle_s": 500, "rate_window_s": 40, "open_window_s": 300, "blob_ttl_s": 700}
+    store = RedisStore(redis_server.url, prefix="caps:", limits=replace(TODAY, **spans))
     room, secret = poll.open_room(store, QUESTIONS, client="ann")
     store.vote(room.code, "ann", 0, 1, "1", client="ann")
     store.put_blob("k", b"data")
@@ -419,7 +427,6 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
     import redis
 
     from server.quota import Quota, storage_from_env
-    from server.store import StoreFull
 
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
         store = RedisStore(server.url, prefix="full:")
@@ -448,8 +455,6 @@ def test_a_full_redis_refuses_writes_as_store_full_and_keeps_everything_it_held(
 def test_a_full_redis_is_logged_once_a_minute_with_the_writes_it_refused(caplog):
     """A flood of refused writes (a class voting into a full Redis) is one warning a minute, not one a write."""
     import redis
-
-    from server.store import StoreFull
 
     now = [0.0]
     with redis_harness.running(args=("--maxmemory-policy", "noeviction")) as server:
@@ -586,7 +591,7 @@ def test_a_take_code_is_kept_only_as_its_hash_and_is_gone_after_its_time(redis_s
     room, secret = poll.open_room(memory, QUESTIONS)
     take = poll.hand_over(memory, room.code, secret)
     assert take not in repr(memory._data) and poll.sha(take) in repr(memory._data)
-    now[0] += poll.TAKE_S + 1
+    now[0] += TODAY.take_s + 1
     assert poll.take_over(memory, take)[0] == "used"
     store = RedisStore(redis_server.url, prefix="hand:")
     room, secret = poll.open_room(store, QUESTIONS)
@@ -594,5 +599,5 @@ def test_a_take_code_is_kept_only_as_its_hash_and_is_gone_after_its_time(redis_s
     r = store._redis
     held = {key.decode(): r.ttl(key) for key in r.keys("hand:tak*")}
     assert held.keys() == {f"hand:take:{poll.sha(take)}", f"hand:taking:{room.code}"}
-    assert all(0 < t <= poll.TAKE_S for t in held.values())
+    assert all(0 < t <= TODAY.take_s for t in held.values())
     assert not any(take.encode() in (r.dump(key) or b"") for key in r.keys("hand:*"))

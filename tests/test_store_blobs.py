@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +16,7 @@ import yaml
 from conftest import assert_no_exception, run_page, share_box, stage_x
 
 from harness import redis as redis_harness
-from server import own_share, poll
+from server import limits, own_share, poll
 from server import process_store as shared_store
 from server.limits import Limits
 from server.store import MemoryStore, RedisStore, Store
@@ -42,9 +43,13 @@ def deployed_redis() -> Iterator[redis_harness.RedisServer]:
 @pytest.fixture(params=["memory", "redis"])
 def make_store(request) -> Callable[..., Store]:
     if request.param == "memory":
-        return MemoryStore
+        return lambda **numbers: MemoryStore(replace(Limits(), **numbers))
     server = request.getfixturevalue("deployed_redis")
-    return lambda **caps: RedisStore(server.url, prefix=f"blobs{next(_prefixes)}:", **caps)
+
+    def redis_store(**numbers: int) -> Store:
+        return RedisStore(server.url, prefix=f"blobs{next(_prefixes)}:", limits=replace(Limits(), **numbers))
+
+    return redis_store
 
 
 def test_the_blobs_held_together_stay_within_the_cap_and_a_refused_one_is_not_kept(make_store):
@@ -59,7 +64,7 @@ def test_the_blobs_held_together_stay_within_the_cap_and_a_refused_one_is_not_ke
 
 def test_a_blob_past_its_time_gives_its_bytes_back_memory():
     now = [0.0]
-    store = MemoryStore(clock=lambda: now[0], blob_ttl_s=100, shared_grid_bytes=1000)
+    store = MemoryStore(replace(Limits(), blob_ttl_s=100, shared_grid_bytes=1000), clock=lambda: now[0])
     assert store.put_blob("a", b"a" * 600)
     now[0] = 99.0
     assert store.renew_blob("a") and not store.put_blob("b", b"b" * 600)
@@ -69,10 +74,10 @@ def test_a_blob_past_its_time_gives_its_bytes_back_memory():
 
 def test_a_blob_past_its_time_gives_its_bytes_back_redis(deployed_redis):
     prefix = f"blobs{next(_prefixes)}:"
-    store = RedisStore(deployed_redis.url, prefix=prefix, shared_grid_bytes=1000)
+    store = RedisStore(deployed_redis.url, prefix=prefix, limits=replace(Limits(), shared_grid_bytes=1000))
     assert store.put_blob("a", b"a" * 600) and not store.put_blob("b", b"b" * 600)
     client = redis.Redis.from_url(deployed_redis.url)
-    assert 0 < client.ttl(f"{prefix}blobs:bytes") <= store.caps.blob_ttl_s  # the count expires too
+    assert 0 < client.ttl(f"{prefix}blobs:bytes") <= store.limits.blob_ttl_s  # the count expires too
     # As Redis finds "a" once its time has passed: its key gone, its time in blobs:at behind Redis's clock.
     client.delete(f"{prefix}blob:a")
     client.zadd(f"{prefix}blobs:at", {"a": 1})
@@ -126,7 +131,7 @@ def test_attack_1_shares_from_fresh_clients_fill_the_grids_cap_and_the_running_c
             stored += (
                 own_share.share(store, own_share.new_quota(), np.full(largest, float(i)), f"session {i}") is not None
             )
-        except own_share.Full:
+        except limits.Full:
             refused += 1
             if refused == 2:
                 break
@@ -146,7 +151,8 @@ def test_attack_1_shares_from_fresh_clients_fill_the_grids_cap_and_the_running_c
 
 
 def test_with_the_grids_at_their_cap_a_paste_is_shown_and_the_link_says_why_it_cant_carry_it(monkeypatch):
-    monkeypatch.setattr(shared_store, "_store", MemoryStore(shared_grid_bytes=64))  # under a 3 x 4 grid's bytes
+    small = MemoryStore(replace(Limits(), shared_grid_bytes=64))  # under a 3 x 4 grid's bytes
+    monkeypatch.setattr(shared_store, "_store", small)
     monkeypatch.setattr(shared_store, "shared", lambda: True)
     quota = own_share.new_quota()
     monkeypatch.setattr(own_data, "share_quota", lambda: quota)

@@ -48,7 +48,7 @@ from lnviz.labs.explorer import Exploration, own_text, upload, upload_worker
 from lnviz.maths import device
 from server import budget, heavy, limits, own_share, own_store, proved, quota, streamlit_private, upload_room
 from server import process_store as shared_store
-from server.store import StoreDown, StoreFull
+from server.limits import Full, StoreDown, StoreFull
 from ui.kit import boot
 
 # Where a session keeps the matrix the explorer shows: {"id": its id in store(), "source": Markdown}.
@@ -58,7 +58,7 @@ PASTE_KEY = "paste"
 _SEEN_FILE = "_lnviz_upload_seen"
 _REFUSAL = "_lnviz_upload_refusal"  # {"message": text, "subject": ("file", file id) or ("paste", hash of the text)}
 _SHARED = "_lnviz_own_shared"  # {"id", "outcome": "shared", "quota" or "down", "at": time.time() of the try}
-_LINK_FAILED = "_lnviz_own_link_failed"  # {"id", "why": "gone", "down" or StoreFull's message, "at"}
+_LINK_FAILED = "_lnviz_own_link_failed"  # {"id", "why": "gone", "down" or Full's sentence, "at"}
 LINK_SOURCE = "shared by a link"
 RETRY_S = 60  # a grid the store refused or couldn't take is offered again after this long, not on every rerun
 FILE_NAME_LIMIT = 40  # characters of a file's name shown
@@ -93,7 +93,7 @@ def share_quota() -> quota.Quota:
 
 def keeping() -> own_text.Keeping:
     """Where this server keeps a grid shared by a link, and for how long."""
-    return own_text.Keeping(shared_store.shared(), own_share.TTL_S, own_store.TTL_S)
+    return own_text.Keeping(shared_store.shared(), shared_store.store().limits.blob_ttl_s, own_store.TTL_S)
 
 
 def stored(key: str) -> torch.Tensor:
@@ -114,7 +114,7 @@ def normalized(key: str, device_type: str, eps: float) -> Exploration:
 def hold(x: torch.Tensor | np.ndarray, source: str, session: str) -> dict[str, object]:
     """Put x (B, H) in the process's :func:`store` for ``session``; what the session keeps of it (its id).
 
-    Raises :class:`~server.own_store.StoreFull` when the server has no room for it now.
+    Raises :class:`~server.limits.Full` when the server has no room for it now.
     """
     values = x.detach().cpu().double().numpy() if isinstance(x, torch.Tensor) else np.asarray(x, dtype=np.float64)
     return {"id": own_store.put(store(), session, values, heavy.client()), "source": source}
@@ -130,7 +130,7 @@ def send(x: torch.Tensor, source: str) -> str | None:
         return unproved
     try:
         held = hold(x, source, streamlit_private.session_id())
-    except own_store.StoreFull as full:
+    except Full as full:
         return str(full)
     _release(keep=held["id"])
     st.session_state[KEY] = held
@@ -250,7 +250,7 @@ def _share(values: np.ndarray, key: str) -> dict[str, Any]:
         try:
             shared = own_share.share(shared_store.store(), share_quota(), values, heavy.client(), heavy.address())
             outcome = "shared" if shared else "quota"
-        except (own_share.Full, StoreFull):  # everyone's grids at their cap, or Redis itself full
+        except (Full, StoreFull):  # everyone's grids at their cap, or Redis itself full
             outcome = "full"
         except StoreDown:
             outcome = "down"
@@ -272,7 +272,7 @@ def caveat(own: OwnData) -> str:
 def _load(key: str) -> np.ndarray | None:
     """The grid ``key`` from the store links are read from (Redis, renewed for a day; else :func:`store`), or None.
 
-    Raises :class:`~server.store.StoreDown` when Redis can't be reached.
+    Raises :class:`~server.limits.StoreDown` when Redis can't be reached.
     """
     if not shared_store.shared():
         return store().get(key)
@@ -303,7 +303,7 @@ def _from_link() -> bool:
         held = hold(values, LINK_SOURCE, streamlit_private.session_id())
     except StoreDown:
         return _failed(key, "down", now)
-    except own_store.StoreFull as full:
+    except Full as full:
         return _failed(key, str(full), now)
     _release(keep=key)
     st.session_state[KEY] = held

@@ -47,8 +47,8 @@ from lnviz.labs.classroom import text
 from lnviz.labs.classroom.question import Question, tally
 from lnviz.text import quote
 from server import heavy, limits, poll, proved, quota, who
+from server.limits import StoreDown, StoreFull
 from server.process_store import store
-from server.store import StoreDown, StoreFull
 
 VOTER_COOKIE, HOST_COOKIE = "lnviz_voter", "lnviz_host"
 COOKIE_S = 12 * 3600

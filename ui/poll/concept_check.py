@@ -21,8 +21,8 @@ from lnviz.labs.classroom import check_text as words
 from lnviz.labs.classroom import render, text
 from lnviz.text import MINUS
 from server import address_seen, check, events, poll, proved
+from server.limits import StoreDown, StoreFull
 from server.process_store import store
-from server.store import StoreDown, StoreFull
 from ui.kit.page import Page
 from ui.poll import classroom, live
 from ui.poll import projector as poll_screen
@@ -249,8 +249,8 @@ def answer(code: str) -> None:
     except StoreDown:  # perhaps stored, perhaps not: once the store answers, the page shows which
         classroom.went_down()
         return
-    refused = check.REFUSED.get(outcome) or poll.REFUSED.get(outcome)
-    if refused:
-        _say("warning", refused, sent)
+    sentences = check.REFUSED | poll.REFUSED
+    if outcome in sentences:
+        _say("warning", poll.said(sentences, outcome, store().limits), sent)
     else:
         _say("success", words.PHONE_SAVED, sent)

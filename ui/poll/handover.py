@@ -114,7 +114,7 @@ def take(typed: str) -> str | None:
     if outcome != poll.TAKEN:
         if outcome == "used":
             classroom.missed()
-        return poll.TAKE_REFUSED[outcome]
+        return poll.said(poll.TAKE_REFUSED, outcome, store().limits)
     classroom.become_presenter(code, secret)
     st.query_params.from_dict({"room": code, "view": VIEW})
     return None

@@ -19,8 +19,8 @@ import streamlit as st
 from lnviz.labs.classroom import questions, render, text
 from lnviz.labs.classroom.question import Question, number, plain, unmask
 from server import events, poll, proved
+from server.limits import StoreDown, StoreFull
 from server.process_store import store
-from server.store import StoreDown, StoreFull
 from ui.kit import boot
 from ui.poll import classroom, concept_check, live, routes
 
@@ -83,7 +83,7 @@ def vote(code: str) -> None:
         classroom.went_down()
         return
     if outcome in poll.REFUSED:
-        classroom.say("warning", poll.REFUSED[outcome])
+        classroom.say("warning", poll.said(poll.REFUSED, outcome, store().limits))
     else:
         classroom.say("success", text.SENT)
 

@@ -35,8 +35,8 @@ from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
 from server import base_path, events, limits, poll, proof, who
+from server.limits import StoreDown
 from server.process_store import store
-from server.store import StoreDown
 
 EVENTS_PATH = "/api/class/{code}/events"
 RETRY_AFTER_S = 60  # a refused stream's Retry-After
