@@ -382,15 +382,19 @@ def run(before: Path) -> list[Row]:
     return rows
 
 
-def markdown(rows: list[Row], load_start: str, load_end: str) -> str:
-    from benchmarks.run import machine, machine_table, verdict
+def markdown(rows: list[Row], when: str, machine: str) -> str:
+    """The page's ``attack-cost`` section: a row per attack, before and after, judged by the honest user after."""
+    from benchmarks import page
+    from benchmarks.run import verdict
 
+    about = page.wrap(
+        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN`: main's checkout and this one, each on a fresh "
+        f"server or store. {machine}. The verdict is the honest user's, after."
+    )
     lines = [
-        "### Issue 47: each attack beside an honest user, main's code and this one's side by side",
+        f'## Each attack beside an honest user (`make load LOAD_ARGS="--mode attack --before PATH"`, {when})',
         "",
-        machine_table(machine(), load_start, load_end),
-        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN` (also in `--mode attack`); the attacks and "
-        "their scale are in its docstring. The verdict is the honest user's, after.",
+        about,
         "",
         "| attack | before (main) | honest | after | honest | |",
         "|---|---|---|---|---|---|",
@@ -405,13 +409,14 @@ def markdown(rows: list[Row], load_start: str, load_end: str) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.run import load_average
+    from benchmarks.page import load_average, machine, machine_line, now
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.attack_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, required=True, help="a checkout of main (git worktree add)")
     args = parser.parse_args(argv)
     load_start = load_average()
-    text = markdown(run(args.before.resolve()), load_start, load_average())
+    rows = run(args.before.resolve())
+    text = markdown(rows, now(), machine_line(machine(), load_start, load_average()))
     print(text)
     return 0
 
