@@ -382,33 +382,8 @@ def run(before: Path) -> list[Row]:
     return rows
 
 
-def markdown(rows: list[Row], when: str, machine: str) -> str:
-    """The page's ``attack-cost`` section: a row per attack, before and after, judged by the honest user after."""
-    from benchmarks import page
-    from benchmarks.run import verdict
-
-    about = page.wrap(
-        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN`: main's checkout and this one, each on a fresh "
-        f"server or store. {machine}. The verdict is the honest user's, after."
-    )
-    lines = [
-        f'## Each attack beside an honest user (`make load LOAD_ARGS="--mode attack --before PATH"`, {when})',
-        "",
-        about,
-        "",
-        "| attack | before (main) | honest | after | honest | |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        said = lambda ok: "succeeds" if ok else "**fails**"  # noqa: E731
-        lines.append(
-            f"| {r.attack} | {r.before} | {said(r.honest_before)} | {r.after} | {said(r.honest_after)} "
-            f"| {verdict(r.honest_after)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def main(argv: list[str] | None = None) -> int:
+    from benchmarks.attack_report import cost_section
     from benchmarks.page import load_average, machine, machine_line, now
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.attack_cost", description=__doc__.splitlines()[0])
@@ -416,7 +391,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     load_start = load_average()
     rows = run(args.before.resolve())
-    text = markdown(rows, now(), machine_line(machine(), load_start, load_average()))
+    text = cost_section(rows, now(), machine_line(machine(), load_start, load_average()))
     print(text)
     return 0
 

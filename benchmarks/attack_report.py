@@ -1,6 +1,6 @@
 """What ``make load LOAD_ARGS="--mode attack"`` reports (:mod:`benchmarks.attack`): the whole report, for stdout
 and artifacts/, and the page's sections: ``attack`` (issue 20's phases and targets) and, with ``--before``,
-``attack-cost`` (issue 47's attacks beside an honest user, :func:`benchmarks.attack_cost.markdown`)."""
+``attack-cost`` (issue 47's attacks beside an honest user, :mod:`benchmarks.attack_cost`)."""
 
 from __future__ import annotations
 
@@ -121,6 +121,29 @@ def section(r: AttackReport, when: str, machine: str) -> str:
     return "\n".join([head, "", about, "", *phase_rows(r), "", page.wrap(f"Targets (issue 20): {met}.")]) + "\n"
 
 
+def cost_section(rows: list[attack_cost.Row], when: str, machine: str) -> str:
+    """The page's ``attack-cost`` section: a row per attack, before and after, judged by the honest user after."""
+    about = page.wrap(
+        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN`: main's checkout and this one, each on a fresh "
+        f"server or store. {machine}. The verdict is the honest user's, after."
+    )
+    lines = [
+        f'## Each attack beside an honest user (`make load LOAD_ARGS="--mode attack --before PATH"`, {when})',
+        "",
+        about,
+        "",
+        "| attack | before (main) | honest | after | honest | |",
+        "|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        said = lambda ok: "succeeds" if ok else "**fails**"  # noqa: E731
+        lines.append(
+            f"| {r.attack} | {r.before} | {said(r.honest_before)} | {r.after} | {said(r.honest_after)} "
+            f"| {verdict(r.honest_after)} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def publish(
     r: AttackReport,
     store: str,
@@ -128,14 +151,15 @@ def publish(
     when: str,
     machine: str,
     path: Path = page.DOC,
+    folder: Path = page.ARTIFACTS,
 ) -> str:
     """Put the run's sections on the page (``attack-cost`` only with ``--before``'s rows and their machine), keep the
     whole report under artifacts/, and return it."""
     text = attack_markdown(r, machine) + "\n" + store
     page.write_section("attack", section(r, when, machine), path)
     if cost is not None:
-        cost_text = attack_cost.markdown(cost[0], when, cost[1])
+        cost_text = cost_section(cost[0], when, cost[1])
         page.write_section("attack-cost", cost_text, path)
         text += "\n" + cost_text
-    page.keep("attack", text)
+    page.keep("attack", text, folder)
     return text

@@ -310,6 +310,7 @@ def main(args: argparse.Namespace) -> int:
         done, elapsed, lat, errors = asyncio.run(run_throughput(sessions, args.seconds, log_dir, args.idle))
         text = crowd_report.throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
         key, row = crowd_report.throughput_row(sessions, done, elapsed, lat, errors, args.idle)
+        name = f"throughput-{args.idle}" if args.idle else "throughput"
     else:
         sessions = args.sessions or 200
         run = run_class(sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir)
@@ -318,8 +319,9 @@ def main(args: argparse.Namespace) -> int:
         errors = report.errors
         text = crowd_report.class_markdown(report)
         key, row = crowd_report.class_row(report)
+        name = f"class-{args.replicas}x{sessions}"
     machine = page.machine_line(page.machine(), load_start, page.load_average())
     print(text)
-    page.keep(f"class-{key}", text)
+    page.keep(name, text)
     crowd_report.write_row(key, row, page.now(), machine, args.out)
     return 0 if not errors else 1

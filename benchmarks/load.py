@@ -456,10 +456,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     run = run_load(args.client, args.sessions, args.seconds, args.contexts, stagger, args.log)
     report = asyncio.run(asyncio.wait_for(run, limit))
     when, machine = page.now(), page.machine_line(page.machine(), load_start, page.load_average())
-    text = markdown(report, when, machine)
-    print(text)
-    page.keep("load", text)
-    page.write_section("load", section(report, when, machine), args.out)
+    page.publish("load", section(report, when, machine), args.out, markdown(report, when, machine))
     return 0 if not report.errors else 1
 
 

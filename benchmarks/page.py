@@ -127,6 +127,15 @@ def keep(name: str, report: str, folder: Path = ARTIFACTS) -> Path:
     return out
 
 
+def publish(name: str, body: str, path: Path = DOC, report: str | None = None, folder: Path = ARTIFACTS) -> None:
+    """Print a command's whole ``report`` (``body`` alone without one), keep it in ``folder``, and put ``body`` on the
+    page as ``name``'s section."""
+    report = body if report is None else report
+    print(report)
+    keep(name, report, folder)
+    write_section(name, body, path)
+
+
 def replace_row(body: str, key: str, row: str) -> str:
     """``body`` (a section) with the row of its first table whose first cell is ``key`` (or starts with it, then a
     comma or a bracket) replaced by ``row``; a new key's row goes at the end of that table."""

@@ -151,7 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from benchmarks import transformer
 
     if args.only == "transformer":
-        publish("transformer", transformer.measure(args.quick), args.out)
+        page.publish("transformer", transformer.measure(args.quick), args.out)
         return 0
 
     from benchmarks import browser_latency, cold, kernels, stage, visit
@@ -168,9 +168,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not args.no_kernels:
         say("kernel sweep (benchmarks.kernels)")
         swept = kernels.measure(kernels.parse_args(KERNEL_ARGS), say=lambda text: None)
-        publish("kernels", kernels_section(swept, when), args.out, kernels.markdown(swept))
+        page.publish("kernels", kernels_section(swept, when), args.out, kernels.markdown(swept))
     say("the transformer page: load, forward, a typed sentence (benchmarks.transformer)")
-    publish("transformer", transformer.measure(args.quick), args.out)
+    page.publish("transformer", transformer.measure(args.quick), args.out)
     say("server-side reruns through AppTest")
     page_results = page_timings.measure(reruns=3 if args.quick else 7, warmup=1 if args.quick else 2)
     say("browser: cold start, then alternating presses")
@@ -191,17 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"\n### In the browser: key press to settled page\n\n{browser_latency.markdown(browser)}\n"
         f"### The stage\n\n{stage.markdown(staged)}\n### Cold starts\n\n{cold.markdown(started_cold)}"
     )
-    publish("bench", body, args.out, body + details)
+    page.publish("bench", body, args.out, body + details)
     say(f"wrote {args.out}; the whole report in {page.ARTIFACTS}")
     return 0
-
-
-def publish(name: str, body: str, out: Path, report: str | None = None) -> None:
-    """Print the whole report, keep it under artifacts/, and put the section on the page."""
-    report = body if report is None else report
-    print(report)
-    page.keep(name, report)
-    page.write_section(name, body, out)
 
 
 if __name__ == "__main__":
