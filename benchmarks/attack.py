@@ -38,7 +38,6 @@ targets are issue 20's.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -53,7 +52,6 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks import attack_cost, attack_store, page
 from benchmarks.crowd import LECTURE, Student, attend, students, warm_up
 from benchmarks.memory import Memory, sampling
 from benchmarks.stats import percentile
@@ -572,25 +570,3 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
             task.cancel()
         await asyncio.gather(*class_run, return_exceptions=True)
     return report
-
-
-def main(args: argparse.Namespace) -> int:
-    """``python -m benchmarks.load --mode attack``: run it, print the whole report, keep it under artifacts/, and
-    put its sections on the page."""
-    from benchmarks import attack_report  # it reads this module's reports
-
-    seconds = PHASE_S if args.seconds is None else args.seconds
-    sessions = args.sessions or SESSIONS
-    load_start = page.load_average()
-    run = run_attack(sessions, seconds, args.every, args.log.parent / "attack.log")
-    limit = OPEN_TIMEOUT + 60 + seconds + sum_phases(seconds) + 7 * (SETTLE_S + 2 * ANSWER_TIMEOUT)
-    report = asyncio.run(asyncio.wait_for(run, limit))
-    machine = page.machine_line(page.machine(), load_start, page.load_average())
-    store = attack_store.markdown(attack_store.run())  # issue 30's attacks 1 and 2, on the shared store
-    cost = None
-    if args.before is not None:  # issue 47's eight, each beside an honest user, main's code and this one's
-        cost_start = page.load_average()
-        rows = attack_cost.run(args.before.resolve())
-        cost = (rows, page.machine_line(page.machine(), cost_start, page.load_average()))
-    print(attack_report.publish(report, store, cost, page.now(), machine, args.out))
-    return 0

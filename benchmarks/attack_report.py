@@ -1,12 +1,14 @@
-"""What ``make load LOAD_ARGS="--mode attack"`` reports (:mod:`benchmarks.attack`): the whole report, for stdout
-and artifacts/, and the page's sections: ``attack`` (issue 20's phases and targets) and, with ``--before``,
-``attack-cost`` (issue 47's attacks beside an honest user, :mod:`benchmarks.attack_cost`)."""
+"""``make load LOAD_ARGS="--mode attack"``: :mod:`benchmarks.attack`'s run, and what it reports: the whole report,
+for stdout and artifacts/, and the page's sections: ``attack`` (issue 20's phases and targets) and, with ``--before``,
+``attack-cost`` (issue 47's attacks beside an honest user, :func:`benchmarks.attack_cost.markdown`)."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 from pathlib import Path
 
-from benchmarks import attack_cost, page
+from benchmarks import attack, attack_cost, attack_store, page
 from benchmarks.attack import (
     ADMIT_WITHIN_S,
     SETTLE_S,
@@ -121,29 +123,6 @@ def section(r: AttackReport, when: str, machine: str) -> str:
     return "\n".join([head, "", about, "", *phase_rows(r), "", page.wrap(f"Targets (issue 20): {met}.")]) + "\n"
 
 
-def cost_section(rows: list[attack_cost.Row], when: str, machine: str) -> str:
-    """The page's ``attack-cost`` section: a row per attack, before and after, judged by the honest user after."""
-    about = page.wrap(
-        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN`: main's checkout and this one, each on a fresh "
-        f"server or store. {machine}. The verdict is the honest user's, after."
-    )
-    lines = [
-        f'## Each attack beside an honest user (`make load LOAD_ARGS="--mode attack --before PATH"`, {when})',
-        "",
-        about,
-        "",
-        "| attack | before (main) | honest | after | honest | |",
-        "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        said = lambda ok: "succeeds" if ok else "**fails**"  # noqa: E731
-        lines.append(
-            f"| {r.attack} | {r.before} | {said(r.honest_before)} | {r.after} | {said(r.honest_after)} "
-            f"| {verdict(r.honest_after)} |"
-        )
-    return "\n".join(lines) + "\n"
-
-
 def publish(
     r: AttackReport,
     store: str,
@@ -158,8 +137,29 @@ def publish(
     text = attack_markdown(r, machine) + "\n" + store
     page.write_section("attack", section(r, when, machine), path)
     if cost is not None:
-        cost_text = cost_section(cost[0], when, cost[1])
+        cost_text = attack_cost.markdown(cost[0], when, cost[1])
         page.write_section("attack-cost", cost_text, path)
         text += "\n" + cost_text
     page.keep("attack", text, folder)
     return text
+
+
+def main(args: argparse.Namespace) -> int:
+    """``python -m benchmarks.load --mode attack``: run it, print the whole report, keep it under artifacts/, and
+    put its sections on the page."""
+    seconds = attack.PHASE_S if args.seconds is None else args.seconds
+    sessions = args.sessions or attack.SESSIONS
+    load_start = page.load_average()
+    run = attack.run_attack(sessions, seconds, args.every, args.log.parent / "attack.log")
+    limit = attack.OPEN_TIMEOUT + 60 + seconds + attack.sum_phases(seconds)
+    limit += 7 * (SETTLE_S + 2 * attack.ANSWER_TIMEOUT)
+    report = asyncio.run(asyncio.wait_for(run, limit))
+    machine = page.machine_line(page.machine(), load_start, page.load_average())
+    store = attack_store.markdown(attack_store.run())  # issue 30's attacks 1 and 2, on the shared store
+    cost = None
+    if args.before is not None:  # issue 47's eight, each beside an honest user, main's code and this one's
+        cost_start = page.load_average()
+        rows = attack_cost.run(args.before.resolve())
+        cost = (rows, page.machine_line(page.machine(), cost_start, page.load_average()))
+    print(publish(report, store, cost, page.now(), machine, args.out))
+    return 0

@@ -31,7 +31,6 @@ from its data, not drawn) and its cost is part of what the numbers include.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -41,7 +40,6 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from benchmarks import page
 from benchmarks.memory import Memory, sample_memory
 from benchmarks.oracle import GAIN_STEP, Plan, Shown, check, plan
 from harness import nginx
@@ -296,32 +294,3 @@ async def run_throughput(
     finally:
         stop(app.proc)
     return done, elapsed, sorted(latencies), errors
-
-
-def main(args: argparse.Namespace) -> int:
-    """``python -m benchmarks.load --mode class`` or ``--mode throughput``: run it, print the whole report, keep it
-    under artifacts/, and put its row in the page's class section."""
-    from benchmarks import crowd_report  # it reads this module's reports
-
-    load_start = page.load_average()
-    log_dir = args.log.parent
-    if args.mode == "throughput":
-        sessions = args.sessions or 10
-        done, elapsed, lat, errors = asyncio.run(run_throughput(sessions, args.seconds, log_dir, args.idle))
-        text = crowd_report.throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
-        key, row = crowd_report.throughput_row(sessions, done, elapsed, lat, errors, args.idle)
-        name = f"throughput-{args.idle}" if args.idle else "throughput"
-    else:
-        sessions = args.sessions or 200
-        run = run_class(sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir)
-        limit = args.arrive + args.seconds + 2 * OPEN_TIMEOUT + 120
-        report = asyncio.run(asyncio.wait_for(run, limit))
-        errors = report.errors
-        text = crowd_report.class_markdown(report)
-        key, row = crowd_report.class_row(report)
-        name = f"class-{args.replicas}x{sessions}"
-    machine = page.machine_line(page.machine(), load_start, page.load_average())
-    print(text)
-    page.keep(name, text)
-    crowd_report.write_row(key, row, page.now(), machine, args.out)
-    return 0 if not errors else 1

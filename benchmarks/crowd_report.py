@@ -1,12 +1,14 @@
-"""What ``make load``'s crowd modes report (:mod:`benchmarks.crowd`): the whole report of a run, for stdout and
-artifacts/, and its row in the page's class section, which holds a row per kind of run (throughput, idle sessions
+"""``make load LOAD_ARGS="--mode class"`` and ``--mode throughput``: :mod:`benchmarks.crowd`'s runs, and what they
+report: the whole report of a run, for stdout and artifacts/, and its row in the page's class section, which holds a row per kind of run (throughput, idle sessions
 beside it, a class on one process or on replicas): a run replaces its own row and leaves the others."""
 
 from __future__ import annotations
 
+import argparse
+import asyncio
 from pathlib import Path
 
-from benchmarks import page
+from benchmarks import crowd, page
 from benchmarks.crowd import LECTURE, ClassReport
 from benchmarks.run import verdict
 from benchmarks.stats import percentile
@@ -149,3 +151,30 @@ def write_row(key: str, row: str, when: str, machine: str, path: Path = page.DOC
     about = page.wrap(f"{machine}; the load clients on the same cores. {about}")
     body = "\n\n".join([f"{HEADING}, {when})", about, *rest])
     page.write_section(SECTION, page.replace_row(body, key, row), path)
+
+
+def main(args: argparse.Namespace) -> int:
+    """``python -m benchmarks.load --mode class`` or ``--mode throughput``: run it, print the whole report, keep it
+    under artifacts/, and put its row in the page's class section."""
+    load_start = page.load_average()
+    log_dir = args.log.parent
+    if args.mode == "throughput":
+        sessions = args.sessions or 10
+        done, elapsed, lat, errors = asyncio.run(crowd.run_throughput(sessions, args.seconds, log_dir, args.idle))
+        text = throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
+        key, row = throughput_row(sessions, done, elapsed, lat, errors, args.idle)
+        name = f"throughput-{args.idle}" if args.idle else "throughput"
+    else:
+        sessions = args.sessions or 200
+        run = crowd.run_class(sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir)
+        limit = args.arrive + args.seconds + 2 * crowd.OPEN_TIMEOUT + 120
+        report = asyncio.run(asyncio.wait_for(run, limit))
+        errors = report.errors
+        text = class_markdown(report)
+        key, row = class_row(report)
+        name = f"class-{args.replicas}x{sessions}"
+    machine = page.machine_line(page.machine(), load_start, page.load_average())
+    print(text)
+    page.keep(name, text)
+    write_row(key, row, page.now(), machine, args.out)
+    return 0 if not errors else 1

@@ -55,7 +55,7 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import attack, class_stream, crowd, page
+from benchmarks import attack_report, class_stream, crowd_report, page
 from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
 from benchmarks.run import verdict
@@ -445,10 +445,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv += ["--question", args.question] if args.question else []
         return class_stream.main(argv)
     if args.mode == "attack":
-        return attack.main(args)
+        return attack_report.main(args)
     args.seconds = SECONDS if args.seconds is None else args.seconds
     if args.mode != "load":
-        return crowd.main(args)
+        return crowd_report.main(args)
     args.sessions = SESSIONS if args.sessions is None else args.sessions
     stagger = STAGGER[args.client] if args.stagger is None else args.stagger
     load_start = page.load_average()

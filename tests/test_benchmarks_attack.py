@@ -102,10 +102,10 @@ def test_the_largest_upload_fits_the_upload_limits():
 
 def test_load_hands_the_attack_mode_over_with_its_own_phase_default(monkeypatch):
     seen: list[argparse.Namespace] = []
-    monkeypatch.setattr(attack, "main", lambda args: seen.append(args) or 0)
+    monkeypatch.setattr(attack_report, "main", lambda args: seen.append(args) or 0)
     assert load.main(["--mode", "attack"]) == 0
     (args,) = seen
-    assert args.seconds is None and args.sessions is None  # attack.main picks 15 s phases and 30 sessions
+    assert args.seconds is None and args.sessions is None  # attack_report.main picks 15 s phases and 30 sessions
     assert args.before is None  # issue 47's before and after only with a checkout of main to run
 
 
@@ -113,7 +113,7 @@ def test_issue_47s_table_has_a_row_per_attack_judged_by_the_honest_user_after():
     from benchmarks import attack_cost
 
     rows = [attack_cost.Row(name, "got all", "got less", False, key != "8") for key, name, _ in attack_cost.ATTACKS]
-    table = attack_report.cost_section(rows, "today", "a machine").splitlines()
+    table = attack_cost.markdown(rows, "today", "a machine").splitlines()
     body = [line for line in table if line.startswith(("| 1.", "| 2.", "| 3.", "| 4.", "| 5.", "| 6.", "| 7.", "| 8."))]
     assert len(body) == 8 and all("**fails**" in line for line in body)
     assert [line.endswith("**PASS** |") for line in body] == [True] * 7 + [False]

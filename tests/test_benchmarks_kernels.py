@@ -4,6 +4,7 @@
 import dataclasses
 import math
 
+import pytest
 from benchcheck import written
 
 from benchmarks import kernels, page, run
@@ -65,3 +66,11 @@ def test_make_bench_replaces_the_kernel_section_with_a_row_per_case_and_keeps_th
     assert rows[1] == "| float32 | 8192 | 4 | 2,000 | 2,001 | 2,002 | 2,003 | 2,004 | 2,005 | 2,006 |"
     assert len(rows) == 4  # a row per case; the long table, a row per kernel, is kept beside the page
     assert len((folder / "kernels.md").read_text().splitlines()) == 2 + len(results)
+
+
+def test_a_section_that_would_pass_the_pages_300_lines_is_refused_and_the_page_left_as_it_was(tmp_path):
+    path = tmp_path / "benchmarks.md"
+    path.write_text("# Benchmarks\n\n<!-- kernels:start -->\nold\n<!-- kernels:end -->\n")
+    with pytest.raises(page.PageTooLong):
+        page.write_section("kernels", "| row |\n" * 300, path)
+    assert path.read_text() == "# Benchmarks\n\n<!-- kernels:start -->\nold\n<!-- kernels:end -->\n"
