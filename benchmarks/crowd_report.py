@@ -1,6 +1,7 @@
 """``make load LOAD_ARGS="--mode class"`` and ``--mode throughput``: :mod:`benchmarks.crowd`'s runs, and what they
-report: the whole report of a run, for stdout and artifacts/, and its row in the page's class section, which holds a row per kind of run (throughput, idle sessions
-beside it, a class on one process or on replicas): a run replaces its own row and leaves the others."""
+report: the whole report of a run, for stdout and artifacts/, and its row in the page's class section. That section
+holds a row per kind of run (throughput, idle sessions beside it, a class on one process or on replicas): a run
+replaces its own row and leaves the others."""
 
 from __future__ import annotations
 
@@ -145,7 +146,7 @@ def write_row(key: str, row: str, when: str, machine: str, path: Path = page.DOC
     run's; the section's other rows, and what follows its table, stay as they are."""
     body = page.section(path.read_text(), SECTION) if path.exists() else None
     if body is None:
-        body = f"{HEADING})\n\nthe machine. {ABOUT}\n\n{TABLE}"
+        body = f"{HEADING})\n\n{machine}; the load clients on the same cores. {ABOUT}\n\n{TABLE}"
     _, about, *rest = body.split("\n\n")
     about = " ".join(about.split()).split(". ", 1)[1]  # the machine is the first sentence
     about = page.wrap(f"{machine}; the load clients on the same cores. {about}")
