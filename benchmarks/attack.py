@@ -38,7 +38,6 @@ targets are issue 20's.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -53,10 +52,8 @@ from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 from streamlit.proto.WidgetStates_pb2 import WidgetState
 
-from benchmarks import attack_cost, attack_store
 from benchmarks.crowd import LECTURE, Student, attend, students, warm_up
 from benchmarks.memory import Memory, sampling
-from benchmarks.run import load_average, machine, machine_table, verdict, write_section
 from benchmarks.stats import percentile
 from harness import upload
 from harness.server import free_port, start_app, wait_app
@@ -573,77 +570,3 @@ async def run_attack(sessions: int, seconds: float, every: float, log: Path) -> 
             task.cancel()
         await asyncio.gather(*class_run, return_exceptions=True)
     return report
-
-
-def attack_markdown(r: AttackReport, load_start: str, load_end: str) -> str:
-    baseline, *attacks = r.phases
-    base = r.moves(baseline)
-    b50, b95 = percentile(base, 50), percentile(base, 95)
-    rows = [
-        "| phase | class moves | p50 ms | p95 ms | p95 ÷ baseline | peak RSS MiB | settled after | what the attacker got |",
-        "|---|---:|---:|---:|---:|---:|---:|---|",
-        f"| {baseline.name} (the baseline) | {len(base)} | {b50:.0f} | {b95:.0f} | 1.0 | {r.peak(baseline):.0f} | | |",
-    ]
-    worst_ratio, worst_peak = 0.0, r.peak(baseline)
-    for p in attacks:
-        moves = r.moves(p)
-        p95 = percentile(moves, 95)
-        ratio = p95 / b95 if b95 else float("nan")
-        worst_ratio = max(worst_ratio, ratio)
-        worst_peak = max(worst_peak, r.peak(p))
-        got = "; ".join(p.notes + [f"attacker error: {e}" for e in p.errors])
-        rows.append(
-            f"| {p.name} | {len(moves)} | {percentile(moves, 50):.0f} | {p95:.0f} | {ratio:.1f} | {r.peak(p):.0f} "
-            f"| {p.settle_s:.0f} s | {got} |"
-        )
-    runs = [t for t in r.legit.tries if t[0] == "Run"]
-    admitted = sum(ok for _, ok, _ in runs)
-    share = admitted / len(runs) if runs else float("nan")
-    class_errors = [f"session {s.plan.index}: {e}" for s in r.class_ for e in s.errors]
-    mismatches = sum(s.mismatches for s in r.class_)
-    checks = sum(s.checks for s in r.class_)
-    lines = [
-        f"### One attacker against a class of {r.sessions}",
-        "",
-        machine_table(machine(), load_start, load_end),
-        f"One `streamlit run app.py` on 127.0.0.1. {r.sessions} sessions arrive over 10 s (the lecturer's link, one "
-        f"in five on a link of its own) and move the gain slider every few seconds throughout, each answer checked "
-        f"against torch. First {r.seconds:.0f} s of the class alone, then each attack of issue 20 in turn, "
-        f"{r.seconds:.0f} s each (Run hogging {hog_seconds(r.seconds):.0f} s), the server settling "
-        f"between two (at most {SETTLE_S:.0f} s). Interaction: a gain step's rerun request out to `script_finished`, "
-        "counted in the phase in which its answer came.",
-        "",
-        *rows,
-        "",
-        "| target (issue 20) | result | |",
-        "|---|---|---|",
-        f"| the class's p95 with an attacker ≤ {TARGET_P95_RATIO:.0f} × its baseline | {worst_ratio:.1f} × at the worst "
-        f"| {verdict(worst_ratio <= TARGET_P95_RATIO)} |",
-        f"| peak RSS ≤ {TARGET_PEAK_MIB / 1024:.1f} GiB through every attack | {worst_peak:.0f} MiB "
-        f"| {verdict(worst_peak <= TARGET_PEAK_MIB)} |",
-        f"| a legitimate Run admitted within {ADMIT_WITHIN_S:.0f} s in ≥ {TARGET_ADMITTED:.0%} of tries while one "
-        f"client hogs | {admitted} of {len(runs)} | {verdict(bool(runs) and share >= TARGET_ADMITTED)} |",
-        f"| the class's numbers stay its own | {mismatches} mismatches in {checks} checks, {len(class_errors)} errors "
-        f"| {verdict(mismatches == 0 and checks > 0)} |",
-    ]
-    if r.setup_errors or class_errors:
-        lines += ["", "Errors (first 10):", "", *(f"- {e}" for e in [*r.setup_errors, *class_errors][:10])]
-    return "\n".join(lines) + "\n"
-
-
-def main(args: argparse.Namespace) -> int:
-    """``python -m benchmarks.load --mode attack``: run it, print and file the section."""
-    seconds = PHASE_S if args.seconds is None else args.seconds
-    sessions = args.sessions or SESSIONS
-    load_start = load_average()
-    run = run_attack(sessions, seconds, args.every, args.log.parent / "attack.log")
-    limit = OPEN_TIMEOUT + 60 + seconds + sum_phases(seconds) + 7 * (SETTLE_S + 2 * ANSWER_TIMEOUT)
-    report = asyncio.run(asyncio.wait_for(run, limit))
-    text = attack_markdown(report, load_start, load_average())
-    text += "\n" + attack_store.markdown(attack_store.run())  # issue 30's attacks 1 and 2, on the shared store
-    if args.before is not None:  # issue 47's eight, each beside an honest user, main's code and this one's
-        cost_start = load_average()
-        text += "\n" + attack_cost.markdown(attack_cost.run(args.before.resolve()), cost_start, load_average())
-    print(text)
-    write_section("attack", text, args.out)
-    return 0

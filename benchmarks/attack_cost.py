@@ -53,6 +53,7 @@ HONEST_S = 10.0
 STREAMS = 600
 STAGE_S = 20.0
 TARGET_RSS_MIB = 1536.0
+SAID = {True: "succeeds", False: "**fails**"}  # the honest user, in the table
 VOCAB = "apple river music garden winter forest window letter doctor table house light water stone cloud".split()
 
 
@@ -384,37 +385,36 @@ def run(before: Path) -> list[Row]:
     return rows
 
 
-def markdown(rows: list[Row], load_start: str, load_end: str) -> str:
-    from benchmarks.run import machine, machine_table, verdict
+def markdown(rows: list[Row], when: str, machine: str) -> str:
+    """The page's ``attack-cost`` section: a row per attack, before and after, judged by the honest user after."""
+    from benchmarks.page import wrap
+    from benchmarks.run import verdict
 
+    about = "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN`: main's checkout and this one, each on a "
+    about += f"fresh server or store. {machine}. The verdict is the honest user's, after."
     lines = [
-        "### Issue 47: each attack beside an honest user, main's code and this one's side by side",
-        "",
-        machine_table(machine(), load_start, load_end),
-        "`python -m benchmarks.attack_cost --before CHECKOUT_OF_MAIN` (also in `--mode attack`); the attacks and "
-        "their scale are in its docstring. The verdict is the honest user's, after.",
-        "",
+        f'## Each attack beside an honest user (`make load LOAD_ARGS="--mode attack --before PATH"`, {when})\n',
+        wrap(about) + "\n",
         "| attack | before (main) | honest | after | honest | |",
         "|---|---|---|---|---|---|",
-    ]
-    for r in rows:
-        said = lambda ok: "succeeds" if ok else "**fails**"  # noqa: E731
-        lines.append(
-            f"| {r.attack} | {r.before} | {said(r.honest_before)} | {r.after} | {said(r.honest_after)} "
+        *(
+            f"| {r.attack} | {r.before} | {SAID[r.honest_before]} | {r.after} | {SAID[r.honest_after]} "
             f"| {verdict(r.honest_after)} |"
-        )
+            for r in rows
+        ),
+    ]
     return "\n".join(lines) + "\n"
 
 
 def main(argv: list[str] | None = None) -> int:
-    from benchmarks.run import load_average
+    from benchmarks.page import load_average, machine, machine_line, now
 
     parser = argparse.ArgumentParser(prog="python -m benchmarks.attack_cost", description=__doc__.splitlines()[0])
     parser.add_argument("--before", type=Path, required=True, help="a checkout of main (git worktree add)")
     args = parser.parse_args(argv)
     load_start = load_average()
-    text = markdown(run(args.before.resolve()), load_start, load_average())
-    print(text)
+    rows = run(args.before.resolve())
+    print(markdown(rows, now(), machine_line(machine(), load_start, load_average())))
     return 0
 
 

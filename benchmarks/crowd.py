@@ -31,7 +31,6 @@ from its data, not drawn) and its cost is part of what the numbers include.
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import json
 import random
@@ -43,18 +42,12 @@ from pathlib import Path
 
 from benchmarks.memory import Memory, sample_memory
 from benchmarks.oracle import GAIN_STEP, Plan, Shown, check, plan
-from benchmarks.run import load_average, machine, machine_table, verdict, write_section
-from benchmarks.stats import percentile
 from harness import nginx
 from harness.server import AppProcess, free_port, start_app, stop, wait_app, wait_healthy
 from harness.wsclient import Session
 
 LECTURE = Plan(index=-1, dist="heterogeneous samples", batch=16, features=32, seed=2024)
 OPEN_TIMEOUT = 240.0
-# The issue's targets.
-TARGET_RERUNS_PER_S = 30.0
-TARGET_P95_INTERACTION_MS = 1000.0
-TARGET_P95_FIRST_VIEW_MS = 5000.0
 
 
 @dataclass
@@ -261,57 +254,6 @@ async def sample_marks(memories: list[Memory], t0: float, all_in: float, until: 
         m.marks["end"] = time.monotonic() - t0
 
 
-def class_markdown(r: ClassReport, load_start: str, load_end: str) -> str:
-    first = sorted(s.first_view_ms for s in r.students if s.first_view_ms is not None)
-    moves = sorted(ms for s in r.students for ms in s.moves)
-    lo, hi = r.drive
-    in_drive = sum(lo <= t <= hi for s in r.students for t in s.moves_at)
-    rate = in_drive / (hi - lo) if hi > lo else float("nan")
-    checks = sum(s.checks for s in r.students)
-    mismatches = sum(s.mismatches for s in r.students)
-    errors = r.errors
-    own = sum(s.own_link for s in r.students)
-    idle = r.rss("idle")
-    full = sum(max((mib for _, mib in m.samples), default=float("nan")) for m in r.memory)  # each one's peak
-    per_session = (full - idle) / r.sessions
-    where = "one `streamlit run app.py`" if r.replicas == 1 else f"{r.replicas} replicas behind docs/deploy.md's nginx"
-    p95_first, p95_move = percentile(first, 95), percentile(moves, 95)
-    lines = [
-        f"### {r.sessions} sessions on {where}",
-        "",
-        machine_table(machine(), load_start, load_end),
-        "The lecturer opens the link first on each replica (not counted), then "
-        f"{r.sessions} sessions arrive over {r.arrive:.0f} s; {r.sessions - own} on the lecturer's link "
-        f"(`?{LECTURE.query()}`), {own} on links of their own; each moves the gain slider every "
-        f"{r.every:g} s (±50 %) until {r.seconds:.0f} s after the last one arrived.",
-        "",
-        "| | n | p50 ms | p95 ms | max ms |",
-        "|---|---:|---:|---:|---:|",
-        f"| first view (WebSocket opened to the first `script_finished`) | {len(first)} | {percentile(first, 50):.0f} "
-        f"| {p95_first:.0f} | {max(first, default=float('nan')):.0f} |",
-        f"| interaction (gain step: rerun request out to `script_finished`) | {len(moves)} "
-        f"| {percentile(moves, 50):.0f} | {p95_move:.0f} | {max(moves, default=float('nan')):.0f} |",
-        "",
-        "| check | result | |",
-        "|---|---|---|",
-        f"| errors | {len(errors)} in {len(first)} first views and {len(moves)} interactions | {verdict(not errors)} |",
-        f"| cross-session mismatches | {mismatches} in {checks} checks | {verdict(mismatches == 0 and checks > 0)} |",
-        f"| reruns per second while everyone was in | {rate:.1f} ({in_drive} in {hi - lo:.0f} s) | |",
-        f"| p95 of the first view ≤ {TARGET_P95_FIRST_VIEW_MS / 1e3:.0f} s | {p95_first / 1e3:.1f} s "
-        f"| {verdict(p95_first <= TARGET_P95_FIRST_VIEW_MS)} |",
-        f"| p95 of an interaction ≤ {TARGET_P95_INTERACTION_MS / 1e3:.0f} s | {p95_move / 1e3:.1f} s "
-        f"| {verdict(p95_move <= TARGET_P95_INTERACTION_MS)} |",
-        f"| server RSS (all replicas) | {idle:.0f} MiB after the lecturer's view, {full:.0f} MiB at the most: "
-        f"{per_session:.1f} MiB per session | |",
-    ]
-    if r.spread:
-        shares = ", ".join(f"{n} to {addr}" for addr, n in sorted(r.spread.items()))
-        lines.append(f"| WebSockets per replica (the balancer's log) | {shares} | |")
-    if errors:
-        lines += ["", "Errors (first 10):", "", *(f"- {e}" for e in errors[:10])]
-    return "\n".join(lines) + "\n"
-
-
 async def run_throughput(
     sessions: int, seconds: float, log_dir: Path, idle: int = 0
 ) -> tuple[int, float, list[float], list[str]]:
@@ -352,43 +294,3 @@ async def run_throughput(
     finally:
         stop(app.proc)
     return done, elapsed, sorted(latencies), errors
-
-
-def throughput_markdown(
-    sessions: int, done: int, elapsed: float, lat: list[float], errors: list[str], idle: int = 0
-) -> str:
-    rate = done / elapsed
-    beside = f", {idle} more sessions open and idle in the same process" if idle else ""
-    return "\n".join(
-        [
-            f"### Rerun throughput of one process ({sessions} sessions back to back{beside})",
-            "",
-            f"{sessions} sessions on the lecturer's link{beside}, each sending its next gain step as soon as the "
-            f"previous answer is in, for {elapsed:.0f} s: **{rate:.1f} reruns/s** (target ≥ {TARGET_RERUNS_PER_S:.0f}: "
-            f"{verdict(rate >= TARGET_RERUNS_PER_S)}); latency p50 {percentile(lat, 50):.0f} ms, "
-            f"p95 {percentile(lat, 95):.0f} ms; {len(errors)} errors.",
-            "",
-        ]
-    )
-
-
-def main(args: argparse.Namespace) -> int:
-    """``python -m benchmarks.load --mode class`` or ``--mode throughput``: run it, print and file the section."""
-    load_start = load_average()
-    log_dir = args.log.parent
-    if args.mode == "throughput":
-        sessions = args.sessions or 10
-        done, elapsed, lat, errors = asyncio.run(run_throughput(sessions, args.seconds, log_dir, args.idle))
-        text = throughput_markdown(sessions, done, elapsed, lat, errors, args.idle)
-        section = f"throughput-{args.idle}" if args.idle else "throughput"
-    else:
-        sessions = args.sessions or 200
-        run = run_class(sessions, args.replicas, args.arrive, args.seconds, args.every, args.own_every, log_dir)
-        limit = args.arrive + args.seconds + 2 * OPEN_TIMEOUT + 120
-        report = asyncio.run(asyncio.wait_for(run, limit))
-        text = class_markdown(report, load_start, load_average())
-        errors = report.errors
-        section = f"class-{args.replicas}x{sessions}"
-    print(text)
-    write_section(section, text, args.out)
-    return 0 if not errors else 1

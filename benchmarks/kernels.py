@@ -50,6 +50,38 @@ def markdown(measurements: Sequence[bench.Measurement]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The page's column for each variant (docs/benchmarks.md, "Norm kernels on the CPU").
+COLUMNS = {
+    "copy": "copy",
+    "ln_naive": "LN eager",
+    "ln_fused": "`F.layer_norm`",
+    "ln_compiled": "LN compiled",
+    "ln_triton": "LN Triton",
+    "rms_naive": "RMSNorm eager",
+    "rms_fused": "`F.rms_norm`",
+    "bn_train": "BN train",
+    "bn_eval": "BN eval",
+}
+
+
+def summary(measurements: Sequence[bench.Measurement]) -> str:
+    """The page's table: a row per case (dtype, H, B), a column per kernel, its median µs; the rest
+    (GB/s, the share of the copy, the errors) is :func:`markdown`'s, for stdout."""
+    variants = list(dict.fromkeys(m.variant for m in measurements))
+    cases: dict[tuple[str, int, int], dict[str, str]] = {}
+    for m in measurements:
+        us = m.seconds * 1e6 if m.available else math.nan
+        cases.setdefault((m.dtype, m.features, m.batch), {})[m.variant] = _format(us, ",.0f")
+    lines = [
+        "| dtype | H | B | " + " | ".join(COLUMNS.get(v, v) for v in variants) + " |",
+        "|---|---:|---:|" + "---:|" * len(variants),
+    ]
+    for (dtype, features, batch), row in cases.items():
+        cells = " | ".join(row.get(v, "–") for v in variants)
+        lines.append(f"| {dtype} | {features} | {batch} | {cells} |")
+    return "\n".join(lines) + "\n"
+
+
 def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="python -m benchmarks.kernels", description=__doc__.splitlines()[0])
     parser.add_argument("--device", choices=DEVICE.options, default="auto", help="auto: CUDA, then MPS, else the CPU")
@@ -82,8 +114,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     return args
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    args = parse_args(argv)
+def measure(args: argparse.Namespace, say=print) -> list[bench.Measurement]:
+    """The sweep :func:`parse_args` asked for, its setting said first through ``say``."""
     device = pick(args.device)
     names = [v for v in args.variants if not (args.no_compile and v == "ln_compiled")]
     budget = None if args.working_set_mib is None else int(args.working_set_mib * bench.MIB)
@@ -91,7 +123,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     total = len(cases) * len(["copy", *(n for n in names if n != "copy")])
     working = bench.working_set(device) if budget is None else budget
     threads = args.threads if args.threads is not None else torch.get_num_threads()
-    print(
+    say(
         f"# Norm kernels on {label(device)}\n\ntorch {torch.__version__}; {threads} thread(s) while timing; "
         f"{working / bench.MIB:g} MiB of x and y per case; warm-up {args.warmup}, median of up to {args.iters} "
         "calls; GB/s from the ideal bytes 2 × B × H × itemsize.\n"
@@ -103,6 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     for i, m in enumerate(stream, start=1):
         results.append(m)
         print(f"[{i}/{total}] {m.dtype} H={m.features}: {m.label}", file=sys.stderr, flush=True)
+    return results
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    results = measure(args)
     print(markdown(results))
     if args.csv is not None:
         args.csv.write_text(bench.to_csv(results))

@@ -55,10 +55,10 @@ import torch
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page, async_playwright
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
-from benchmarks import attack, class_stream, crowd
+from benchmarks import attack_report, class_stream, crowd_report, page
 from benchmarks.memory import Memory, sampling
 from benchmarks.oracle import SEED_EVERY, Plan, Shown, check, plan
-from benchmarks.run import DOC, load_average, machine, machine_table, verdict, write_section
+from benchmarks.run import verdict
 from benchmarks.stats import percentile
 from benchmarks.tabs import GAIN, MAIN_APP, SEED
 from harness.chromium import CHARTS_JS, LAPTOP, app_console_error, decode_array, launch
@@ -341,18 +341,27 @@ async def run_load(client: str, sessions: int, seconds: float, contexts: int, st
     return report
 
 
-def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
-    """The load section: verdicts, latency, memory, and what went wrong."""
+def section(r: LoadReport, when: str, machine: str) -> str:
+    """The page's many-users section: the run in one paragraph, then latency by action."""
     actions = [a for o in r.outcomes for a in o.actions if a.kind != "open"]
-    per_session = [sum(a.kind != "open" for a in o.actions) for o in r.outcomes]
     checks = sum(o.checks for o in r.outcomes)
     controls = sum(o.control_rejected for o in r.outcomes)
-    errors = r.errors
-    mem = r.memory
-    drive_rss = mem.between("sessions open", "drive over") or [float("nan")]
-    mid, end = mem.at("mid-drive"), mem.at("drive over")
-    bounded = end <= mid * (1 + MEMORY_GROWTH)
+    drive_rss = r.memory.between("sessions open", "drive over") or [float("nan")]
     browser = r.client == "browser"
+    who = (
+        f"a tab of one headless Chromium {r.chromium} ({LAPTOP['width']} × {LAPTOP['height']}) pressing the real "
+        "controls"
+        if browser
+        else "a client speaking Streamlit's protocol over its own WebSocket"
+    )
+    about = page.wrap(
+        f"{machine}. {r.sessions} sessions against one `streamlit run app.py`, each {who}, drive the explorer for "
+        f"{r.seconds:.0f} s (gain steps, every {SEED_EVERY}th action a new seed), each answer checked against torch "
+        f"(float64). {len(r.errors)} errors in {len(actions):,} actions, {r.mismatches} mismatches in {checks:,} "
+        f"checks (and the check rejects the next seed's numbers on {controls} of {len(r.outcomes)} sessions); "
+        f"server RSS {r.memory.at('sessions open'):.0f} MiB with the sessions open, peak {max(drive_rss):.0f} MiB. "
+        f"{LATENCY[r.client][0].upper()}{LATENCY[r.client][1:]}:"
+    )
     head = "| action | n | p50 ms | p95 ms | max ms |" + (
         " until script_finished p50 ms | … p95 ms |" if browser else ""
     )
@@ -364,44 +373,35 @@ def markdown(r: LoadReport, load_start: str, load_end: str) -> str:
             srv = r.latencies(kind, server=True)
             row += f" {percentile(srv, 50):.0f} | {percentile(srv, 95):.0f} |"
         rows.append(row)
+    return "\n".join([f"## Many users (`make load`, {when})", "", about, "", *rows]) + "\n"
+
+
+def markdown(r: LoadReport, when: str, machine: str) -> str:
+    """The whole report: the page's section, then the verdicts, memory over time and what went wrong."""
+    checks = sum(o.checks for o in r.outcomes)
+    controls = sum(o.control_rejected for o in r.outcomes)
+    per_session = [sum(a.kind != "open" for a in o.actions) for o in r.outcomes]
+    mem = r.memory
+    mid, end = mem.at("mid-drive"), mem.at("drive over")
     timeline = " · ".join(f"{t:.0f} s: {m:.0f}" for t, m in mem.samples[:: max(1, len(mem.samples) // 12)])
-    who = (
-        f"a tab of one headless Chromium {r.chromium} ({LAPTOP['width']} × {LAPTOP['height']}) pressing the "
-        "real controls"
-        if browser
-        else "a client speaking Streamlit's protocol over its own WebSocket (a rerun request with the changed "
-        "widget's state, then every message until `script_finished`), drawing nothing"
-    )
     lines = [
-        f"## Many users (`make load`, {time.strftime('%Y-%m-%d %H:%M %Z')})",
-        "",
-        machine_table(machine(), load_start, load_end),
-        f"{r.sessions} sessions against one `streamlit run app.py`, each {who}, driving the explorer for "
-        f"{r.seconds:.0f} s: three gain steps up, three down, and every {SEED_EVERY}th action a new seed; after "
-        "each answer the session's numbers (a socket: the stage's; a tab: the charts view's) are checked against "
-        "torch (float64) for its own seed, preset, B, H and γ. The machine is shared, so the latencies are those of this machine at this load, not a target.",
-        "",
+        section(r, when, machine),
         "| check | result | |",
         "|---|---|---|",
-        f"| zero errors | {len(errors)} error(s) in {len(actions)} actions and {checks} checks | {verdict(not errors)} |",
+        f"| zero errors | {len(r.errors)} error(s) | {verdict(not r.errors)} |",
         f"| no leakage: each session shows its own numbers | {r.mismatches} mismatch(es) in {checks} checks "
         f"| {verdict(r.mismatches == 0 and checks > 0)} |",
         f"| … and the check can fail: each opened session's numbers against the next seed | rejected on "
         f"{controls} of {len(r.outcomes)} sessions | {verdict(controls == len(r.outcomes))} |",
         f"| server memory bounded (the drive's second half adds < {MEMORY_GROWTH:.0%}) "
-        f"| RSS {mem.at('server up'):.0f} MiB idle, {mem.at('sessions open'):.0f} MiB with the sessions open, "
-        f"{mid:.0f} MiB mid-drive, peak {max(drive_rss):.0f} MiB, {end:.0f} MiB at the end, "
-        f"{mem.at('closed + 5 s'):.0f} MiB 5 s after the sessions closed | {verdict(bounded)} |",
+        f"| RSS {mem.at('server up'):.0f} MiB idle, {mid:.0f} MiB mid-drive, {end:.0f} MiB at the end, "
+        f"{mem.at('closed + 5 s'):.0f} MiB 5 s after the sessions closed | {verdict(end <= mid * (1 + MEMORY_GROWTH))} |",
         "",
         f"Actions per session: {min(per_session)} to {max(per_session)} (median {statistics.median(per_session):.0f}).",
-        f"Latency: {LATENCY[r.client]}.",
-        "",
-        *rows,
-        "",
         f"Server RSS over time (MiB): {timeline}.",
     ]
-    if errors:
-        lines += ["", "Errors (first 10):", "", *(f"- {e}" for e in errors[:10])]
+    if r.errors:
+        lines += ["", "Errors (first 10):", "", *(f"- {e}" for e in r.errors[:10])]
     return "\n".join(lines) + "\n"
 
 
@@ -434,7 +434,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument(
         "--before", type=Path, default=None, help="attack: a checkout of main, for issue 47's before and after"
     )
-    parser.add_argument("--out", type=Path, default=DOC, help="the markdown file to update")
+    parser.add_argument("--out", type=Path, default=page.DOC, help="the markdown file to update")
     parser.add_argument("--log", type=Path, default=Path("/tmp/lnviz-load/app.log"), help="the server's log")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)  # the checks are small; the cores belong to the server
@@ -445,19 +445,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         argv += ["--question", args.question] if args.question else []
         return class_stream.main(argv)
     if args.mode == "attack":
-        return attack.main(args)
+        return attack_report.main(args)
     args.seconds = SECONDS if args.seconds is None else args.seconds
     if args.mode != "load":
-        return crowd.main(args)
+        return crowd_report.main(args)
     args.sessions = SESSIONS if args.sessions is None else args.sessions
     stagger = STAGGER[args.client] if args.stagger is None else args.stagger
-    load_start = load_average()
+    load_start = page.load_average()
     limit = args.seconds + OPEN_TIMEOUT + 2 * ACTION_TIMEOUT + 60 + stagger * args.sessions
     run = run_load(args.client, args.sessions, args.seconds, args.contexts, stagger, args.log)
     report = asyncio.run(asyncio.wait_for(run, limit))
-    text = markdown(report, load_start, load_average())
-    print(text)
-    write_section("load", text, args.out)
+    when, machine = page.now(), page.machine_line(page.machine(), load_start, page.load_average())
+    page.publish("load", section(report, when, machine), args.out, markdown(report, when, machine))
     return 0 if not report.errors else 1
 
 

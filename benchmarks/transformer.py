@@ -12,12 +12,13 @@ started for it, after one sentence has loaded the model.
 from __future__ import annotations
 
 import argparse
-import os
 import statistics
 import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
+from benchmarks import page
 
 TARGET_MS = 300.0
 ONE = "The cat sat on the mat because it was tired."
@@ -81,14 +82,16 @@ def measure_typed(repeats: int) -> list[float]:
     return times[1:]  # the first new sentence warms the page's code paths
 
 
-def markdown(model_s: dict[str, float], typed_ms: list[float]) -> str:
+def markdown(model_s: dict[str, float], typed_ms: list[float], machine: str) -> str:
+    """The page's transformer section; ``machine`` is :func:`benchmarks.page.machine_line`'s."""
     median = statistics.median(typed_ms)
-    load = " / ".join(f"{v:.1f}" for v in os.getloadavg())
     verdict = "PASS" if median <= TARGET_MS else "MISS"
-    return f"""## The transformer page (`python -m benchmarks.transformer`)
+    about = page.wrap(
+        f"all-MiniLM-L6-v2 on the CPU in float32; {machine} (shared: the times are upper bounds for a quiet machine)."
+    )
+    return f"""## The transformer page (`make bench`, or `python -m benchmarks.run --only transformer`)
 
-all-MiniLM-L6-v2 on the CPU in float32, on this machine (shared: the times are upper bounds for a quiet one;
-load average {load} over 1 / 5 / 15 min when the section was written).
+{about}
 
 | what | time |
 |---|---|
@@ -103,7 +106,9 @@ load average {load} over 1 / 5 / 15 min when the section was written).
 
 def measure(quick: bool = False) -> str:
     """The section's markdown, measured now."""
-    return markdown(measure_model(3 if quick else 7), measure_typed(3 if quick else 7))
+    load_start = page.load_average()
+    model_s, typed_ms = measure_model(3 if quick else 7), measure_typed(3 if quick else 7)
+    return markdown(model_s, typed_ms, page.machine_line(page.machine(), load_start, page.load_average()))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -30,7 +30,8 @@ import numpy as np
 
 from benchmarks.attack import ANSWER_TIMEOUT, OPEN_TIMEOUT, big_csv, close_all, on_page, put_one, uploaded
 from benchmarks.crowd import LECTURE
-from benchmarks.run import load_average, verdict
+from benchmarks.page import load_average
+from benchmarks.run import verdict
 from benchmarks.stats import percentile
 from harness.server import start_app, stop, wait_app
 from harness.wsclient import Session

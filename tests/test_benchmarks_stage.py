@@ -1,15 +1,20 @@
 """``make bench``'s stage and cold-start sections (benchmarks/stage.py, benchmarks/cold.py): issue 22's targets
-and their verdicts, from measurements made up here. The runs themselves are benchmarks (minutes of Chromium):
-``make bench`` runs them, not the tests."""
+and their verdicts, from measurements made up here; and its page-speed and transformer sections on a copy of
+docs/benchmarks.md (benchmarks/run.py, benchmarks/transformer.py). The runs themselves are benchmarks (minutes of
+Chromium): ``make bench`` runs them, not the tests."""
 
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
+from benchcheck import written
 
-from benchmarks import cold, stage
+from benchmarks import cold, page, pages, run, stage, transformer, visit
 from benchmarks.browser_latency import ColdStart
+
+MACHINE = "Made-up CPU, 3 cores, 7.0 GiB, Plan 9, Python 3.11.0, torch 9.9 (3 threads); load average 0.42 at the start"
 
 
 def _report(rerun_bytes=22_000, sidebar_ms=80.0, bare_ms=60.0, median_ms=12.0, p95_ms=30.0, sent=0):
@@ -81,3 +86,54 @@ def test_the_cold_start_target_is_decided_on_separate_cores_with_the_shared_figu
     table = cold.markdown([apart, shared])
     assert "| apart: server on core 0, browser on core 1 |" in table
     assert "| shared: server on any core, browser on any core |" in table
+
+
+def _timing(file: str, size: str, at_max: bool, ms: float) -> pages.PageTiming:
+    return pages.PageTiming(SimpleNamespace(file=file, title=file.upper()), size, at_max, ms, ms + 1, ms + 2, 4321, 3)
+
+
+def _visit(drawn_ms: float) -> visit.Visit:
+    return visit.Visit(drawn_ms, drawn_ms - 100, drawn_ms - 200, 77.0, 9, {"fonts": (2, 10.0, 20.0)})
+
+
+def test_make_bench_replaces_its_page_speed_section_with_todays_figures(tmp_path, capsys):
+    page_results = [
+        _timing("pages/explorer.py", "default", False, 41.0),
+        _timing("pages/explorer.py", "batch=1024, features=1024", True, 43.0),
+    ]
+    series = SimpleNamespace(median=lambda: 123.0)
+    browser = SimpleNamespace(
+        chromium="999",
+        ratio=4.56,
+        main=series,
+        bare=series,
+        worst_bytes=98_765,
+        cold=ColdStart(0.5, 1.5, 2.5, 3.5, 4.5, 0.5),
+        bare_cold=ColdStart(0.5, 1.0, 1.5, float("nan"), 1.5, 0.2),
+    )
+    placed = [
+        cold.Placement("apart", "0", "1", [_start(3.0, 2.0)], [_start(float("nan"), 1.0)]),
+        cold.Placement("shared", None, None, [_start(4.0, 2.0)], [_start(float("nan"), 1.0)]),
+    ]
+    visited = visit.Visits([_visit(1777.0)], [_visit(1333.0)], apart=True)
+    body = run.bench_section("2030-01-02 03:04 UTC", MACHINE, page_results, browser, _report(), placed, visited)
+    folder = tmp_path / "artifacts"
+    (section,) = written(tmp_path, lambda path: page.publish("bench", body, path, body + "\nmore", folder), "bench")
+    assert section.startswith("## Page speed (`make bench`, 2030-01-02 03:04 UTC)")
+    assert MACHINE in " ".join(section.split()) and "Chromium 999" in section
+    assert "**4.56×**" in section and "| 43 | 44 | 45 | 4.3 |" in section and "**1777**" in section
+    assert "**3.00×** (3.0 s against 1.0 s" in section  # the cold start's row, under the one target header
+    assert section.count("| target | measured | |") == 1
+    assert (folder / "bench.md").read_text() == body + "\nmore"
+    assert "more" in capsys.readouterr().out  # the whole report is printed
+
+
+def test_the_transformer_section_is_replaced_with_its_command_and_machine(tmp_path):
+    body = transformer.markdown(
+        {"check_s": 0.0123, "load_s": 4.56, "one_s": 0.0789, "eight_s": 0.101}, [250.0, 260.0, 270.0], MACHINE
+    )
+    (section,) = written(tmp_path, lambda path: page.publish("transformer", body, path, folder=tmp_path), "transformer")
+    assert "`python -m benchmarks.run --only transformer`" in section and MACHINE in " ".join(section.split())
+    assert (
+        "| 12 ms |" in section and "| 4.56 s |" in section and "260 ms median of 3 (worst 270 ms): **PASS**" in section
+    )
