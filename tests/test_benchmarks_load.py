@@ -47,13 +47,13 @@ def test_the_load_run_replaces_its_section_with_latency_by_action(tmp_path):
     assert "| check | result | |" in (folder / "load.md").read_text()  # the verdicts are the whole report's
 
 
-def _class(replicas: int, sessions: int, first_ms: float, move_ms: float) -> ClassReport:
+def _class(servers: int, sessions: int, first_ms: float, move_ms: float) -> ClassReport:
     students = [Student(Plan(i, "gaussian", 16, 32, 1), own_link=False) for i in range(sessions)]
     for s in students:
         s.first_view_ms, s.moves, s.moves_at, s.checks = first_ms, [move_ms] * 4, [10.0, 20.0, 30.0, 40.0], 4
-    memory = [Memory([(0.0, 200.0 + r)], {"idle": 0.0}) for r in range(replicas)]
-    spread = {f"10.0.0.{r}:8501": sessions // replicas for r in range(replicas)} if replicas > 1 else {}
-    return ClassReport("class", replicas, sessions, 60.0, 60.0, 3.0, students, memory, (10.0, 50.0), spread=spread)
+    memory = [Memory([(0.0, 200.0 + r)], {"idle": 0.0}) for r in range(servers)]
+    spread = {f"10.0.0.{r}:8501": sessions // servers for r in range(servers)} if servers > 1 else {}
+    return ClassReport("class", servers, sessions, 60.0, 60.0, 3.0, students, memory, (10.0, 50.0), spread=spread)
 
 
 def test_a_class_run_replaces_its_own_row_of_the_class_table(tmp_path):
