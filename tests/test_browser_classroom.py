@@ -430,15 +430,43 @@ def tap_cells(phone: AppPage, cells: list[int]) -> None:
     expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"), timeout=SEEN_S * 1000)
 
 
+# The phone widths a cells question's targets are measured at, one resize of the same page each (issue 49).
+PHONE_WIDTHS = (360, 375, 390, 414, 430)
+
+# A cells question's form as a phone draws it: every button's box (the cells, then Send), the picker's box, and,
+# with the picker scrolled to its end, the last column's boxes and the row names' left edges (back to its start).
+_TARGETS_JS = """(form) => {
+  const box = (e) => e.getBoundingClientRect().toJSON();
+  const picker = form.querySelector('.grid');
+  const targets = Array.from(form.querySelectorAll('button'), box);
+  const cols = getComputedStyle(picker).gridTemplateColumns.split(' ').length - 1;
+  const cells = Array.from(picker.querySelectorAll('button.cell'));
+  picker.scrollLeft = picker.scrollWidth;
+  const last = cells.filter((c, k) => k % cols === cols - 1).map(box);
+  const names = Array.from(picker.querySelectorAll('.row-name'), (e) => box(e).left);
+  picker.scrollLeft = 0;
+  return {targets, picker: box(picker), last, names};
+}"""
+
+
 def phone_grid_fits(phone: AppPage, question) -> None:
-    """A cells question on the phone at 390 × 844: every cell a target at least 44 px high and 36 px wide, the grid
-    within the screen's width, Send on screen; Tab reaches the cells."""
+    """A cells question on a phone 360 to 430 px wide: every tap target (each cell, Send) at least 44 × 44 px; the
+    grid within the screen's width, or scrolled sideways to its last column under row names that stay; at 390 ×
+    844 Send on screen, and the marked cell's star."""
     cells = phone.page.locator(CELL)
     cells.first.wait_for(timeout=SEEN_S * 1000)
-    boxes = cells.evaluate_all(_BOXES_JS)
-    assert len(boxes) == question.cells, question.id
-    assert min(b["height"] for b in boxes) >= 44 and min(b["width"] for b in boxes) >= 36, (question.id, boxes[0])
-    assert max(b["x"] + b["width"] for b in boxes) <= PHONE["width"], question.id
+    form = phone.page.locator(f"{ELEMENT} form.cells")
+    for width in PHONE_WIDTHS:
+        phone.page.set_viewport_size({"width": width, "height": PHONE["height"]})
+        drawn = form.evaluate(_TARGETS_JS)
+        targets, grid, last = drawn["targets"], drawn["picker"], drawn["last"]
+        assert len(targets) == question.cells + 1, question.id
+        small = [(k, b["width"], b["height"]) for k, b in enumerate(targets) if min(b["width"], b["height"]) < 44]
+        assert not small, (question.id, width, small[:3])
+        assert grid["left"] >= 0 and grid["right"] <= width, (question.id, width, grid)
+        assert len(last) == question.rows and all(b["right"] <= grid["right"] + 0.5 for b in last), (width, last)
+        assert {round(left) for left in drawn["names"]} == {round(grid["left"])}, (question.id, width, drawn["names"])
+    phone.page.set_viewport_size(PHONE)
     send = phone.page.locator(f"{ELEMENT} form.cells button.send").bounding_box()
     assert send["y"] + send["height"] <= PHONE["height"], (question.id, send)
     assert cells.nth(question.marked).inner_text() == "★"

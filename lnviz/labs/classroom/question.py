@@ -21,8 +21,9 @@ from lnviz.text import MINUS
 
 KINDS = ("choice", "number", "cells")
 MAX_TEXT = 32  # the longest vote text read; a phone's number, an option's index or a grid's 16 hex digits is shorter
-# A grid's most rows and columns: 8 targets of 44 px (the least a finger hits reliably) are 352 px, what a 390 px
-# phone has between its margins; 8 rows stay under the prompt on an 844 px screen, and 64 cells are 16 hex digits.
+# A grid's most rows and columns: 8 targets of 44 px (the least a finger hits reliably) and their row names are
+# wider than a 360 to 414 px phone between its margins, where the grid scrolls sideways (lnviz/web/class/class.css);
+# 8 rows stay under the prompt on an 844 px screen, and 64 cells are 16 hex digits.
 MAX_SIDE = 8
 # A number as a person types it: digits, one optional point, an optional exponent. ASCII only, so
 # Python's float() never gets to read "1_000", "١٢" or " inf ".

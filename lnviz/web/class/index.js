@@ -252,11 +252,14 @@ function guess(s, v) {
 
 // A cells question's grid: a header row of column names, then each row's name and its cells, row-major, so that
 // cell k is row k // cols, column k % cols (render.entry). `cell(k, button)` fills cell k; the marked one carries
-// a star, said in its label too.
+// a star, said in its label too. The buttons' columns are never under 44 px: where they don't fit the phone's
+// width (8 columns on a 360 px phone), the grid scrolls sideways under its row names (class.css, .picker).
 function grid(q, tag, cell) {
   const g = q.grid;
-  const box = el("div", "grid");
-  box.style.gridTemplateColumns = `minmax(1.5rem, max-content) repeat(${g.cols}, minmax(0, 1fr))`;
+  const picker = tag === "button";
+  const box = el("div", picker ? "grid picker" : "grid");
+  const [names, cells] = picker ? ["max-content", "minmax(44px, 1fr)"] : ["minmax(1.5rem, max-content)", "minmax(0, 1fr)"];
+  box.style.gridTemplateColumns = `${names} repeat(${g.cols}, ${cells})`;
   box.appendChild(el("span", "corner"));
   for (const name of g.col_names) box.appendChild(el("span", "col-name", name));
   for (let r = 0; r < g.rows; r += 1) {
