@@ -28,6 +28,7 @@ from lnviz.labs.classroom.text import TAKEN_HERE
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
+WIDE = {"width": 1920, "height": 1080}  # a projector's full HD
 SEEN_S = 15  # the stream looks every 0.5 s; a loaded 2-core machine may take a few more to draw
 ELEMENT = ".st-key-class_phone .lnviz-class"  # the phone's element (its shadow DOM: Playwright's CSS pierces it)
 CHOICES = f"{ELEMENT} label.choice"
@@ -411,9 +412,20 @@ def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
 _CHART_DATA_JS = """(selector) => {
   const plot = document.querySelector(selector);
   return {
-    traces: plot.data.map((t) => ({ type: t.type || 'scatter', z: t.z ?? null })),
+    traces: plot.data.map((t) => ({ type: t.type || 'scatter', z: t.z ?? null, name: t.name, x: t.x ?? null })),
     shapes: (plot.layout.shapes || []).map((s) => s.name || ''),
   };
+}"""
+# A cells question's reveal on the projector: each share's text against its cell (the heatmap's axis lengths over
+# its columns and rows, less the gaps), as [text's width, cell's width, text's height, cell's height].
+_SHARES_JS = """(selector) => {
+  const gd = document.querySelector(selector);
+  return gd._fullData.filter((t) => t.type === 'heatmap').flatMap((t) => {
+    const x = gd._fullLayout[t.xaxis.replace('x', 'xaxis')], y = gd._fullLayout[t.yaxis.replace('y', 'yaxis')];
+    const w = x._length / t.z[0].length - t.xgap, h = y._length / t.z.length - t.ygap;
+    const texts = gd.querySelectorAll(`.subplot.${t.xaxis}${t.yaxis} .heatmap-label text`);
+    return Array.from(texts, (e) => e.getBoundingClientRect()).map((r) => [r.width, w, r.height, h]);
+  });
 }"""
 CELL = f"{ELEMENT} .grid button.cell"
 SHOWN_CELL = f"{ELEMENT} .cells-result .cell"
@@ -515,6 +527,8 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             assert not wrong, (question.id, f"round {k}", wrong)
             if number == k == 1:  # the widest letters a code may have fit its one line beside the QR code
                 assert not presenter.page.evaluate(_WIDEST_CODE_JS, CODE), "Code WWMW-MWWM overflows its line"
+            if question.kind == "cells":
+                shares_fit(presenter, question, (PROJECTOR, WIDE) if question.cols == 8 else (PROJECTOR,))
             if constructed:
                 presenter.page.screenshot(path=tmp_path / f"projector-cells-{k}.png")
                 shown_cells(presenter, phone, question, k, k == rounds[-1], tmp_path)
@@ -522,6 +536,16 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             drawn = presenter.page.evaluate(_CHART_DATA_JS, CHART)
             assert [t["type"] for t in drawn["traces"]] == ["bar"] and any("torch" in n for n in drawn["shapes"])
         press(presenter, "next")
+
+
+def shares_fit(presenter: AppPage, question, screens: tuple[dict, ...]) -> None:
+    """Every share's text ("100%" the widest) within its cell on the projector at each of ``screens``."""
+    for screen in screens:
+        drawn = presenter.resize(screen).page.evaluate(_SHARES_JS, CHART)
+        assert len(drawn) >= question.cells, (question.id, screen, len(drawn))
+        over = [d for d in drawn if d[0] > d[1] or d[2] > d[3]]
+        assert not over, (question.id, screen, over[:3])
+    presenter.resize(PROJECTOR)
 
 
 def shown_cells(presenter: AppPage, phone: AppPage, question, k: int, answer: bool, shots: Path) -> None:
@@ -534,8 +558,9 @@ def shown_cells(presenter: AppPage, phone: AppPage, question, k: int, answer: bo
     for j, z in enumerate(grids, 1):
         tapped = [r * question.cols + c for r, row in enumerate(z) for c, share in enumerate(row) if share]
         assert tapped == sorted(TAPS[j]) and {v for row in z for v in row} <= {0, 1}, (j, z)
-    outlined = drawn["shapes"].count("outlined: torch's cells")
-    assert outlined == (k * len(question.answer) if answer else 0), drawn["shapes"]
+    rings = [t["x"] for t in drawn["traces"] if t["name"] == "outlined: torch's cells" and t["x"] != [None]]
+    outlined = sum(len(x) // 6 for x in rings)  # five points and a break each
+    assert outlined == (k * len(question.answer) if answer else 0), drawn["traces"]
     shown = phone.page.locator(SHOWN_CELL)
     shown.first.wait_for(timeout=SEEN_S * 1000)
     expect(phone.page.locator(f"{SHOWN_CELL}.torch")).to_have_count(len(question.answer) if answer else 0)
