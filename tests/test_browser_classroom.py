@@ -506,8 +506,12 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
         if question.drag:
             send = phone.page.locator(f"{ELEMENT} form.drag button.send")
             expect(send).to_be_disabled()  # nothing is sent before the slider is touched
-            phone.page.locator(f"{ELEMENT} form.drag input[type=range]").fill("3.8")
-            expect(phone.page.locator(f"{ELEMENT} form.drag output")).to_have_text("3.8")
+            slider, shown = (phone.page.locator(f"{ELEMENT} form.drag {e}") for e in ("input[type=range]", "output"))
+            slider.fill("3.8")
+            expect(shown).to_have_text("4.0")  # snapped to the question's stops, every 0.5 (Question.step)
+            for key, value in (("ArrowRight", "4.5"), ("ArrowLeft", "4.0")):  # the keyboard moves a stop at a time
+                slider.press(key)
+                expect(shown).to_have_text(value)
             phone.page.screenshot(path=tmp_path / "phone-drag.png")
             send.click()
             expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"))

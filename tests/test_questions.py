@@ -584,10 +584,20 @@ def test_a_cells_question_refuses_inconsistent_fields():
 
 def test_a_drag_question_is_a_number_question_with_its_step():
     drag = by_id("outlier-x-hat-drag")
-    assert drag.kind == "number" and drag.drag and drag.step == pytest.approx(0.1)
-    assert drag.parse("3.84") == "3.8" and drag.right("3.8") and not drag.right("3.5")
+    assert drag.kind == "number" and drag.drag and drag.step == 0.5  # 80 stops over [0, 40], not 400
+    assert drag.parse("3.84") == "3.8" and drag.right("4.0") and not drag.right("3.5")  # 4.0: the stop nearest torch's
     with pytest.raises(ValueError):
         Question("q", "choice", "p", ("a", "b"), drag=True)
+    number = dict(id="q", kind="number", prompt="p", answer=1.23, lo=0.0, hi=10.0, decimals=2, drag=True)
+    # The coarsest 1, 2 or 5 × 10^k at least 10^−decimals with half a step within the tolerance, ending on hi.
+    for tolerance, step in ((0.25, 0.5), (0.2, 0.2), (0.05, 0.1), (1.0, 2.0), (3.0, 5.0)):
+        q = Question(**number, tolerance=tolerance)
+        assert q.step == step and q.lo + round((q.answer - q.lo) / step) * step == pytest.approx(
+            q.answer, abs=tolerance
+        )
+    assert Question(**number | dict(drag=False), tolerance=3.0).step == 0.01  # a typed guess: the rounding's
+    with pytest.raises(ValueError, match="fiddly"):  # 1,000 stops of 0.01
+        Question(**number, tolerance=0.004)
     assert not any(q.drag for q in bank() if q.id != "outlier-x-hat-drag")
 
 
