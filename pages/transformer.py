@@ -33,8 +33,12 @@ with examples:
                 on_click=st.session_state.update,
                 args=({"text": sentences},),
             )
-with page.sidebar("LayerNorm"):
-    layer, site_name = page.controls("layer", "site")
+# The point, with its numbers, goes above the grid once the model has run; which LayerNorm beside the grid, so that
+# a phone (the columns stacked: just above it) and lecture mode, whose sidebar is hidden behind », can change it.
+head = st.container()
+pickers, shown = st.columns([1, 5], gap="medium")  # assets/style.css sizes them: the grid wraps under on a narrow page
+layer = page.control("layer", where=pickers)
+site_name = page.control("site", where=pickers, horizontal=True)
 with page.sidebar("Grid"):
     output, order, start = page.controls("output", "order", "start")
     dev = page.device()
@@ -52,21 +56,22 @@ cols = transformer.window(site.x, lab.mask, start, WIDTH, order == "largest")
 j = site.largest[2]
 
 if lab.cuts:
-    st.caption(text.cuts(lab))
-page.say(text.point(lab, site))
+    head.caption(text.cuts(lab))
+page.say(text.point(lab, site), where=head)
 page.chart(
     mode.fit_numbers(figures.fig_ln(lab, site, cols, output), "tf_ln"),
     key="tf_ln",
     alt=f"x at {site_name} LayerNorm of layer {site.layer}: {len(figures.row_labels(lab))} tokens by {len(cols)} "
     "features, LN's σ and μ per token, and LN's output.",
+    where=shown,
 )
 if not page.presenting:
-    st.caption(text.window(lab, order, start, len(cols), site.x.shape[-1]))
+    shown.caption(text.window(lab, order, start, len(cols), site.x.shape[-1]))
 for caption in (text.EMBEDDINGS_LAYER if site_name == "embeddings" and layer else "", text.unknown(lab)):
     if caption:
-        st.caption(caption)
+        shown.caption(caption)
 if site.off:
-    page.say(text.off(lab, site))
+    page.say(text.off(lab, site), where=shown)
 
 st.subheader("The largest values")
 page.say(text.largest(lab, site))

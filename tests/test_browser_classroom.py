@@ -28,6 +28,7 @@ from lnviz.labs.classroom.text import TAKEN_HERE
 pytestmark = pytest.mark.browser
 PHONE = {"width": 390, "height": 844}
 PROJECTOR = {"width": 1280, "height": 720}
+WIDE = {"width": 1920, "height": 1080}  # a projector's full HD
 SEEN_S = 15  # the stream looks every 0.5 s; a loaded 2-core machine may take a few more to draw
 ELEMENT = ".st-key-class_phone .lnviz-class"  # the phone's element (its shadow DOM: Playwright's CSS pierces it)
 CHOICES = f"{ELEMENT} label.choice"
@@ -411,9 +412,20 @@ def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
 _CHART_DATA_JS = """(selector) => {
   const plot = document.querySelector(selector);
   return {
-    traces: plot.data.map((t) => ({ type: t.type || 'scatter', z: t.z ?? null })),
+    traces: plot.data.map((t) => ({ type: t.type || 'scatter', z: t.z ?? null, name: t.name, x: t.x ?? null })),
     shapes: (plot.layout.shapes || []).map((s) => s.name || ''),
   };
+}"""
+# A cells question's reveal on the projector: each share's text against its cell (the heatmap's axis lengths over
+# its columns and rows, less the gaps), as [text's width, cell's width, text's height, cell's height].
+_SHARES_JS = """(selector) => {
+  const gd = document.querySelector(selector);
+  return gd._fullData.filter((t) => t.type === 'heatmap').flatMap((t) => {
+    const x = gd._fullLayout[t.xaxis.replace('x', 'xaxis')], y = gd._fullLayout[t.yaxis.replace('y', 'yaxis')];
+    const w = x._length / t.z[0].length - t.xgap, h = y._length / t.z.length - t.ygap;
+    const texts = gd.querySelectorAll(`.subplot.${t.xaxis}${t.yaxis} .heatmap-label text`);
+    return Array.from(texts, (e) => e.getBoundingClientRect()).map((r) => [r.width, w, r.height, h]);
+  });
 }"""
 CELL = f"{ELEMENT} .grid button.cell"
 SHOWN_CELL = f"{ELEMENT} .cells-result .cell"
@@ -430,15 +442,43 @@ def tap_cells(phone: AppPage, cells: list[int]) -> None:
     expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"), timeout=SEEN_S * 1000)
 
 
+# The phone widths a cells question's targets are measured at, one resize of the same page each (issue 49).
+PHONE_WIDTHS = (360, 375, 390, 414, 430)
+
+# A cells question's form as a phone draws it: every button's box (the cells, then Send), the picker's box, and,
+# with the picker scrolled to its end, the last column's boxes and the row names' left edges (back to its start).
+_TARGETS_JS = """(form) => {
+  const box = (e) => e.getBoundingClientRect().toJSON();
+  const picker = form.querySelector('.grid');
+  const targets = Array.from(form.querySelectorAll('button'), box);
+  const cols = getComputedStyle(picker).gridTemplateColumns.split(' ').length - 1;
+  const cells = Array.from(picker.querySelectorAll('button.cell'));
+  picker.scrollLeft = picker.scrollWidth;
+  const last = cells.filter((c, k) => k % cols === cols - 1).map(box);
+  const names = Array.from(picker.querySelectorAll('.row-name'), (e) => box(e).left);
+  picker.scrollLeft = 0;
+  return {targets, picker: box(picker), last, names};
+}"""
+
+
 def phone_grid_fits(phone: AppPage, question) -> None:
-    """A cells question on the phone at 390 × 844: every cell a target at least 44 px high and 36 px wide, the grid
-    within the screen's width, Send on screen; Tab reaches the cells."""
+    """A cells question on a phone 360 to 430 px wide: every tap target (each cell, Send) at least 44 × 44 px; the
+    grid within the screen's width, or scrolled sideways to its last column under row names that stay; at 390 ×
+    844 Send on screen, and the marked cell's star."""
     cells = phone.page.locator(CELL)
     cells.first.wait_for(timeout=SEEN_S * 1000)
-    boxes = cells.evaluate_all(_BOXES_JS)
-    assert len(boxes) == question.cells, question.id
-    assert min(b["height"] for b in boxes) >= 44 and min(b["width"] for b in boxes) >= 36, (question.id, boxes[0])
-    assert max(b["x"] + b["width"] for b in boxes) <= PHONE["width"], question.id
+    form = phone.page.locator(f"{ELEMENT} form.cells")
+    for width in PHONE_WIDTHS:
+        phone.page.set_viewport_size({"width": width, "height": PHONE["height"]})
+        drawn = form.evaluate(_TARGETS_JS)
+        targets, grid, last = drawn["targets"], drawn["picker"], drawn["last"]
+        assert len(targets) == question.cells + 1, question.id
+        small = [(k, b["width"], b["height"]) for k, b in enumerate(targets) if min(b["width"], b["height"]) < 44]
+        assert not small, (question.id, width, small[:3])
+        assert grid["left"] >= 0 and grid["right"] <= width, (question.id, width, grid)
+        assert len(last) == question.rows and all(b["right"] <= grid["right"] + 0.5 for b in last), (width, last)
+        assert {round(left) for left in drawn["names"]} == {round(grid["left"])}, (question.id, width, drawn["names"])
+    phone.page.set_viewport_size(PHONE)
     send = phone.page.locator(f"{ELEMENT} form.cells button.send").bounding_box()
     assert send["y"] + send["height"] <= PHONE["height"], (question.id, send)
     assert cells.nth(question.marked).inner_text() == "★"
@@ -466,8 +506,12 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
         if question.drag:
             send = phone.page.locator(f"{ELEMENT} form.drag button.send")
             expect(send).to_be_disabled()  # nothing is sent before the slider is touched
-            phone.page.locator(f"{ELEMENT} form.drag input[type=range]").fill("3.8")
-            expect(phone.page.locator(f"{ELEMENT} form.drag output")).to_have_text("3.8")
+            slider, shown = (phone.page.locator(f"{ELEMENT} form.drag {e}") for e in ("input[type=range]", "output"))
+            slider.fill("3.8")
+            expect(shown).to_have_text("4.0")  # snapped to the question's stops, every 0.5 (Question.step)
+            for key, value in (("ArrowRight", "4.5"), ("ArrowLeft", "4.0")):  # the keyboard moves a stop at a time
+                slider.press(key)
+                expect(shown).to_have_text(value)
             phone.page.screenshot(path=tmp_path / "phone-drag.png")
             send.click()
             expect(phone.page.locator(f"{ELEMENT} .note")).to_have_text(re.compile("Your answer is in"))
@@ -487,6 +531,8 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             assert not wrong, (question.id, f"round {k}", wrong)
             if number == k == 1:  # the widest letters a code may have fit its one line beside the QR code
                 assert not presenter.page.evaluate(_WIDEST_CODE_JS, CODE), "Code WWMW-MWWM overflows its line"
+            if question.kind == "cells":
+                shares_fit(presenter, question, (PROJECTOR, WIDE) if question.cols == 8 else (PROJECTOR,))
             if constructed:
                 presenter.page.screenshot(path=tmp_path / f"projector-cells-{k}.png")
                 shown_cells(presenter, phone, question, k, k == rounds[-1], tmp_path)
@@ -494,6 +540,16 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             drawn = presenter.page.evaluate(_CHART_DATA_JS, CHART)
             assert [t["type"] for t in drawn["traces"]] == ["bar"] and any("torch" in n for n in drawn["shapes"])
         press(presenter, "next")
+
+
+def shares_fit(presenter: AppPage, question, screens: tuple[dict, ...]) -> None:
+    """Every share's text ("100%" the widest) within its cell on the projector at each of ``screens``."""
+    for screen in screens:
+        drawn = presenter.resize(screen).page.evaluate(_SHARES_JS, CHART)
+        assert len(drawn) >= question.cells, (question.id, screen, len(drawn))
+        over = [d for d in drawn if d[0] > d[1] or d[2] > d[3]]
+        assert not over, (question.id, screen, over[:3])
+    presenter.resize(PROJECTOR)
 
 
 def shown_cells(presenter: AppPage, phone: AppPage, question, k: int, answer: bool, shots: Path) -> None:
@@ -506,8 +562,9 @@ def shown_cells(presenter: AppPage, phone: AppPage, question, k: int, answer: bo
     for j, z in enumerate(grids, 1):
         tapped = [r * question.cols + c for r, row in enumerate(z) for c, share in enumerate(row) if share]
         assert tapped == sorted(TAPS[j]) and {v for row in z for v in row} <= {0, 1}, (j, z)
-    outlined = drawn["shapes"].count("outlined: torch's cells")
-    assert outlined == (k * len(question.answer) if answer else 0), drawn["shapes"]
+    rings = [t["x"] for t in drawn["traces"] if t["name"] == "outlined: torch's cells" and t["x"] != [None]]
+    outlined = sum(len(x) // 6 for x in rings)  # five points and a break each
+    assert outlined == (k * len(question.answer) if answer else 0), drawn["traces"]
     shown = phone.page.locator(SHOWN_CELL)
     shown.first.wait_for(timeout=SEEN_S * 1000)
     expect(phone.page.locator(f"{SHOWN_CELL}.torch")).to_have_count(len(question.answer) if answer else 0)

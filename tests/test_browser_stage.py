@@ -212,6 +212,24 @@ def test_lecture_mode_fits_the_whole_stage_on_a_1280_by_720_screen(stage_url, op
     assert app.page.evaluate("window.scrollY") == 0
     size = app.page.evaluate(f"() => parseFloat(getComputedStyle({STAGE_ROOT_JS}.querySelector('.stage')).fontSize)")
     assert size >= 18
+    # 1024 × 768 with the sidebar open, the stage narrowed: no text on it over another on the same line, the
+    # legends' included ("outputs" ran over x's "+15" while both legends stood squeezed on one line). A wrapped
+    # title's lines overlap by the font's ascent: each text is taken as its line's middle 2 px.
+    app.resize({"width": 1024, "height": 768})
+    wide = app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth")
+    app.page.locator("[data-testid=stExpandSidebarButton]").first.click()
+    app.page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth < {wide}")
+    app.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    boxes = _text_boxes(app)
+    lines = [
+        {
+            **b,
+            "box": [b["box"][0], (b["box"][1] + b["box"][3]) / 2 - 1, b["box"][2], (b["box"][1] + b["box"][3]) / 2 + 1],
+        }
+        for b in boxes
+    ]
+    overlaps = [(a, b) for a, b in overlapping(lines, min_px=0.5) if a.rsplit("#", 1)[1] != b.rsplit("#", 1)[1]]
+    assert len(boxes) > 40 and not overlaps, overlaps[:10]
 
 
 def _text_boxes(app: AppPage) -> list[dict]:

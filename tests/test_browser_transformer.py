@@ -111,8 +111,18 @@ def test_the_first_screen_holds_the_box_and_the_grid(at_desk):
     assert not at_desk.exceptions() and not at_desk.errors
 
 
-def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):
-    app = open_app(f"{app_server}/transformer")
+# Where a picker is drawn: its box, and whether it is in the sidebar (hidden behind » on a phone).
+PICKER_JS = """(key) => { const e = document.querySelector(`.st-key-${key}`); const r = e.getBoundingClientRect();
+    return {box: [r.left, r.top, r.right, r.bottom], sidebar: !!e.closest('[data-testid="stSidebar"]')}; }"""
+
+
+def test_on_a_phone_a_typed_sentence_reaches_the_drawn_page_and_the_pickers_beside_the_grid_change_it(
+    app_server, contexts
+):
+    """At 390 × 844, a phone's own browser (the session's shared one keeps a sidebar a test opened): the typed
+    sentence's tokens label the grid; Layer and LayerNorm are on the page, not in the sidebar, within the screen's
+    width, and a tap on each changes the grid and the link."""
+    app = watch(AppPage(contexts(PHONE).new_page())).goto(f"{app_server}/transformer")
     box = app.page.get_by_role("textbox", name="Sentences")
     box.fill("Zebras graze quietly.")
     box.press("Control+Enter")
@@ -123,3 +133,14 @@ def test_a_typed_sentence_reaches_the_drawn_page(app_server, open_app):
     labels = app.page.evaluate(ticks)
     assert "zebra" in " ".join(labels) and "[CLS]" in labels, labels
     assert "text=Zebras" in app.page.url  # the link keeps the view
+    grid = app.charts()[0]["traces"][0]["z"]
+    for key in ("layer", "site"):
+        drawn = app.page.evaluate(PICKER_JS, key)
+        assert not drawn["sidebar"] and 0 <= drawn["box"][0] and drawn["box"][2] <= PHONE["width"], (key, drawn)
+    app.page.locator(".st-key-site").get_by_text("attention").click()
+    app.settle()
+    app.page.locator(".st-key-layer [data-testid=stNumberInputStepUp]").click()
+    app.page.wait_for_url(lambda url: "layer=1" in url and "site=attention" in url)
+    app.settle()
+    assert app.charts()[0]["traces"][0]["z"] != grid  # x at layer 1's attention LayerNorm, not layer 0's ffn
+    assert not app.exceptions() and not app.errors

@@ -62,6 +62,6 @@ def test_a_cells_question_gives_the_phone_its_grid_and_a_drag_question_its_slide
     assert shown["answer"] == list(q.answer) and shown["answer_text"] == q.answer_text == "every position of row n1 c2"
     assert json.loads(json.dumps(shown)) == shown  # what the element gets is JSON
     drag = render.entry(questions.by_id("outlier-x-hat-drag"))
-    assert drag["drag"] and drag["grid"] is None and (drag["lo"], drag["hi"], drag["step"]) == (0.0, 40.0, 0.1)
+    assert drag["drag"] and drag["grid"] is None and (drag["lo"], drag["hi"], drag["step"]) == (0.0, 40.0, 0.5)
     number = render.entry(questions.by_id("ln-cell"), reveal=True)
     assert number["answer_text"] == f"{number['answer']:.4g}".replace("-", "\u2212") and number["grid"] is None

@@ -15,7 +15,7 @@ from figcheck import assert_plotly_valid
 from hypothesis import given
 from hypothesis import strategies as st
 
-from lnviz.figures import reader
+from lnviz.figures import reader, theme
 from lnviz.labs import train_eval
 from lnviz.labs.classroom import cells_figure, figures, questions, text
 from lnviz.labs.classroom.question import LiveQuestion, Question, tally, written
@@ -584,10 +584,20 @@ def test_a_cells_question_refuses_inconsistent_fields():
 
 def test_a_drag_question_is_a_number_question_with_its_step():
     drag = by_id("outlier-x-hat-drag")
-    assert drag.kind == "number" and drag.drag and drag.step == pytest.approx(0.1)
-    assert drag.parse("3.84") == "3.8" and drag.right("3.8") and not drag.right("3.5")
+    assert drag.kind == "number" and drag.drag and drag.step == 0.5  # 80 stops over [0, 40], not 400
+    assert drag.parse("3.84") == "3.8" and drag.right("4.0") and not drag.right("3.5")  # 4.0: the stop nearest torch's
     with pytest.raises(ValueError):
         Question("q", "choice", "p", ("a", "b"), drag=True)
+    number = dict(id="q", kind="number", prompt="p", answer=1.23, lo=0.0, hi=10.0, decimals=2, drag=True)
+    # The coarsest 1, 2 or 5 × 10^k at least 10^−decimals with half a step within the tolerance, ending on hi.
+    for tolerance, step in ((0.25, 0.5), (0.2, 0.2), (0.05, 0.1), (1.0, 2.0), (3.0, 5.0)):
+        q = Question(**number, tolerance=tolerance)
+        assert q.step == step and q.lo + round((q.answer - q.lo) / step) * step == pytest.approx(
+            q.answer, abs=tolerance
+        )
+    assert Question(**number | dict(drag=False), tolerance=3.0).step == 0.01  # a typed guess: the rounding's
+    with pytest.raises(ValueError, match="fiddly"):  # 1,000 stops of 0.01
+        Question(**number, tolerance=0.004)
     assert not any(q.drag for q in bank() if q.id != "outlier-x-hat-drag")
 
 
@@ -667,6 +677,37 @@ def test_the_drag_questions_answer_is_torchs_x_hat_of_the_outlier_under_its_boun
 # --- the cells figure -------------------------------------------------------------------------------------------
 
 
+def _rings(fig, name: str, xaxis: str = "x") -> list[tuple[float, float, float, float]]:
+    """Each ring of the trace ``name`` on ``xaxis``'s grid, as (x0, x1, y0, y1): five points and a break each."""
+    (trace,) = [t for t in fig.data if t.name == name and t.xaxis == xaxis]
+    xs, ys = list(trace.x), list(trace.y)
+    rings = [(xs[k : k + 5], ys[k : k + 5]) for k in range(0, len(xs), 6)]
+    return [(min(x), max(x), min(y), max(y)) for x, y in rings]
+
+
+def _outline_seen_on_every_fill(fig, q: Question) -> None:
+    """torch's outline of each of its cells: two rings inside the cell, clear of the white gaps around it (a casing
+    over the edge read as a gap), the outer one in ink, the inner one white just within it, drawn over the grid
+    and under the star; on the palest fill the ink, on the darkest the white, stands out (WCAG's 3:1 for a
+    graphic)."""
+    from test_theme import contrast
+
+    names = [t.name for t in fig.data]
+    inner = f"{cells_figure.TORCH}, inner"
+    assert (
+        names.index("round 1") < names.index(cells_figure.TORCH) < names.index(inner) < names.index(cells_figure.MARKED)
+    )
+    ink, white = _rings(fig, cells_figure.TORCH), _rings(fig, inner)
+    assert len(ink) == len(white) == len(q.answer)
+    colours = {t.name: t.line.color for t in fig.data if t.name in (cells_figure.TORCH, inner) and t.mode == "lines"}
+    assert colours == {cells_figure.TORCH: theme.INK, inner: "white"}
+    for (x0, x1, y0, y1), (u0, u1, v0, v1) in zip(ink, white, strict=True):
+        assert 0.5 < x1 - x0 < 1 and 0.5 < y1 - y0 < 1  # inside the cell's edge
+        assert x0 < u0 < u1 < x1 and y0 < v0 < v1 < y1
+    pale, dark = theme.SEQUENTIAL[0][1], theme.SEQUENTIAL[-1][1]
+    assert contrast(theme.INK, pale) >= 3 and contrast("#ffffff", dark) >= 3
+
+
 def test_the_cells_figure_paints_each_cells_share_outlines_torchs_cells_and_stars_the_marked_one():
     q = by_id("group-norm-cells")
     votes = [q.answer, [q.marked], [*q.answer, 0], "zz"]
@@ -679,21 +720,19 @@ def test_the_cells_figure_paints_each_cells_share_outlines_torchs_cells_and_star
         grid = shown[shown["trace"] == f"round {k + 1}"]
         assert grid["value"].tolist() == pytest.approx([t / len(cast) for t in taps])
         assert (grid["y"] * q.cols + grid["x"]).tolist() == list(range(q.cells))  # row-major, as the phone's
+        assert grid["text"].tolist() == [str(round(100 * v)) for v in grid["value"]]  # in %, as the note says
     for grid in (t for t in fig.data if t.type == "heatmap"):
-        assert grid.zmin == 0 and grid.zmax == 1 and "%" in grid.texttemplate  # the share written in each cell
-    outlined = {
-        (round((s.x0 + s.x1) / 2), round((s.y0 + s.y1) / 2))
-        for s in fig.layout.shapes
-        if s.name == cells_figure.TORCH and s.xref == "x"
-    }
+        assert grid.zmin == 0 and grid.zmax == 1 and grid.texttemplate == "%{text}"  # the share written in each cell
+    outlined = {(round((x0 + x1) / 2), round((y0 + y1) / 2)) for x0, x1, y0, y1 in _rings(fig, cells_figure.TORCH)}
     assert outlined == {(k % q.cols, k // q.cols) for k in q.answer}
+    _outline_seen_on_every_fill(fig, q)
     stars = shown[shown["trace"] == cells_figure.MARKED]
     assert len(stars) == 2 and {(round(x), round(y)) for x, y in zip(stars["x"], stars["y"], strict=True)} == {
         (q.marked % q.cols, q.marked // q.cols)
     }
     captions = [a.text for a in fig.layout.annotations]
-    assert captions == ["round 1: 3 votes, 1 right", "round 2: 2 votes, 2 right"]
+    assert captions == ["round 1: % of 3 votes, 1 right", "round 2: % of 2 votes, 2 right"]
     hidden = cells_figure.fig_cells(q, rounds[:1], answer=False)
-    assert not hidden.layout.shapes and "torch" not in str(hidden.to_dict())  # peer instruction's first reveal
+    assert "torch" not in str(hidden.to_dict())  # peer instruction's first reveal
     with pytest.raises(ValueError):
         cells_figure.fig_cells(CHOICE, rounds)

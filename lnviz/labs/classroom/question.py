@@ -21,9 +21,12 @@ from lnviz.text import MINUS
 
 KINDS = ("choice", "number", "cells")
 MAX_TEXT = 32  # the longest vote text read; a phone's number, an option's index or a grid's 16 hex digits is shorter
-# A grid's most rows and columns: 8 targets of 44 px (the least a finger hits reliably) are 352 px, what a 390 px
-# phone has between its margins; 8 rows stay under the prompt on an 844 px screen, and 64 cells are 16 hex digits.
+# A grid's most rows and columns: 8 targets of 44 px (the least a finger hits reliably) and their row names are
+# wider than a 360 to 414 px phone between its margins, where the grid scrolls sideways (lnviz/web/class/class.css);
+# 8 rows stay under the prompt on an 844 px screen, and 64 cells are 16 hex digits.
 MAX_SIDE = 8
+# A dragged guess's most stops: 400 across a phone's 350 px track were a pixel each, fiddly to stop on.
+MAX_STOPS = 100
 # A number as a person types it: digits, one optional point, an optional exponent. ASCII only, so
 # Python's float() never gets to read "1_000", "١٢" or " inf ".
 _NUMBER = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
@@ -131,6 +134,9 @@ class Question:
             raise ValueError(f"{self.id}: answer {self.answer} is not a guess one could give in [{self.lo}, {self.hi}]")
         if self.decimals < 0 or not self.tolerance >= 0:
             raise ValueError(f"{self.id}: decimals and tolerance must be >= 0")
+        if self.drag and (self.hi - self.lo) / self.step > MAX_STOPS + 1e-9:
+            stops = round((self.hi - self.lo) / self.step)
+            raise ValueError(f"{self.id}: a slider of {stops} stops is fiddly; widen the tolerance or narrow the range")
 
     def _check_grid(self) -> None:
         if self.choices:
@@ -160,8 +166,18 @@ class Question:
 
     @property
     def step(self) -> float:
-        """A number question's smallest step between guesses: the stored rounding, 10^−decimals."""
-        return 10.0**-self.decimals
+        """A number question's step between guesses: the stored rounding, 10^−decimals. A dragged one's slider
+        snaps to the coarsest 1, 2 or 5 × 10^k of at least that whose stops still reach torch's answer (half a step
+        within the tolerance) and end on ``hi``: 0.5 over [0, 40] with a tolerance of 0.25, 80 stops."""
+        fine = 10.0**-self.decimals
+        if not self.drag:
+            return fine
+        fits = []
+        for step in (m * 10.0**e for e in range(-self.decimals, 7) for m in (1, 2, 5)):
+            stops = (self.hi - self.lo) / step
+            if fine - 1e-12 <= step <= 2 * self.tolerance + 1e-12 and abs(stops - round(stops)) < 1e-9:
+                fits.append(step)
+        return round(max(fits, default=fine), self.decimals)
 
     @property
     def span(self) -> str:

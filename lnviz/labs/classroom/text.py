@@ -194,7 +194,7 @@ QUESTIONS: dict[str, dict] = {
         lo=0.0,
         hi=40.0,
         decimals=1,
-        tolerance=0.2,
+        tolerance=0.25,  # the slider's stops every 0.5 (Question.step): 80 over the range, 4.0 the right one
         drag=True,
     ),
 }
