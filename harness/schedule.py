@@ -25,32 +25,41 @@ TOGETHER = (
     # it is here: one outside would start a second set on the worker it lands on.
     ("tests/test_replicas.py", "tests/test_own_data_replicas.py", "tests/test_class_stream_replicas.py"),
 )
-# Roughly what each slow module took in a run of the suite (its tests' times; -v and --durations=0, at a load
-# average of about 13), for the order only: a wrong figure makes a run longer, never a test pass or fail.
+# Roughly what each slow module took in a run of the suite (its tests' times from --durations=0, a fresh clone on an
+# otherwise idle 2-core machine, 2026-12-07), for the order only: a wrong figure makes a run longer, never a test
+# pass or fail. A long module left out counts PER_TEST a test and is queued among the short ones: test_browser_legible.py
+# (60 s) was, as 18 x 0.3 s. Refresh with a --durations=0 run when a module grows.
 SECONDS = {
-    "tests/test_browser_a11y.py": 260,
-    "tests/test_replicas.py": 155,
-    "tests/test_browser_links.py": 145,
-    "tests/test_browser_classroom.py": 120,
-    "tests/test_browser_stage.py": 105,
-    "tests/test_browser_keyboard.py": 85,
-    "tests/test_browser_phone.py": 65,
-    "tests/test_class_stream_replicas.py": 45,
-    "tests/test_fuzz_links.py": 40,
-    "tests/test_own_data_replicas.py": 35,
-    "tests/test_browser_transformer.py": 35,
-    "tests/test_server.py": 30,
-    "tests/test_base_path.py": 30,
-    "tests/test_server_limits.py": 25,
-    "tests/test_browser_walkthrough.py": 25,
-    "tests/test_browser_own_data.py": 25,
-    "tests/test_browser_explorer.py": 20,
-    "tests/test_upload_worker.py": 20,
-    "tests/test_training.py": 20,
-    "tests/test_bench.py": 17,
-    "tests/test_browser_address.py": 15,
-    "tests/test_transformer_lab.py": 12,
-    "tests/test_purity.py": 10,
+    "tests/test_browser_a11y.py": 151,
+    "tests/test_browser_classroom.py": 124,
+    "tests/test_browser_stage.py": 120,
+    "tests/test_replicas.py": 98,
+    "tests/test_browser_links.py": 83,
+    "tests/test_browser_legible.py": 60,
+    "tests/test_browser_phone.py": 57,
+    "tests/test_browser_keyboard.py": 56,
+    "tests/test_class_stream_replicas.py": 43,
+    "tests/test_browser_transformer.py": 28,
+    "tests/test_base_path.py": 26,
+    "tests/test_browser_own_data.py": 22,
+    "tests/test_browser_walkthrough.py": 21,
+    "tests/test_server_limits.py": 19,
+    "tests/test_fuzz_links.py": 17,
+    "tests/test_transformer_lab.py": 16,
+    "tests/test_server.py": 16,
+    "tests/test_browser_address.py": 14,
+    "tests/test_export.py": 10,
+    "tests/test_upload_worker.py": 10,
+    "tests/test_pages.py": 9,
+    "tests/test_browser_explorer.py": 9,
+    "tests/test_own_data.py": 8,
+    "tests/test_ready_probe.py": 8,
+    "tests/test_own_data_replicas.py": 8,
+    "tests/test_explorer_page.py": 7,
+    "tests/test_training.py": 6,
+    "tests/test_purity.py": 6,
+    "tests/test_classroom_page.py": 5,
+    "tests/test_coupling.py": 5,
 }
 PER_TEST = 0.3  # seconds: a module not in SECONDS (mostly fast pure-Python tests)
 
