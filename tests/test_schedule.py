@@ -40,7 +40,14 @@ def test_units_are_queued_longest_first_and_unknown_modules_by_their_number_of_t
         "tests/test_browser_stage.py": {"tests/test_browser_stage.py::t": False},
     }
     order = list(schedule.longest_first(units))
-    assert order == ["tests/test_replicas.py", "tests/test_browser_stage.py", "tests/test_b.py", "tests/test_a.py"]
+    # The known units by their modules' figures together (the replicas' unit: two of its modules), then the others
+    # by their number of tests: test_b's 50 before test_a's 3.
+    seconds = schedule.SECONDS
+    known = {
+        "tests/test_replicas.py": seconds["tests/test_replicas.py"] + seconds["tests/test_own_data_replicas.py"],
+        "tests/test_browser_stage.py": seconds["tests/test_browser_stage.py"],
+    }
+    assert order == [*sorted(known, key=lambda unit: -known[unit]), "tests/test_b.py", "tests/test_a.py"]
     assert schedule.longest_first(units)["tests/test_b.py"] is units["tests/test_b.py"]  # the units themselves
 
 
