@@ -41,7 +41,8 @@ OPEN = [(2560, 1440), (1920, 1080), (1536, 864), (1366, 768), (1280, 720), (1024
 PROJECTOR = {"width": 1280, "height": 720}
 
 # Where the page is: the sidebar's right edge while it is docked and open (0 when closed), and the stage's
-# canvases against their boxes (a stage laid out for an older width has canvases of the older size).
+# canvases against their boxes (a stage laid out for an older width has canvases of the older size), fresh only
+# once no CSS transition runs (on a loaded machine the sidebar's slide could read the same three looks running).
 WHERE_JS = f"""() => {{
     const side = document.querySelector('[data-testid="stSidebar"]')?.getBoundingClientRect();
     const root = {STAGE_ROOT_JS}?.querySelector('.stage');
@@ -49,9 +50,12 @@ WHERE_JS = f"""() => {{
         const b = c.getBoundingClientRect();
         return [c.width, Math.round(b.width * devicePixelRatio), c.height, Math.round(b.height * devicePixelRatio)];
     }});
+    // A transition still running (the sidebar sliding in, the page's width following it) is a layout on its way.
+    const moving = document.getAnimations().filter((a) => a instanceof CSSTransition && a.playState === 'running');
     return {{
         side: side && side.width > 0 ? side.right : 0, width: root?.clientWidth ?? 0,
-        fresh: canvases.every(([w, bw, h, bh]) => w === bw && h === bh), canvases: JSON.stringify(canvases),
+        fresh: canvases.every(([w, bw, h, bh]) => w === bw && h === bh) && moving.length === 0,
+        canvases: JSON.stringify(canvases),
     }};
 }}"""
 
