@@ -31,15 +31,21 @@ TARGET_P95_INTERACTION_MS = 1000.0
 TARGET_P95_FIRST_VIEW_MS = 5000.0
 
 
-def class_markdown(r: ClassReport) -> str:
-    """The whole report of a class run: latency, the checks and memory."""
+def tally(r: ClassReport) -> tuple[list[float], list[float], int, float, int, int]:
+    """A class run's first views and moves (ms, sorted), the moves made while everyone was in and their rate per
+    second, and its checks and mismatches: what its report and its page row say."""
     first = sorted(s.first_view_ms for s in r.students if s.first_view_ms is not None)
     moves = sorted(ms for s in r.students for ms in s.moves)
     lo, hi = r.drive
     in_drive = sum(lo <= t <= hi for s in r.students for t in s.moves_at)
     rate = in_drive / (hi - lo) if hi > lo else float("nan")
-    checks = sum(s.checks for s in r.students)
-    mismatches = sum(s.mismatches for s in r.students)
+    return first, moves, in_drive, rate, sum(s.checks for s in r.students), sum(s.mismatches for s in r.students)
+
+
+def class_markdown(r: ClassReport) -> str:
+    """The whole report of a class run: latency, the checks and memory."""
+    first, moves, in_drive, rate, checks, mismatches = tally(r)
+    lo, hi = r.drive
     errors = r.errors
     own = sum(s.own_link for s in r.students)
     idle = r.rss("idle")
@@ -120,13 +126,7 @@ def throughput_row(
 
 def class_row(r: ClassReport) -> tuple[str, str]:
     """The page's row of a class run, and its key (its first cell's start)."""
-    first = sorted(s.first_view_ms for s in r.students if s.first_view_ms is not None)
-    moves = sorted(ms for s in r.students for ms in s.moves)
-    lo, hi = r.drive
-    in_drive = sum(lo <= t <= hi for s in r.students for t in s.moves_at)
-    rate = in_drive / (hi - lo) if hi > lo else float("nan")
-    checks = sum(s.checks for s in r.students)
-    mismatches = sum(s.mismatches for s in r.students)
+    first, moves, _, rate, checks, mismatches = tally(r)
     full = sum(max((mib for _, mib in m.samples), default=float("nan")) for m in r.memory)  # each one's peak
     where = "one process" if r.replicas == 1 else f"{r.replicas} replicas behind docs/deploy.md's nginx"
     key = f"{r.sessions} sessions, {where}"
