@@ -22,7 +22,6 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-import threading
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -102,10 +101,6 @@ def heavy(action: str, where: Any = None) -> Iterator[slots.Ticket | None]:
         gate().end(got)
 
 
-_one_line_lock = threading.Lock()
-_one_line_installed = False
-
-
 def _refusal_in(error: BaseException | None) -> limits.BusyError | None:
     """The refusal ``error`` is, or was raised from (its chain of causes), if any."""
     seen = 0
@@ -114,6 +109,7 @@ def _refusal_in(error: BaseException | None) -> limits.BusyError | None:
     return error if isinstance(error, limits.BusyError) else None
 
 
+@functools.cache  # once per process, as the page kit's other installs: install() runs on every rerun
 def quiet_refused_downloads() -> None:
     """Log a download whose build was refused (:class:`~server.limits.BusyError`) as one line, not a 1.6 KB traceback.
 
@@ -123,22 +119,17 @@ def quiet_refused_downloads() -> None:
     logger asks: a record whose exception is a refusal, or was raised from
     one, is written as one line. Any other record is left as it is.
     """
-    global _one_line_installed
-    with _one_line_lock:
-        if _one_line_installed:
-            return
-        make = logging.getLogRecordFactory()
+    make = logging.getLogRecordFactory()
 
-        def one_line(*args: Any, **kwargs: Any) -> logging.LogRecord:
-            record = make(*args, **kwargs)
-            refused = _refusal_in(record.exc_info[1]) if record.exc_info else None
-            if refused is not None:
-                record.msg, record.args = "A download was refused: %s", (refused,)
-                record.exc_info = record.exc_text = None
-            return record
+    def one_line(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        record = make(*args, **kwargs)
+        refused = _refusal_in(record.exc_info[1]) if record.exc_info else None
+        if refused is not None:
+            record.msg, record.args = "A download was refused: %s", (refused,)
+            record.exc_info = record.exc_text = None
+        return record
 
-        logging.setLogRecordFactory(one_line)
-        _one_line_installed = True
+    logging.setLogRecordFactory(one_line)
 
 
 def deferred(action: str, build: Callable[[], T]) -> Callable[[], T]:
