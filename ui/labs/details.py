@@ -75,8 +75,8 @@ def distributions(page: Page, shown: Shown) -> None:
 def cell(page: Page, shown: Shown) -> None:
     """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch.
 
-    The formulas (KaTeX) and the lines (the code highlighter) wait until the browser has drawn the stage
-    (:func:`ui.stage.stage.waiting`): a new visitor's browser would load and run both, and their fonts, first."""
+    The formulas (KaTeX) wait until the browser has drawn the stage (:func:`ui.stage.stage.waiting`): a new
+    visitor's browser would load and run KaTeX and its fonts first. Each line of PyTorch comes with its formula."""
     (i, j), result, eps = shown.cell, shown.result, shown.norm.eps
     batch, features = shown.inputs.batch, shown.inputs.features
     later = live.waiting()
@@ -86,7 +86,7 @@ def cell(page: Page, shown: Shown) -> None:
         st.markdown(f":blue[**LayerNorm**]: statistics of row {i}, over its {features} features")
         if not later:
             st.latex(explain.latex(result.ln, i, j, "LN"))
-            st.code(explain.pytorch_line("LN", i, j, features, eps), language="python", wrap_lines=True)
+            _pytorch(explain.pytorch_line("LN", i, j, features, eps))
     with bn_col:
         st.markdown(f":orange[**BatchNorm**]: statistics of column {j}, over the {batch} sample{'s' * (batch != 1)}")
         if result.bn is None:
@@ -94,7 +94,7 @@ def cell(page: Page, shown: Shown) -> None:
             return
         if not later:
             st.latex(explain.latex(result.bn, i, j, "BN"))
-            st.code(explain.pytorch_line("BN", i, j, features, eps), language="python", wrap_lines=True)
+            _pytorch(explain.pytorch_line("BN", i, j, features, eps))
         if eps == 0:
             st.caption(explorer.BN_ZERO_EPS)
 
@@ -153,3 +153,10 @@ def warnings(shown: Shown, kind: str) -> None:
 # drawn. SHOWS_OUTPUTS: those that draw the outputs (as y or as x̂), in a window of a large grid.
 VIEWS = {"cell": cell, "charts": charts, "distributions": distributions, "numbers": numbers, "downloads": downloads}
 SHOWS_OUTPUTS = ("charts", "numbers")
+
+
+def _pytorch(line: str) -> None:
+    """A line of PyTorch as inline code, to read and select. Not ``st.code``: its highlighter is 0.6 to 0.8 s of a
+    laptop browser's main thread on a first view of the explorer, for two one-line snippets (docs/benchmarks.md,
+    "The explorer's lines of PyTorch"), and more on a phone."""
+    st.markdown(f"`{line}`")
