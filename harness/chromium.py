@@ -56,6 +56,10 @@ PHONE = {"width": 390, "height": 844}
 # Opened at /bench, Streamlit's frontend looks for its server at /bench/_stcore/...
 # first and then one level up: those 404s are how it finds its base URL.
 BASE_URL_PROBES = ("/_stcore/health", "/_stcore/host-config")
+# The stage's route for torch's numbers at another γ and β (ui/stage/stage_at.py): a 429 from it is its designed
+# answer on a busy server (no turn among the computations within 2 s, or the client's budget spent), after which
+# the stage waits for the page's rerun. Chromium logs the refused fetch as a console error all the same.
+STAGE_AT = "/api/stage/"
 
 STATE_JS = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
@@ -132,6 +136,7 @@ def foreign_console_error(text: str, where: str) -> str | None:
 
     "offsite": a request to another machine, refused by the browser (:data:`STAY_LOCAL`).
     "probe": a 404 of :data:`BASE_URL_PROBES`, how the frontend finds its base URL.
+    "busy": a 429 of the stage's route (:data:`STAGE_AT`), which the stage answers by waiting for the rerun.
     """
     if not text.startswith("Failed to load resource") or not where:
         return None
@@ -139,6 +144,8 @@ def foreign_console_error(text: str, where: str) -> str | None:
         return "offsite"
     if "404" in text and where.endswith(BASE_URL_PROBES):
         return "probe"
+    if "status of 429" in text and STAGE_AT in urlsplit(where).path:
+        return "busy"
     return None
 
 

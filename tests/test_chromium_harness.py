@@ -23,6 +23,13 @@ def test_only_the_apps_own_console_errors_are_recorded():
     offsite = "https://fonts.example.com/font.woff2"  # refused by the browser (STAY_LOCAL): not the app's error
     assert app_console_error(message("error", "Failed to load resource: net::ERR_FAILED", offsite)) is None
     assert app_console_error(message("error", "Failed to load resource: 500", local)) is not None
+    # The stage's route refusing on a busy server is its design (the stage waits for the rerun); another route's
+    # 429, or the stage route's 500, is not.
+    busy = "Failed to load resource: the server responded with a status of 429 (Too Many Requests)"
+    assert app_console_error(message("error", busy, "http://127.0.0.1:8501/api/stage/Lz7Y?gain=1.7&bias=0")) is None
+    assert app_console_error(message("error", busy, "http://127.0.0.1:8501/api/class/ABCD/vote")) is not None
+    broken = "Failed to load resource: the server responded with a status of 500 (Internal Server Error)"
+    assert app_console_error(message("error", broken, "http://127.0.0.1:8501/api/stage/Lz7Y?gain=1")) is not None
 
 
 @pytest.fixture
