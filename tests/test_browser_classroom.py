@@ -289,7 +289,7 @@ def test_the_qr_code_joins_and_a_question_runs_through_peer_instruction_on_the_p
     expect(own.page.get_by_text("Right: 2 of 3 (67 %)")).to_be_visible(timeout=SEEN_S * 1000)
     expect(own.page.locator(".st-key-class_advice")).to_contain_text("Between 35 and 70 % right")
     own.page.screenshot(path=tmp_path / "own-reveal.png")
-    presenter.page.locator(CHART).first.wait_for(timeout=SEEN_S * 1000)
+    chart_drawn(presenter)
     for phone in phones:
         expect(phone.page.locator(f"{ELEMENT} p.over")).to_be_visible(timeout=SEEN_S * 1000)
     presenter.settle()
@@ -402,6 +402,13 @@ JOIN = "a[href*='/class?room=']"  # the join link, as text
 SIDEBAR_CLOSED = "[data-testid=stExpandSidebarButton]"
 CHECK_COUNT = ".st-key-class_check_count .lnviz-class .value"
 _BOXES_JS = "(all) => all.map((e) => e.getBoundingClientRect().toJSON())"
+
+
+def chart_drawn(presenter: AppPage) -> None:
+    """Until the projector's chart is drawn, after a press that reveals. The presenter's own run draws it, not the
+    stream: its first draws plotly's chunk, loaded and compiled then (seconds on a loaded machine: at the start of a
+    run of the suite, 15 s was not always enough), so the wait is a page's settle, not the stream's."""
+    presenter.page.locator(CHART).first.wait_for(timeout=SETTLE_TIMEOUT * 1000)
 
 
 def off_screen(presenter: AppPage, *selectors: str) -> list[str]:
@@ -526,7 +533,7 @@ def test_the_projector_shows_every_questions_reveal_button_results_and_whole_but
             # The last round's torch's answer at once (the fullest screen: the right option marked, what the class
             # got, why); round 1 of two as peer instruction reveals it, the class's answers alone.
             press(presenter, "answer" if k == rounds[-1] else "reveal")
-            presenter.page.locator(CHART).first.wait_for(timeout=SEEN_S * 1000)
+            chart_drawn(presenter)
             wrong = off_screen(presenter, BUTTONS, CHART, QR, CODE, JOIN)  # how to join stays, for a late student
             assert not wrong, (question.id, f"round {k}", wrong)
             if number == k == 1:  # the widest letters a code may have fit its one line beside the QR code
