@@ -156,7 +156,7 @@ SHOWS_OUTPUTS = ("charts", "numbers")
 
 
 def _pytorch(line: str) -> None:
-    """A line of PyTorch as inline code, to read and select. Not ``st.code``: its highlighter is 0.6 to 0.8 s of a
-    laptop browser's main thread on a first view of the explorer, for two one-line snippets (docs/benchmarks.md,
-    "The explorer's lines of PyTorch"), and more on a phone."""
+    """A line of PyTorch as inline code, to read and select. Not ``st.code``: its highlighter cost a laptop's
+    Chromium 0.6 s of its main thread and about 1 s of CPU in all on a first view of the explorer, for two one-line
+    snippets (docs/benchmarks.md, "The explorer's lines of PyTorch"), and a phone more."""
     st.markdown(f"`{line}`")
