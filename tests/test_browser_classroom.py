@@ -430,9 +430,8 @@ _BOXES_JS = "(all) => all.map((e) => e.getBoundingClientRect().toJSON())"
 
 
 def chart_drawn(presenter: AppPage) -> None:
-    """Until the projector's chart is drawn, after a press that reveals. The presenter's own run draws it, not the
-    stream: its first draws plotly's chunk, loaded and compiled then (seconds on a loaded machine: at the start of a
-    run of the suite, 15 s was not always enough), so the wait is a page's settle, not the stream's."""
+    """Until the projector's chart is drawn, after a press that reveals: the presenter's own run draws it, not the
+    stream, so the wait is bounded by a page's settle, not by the stream's :data:`SEEN_S`."""
     presenter.page.locator(CHART).first.wait_for(timeout=SETTLE_TIMEOUT * 1000)
 
 

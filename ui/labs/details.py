@@ -72,6 +72,13 @@ def distributions(page: Page, shown: Shown) -> None:
     page.chart(figures.fig_distributions(explorer.distributions(result, shown.cell)), key="hist_chart", alt=alt)
 
 
+def _pytorch(line: str) -> None:
+    """A line of PyTorch as inline code, to read and select. Not ``st.code``: its highlighter cost this machine's
+    headless Chromium 0.6 s of its main thread and about 1 s of CPU in all on a first view of the explorer, for two
+    one-line snippets (docs/benchmarks.md, "The explorer's lines of PyTorch")."""
+    st.markdown(f"`{line}`")
+
+
 def cell(page: Page, shown: Shown) -> None:
     """The chosen cell, step by step: each norm's formula with torch's numbers, and the line of PyTorch.
 
@@ -153,10 +160,3 @@ def warnings(shown: Shown, kind: str) -> None:
 # drawn. SHOWS_OUTPUTS: those that draw the outputs (as y or as x̂), in a window of a large grid.
 VIEWS = {"cell": cell, "charts": charts, "distributions": distributions, "numbers": numbers, "downloads": downloads}
 SHOWS_OUTPUTS = ("charts", "numbers")
-
-
-def _pytorch(line: str) -> None:
-    """A line of PyTorch as inline code, to read and select. Not ``st.code``: its highlighter cost a laptop's
-    Chromium 0.6 s of its main thread and about 1 s of CPU in all on a first view of the explorer, for two one-line
-    snippets (docs/benchmarks.md, "The explorer's lines of PyTorch"), and a phone more."""
-    st.markdown(f"`{line}`")
