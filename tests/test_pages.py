@@ -4,12 +4,13 @@ Each page's own tests check its numbers and controls; these check what the
 page kit promises on every page: it runs at its defaults, its share box says
 which state table the link belongs to, every chart has a text alternative and
 its data as a table (built only once opened), and in lecture mode every
-chart's text grows with the page's type.
+chart's text grows with the page's type, every tick label to the lecture size.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -90,6 +91,34 @@ def test_every_chart_has_its_data_as_a_table_built_only_when_opened(page, query)
         pd.testing.assert_frame_equal(box.dataframe[0].value, reader.table(fig), check_dtype=False)
 
 
+GL3D = ("scatter3d", "surface", "mesh3d", "cone", "streamtube", "isosurface", "volume")  # plotly's 3D traces
+
+
+def tick_sizes(spec: dict) -> dict[str, float | None]:
+    """The font size each of a chart's tick labels is given: every axis a trace is drawn on or the layout has, and
+    every colour bar (a trace's, a shared colour axis's), by name. None where the figure leaves it unset, so that
+    Streamlit's chart theme would size it (its own size, which the lecture scale never reaches)."""
+    layout, sizes = spec["layout"], {}
+    axes = {k for k in layout if re.fullmatch(r"[xy]axis\d*", k)}
+    for trace in spec["data"]:
+        if trace.get("type", "scatter") in GL3D:  # drawn in a 3D scene, on its three axes
+            scene = layout.get(trace.get("scene", "scene"), {})
+            for a in ("xaxis", "yaxis", "zaxis"):
+                sizes[f"{trace.get('scene', 'scene')}.{a}"] = scene.get(a, {}).get("tickfont", {}).get("size")
+        elif trace.get("type", "scatter") not in ("pie", "table", "sankey"):
+            axes |= {a[0] + "axis" + a[1:] for a in (trace.get("xaxis", "x"), trace.get("yaxis", "y"))}
+        if "colorbar" in trace:
+            sizes[f"colorbar of {trace.get('name') or trace.get('type')}"] = (
+                trace["colorbar"].get("tickfont", {}).get("size")
+            )
+    for name in axes:
+        sizes[name] = layout.get(name, {}).get("tickfont", {}).get("size")
+    for name, axis in layout.items():
+        if re.fullmatch(r"coloraxis\d*", name) and "colorbar" in axis:
+            sizes[f"colorbar of {name}"] = axis["colorbar"].get("tickfont", {}).get("size")
+    return sizes
+
+
 @pytest.mark.parametrize("page, query", VIEWS, ids=VIEW_IDS)
 def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page, query):
     normal, lecture = (
@@ -102,6 +131,10 @@ def test_lecture_mode_grows_every_charts_text_and_keeps_its_data(page, query):
     for before, after in zip(chart_specs(normal), chart_specs(lecture), strict=True):
         assert before["layout"]["font"]["size"] == theme.FONT_SIZE
         assert after["layout"]["font"]["size"] == big
+        # Every tick label at the lecture size, set on the figure where Streamlit's theme would win otherwise
+        # (tests/test_browser_a11y.py checks in Chromium that the size set is the size drawn).
+        ticks = tick_sizes(after)
+        assert ticks and all(s is not None and s >= big - 0.5 for s in ticks.values()), ticks
         if page != "bench":  # the bench's timings differ from run to run
             for old, new in zip(before["data"], after["data"], strict=True):
                 assert {k: old.get(k) for k in DATA} == {k: new.get(k) for k in DATA}

@@ -48,6 +48,12 @@ def figure(
             axis.setdefault("tickfont", {"size": theme.FONT_SIZE})
             if isinstance(axis.get("title"), dict):
                 axis["title"].setdefault("font", {"size": theme.FONT_SIZE})
+    # A 3D scene's axes: each a tick font of its own with the size (a font dict shared with its titles is left as is).
+    for name, scene in layout.items():
+        if name.startswith("scene"):
+            for axis in (scene.get(a) for a in ("xaxis", "yaxis", "zaxis")):
+                if isinstance(axis, dict):
+                    axis["tickfont"] = {"size": theme.FONT_SIZE} | axis.get("tickfont", {})
     for bar in _colorbars(traces, layout):
         bar.setdefault("tickfont", {"size": theme.FONT_SIZE})
         if isinstance(bar.get("title"), dict):
