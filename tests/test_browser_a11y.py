@@ -1,9 +1,11 @@
 """Every page in a real browser: it loads clean, accessible (axe-core), readable on a projector, no text over text on
-a phone.
+a phone, a hostile link's values shown as text.
 
-- Each registered page (tests/test_browser_pages.py), at every path that opens it, shows no exception box, raises
-  no JS error, fetches nothing from another machine and lists exactly the registry's pages in its sidebar. A
-  screenshot of each is kept in artifacts/screenshots/ (git ignores it; CI keeps it as an artifact).
+- Each registered page (tests/test_browser_pages.py), at every path that opens it, opened by a link with markup in
+  every value (the values a visitor could share), shows no exception box, raises no JS error, fetches nothing from
+  another machine and lists exactly the registry's pages in its sidebar; the door's notes say the link's values as
+  literal text, never as an image, a link, HTML or a formula. A screenshot of each is kept in
+  artifacts/screenshots/ (git ignores it; CI keeps it as an artifact).
 - axe-core (vendored in tests/vendor/axe-core) finds no serious or critical
   violation. The only rules left out are ``list`` and ``listitem`` on
   Streamlit's own sidebar navigation, whose ``<ul>`` wraps each section's
@@ -18,7 +20,7 @@ a phone.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from urllib.parse import urlparse
+from urllib.parse import urlencode, urlparse
 
 import pytest
 from browser import ROOT, AppPage, overlapping
@@ -28,6 +30,7 @@ from test_browser_pages import EVERY_PATH, PAGES
 from harness.chromium import LAPTOP, PHONE
 from harness.tab import watch
 from lnviz.figures import theme
+from lnviz.views import pages
 
 pytestmark = pytest.mark.browser
 
@@ -91,16 +94,40 @@ def with_query(path: str, query: str) -> str:
 PROJECTOR = {"width": 1280, "height": 720}
 
 
+# Markdown and HTML a visitor could put in a link: an image that logs every viewer's address, a
+# phishing link, raw HTML, a Streamlit colour directive, LaTeX.
+INJECTED = [
+    "![x](http://evil.example/px.gif)",
+    "[log in](http://evil.example/login)",
+    "<img src=x onerror=alert(1)>",
+    ":red[**boom**]",
+    "$\\frac{1}{0}$",
+]
+
+
+def hostile(path: str) -> str:
+    """The link a hostile visitor could share to page ``path`` (its path, or a view's query): markup in every
+    control's value of the page, in ``preset`` and ``hide``, as an old link (``v=2``) that the door rewrites; no
+    query for a path that is not a page with controls (a view of the explorer, the class page)."""
+    controls = pages.CONTROLS.get("explorer" if path in ("", "explorer") else path)
+    if not controls:
+        return path
+    payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(controls) if p.key != "device"}
+    payloads |= {"preset": INJECTED[0], "hide": ",".join(INJECTED), "v": "2"}
+    return f"{path}?{urlencode(payloads)}"
+
+
 @pytest.fixture(scope="module")
 def at_laptop(request: pytest.FixtureRequest, app_server: str, browser_context: BrowserContext) -> Iterator[AppPage]:
-    """The page ``request.param`` opened at a laptop's size and settled: one visit per page, which the clean load's,
-    the accessibility and (for a page with charts) the phone's overlap checks share; pytest runs the tests of one
-    page together, in the module's order (the clean load's first, before anything is added to the page), and
-    closes the tab before it opens the next page's."""
+    """The page ``request.param`` opened at a laptop's size by a hostile link (:func:`hostile`: the page at its
+    defaults, and the door's notes on the values it refused) and settled: one visit per page, which the clean
+    load's, the notes', the accessibility and (for a page with charts) the phone's overlap checks share; pytest runs
+    the tests of one page together, in the module's order (the clean load's first, before anything is added to the
+    page), and closes the tab before it opens the next page's."""
     page = browser_context.new_page()
     page.set_viewport_size(LAPTOP)
     try:
-        yield watch(AppPage(page)).goto(f"{app_server}/{request.param}")
+        yield watch(AppPage(page)).goto(f"{app_server}/{hostile(request.param)}")
     finally:
         page.close()
 
@@ -127,6 +154,22 @@ def test_page_loads_clean(at_laptop, app_process):
     favicon = app.page.locator("link[rel='shortcut icon']").get_attribute("href")
     assert favicon.startswith("data:image/svg+xml"), f"/{path}: the favicon is {favicon[:80]}"
     assert sidebar_paths(app) == set(PAGES), f"/{path}: sidebar vs the page registry {sorted(PAGES)}"
+
+
+@pytest.mark.parametrize(
+    "at_laptop", sorted(p for p in EVERY_PATH if hostile(p) != p), ids=lambda p: p or "default", indirect=True
+)
+def test_link_values_are_shown_as_text_never_as_markup(at_laptop):
+    """The hostile link's values are in the door's notes as literal text: no image, link, HTML or formula made of
+    them there or anywhere on the page (each page fails with lnviz.text.quote's code span left out)."""
+    notes = at_laptop.page.locator('[data-testid="stAlertContainer"]')
+    assert notes.count() >= 1
+    html = " ".join(notes.evaluate_all("els => els.map(e => e.innerHTML)"))
+    for tag in ("<img", "<a ", "<script", "<iframe", "katex"):
+        assert tag not in html, (tag, html[:500])
+    assert "](http://evil.ex" in " ".join(notes.all_inner_texts())  # shown as literal text, shortened
+    main = at_laptop.page.locator('[data-testid="stMain"]')
+    assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0
 
 
 @pytest.mark.parametrize("at_laptop", VIEWS, ids=lambda p: p or "default", indirect=True)

@@ -8,7 +8,7 @@ its sidebar in embed mode.
 from __future__ import annotations
 
 import re
-from urllib.parse import parse_qs, urlencode, urlparse
+from urllib.parse import parse_qs, urlparse
 
 import pytest
 from browser import AppPage, charts_json
@@ -16,7 +16,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.chromium import LAPTOP
 from harness.tab import watch
-from lnviz.views import links, pages
+from lnviz.views import links
 
 pytestmark = pytest.mark.browser
 
@@ -205,34 +205,6 @@ def test_embed_mode_shows_the_view_without_the_sidebar_also_inside_an_iframe(app
         frame.locator('[data-testid="stSidebar"]').wait_for(state="hidden", timeout=30_000)
     finally:
         frame_page.close()
-
-
-# Markdown and HTML a visitor could put in a link: an image that logs every viewer's address, a
-# phishing link, raw HTML, a Streamlit colour directive, LaTeX.
-INJECTED = [
-    "![x](http://evil.example/px.gif)",
-    "[log in](http://evil.example/login)",
-    "<img src=x onerror=alert(1)>",
-    ":red[**boom**]",
-    "$\\frac{1}{0}$",
-]
-
-
-@pytest.mark.parametrize("path", ["", "walkthrough", "coupling", "train_eval", "invariance", "sequences", "family"])
-def test_link_values_are_shown_as_text_never_as_markup(path, app_server, open_app):
-    page = pages.CONTROLS[path or "explorer"]
-    payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(page) if p.key != "device"}
-    payloads |= {"preset": INJECTED[0], "hide": ",".join(INJECTED), "v": "2"}
-    app = open_app(f"{app_server}/{path}?{urlencode(payloads)}", viewport=WINDOW)
-    assert not app.exceptions(), app.exceptions()
-    notes = app.page.locator('[data-testid="stAlertContainer"]')
-    assert notes.count() >= 1
-    html = " ".join(notes.evaluate_all("els => els.map(e => e.innerHTML)"))
-    for tag in ("<img", "<a ", "<script", "<iframe", "katex"):
-        assert tag not in html, (tag, html[:500])
-    assert "](http://evil.ex" in " ".join(notes.all_inner_texts())  # shown as literal text, shortened
-    main = app.page.locator('[data-testid="stMain"]')
-    assert main.locator("img[src*='evil'], a[href*='evil']").count() == 0
 
 
 def test_a_link_from_every_version_opens_its_view_with_its_notes_and_a_reload_reopens_it(app_server, open_app):
