@@ -1,4 +1,5 @@
-"""lnviz is pure: it never imports streamlit, and it never seeds the global RNG."""
+"""lnviz is pure: it never imports streamlit, never seeds the global RNG, and nothing but the transformer page brings in
+the model's libraries."""
 
 import ast
 import json
@@ -43,8 +44,9 @@ def test_no_global_seeding_in_app_code():
 # Run in a fresh interpreter, in two steps. First import every lnviz module, and say whether streamlit came with
 # them and which threads they started. Then import every ui/ and server/ module, with st.components.v2.component
 # watched, and say per module what its import did: the components it registered, the objects of the project's classes it
-# built (a cache, a store, a watcher, a gate), and the threads it started. One interpreter for both: each costs
-# seconds of CPU to start (torch, streamlit).
+# built (a cache, a store, a watcher, a gate), and the threads it started. Last, build the question bank and say
+# whether transformers or tokenizers came with any of it. One interpreter for all: each costs seconds of CPU to
+# start (torch, streamlit).
 _IMPORT_PROBE = """
 import ast, importlib, json, sys, threading, traceback, types
 
@@ -87,7 +89,13 @@ for name in sys.argv[3:]:
             continue
         if kind.__module__.split(".")[0] in ("lnviz", "server", "ui"):
             found[name].append(f"builds {key} = {kind.__module__}.{kind.__qualname__}(...)")
-print(json.dumps({"lnviz": lnviz, "ui": found}))
+# Last, the question bank built: whether anything so far brought the model's libraries in (only the transformer
+# page's own run may: lnviz.labs.transformer imports them when it first needs the model).
+from lnviz.labs.classroom import questions
+
+questions.bank()
+model = sorted(m for m in ("transformers", "tokenizers") if m in sys.modules)
+print(json.dumps({"lnviz": lnviz, "ui": found, "model": model}))
 """
 _LNVIZ_PATHS = [p.relative_to(ROOT).with_suffix("").parts for p in (ROOT / "lnviz").rglob("*.py")]
 LNVIZ_MODULES = [".".join(parts[:-1] if parts[-1] == "__init__" else parts) for parts in _LNVIZ_PATHS]  # packages too
@@ -107,6 +115,12 @@ def import_work() -> dict:
     code = [sys.executable, "-c", _IMPORT_PROBE, f"{ROOT}/", json.dumps(LNVIZ_MODULES), *UI_MODULES]
     out = subprocess.run(code, cwd=ROOT, capture_output=True, text=True, check=True)
     return json.loads(out.stdout.splitlines()[-1])
+
+
+def test_no_module_nor_the_question_bank_imports_transformers(import_work):
+    """Every lnviz, ui/ and server/ module imported and the question bank built, in one fresh interpreter, without
+    transformers or tokenizers: the model's libraries come with the transformer page's first need of the model."""
+    assert import_work["model"] == []
 
 
 @pytest.mark.parametrize(

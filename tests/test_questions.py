@@ -474,7 +474,11 @@ def test_results_text_lists_every_count_per_round_and_marks_the_right_answer():
 
 
 def test_every_question_draws_and_reads():
+    """Every question of the bank but the one the model answers (its answer and why cost a pretrained model's run:
+    tests/test_transformer_lab.py draws and reads it, where the model is loaded anyway)."""
     for q in bank():
+        if isinstance(q, LiveQuestion):
+            continue
         assert "{" not in q.prompt + q.why + "".join(q.choices), q.id  # no f-string left unformatted
         if q.kind == "cells":  # its reveal is cells_figure's
             assert_plotly_valid(cells_figure.fig_cells(q, [tally(q, [q.answer])]))
