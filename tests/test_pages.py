@@ -96,8 +96,8 @@ GL3D = ("scatter3d", "surface", "mesh3d", "cone", "streamtube", "isosurface", "v
 
 def tick_sizes(spec: dict) -> dict[str, float | None]:
     """The font size each of a chart's tick labels is given: every axis a trace is drawn on or the layout has, and
-    every colour bar (a trace's, a shared colour axis's), by name. None where the figure leaves it unset, so that
-    Streamlit's chart theme would size it (its own size, which the lecture scale never reaches)."""
+    every colour bar (a trace's, a shared colour axis's), by name. None where the figure leaves it unset: then
+    Streamlit's chart theme (a 2D axis's ticks) or plotly's inheritance sizes it, not the figure's own rule."""
     layout, sizes = spec["layout"], {}
     axes = {k for k in layout if re.fullmatch(r"[xy]axis\d*", k)}
     for trace in spec["data"]:
