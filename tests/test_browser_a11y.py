@@ -87,10 +87,6 @@ VIEWS = [*sorted(PAGES), "?view=charts", "?view=distributions"]
 CHART_VIEWS = [v for v in VIEWS if v and v not in ("class", "walkthrough")]
 
 
-def with_query(path: str, query: str) -> str:
-    return path + ("&" if "?" in path else "?") + query
-
-
 PROJECTOR = {"width": 1280, "height": 720}
 
 
@@ -105,11 +101,14 @@ INJECTED = [
 ]
 
 
+NAME_AT = {path: entry.name for entry in pages.PAGES for path in entry.paths}  # the registry's page at each path
+
+
 def hostile(path: str) -> str:
     """The link a hostile visitor could share to page ``path`` (its path, or a view's query): markup in every
     control's value of the page, in ``preset`` and ``hide``, as an old link (``v=2``) that the door rewrites; no
     query for a path that is not a page with controls (a view of the explorer, the class page)."""
-    controls = pages.CONTROLS.get("explorer" if path in ("", "explorer") else path)
+    controls = pages.CONTROLS.get(NAME_AT.get(path, ""))
     if not controls:
         return path
     payloads = {p.key: INJECTED[k % len(INJECTED)] for k, p in enumerate(controls) if p.key != "device"}
