@@ -92,7 +92,11 @@ DRAWN_JS = f"""() => {{
     // The samples of x's cells drawn (their labels say "sample i, feature j"), and how many rows the window has.
     const samples = new Set(Array.from(root.querySelectorAll('.cell[data-block="x"]'))
         .filter(drawn).map((c) => +c.getAttribute('aria-label').match(/sample ([0-9]+)/)[1]));
+    // A narrow stage shows one norm and the toggle between them; a wide one both, every cell of the window.
+    const fine = root.querySelector('.fine-note');
     return {{ cells, stats, heads, titles: titles.filter(Boolean), numbers: root.classList.contains('numbers'),
+              toggle: Array.from(root.querySelectorAll('.norms button')).some(drawn), fine: !!fine && drawn(fine),
+              xCells: root.querySelectorAll('.cell[data-block="x"]').length,
               wide: root.classList.contains('wide'), rows: [...samples].sort((a, b) => a - b),
               window: root.querySelectorAll('.head.row[data-block="row-x"]').length,
               // The walkthrough's formula (KaTeX) on the stage: its box, whether its lines are wider than it, and on
@@ -160,7 +164,13 @@ def _assert_legible(app: AppPage, present: bool, screen: str, side: float, walk:
     where = f"{screen}, lecture {present}, sidebar {side}"
     assert got["numbers"], where
     blocks = {c["block"] for c in got["cells"]}
-    assert {"x"} < blocks, (where, blocks)  # x and at least one norm's output
+    if got["wide"]:  # both norms beside x, no toggle between them, no note on a finger's fine drag
+        assert blocks == {"x", "ln", "bn"} and not got["toggle"] and not got["fine"], (where, blocks, got["toggle"])
+    else:  # one norm under x, the toggle to the other
+        assert len(blocks) == 2 and "x" in blocks and got["toggle"], (where, blocks, got["toggle"])
+    if got["wide"] and not present and width >= 1440 and not side:  # a laptop's stage: every cell of the window
+        drawn = {b: sum(c["block"] == b for c in got["cells"]) for b in blocks}
+        assert set(drawn.values()) == {got["xCells"]}, (where, drawn, got["xCells"])
     for c in got["cells"]:
         what = f"{where}: {c['block']}[{c['k']}] {c['text']!r}"
         assert NUMBER.fullmatch(c["text"]) or c["nan"], what  # a number, never colour alone
@@ -169,7 +179,10 @@ def _assert_legible(app: AppPage, present: bool, screen: str, side: float, walk:
         assert c["width"] <= right - left, f"{what}: {c['width']:.1f} px in a cell {right - left:.1f} px wide"
         assert left >= side - 0.5 and right <= width + 0.5, f"{what} at {c['box']}, the viewport {width} px"
     stats = {s["block"] for s in got["stats"]}
-    assert {"ln-mu", "ln-sd"} <= stats or {"bn-mu", "bn-sd"} <= stats, (where, stats)
+    if got["wide"]:
+        assert {"ln-mu", "ln-sd", "bn-mu", "bn-sd"} <= stats, (where, stats)
+    else:
+        assert {"ln-mu", "ln-sd"} <= stats or {"bn-mu", "bn-sd"} <= stats, (where, stats)
     for s in got["stats"]:
         what = f"{where}: {s['block']} {s['text']!r}"
         assert NUMBER.fullmatch(s["text"]) and not s["over"], what
@@ -236,7 +249,22 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
         _an_arrow_draws_a_row_not_drawn(app)
     if path.startswith("/walkthrough"):
         _the_widest_formula_fits(app, present)
+    # B and H from the stage's steppers, on the page the sweep loaded: the projector's explorer, and the walkthrough
+    # on a laptop at step 3 (where _the_widest_formula_fits left it).
+    if path == "/" and present:
+        _steps_b_and_h(_at(app, PROJECTOR, open_=False))
+    if path.startswith("/walkthrough") and not present:
+        _steps_b_and_h(_at(app, LAPTOP, open_=True))
     assert not app.errors, app.errors
+
+
+def _at(app: AppPage, viewport: dict[str, int], open_: bool) -> AppPage:
+    """The page resized to ``viewport``, the sidebar open or closed, laid out."""
+    app.page.set_viewport_size(viewport)
+    if (_laid_out(app)["side"] > 0) != open_:
+        _sidebar(app, open_)
+        _laid_out(app)
+    return app
 
 
 def _the_widest_formula_fits(app: AppPage, present: bool) -> None:
@@ -340,13 +368,6 @@ def test_the_sidebars_slider_lands_on_every_size_to_16_and_the_stages_steppers_g
     assert _query(app)["batch"] == "16" and _title(app)[0] == 16
     _steps_b_and_h(app)
     assert page.locator('.st-key-batch [data-testid="stSliderThumbValue"]').inner_text() == "20"
-
-
-@pytest.mark.parametrize(
-    ("path", "viewport"), [("/?present=1", PROJECTOR), ("/walkthrough?step=3", LAPTOP)], ids=["lecture", "walkthrough"]
-)
-def test_b_and_h_move_one_stop_from_the_stage_and_the_link_and_title_follow(load, path, viewport):
-    _steps_b_and_h(load(path, False, viewport))
 
 
 def test_on_a_phone_b_and_h_step_from_the_stage_and_the_arrows_move_the_columns_drawn_with_the_focus(load):

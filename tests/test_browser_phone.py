@@ -14,7 +14,7 @@ import pytest
 from browser import AppPage, overlapping
 from playwright.sync_api import Browser
 
-from harness.chromium import LAPTOP, PHONE, local_context
+from harness.chromium import PHONE, local_context
 from harness.settle import STAGE_ROOT_JS
 from lnviz.views import links
 
@@ -173,6 +173,10 @@ def _assert_one_screen(app: AppPage, top: float, norm: str) -> None:
     texts = app.page.evaluate(TEXTS_JS)
     clashes = [(a, b) for a, b in overlapping(texts, min_px=0.5) if a.rsplit("#", 1)[1] != b.rsplit("#", 1)[1]]
     assert len(texts) > 40 and not clashes, clashes[:10]
+    width = app.page.viewport_size["width"]  # the stage and every text on it within the phone's width
+    box = app.page.locator(STAGE).bounding_box()
+    assert box["x"] >= 0 and box["x"] + box["width"] <= width, box
+    assert max(t["box"][2] for t in texts) <= width, max(texts, key=lambda t: t["box"][2])
 
 
 def _pressed(app: AppPage) -> dict[str, str]:
@@ -286,14 +290,6 @@ def test_on_a_phone_play_and_the_clicker_switch_to_the_norm_each_step_is_about(p
     _press_until(app, "PageUp", lambda: _focus(app) == "ln")  # back to LN's last step
     assert _pressed(app) == {"LayerNorm": "true", "BatchNorm": "false"}
     assert not app.errors, app.errors
-
-
-def test_a_wide_stage_has_no_toggle_and_shows_both_norms(phone):
-    app, _ = phone(viewport=LAPTOP)
-    parts = _parts(app)
-    assert not any(p["shown"] for p in parts["toggle"])
-    assert all(p["shown"] for name in ("x", "ln", "bn", "lnMu", "bnMu") for p in parts[name])
-    assert not app.page.locator(f"{STAGE} .fine-note").is_visible()
 
 
 def test_on_a_phone_the_stage_has_no_serious_accessibility_violation_with_either_norm(phone):

@@ -19,7 +19,7 @@ from playwright.sync_api import Browser, Page, Response, expect
 from streamlit.proto.BackMsg_pb2 import BackMsg
 from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
 
-from harness.chromium import LAPTOP, PHONE, local_context
+from harness.chromium import LAPTOP, local_context
 from harness.settle import STAGE_ROOT_JS
 from lnviz.labs import explorer
 from lnviz.maths import data
@@ -204,34 +204,6 @@ def test_clicking_a_cell_chooses_it_for_the_page(stage_url, open_stage):
     assert (_query(app)["sample"], _query(app)["feature"]) == ("3", "7")
 
 
-def test_lecture_mode_fits_the_whole_stage_on_a_1280_by_720_screen(stage_url, open_stage):
-    app = open_stage(stage_url + "/?present=1", {"width": 1280, "height": 720})
-    box = app.page.locator(STAGE).bounding_box()
-    assert box["y"] >= 0 and box["x"] >= 0, box
-    assert box["y"] + box["height"] <= 720 and box["x"] + box["width"] <= 1280, box
-    assert app.page.evaluate("window.scrollY") == 0
-    size = app.page.evaluate(f"() => parseFloat(getComputedStyle({STAGE_ROOT_JS}.querySelector('.stage')).fontSize)")
-    assert size >= 18
-    # 1024 × 768 with the sidebar open, the stage narrowed: no text on it over another on the same line, the
-    # legends' included ("outputs" ran over x's "+15" while both legends stood squeezed on one line). A wrapped
-    # title's lines overlap by the font's ascent: each text is taken as its line's middle 2 px.
-    app.resize({"width": 1024, "height": 768})
-    wide = app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth")
-    app.page.locator("[data-testid=stExpandSidebarButton]").first.click()
-    app.page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth < {wide}")
-    app.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
-    boxes = _text_boxes(app)
-    lines = [
-        {
-            **b,
-            "box": [b["box"][0], (b["box"][1] + b["box"][3]) / 2 - 1, b["box"][2], (b["box"][1] + b["box"][3]) / 2 + 1],
-        }
-        for b in boxes
-    ]
-    overlaps = [(a, b) for a, b in overlapping(lines, min_px=0.5) if a.rsplit("#", 1)[1] != b.rsplit("#", 1)[1]]
-    assert len(boxes) > 40 and not overlaps, overlaps[:10]
-
-
 def _text_boxes(app: AppPage) -> list[dict]:
     """The box of every visible piece of text on the stage."""
     return app.page.evaluate(
@@ -255,17 +227,6 @@ def _text_boxes(app: AppPage) -> list[dict]:
         return out;
     }}"""
     )
-
-
-def test_on_a_phone_the_stage_stacks_and_no_two_texts_overlap(stage_url, open_stage):
-    app = open_stage(stage_url + "/", PHONE)
-    boxes = _text_boxes(app)
-    assert len(boxes) > 40  # titles, labels, statistics, controls
-    overlaps = [(a, b) for a, b in overlapping(boxes, min_px=0.5) if a.rsplit("#", 1)[1] != b.rsplit("#", 1)[1]]
-    assert not overlaps, overlaps[:10]
-    box = app.page.locator(STAGE).bounding_box()
-    assert box["x"] >= 0 and box["x"] + box["width"] <= PHONE["width"]
-    assert max(b["box"][2] for b in boxes) <= PHONE["width"]
 
 
 def _step(app: AppPage) -> int:
@@ -385,9 +346,28 @@ def _px(app: AppPage, selector: str) -> float:
     )
 
 
-def test_lecture_mode_numbers_and_the_formula_are_20px_on_a_projector_and_the_stage_still_fits(stage_url, open_stage):
+def _window(app: AppPage) -> tuple[set[int], set[int]]:
+    """The samples and features of x's cells on the stage, from their labels."""
+    labels = app.page.evaluate(
+        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]'), (c) => c.ariaLabel)"
+    )
+    pairs = [re.fullmatch(r"sample (\d+), feature (\d+)", label).groups() for label in labels]
+    return {int(i) for i, _ in pairs}, {int(j) for _, j in pairs}
+
+
+def test_lecture_mode_fits_the_stage_on_a_projector_at_20px_with_every_cell_or_says_how_many(stage_url, open_stage):
+    """On a 1280 × 720 projector: the whole stage on the first screen, the cells with their numbers, every caption,
+    label and the hovered cell's formula at 20 px or more, all of the default 8 × 12 drawn. At 1024 × 768 with the
+    sidebar open, no text on the stage over another. A grid of 16 × 32 draws what fits and says how many of the
+    samples and features its μ and σ are over."""
     app = open_stage(stage_url + "/?present=1", PROJECTOR)
+    box = app.page.locator(STAGE).bounding_box()
+    assert box["y"] >= 0 and box["x"] >= 0, box
+    assert box["y"] + box["height"] <= PROJECTOR["height"] and box["x"] + box["width"] <= PROJECTOR["width"], box
+    assert app.page.evaluate("window.scrollY") == 0
     assert app.page.locator(f"{STAGE} .stage.numbers").count() == 1  # the cells carry their numbers
+    assert _window(app) == (set(range(8)), set(range(12)))  # the default grid, 8 × 12: all of it
+    assert app.page.locator(f"{STAGE} .partial").count() == 0
     sizes = {
         what: _px(app, selector)
         for what, selector in {
@@ -402,25 +382,30 @@ def test_lecture_mode_numbers_and_the_formula_are_20px_on_a_projector_and_the_st
     app.page.wait_for_function(f"() => !{STAGE_ROOT_JS}.querySelector('.tip').hidden")
     sizes["formula"] = _px(app, ".tip")
     assert all(size >= 20 for size in sizes.values()), sizes
-    box = app.page.locator(STAGE).bounding_box()
-    assert box["y"] >= 0 and box["y"] + box["height"] <= PROJECTOR["height"], box
     tip = app.page.locator(f"{STAGE} .tip").bounding_box()
     assert tip["y"] + tip["height"] <= PROJECTOR["height"] and tip["x"] + tip["width"] <= PROJECTOR["width"], tip
+    app.page.mouse.move(0, 0)  # off the cell: its formula goes
+    app.page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.tip').hidden")
 
+    # 1024 × 768 with the sidebar open, the stage narrowed: no text on it over another on the same line, the
+    # legends' included ("outputs" ran over x's "+15" while both legends stood squeezed on one line). A wrapped
+    # title's lines overlap by the font's ascent: each text is taken as its line's middle 2 px.
+    app.resize({"width": 1024, "height": 768})
+    wide = app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth")
+    app.page.locator("[data-testid=stExpandSidebarButton]").first.click()
+    app.page.wait_for_function(f"() => {STAGE_ROOT_JS}.querySelector('.stage').offsetWidth < {wide}")
+    app.page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+    boxes = _text_boxes(app)
+    lines = [
+        {
+            **b,
+            "box": [b["box"][0], (b["box"][1] + b["box"][3]) / 2 - 1, b["box"][2], (b["box"][1] + b["box"][3]) / 2 + 1],
+        }
+        for b in boxes
+    ]
+    overlaps = [(a, b) for a, b in overlapping(lines, min_px=0.5) if a.rsplit("#", 1)[1] != b.rsplit("#", 1)[1]]
+    assert len(boxes) > 40 and not overlaps, overlaps[:10]
 
-def _window(app: AppPage) -> tuple[set[int], set[int]]:
-    """The samples and features of x's cells on the stage, from their labels."""
-    labels = app.page.evaluate(
-        f"() => Array.from({STAGE_ROOT_JS}.querySelectorAll('.cell[data-block=\"x\"]'), (c) => c.ariaLabel)"
-    )
-    pairs = [re.fullmatch(r"sample (\d+), feature (\d+)", label).groups() for label in labels]
-    return {int(i) for i, _ in pairs}, {int(j) for _, j in pairs}
-
-
-def test_lecture_mode_shows_every_cell_behind_its_statistics_or_says_how_many(stage_url, open_stage):
-    app = open_stage(stage_url + "/?present=1", PROJECTOR)
-    assert _window(app) == (set(range(8)), set(range(12)))  # the default grid, 8 × 12: all of it
-    assert app.page.locator(f"{STAGE} .partial").count() == 0
     app = open_stage(stage_url + "/?present=1&batch=16&features=32", PROJECTOR)
     rows, cols = _window(app)
     assert len(rows) < 16 and len(cols) < 32
