@@ -134,7 +134,9 @@ def _shown(app: AppPage) -> dict[str, float]:
     return {name: float(text.replace("\u2212", "-")) for name, text in pairs}
 
 
-def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_url_follow(stage_url, open_stage):
+def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_url_follow_then_b_keeps_x(
+    stage_url, open_stage
+):
     app = open_stage(stage_url + "/")
     page = app.page
     gain = page.locator(f"{STAGE} input[name=gain]")
@@ -172,6 +174,7 @@ def test_dragging_gain_moves_the_outputs_before_any_message_then_torch_and_the_u
     assert _outputs(app) == during, "torch's numbers should look exactly like the preview"
     assert app.files == fetched, "the rerun fetched the stage's files again"
     assert not app.errors, app.errors
+    _a_change_of_b_alone_keeps_the_colour_of_every_cell_of_x_that_it_keeps(app)  # x's colours don't depend on γ
 
 
 def test_hover_shows_the_cells_formula_with_torchs_numbers_and_lights_its_row_and_column(stage_url, open_stage):
@@ -233,7 +236,7 @@ def _step(app: AppPage) -> int:
     return int(app.page.evaluate(f"() => {STAGE_ROOT_JS}.querySelector('.stage').dataset.step"))
 
 
-def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, open_stage):
+def test_play_steps_through_the_reduction_and_the_keyboard_and_a_clicker_step_it_too(stage_url, open_stage):
     app = open_stage(stage_url + "/")
     page = app.page
     play = page.locator(f"{STAGE} button[name=play]")
@@ -267,6 +270,7 @@ def test_play_steps_through_the_reduction_and_the_keyboard_steps_too(stage_url, 
     page.wait_for_function("() => location.search.includes('feature=1')", timeout=60_000)
     app.settle()
     assert (_query(app)["sample"], _query(app)["feature"]) == ("1", "1")
+    _a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_control(app)
 
 
 def test_reduced_motion_steps_instead_of_moving(stage_url, open_stage):
@@ -413,9 +417,11 @@ def test_lecture_mode_fits_the_stage_on_a_projector_at_20px_with_every_cell_or_s
     assert notes == [f"μ, σ over all 32 features; {len(cols)} shown", f"μ, σ over all 16 samples; {len(rows)} shown"]
 
 
-def test_a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_control(stage_url, open_stage):
-    app = open_stage(stage_url + "/")
+def _a_clicker_steps_play_with_the_focus_anywhere_on_the_page_but_in_a_control(app: AppPage) -> None:
+    """From step 0: PageDown and PageUp (a clicker's keys) and the arrows step the stage wherever the focus is, but in
+    a sidebar slider, whose arrows are its own."""
     page = app.page
+    assert _step(app) == 0
     page.evaluate("() => document.activeElement && document.activeElement.blur()")
     assert page.evaluate("() => document.activeElement === document.body")
     page.keyboard.press("PageDown")
@@ -470,10 +476,9 @@ X_COLOURS_JS = """(r) => {
 }"""
 
 
-def test_a_change_of_b_alone_keeps_the_colour_of_every_cell_of_x_that_it_keeps(stage_url, open_stage):
+def _a_change_of_b_alone_keeps_the_colour_of_every_cell_of_x_that_it_keeps(app: AppPage) -> None:
     """B 8 → 7 keeps rows 0–6 of x (a sample stays itself): their pixels keep their colour, and x's legend its
     ends and the words that say why (issue 46). Row 7 held x's largest |x| at B = 8, which set the scale before."""
-    app = open_stage(stage_url + "/")
     page = app.page
     colours = lambda: page.evaluate(f"() => ({X_COLOURS_JS})({STAGE_ROOT_JS})")  # noqa: E731
     legend = lambda: page.evaluate(  # noqa: E731
