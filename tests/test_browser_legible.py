@@ -400,7 +400,15 @@ def test_on_a_phone_b_and_h_step_from_the_stage_and_the_arrows_move_the_columns_
 
 
 def test_a_stepper_is_disabled_at_its_end_and_a_size_the_link_sets_has_none_but_a_word(load):
+    """B = 1, the least: its down stepper disabled and saying why; no BatchNorm on the stage (x and LN are drawn), which
+    says why where BN's output would be and in the hovered cell's formula; the step table's twelve steps still count
+    (BN's say why not). H set by the link: no stepper, a word."""
     app = load("/?batch=1&hide=features&features=16", False, LAPTOP)
+    assert app.page.locator(f"{STAGE} canvas.paint").count() == 2  # x and LN
+    assert "B = 1" in app.page.locator(f"{STAGE} .nobn").inner_text()
+    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="4"]').hover()
+    assert "BatchNorm" in app.page.locator(f"{STAGE} .tip").inner_text()
+    assert app.page.locator(f"{STAGE} .count").inner_text() == "0 / 12"
     down = app.page.locator(f"{STAGE} button[name=batch][value=down]")
     assert down.is_disabled() and down.get_attribute("aria-label") == "Fewer samples: B = 1 is the least"
     assert app.page.locator(f"{STAGE} button[name=batch][value=up]").is_enabled()

@@ -313,18 +313,6 @@ def test_scrubbing_eps_to_zero_previews_the_undefined_row_as_torch_then_computes
     assert _shown(app)["ln-xhat"] != _shown(app)["ln-xhat"]  # NaN, shown as "NaN"
 
 
-def test_a_batch_of_one_has_no_batchnorm_and_says_why(stage_url, open_stage):
-    app = open_stage(stage_url + "/?batch=1")
-    assert app.page.locator(f"{STAGE} canvas.paint").count() == 2  # x and LN
-    assert "B = 1" in app.page.locator(f"{STAGE} .nobn").inner_text()
-    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="4"]').hover()
-    assert "BatchNorm" in app.page.locator(f"{STAGE} .tip").inner_text()
-    assert (
-        app.page.locator(f"{STAGE} .count").inner_text() == "0 / 12"
-    )  # the step table's twelve, LN's and BN's (BN's say why not)
-    assert not app.errors, app.errors
-
-
 def test_a_release_at_a_controls_minimum_reaches_the_url(stage_url, open_stage):
     app = open_stage(stage_url + "/?eps=0.001")
     # One text for ε on the stage, the sidebar and the link (lnviz.text.format_number; model.js formatNumber).
