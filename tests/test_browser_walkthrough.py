@@ -63,7 +63,7 @@ def _wait_step(app: AppPage, n: int) -> None:
     app.settle()
 
 
-def test_each_step_lights_the_stage_and_its_formula_carries_torchs_numbers(open_walk):
+def test_each_step_lights_the_stage_its_formula_carries_torchs_numbers_and_a_click_picks_the_row(open_walk):
     x = data.make_activations("heterogeneous features", 8, 12, seed=0)  # the walkthrough's default grid
     plain = open_walk("step=1")
     app = open_walk("step=4")
@@ -93,6 +93,19 @@ def test_each_step_lights_the_stage_and_its_formula_carries_torchs_numbers(open_
     _wait_step(app, 7)
     assert _veiled(app, '.cell[data-block="ln"]') == 0 and _veiled(app, '.stat[data-block="bn-mu"]') == 12
     assert _stage(app, "r.querySelector('.stage').dataset.focus") == "bn"
+    assert not app.errors, app.errors
+    _a_click_on_a_cell_moves_the_walk_to_its_row(plain, x)
+
+
+def _a_click_on_a_cell_moves_the_walk_to_its_row(app: AppPage, x) -> None:
+    """On step 2 (LN's mean), a click on a cell of row 3 makes the formula row 3's mean, torch's."""
+    app.page.locator(".st-key-next button").click()
+    _wait_step(app, 2)
+    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="{3 * 12 + 5}"]').click()  # sample 3, feature 5
+    app.page.wait_for_function("() => location.search.includes('sample=3')", timeout=30_000)
+    _wait_step(app, 2)
+    tex = app.page.locator(f"{STAGE} .formula {TEX}").text_content()
+    assert r"\mu_{3}" in tex and num(float(x[3].mean())) in tex  # the mean of row 3, torch's
     assert not app.errors, app.errors
 
 
@@ -136,15 +149,4 @@ def test_in_lecture_mode_every_step_fits_a_projector_and_only_what_the_step_chan
         assert all(size >= 20 for size in at["fonts"].values()), (n, at["fonts"])
         first = first or at
         assert (at["bn"][1], at["bnTitle"][1]) == (first["bn"][1], first["bnTitle"][1]), (n, at["bn"], first["bn"])
-    assert not app.errors, app.errors
-
-
-def test_a_click_on_a_cell_moves_the_walk_to_its_row(open_walk):
-    app = open_walk("step=2")
-    app.page.locator(f'{STAGE} .cell[data-block="x"][data-k="{3 * 12 + 5}"]').click()  # sample 3, feature 5
-    app.page.wait_for_function("() => location.search.includes('sample=3')", timeout=30_000)
-    _wait_step(app, 2)
-    tex = app.page.locator(f"{STAGE} .formula {TEX}").text_content()
-    x = data.make_activations("heterogeneous features", 8, 12, seed=0)
-    assert r"\mu_{3}" in tex and num(float(x[3].mean())) in tex  # the mean of row 3, torch's
     assert not app.errors, app.errors
