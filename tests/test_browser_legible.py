@@ -2,15 +2,18 @@
 
 The sweep: on the explorer (``/``) and the walkthrough (``/walkthrough``, at its last step, where every statistic
 is lit), on a screen and in lecture mode (``?present=1``), one page load each, resized in place through the screens
-people have, phones to a 2,560 px monitor, with Streamlit's sidebar closed, then open where it docks beside the page. A browser's zoom (90 to 125 %)
-only changes the viewport's width in CSS pixels, so the widths swept stand for the zoomed screens too (1,518 px is a
-1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell drawn of x, LN's and BN's outputs
-carries its number (the text its canvas painted, view/paint.js), at 12 px or more (20 in lecture mode) and no wider
-than its cell; so does every μ and σ drawn; the column heads are as large; and no cell lies outside the viewport
-or under a docked sidebar. The walkthrough's formula is typeset whole in its box, on the screen, its widest step's
-too (in lecture mode above the foot, where the step's words leave it room); Back and Next keep their words, uncut. In lecture mode nothing of the stage's grid (its blocks' titles, x, LN's and BN's outputs,
-their μ and σ) lies below the screen's foot: where its rows don't fit they are fewer, and BN's title says so; at
-1280 × 720 with the sidebar closed all 8 are drawn.
+people have, phones to a 2,560 px monitor, with Streamlit's sidebar closed, then open where it docks beside the
+page. A browser's zoom (90 to 125 %) only changes the viewport's width in CSS pixels, so the widths swept stand for
+the zoomed screens too (1,518 px is a 1,366 px laptop at 90 %, 1,093 px the same at 125 %). At each size, every cell
+drawn of x, LN's and BN's outputs carries its number (the text its canvas painted, view/paint.js), at 12 px or more
+(20 in lecture mode) and no wider than its cell; so does every μ and σ drawn; the column heads are as large; and no
+cell lies outside the viewport or under a docked sidebar. A wide stage draws both norms and no toggle (on a laptop
+with the sidebar closed, every cell of the window); a narrow one draws one norm and the toggle to the other. The
+walkthrough's formula is typeset whole in its box, on the screen, its widest step's too (in lecture mode above the
+foot, where the step's words leave it room); Back and Next keep their words, uncut. In lecture mode nothing of the
+stage's grid (its blocks' titles, x, LN's and BN's outputs, their μ and σ) lies below the screen's foot: where its
+rows don't fit they are fewer, and BN's title says so; at 1280 × 720 with the sidebar closed all 8 are drawn. B's
+and H's steppers are pressed on two of the sweep's pages (the projector's explorer, the walkthrough on a laptop).
 """
 
 from __future__ import annotations
