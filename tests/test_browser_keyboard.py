@@ -160,6 +160,14 @@ def test_arrows_inside_a_control_do_not_also_move_the_step(app_server, open_app)
     assert query(app)["sample"] == ["1"]
 
 
+def test_the_clicker_still_works_after_next_was_clicked(app_server, open_app):
+    """A lecturer clicks Next once with the mouse, then goes on with the clicker (PageDown)."""
+    app = open_app(f"{app_server}/walkthrough?v=2&present=1")
+    app.page.locator(".st-key-next button").click()
+    expect_step(app, 2, "a click on Next")
+    press(app, "PageDown", 3)
+
+
 def test_a_reload_after_key_presses_reopens_the_same_step(app_server, open_app):
     """The address bar carries v, so a reload is read as today's link: not as one from before the stage."""
     app = open_app(f"{app_server}/walkthrough")
@@ -174,18 +182,16 @@ def test_a_reload_after_key_presses_reopens_the_same_step(app_server, open_app):
         assert "earlier lnviz" not in app.page.locator('[data-testid="stMain"]').inner_text()
 
 
-def test_a_clickers_presses_all_count_after_a_click_on_next_four_pagedowns_150_ms_apart_are_four_steps(
-    app_server, open_app
-):
-    """A lecturer opens a step by a hand-typed link, clicks Next once with the mouse and goes on with the clicker
-    (PageDown); a clicker pressed faster than the page reruns (issue 46): every press is a step, whichever run it
-    lands in."""
-    app = open_app(f"{app_server}/walkthrough?present=1&step=3")  # typed: no v
+def test_a_hand_typed_step_opens_that_step(app_server, open_app):
+    app = open_app(f"{app_server}/walkthrough?step=3")
     assert shown(app) == (3, "3")
-    app.page.locator(".st-key-next button").click()
-    expect_step(app, 4, "a click on Next")
-    press(app, "PageDown", 5)
-    for key, n in (("PageDown", 9), ("PageUp", 5)):
+
+
+def test_a_clickers_presses_all_count_four_pagedowns_150_ms_apart_are_four_steps(app_server, open_app):
+    """A clicker pressed faster than the page reruns (issue 46): every press is a step, whichever run it lands in."""
+    app = open_app(f"{app_server}/walkthrough?v=2&present=1&step=3")
+    assert shown(app) == (3, "3")
+    for key, n in (("PageDown", 7), ("PageUp", 3)):
         for _ in range(4):
             app.page.keyboard.press(key)
             app.page.wait_for_timeout(150)
