@@ -24,8 +24,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import pytest
 from browser import AppPage
-from playwright.sync_api import Browser
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import Browser, expect
 
 from harness.chromium import LAPTOP, PHONE, local_context
 from harness.settle import STAGE_ROOT_JS
@@ -242,11 +241,7 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
     app = load(path, present, {"width": SCREENS[0][0], "height": SCREENS[0][1]})
     for open_, screens in ((False, SCREENS), (True, OPEN)):
         for w, h in screens:
-            app.page.set_viewport_size({"width": w, "height": h})
-            where = _laid_out(app)  # Streamlit opens or closes its sidebar across 769 px
-            if (where["side"] > 0) != open_:
-                _sidebar(app, open_)
-                where = _laid_out(app)
+            where = _at(app, {"width": w, "height": h}, open_)
             assert (where["side"] > 0) == open_, (w, h, where)
             _assert_legible(app, present, f"{w} × {h}", where["side"], walk=path.startswith("/walkthrough"))
     if present:
@@ -256,19 +251,23 @@ def test_every_cell_drawn_carries_its_number_at_every_width(load, path, present)
     # B and H from the stage's steppers, on the page the sweep loaded: the projector's explorer, and the walkthrough
     # on a laptop at step 3 (where _the_widest_formula_fits left it).
     if path == "/" and present:
-        _steps_b_and_h(_at(app, PROJECTOR, open_=False))
+        _at(app, PROJECTOR, open_=False)
+        _steps_b_and_h(app)
     if path.startswith("/walkthrough") and not present:
-        _steps_b_and_h(_at(app, LAPTOP, open_=True))
+        _at(app, LAPTOP, open_=True)
+        _steps_b_and_h(app)
     assert not app.errors, app.errors
 
 
-def _at(app: AppPage, viewport: dict[str, int], open_: bool) -> AppPage:
-    """The page resized to ``viewport``, the sidebar open or closed, laid out."""
+def _at(app: AppPage, viewport: dict[str, int], open_: bool) -> dict:
+    """The page resized to ``viewport``, the sidebar opened or closed where it isn't already (Streamlit opens or
+    closes it itself across 769 px), laid out; where it is (:func:`_laid_out`)."""
     app.page.set_viewport_size(viewport)
-    if (_laid_out(app)["side"] > 0) != open_:
+    where = _laid_out(app)
+    if (where["side"] > 0) != open_:
         _sidebar(app, open_)
-        _laid_out(app)
-    return app
+        where = _laid_out(app)
+    return where
 
 
 def _the_widest_formula_fits(app: AppPage, present: bool) -> None:
@@ -316,17 +315,10 @@ def _title(app: AppPage) -> tuple[int, int]:
     return int(b), int(h)
 
 
-def _title_becomes(app: AppPage, b: int, h: int) -> tuple[int, int]:
-    """B and H on x's title once it says ``b`` and ``h``, or as it says them 15 s on. The settle watches the page's own
-    DOM, not the stage's shadow root: on a loaded machine the stage may draw the run's new grid a moment after."""
-    said = f"{STAGE_ROOT_JS}.querySelectorAll('.title.x .size output')"
-    try:
-        app.page.wait_for_function(
-            f"() => Array.from({said}, (o) => o.textContent).join() === '{b},{h}'", timeout=15_000
-        )
-    except PlaywrightTimeout:
-        pass  # the assertion that follows says what the title shows
-    return _title(app)
+def _title_says(app: AppPage, b: int, h: int) -> None:
+    """x's title on the stage says ``b`` and ``h``, within 15 s. The settle watches the page's own DOM, not the stage's
+    shadow root: on a loaded machine the stage may draw the run's new grid a moment after."""
+    expect(app.page.locator(f"{STAGE} .title.x .size output")).to_have_text([str(b), str(h)], timeout=15_000)
 
 
 def _press(app: AppPage, name: str, dir_: str) -> None:
@@ -345,12 +337,14 @@ def _steps_b_and_h(app: AppPage) -> None:
     b, h = _title(app)
     _press(app, "batch", "up")
     up = b_stops[b_stops.index(b) + 1]
-    assert int(_query(app)["batch"]) == up and _title_becomes(app, up, h) == (up, h)
+    assert int(_query(app)["batch"]) == up
+    _title_says(app, up, h)
     kept = app.page.locator(f"{STAGE} .kept").inner_text()
     assert kept.startswith(f"B {b} → {up}:"), kept
     _press(app, "features", "down")
     down = h_stops[h_stops.index(h) - 1]
-    assert int(_query(app)["features"]) == down and _title_becomes(app, up, down) == (up, down)
+    assert int(_query(app)["features"]) == down
+    _title_says(app, up, down)
     assert app.page.locator(f"{STAGE} .kept").inner_text().startswith(f"H {h} → {down}:")
     # The focus stays on the button pressed while the grid is built again: a key presses it again.
     app.page.keyboard.press("Enter")
@@ -382,7 +376,8 @@ def test_the_sidebars_slider_lands_on_every_size_to_16_and_the_stages_steppers_g
     page.mouse.up()
     app.settle()
     assert landed == {n: n for n in range(1, 17)}, landed
-    assert _query(app)["batch"] == "16" and _title_becomes(app, 16, state.FEATURES.default)[0] == 16
+    assert _query(app)["batch"] == "16"
+    _title_says(app, 16, state.FEATURES.default)
     _steps_b_and_h(app)
     assert page.locator('.st-key-batch [data-testid="stSliderThumbValue"]').inner_text() == "20"
 

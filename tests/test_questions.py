@@ -477,16 +477,21 @@ def test_every_question_draws_and_reads():
     """Every question of the bank but the one the model answers (its answer and why cost a pretrained model's run:
     tests/test_transformer_lab.py draws and reads it, where the model is loaded anyway)."""
     for q in bank():
-        if isinstance(q, LiveQuestion):
-            continue
-        assert "{" not in q.prompt + q.why + "".join(q.choices), q.id  # no f-string left unformatted
-        if q.kind == "cells":  # its reveal is cells_figure's
-            assert_plotly_valid(cells_figure.fig_cells(q, [tally(q, [q.answer])]))
-            continue
-        votes = [str(q.answer)] if q.kind == "choice" else [f"{q.answer:.{q.decimals}f}"]
-        rounds = [tally(q, votes)]
-        assert_plotly_valid(figures.fig_results(q, rounds))
-        assert "(✓ right)" in figures.results_text(q, rounds), q.id
+        if not isinstance(q, LiveQuestion):
+            draws_and_reads(q)
+
+
+def draws_and_reads(q) -> None:
+    """``q``'s words all filled in, and its reveal after a class that all gave torch's answer: a valid chart, and a
+    text that marks the right answer (a cells question's reveal is cells_figure's)."""
+    assert "{" not in q.prompt + q.why + "".join(q.choices), q.id  # no f-string left unformatted
+    if q.kind == "cells":
+        assert_plotly_valid(cells_figure.fig_cells(q, [tally(q, [q.answer])]))
+        return
+    votes = [str(q.answer)] if q.kind == "choice" else [f"{q.answer:.{q.decimals}f}"]
+    rounds = [tally(q, votes)]
+    assert_plotly_valid(figures.fig_results(q, rounds))
+    assert "(✓ right)" in figures.results_text(q, rounds), q.id
 
 
 def test_the_bank_is_the_text_modules_questions_in_its_order_each_with_its_words_filled_in():

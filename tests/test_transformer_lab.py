@@ -431,11 +431,9 @@ def test_a_text_control_cuts_a_long_link_value_and_says_so_without_writing_it_ou
 
 
 def test_the_poll_question_is_answered_by_the_model_when_first_read(bert):
-    from figcheck import assert_plotly_valid
+    from test_questions import draws_and_reads
 
-    from lnviz.labs.classroom import figures as poll_figures
     from lnviz.labs.classroom import questions, transformer_question
-    from lnviz.labs.classroom.question import tally
 
     q = questions.by_id("transformer-largest-sigma")
     result = transformer.run(bert, transformer_question.SENTENCE, CPU, torch.float64)
@@ -445,11 +443,7 @@ def test_the_poll_question_is_answered_by_the_model_when_first_read(bert):
     assert q.choices[q.answer].split(",")[0] == token
     assert f"σ = {float(sigma.max()):.4g}" in q.why and q.right(str(q.answer))
     check_link(q.link)
-    # Its reveal draws and reads as every question's does (tests/test_questions.py, which leaves this one to here).
-    assert "{" not in q.prompt + q.why + "".join(q.choices)
-    rounds = [tally(q, [str(q.answer)])]
-    assert_plotly_valid(poll_figures.fig_results(q, rounds))
-    assert "(✓ right)" in poll_figures.results_text(q, rounds)
+    draws_and_reads(q)  # as every question of the bank does (tests/test_questions.py, which leaves this one to here)
 
 
 def test_tokens_are_shown_as_text_never_as_markup(bert):
